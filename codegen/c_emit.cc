@@ -1,0 +1,57 @@
+// codegen/c_emit.cc — C literals and the per-node function body writer (see c_emit.h).
+#include "codegen/c_emit.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace onnxc {
+
+static std::string fp_literal(double v, int digits, const char* suffix) {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  s += suffix;
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+std::string c_float(double v) { return fp_literal(static_cast<float>(v), 9, "f"); }
+std::string c_double(double v) { return fp_literal(v, 17, ""); }
+
+std::string c_int(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
+  bool big = v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min();
+  std::string s = std::to_string(v) + (big ? "LL" : "");
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+std::string c_literal(DType t, double v) {
+  if (t == DType::F32) return c_float(v);
+  if (t == DType::F64) return c_double(v);
+  return c_int(static_cast<int64_t>(v));
+}
+
+const std::string& CEmit::in(size_t i) const {
+  ONNXC_ASSERT(has_in(i), node.where() + ": emit uses input " + std::to_string(i) + " which is absent or static");
+  return ins_[i];
+}
+
+const std::string& CEmit::out(size_t i) const {
+  ONNXC_ASSERT(i < outs_.size() && !outs_[i].empty(), node.where() + ": emit uses absent output " + std::to_string(i));
+  return outs_[i];
+}
+
+void CEmit::line(const std::string& s) {
+  if (!s.empty() && s[0] == '}') --indent_;
+  body_.append(static_cast<size_t>(indent_) * 2, ' ');
+  body_ += s;
+  body_ += '\n';
+  if (!s.empty() && s.back() == '{') ++indent_;
+}
+
+std::string CEmit::fresh(const std::string& base) { return base + std::to_string(fresh_++); }
+
+}  // namespace onnxc

@@ -1,0 +1,57 @@
+// codegen/c_emit.h — what an op's emit() writes into: the body of one C function.
+//
+// The module emitter (codegen/c_module.cc) gives every emitted node a function
+//   static void nK_name(const T* restrict x0, ..., T* restrict y0, ...)
+// where xI is present, non-static input I and yJ is output J, with shapes as
+// compile-time constants. An op writes the body line by line through operator():
+//   e("for (int64_t i = 0; i < {}; ++i) {{", n);  ... e("}}");
+// Lines ending in '{' indent what follows; lines starting with '}' dedent. Emitters use
+// ONNXC_PRAGMA(omp parallel for ...) / ONNXC_PRAGMA(omp simd) for parallel and vector
+// hints (they vanish without OpenMP). c_float()/c_int() print exact C literals.
+#pragma once
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace onnxc {
+
+std::string c_float(double v);   // exact float32 literal: "0.5f", "-INFINITY", "NAN", "1.17549435e-38f"
+std::string c_double(double v);  // exact double literal
+std::string c_int(int64_t v);    // "42", "(-9223372036854775807LL - 1)"; LL suffix when outside int32
+std::string c_literal(DType t, double v);  // a literal of type t (float, double or integer)
+
+class CEmit {
+ public:
+  CEmit(const Node& n, std::vector<std::string> in_names, std::vector<std::string> out_names)
+      : node(n), ins_(std::move(in_names)), outs_(std::move(out_names)) {}
+  const Node& node;
+
+  bool has_in(size_t i) const { return i < ins_.size() && !ins_[i].empty(); }
+  const std::string& in(size_t i) const;
+  const std::string& out(size_t i) const;
+  const Shape& in_shape(size_t i) const { return node.in(i)->shape; }
+  const Shape& out_shape(size_t i) const { return node.out(i)->shape; }
+  DType in_dtype(size_t i) const { return node.in(i)->dtype; }
+  DType out_dtype(size_t i) const { return node.out(i)->dtype; }
+  const char* in_ctype(size_t i) const { return dtype_ctype(in_dtype(i)); }
+  const char* out_ctype(size_t i) const { return dtype_ctype(out_dtype(i)); }
+
+  template <class... A>
+  void operator()(fmt::format_string<A...> f, A&&... a) {
+    line(fmt::format(f, std::forward<A>(a)...));
+  }
+  void line(const std::string& s);
+  std::string fresh(const std::string& base);  // a new local identifier
+  const std::string& body() const { return body_; }
+
+ private:
+  std::vector<std::string> ins_, outs_;
+  std::string body_;
+  int indent_ = 1;
+  int fresh_ = 0;
+};
+
+}  // namespace onnxc

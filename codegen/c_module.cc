@@ -1,0 +1,362 @@
+// codegen/c_module.cc — the C module writer (see c_module.h).
+//
+// Emitted nodes: every node with at least one output not known at compile time. Each gets
+// `static void nK_<name>(inputs..., outputs...)` whose body comes from its op's emit().
+// Buffers: graph inputs/outputs are the caller's pointers; constants live in the weights
+// blob; every other tensor gets its own 64-byte aligned slot in one arena.
+#include "codegen/c_module.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "codegen/c_emit.h"
+#include "ir/op.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxc {
+namespace {
+
+constexpr uint64_t kAlign = 64;
+uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+uint64_t fnv1a(const unsigned char* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+std::string c_string(const std::string& s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') r += '\\', r += static_cast<char>(c);
+    else if (c < 32 || c >= 127) r += fmt::format("\\{:03o}", c);
+    else r += static_cast<char>(c);
+  }
+  return r + "\"";
+}
+
+// Comment text must not close the comment.
+std::string comment_safe(std::string s) {
+  for (size_t p; (p = s.find("*/")) != std::string::npos;) s.replace(p, 2, "* /");
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 32) c = ' ';
+  return s;
+}
+
+bool mentions(const std::string& body, const std::string& id) {
+  for (size_t p = body.find(id); p != std::string::npos; p = body.find(id, p + 1)) {
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    bool left = p == 0 || !word(body[p - 1]);
+    bool right = p + id.size() >= body.size() || !word(body[p + id.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+std::string shape_list(const Shape& s) {
+  if (s.empty()) return "0";
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r;
+}
+
+void write_file(const fs::path& p, const std::string& data) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  f.close();
+  if (!f) throw CompileError(CompileError::Kind::Io, "cannot write '" + p.string() + "'");
+}
+
+struct Module {
+  const Graph& g;
+  const CodegenOptions& opt;
+  std::vector<const Node*> emitted;
+  std::map<const Value*, std::string> name;   // C local name of each buffer
+  std::map<const Value*, uint64_t> woff;       // weights offsets
+  std::vector<const Value*> weights;           // in blob order
+  std::map<const Value*, uint64_t> aoff;       // arena offsets
+  std::vector<const Value*> arena;
+  std::map<const Value*, size_t> out_index;    // value → first graph output slot it fills
+  std::set<std::string> used_names;
+  uint64_t wbytes = 0, abytes = 0;
+
+  std::string unique(const std::string& base) {
+    std::string s = base.size() > 48 ? base.substr(0, 48) : base;
+    std::string r = s;
+    for (int k = 2; !used_names.insert(r).second; ++k) r = s + "_" + std::to_string(k);
+    return r;
+  }
+
+  static bool is_folded(const Node& n) {
+    for (Value* v : n.outputs)
+      if (v && !v->constant) return false;
+    return true;
+  }
+
+  void plan() {
+    for (auto& n : g.nodes)
+      if (!is_folded(*n)) emitted.push_back(n.get());
+    for (size_t k = 0; k < g.inputs.size(); ++k) name[g.inputs[k]] = unique("v_" + c_identifier(g.inputs[k]->name));
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const Value* v = g.outputs[k];
+      if (!out_index.count(v) && !v->constant && !v->is_input) {
+        out_index[v] = k;
+        name[v] = unique("v_" + c_identifier(v->name));
+      }
+    }
+    auto need_weight = [&](const Value* v) {
+      if (woff.count(v)) return;
+      woff[v] = wbytes;
+      weights.push_back(v);
+      wbytes = align_up(wbytes + v->constant->nbytes());
+      name[v] = unique("w_" + c_identifier(v->name));
+    };
+    for (const Node* n : emitted) {
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        const Value* v = n->inputs[i];
+        if (v && v->constant && !n->op->static_input(i)) need_weight(v);
+      }
+      for (const Value* v : n->outputs) {
+        if (!v || name.count(v)) continue;
+        aoff[v] = abytes;
+        arena.push_back(v);
+        abytes = align_up(abytes + numel(v->shape) * dtype_size(v->dtype));
+        name[v] = unique("t_" + c_identifier(v->name));
+      }
+    }
+    for (const Value* v : g.outputs)
+      if (v->constant) need_weight(v);
+  }
+
+  std::string func_name(size_t k, const Node& n) { return unique("n" + std::to_string(k) + "_" + c_identifier(n.name)); }
+
+  std::string node_function(size_t k, const Node& n, std::string* call) {
+    std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size());
+    std::vector<std::string> params, args;
+    std::string sig_comment;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* v = n.inputs[i];
+      if (!v) continue;
+      sig_comment += fmt::format("{}{} {}{}", sig_comment.empty() ? "" : ", ", v->name, v->type_str(), v->constant ? " const" : "");
+      if (n.op->static_input(i)) continue;
+      ins[i] = "x" + std::to_string(i);
+      params.push_back(fmt::format("const {}* restrict {}", dtype_ctype(v->dtype), ins[i]));
+      args.push_back(name.at(v));
+    }
+    std::string outs_comment;
+    for (size_t j = 0; j < n.outputs.size(); ++j) {
+      const Value* v = n.outputs[j];
+      if (!v) continue;
+      outs_comment += fmt::format("{}{} {}", outs_comment.empty() ? "" : ", ", v->name, v->type_str());
+      outs[j] = "y" + std::to_string(j);
+      params.push_back(fmt::format("{}* restrict {}", dtype_ctype(v->dtype), outs[j]));
+      args.push_back(name.at(v));
+    }
+    CEmit e(n, ins, outs);
+    n.op->emit(e);
+    std::string unused;
+    for (auto* list : {&ins, &outs})
+      for (auto& p : *list)
+        if (!p.empty() && !mentions(e.body(), p)) unused += "  (void)" + p + ";\n";
+    std::string fn = func_name(k, n);
+    *call = fmt::format("{}({});", fn, fmt::join(args, ", "));
+    return fmt::format("/* {}: {}({}) -> {} */\nstatic void {}({}) {{\n{}{}}}\n\n", comment_safe(n.name), n.op_type,
+                       comment_safe(sig_comment), comment_safe(outs_comment), fn,
+                       params.empty() ? "void" : fmt::format("{}", fmt::join(params, ", ")), unused, e.body());
+  }
+
+  std::string run_params() {
+    std::vector<std::string> p;
+    for (size_t k = 0; k < g.inputs.size(); ++k) p.push_back(fmt::format("const {}* in{}", dtype_ctype(g.inputs[k]->dtype), k));
+    for (size_t k = 0; k < g.outputs.size(); ++k) p.push_back(fmt::format("{}* out{}", dtype_ctype(g.outputs[k]->dtype), k));
+    return p.empty() ? "void" : fmt::format("{}", fmt::join(p, ", "));
+  }
+
+  std::string tensor_macros(const char* kind, const std::vector<Value*>& vs) {
+    std::string s;
+    std::string N = opt.name;
+    for (size_t k = 0; k < vs.size(); ++k) {
+      const Value* v = vs[k];
+      s += fmt::format("#define {}_{}{}_NAME {}\n", N, kind, k, c_string(v->name));
+      s += fmt::format("#define {}_{}{}_DTYPE {} /* {} */\n", N, kind, k, static_cast<int>(v->dtype), dtype_ctype(v->dtype));
+      s += fmt::format("#define {}_{}{}_NDIM {}\n", N, kind, k, v->shape.size());
+      s += fmt::format("#define {}_{}{}_SHAPE {{{}}}\n", N, kind, k, shape_list(v->shape));
+      s += fmt::format("#define {}_{}{}_SIZE {} /* elements */\n", N, kind, k, numel(v->shape));
+    }
+    return s;
+  }
+
+  std::string header(uint64_t checksum) {
+    std::string N = opt.name, G = N;
+    for (auto& c : G) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string s = fmt::format(
+        "/* {}.h — C API of the model compiled by onnxc from {}.\n"
+        " * Call {}_init() once (weights file) or {}_init_from_memory() (whole weights file image),\n"
+        " * then {}_run() any number of times, then {}_free(). Functions return ONNXC_OK (0) or an\n"
+        " * onnxc_status code; onnxc_status_string()/onnxc_last_error_detail() describe it.\n"
+        " * State is global: one instance of the model per process, runs not concurrent. */\n"
+        "#ifndef ONNXC_{}_H\n#define ONNXC_{}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_runtime.h\"\n"
+        "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
+        N, comment_safe(opt.source), N, N, N, N, G, G);
+    s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
+    s += tensor_macros("INPUT", g.inputs);
+    s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
+    s += tensor_macros("OUTPUT", g.outputs);
+    s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, wbytes, N);
+    s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
+    s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors */\n\n", N, abytes);
+    s += fmt::format("int {}_init(const char* weights_path);\nint {}_init_from_memory(const void* blob, size_t size);\n", N, N);
+    s += fmt::format("int {}_run({});\n", N, run_params());
+    s += fmt::format("int {}_run_v(const void* const* inputs, void* const* outputs);\nvoid {}_free(void);\n", N, N);
+    s += fmt::format("extern const onnxc_model_info {}_info;\n\n#ifdef __cplusplus\n}}\n#endif\n#endif\n", N);
+    return s;
+  }
+
+  std::string source() {
+    std::string N = opt.name;
+    std::string s = fmt::format(
+        "/* {}.c — generated by onnxc from {}. Do not edit.\n"
+        " * Plain NCHW C: one function per ONNX node, shapes as constants, weights in {}.weights. */\n"
+        "#include \"{}.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+        "#ifdef _OPENMP\n#define ONNXC_PRAGMA(x) _Pragma(#x)\n#else\n#define ONNXC_PRAGMA(x)\n#endif\n\n"
+        "static onnxc_weights g_weights;\nstatic unsigned char* g_arena;\nstatic int g_ready;\n\n",
+        N, comment_safe(opt.source), N, N);
+    std::string calls;
+    for (size_t k = 0; k < emitted.size(); ++k) {
+      std::string call;
+      s += node_function(k, *emitted[k], &call);
+      calls += "  " + call + "\n";
+    }
+    // Entry points.
+    s += fmt::format("static int {}_start(void) {{\n  g_arena = (unsigned char*)onnxc_aligned_alloc({}_ARENA_BYTES);\n", N, N);
+    s += "  if (!g_arena) {\n    onnxc_weights_free(&g_weights);\n    return ONNXC_ERR_NOMEM;\n  }\n  g_ready = 1;\n  return ONNXC_OK;\n}\n\n";
+    s += fmt::format("int {0}_init(const char* weights_path) {{\n  {0}_free();\n"
+                     "  int rc = onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &g_weights);\n"
+                     "  return rc != ONNXC_OK ? rc : {0}_start();\n}}\n\n", N);
+    s += fmt::format("int {0}_init_from_memory(const void* blob, size_t size) {{\n  {0}_free();\n"
+                     "  int rc = onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &g_weights);\n"
+                     "  return rc != ONNXC_OK ? rc : {0}_start();\n}}\n\n", N);
+    s += fmt::format("void {}_free(void) {{\n  onnxc_weights_free(&g_weights);\n  onnxc_aligned_free(g_arena);\n  g_arena = NULL;\n  g_ready = 0;\n}}\n\n", N);
+    s += fmt::format("int {}_run({}) {{\n  if (!g_ready) return ONNXC_ERR_STATE;\n", N, run_params());
+    std::vector<std::string> nullchk;
+    for (size_t k = 0; k < g.inputs.size(); ++k) nullchk.push_back(fmt::format("!in{}", k));
+    for (size_t k = 0; k < g.outputs.size(); ++k) nullchk.push_back(fmt::format("!out{}", k));
+    if (!nullchk.empty()) s += fmt::format("  if ({}) return ONNXC_ERR_ARG;\n", fmt::join(nullchk, " || "));
+    for (size_t k = 0; k < g.inputs.size(); ++k) {
+      const Value* v = g.inputs[k];
+      s += fmt::format("  const {}* const {} = in{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
+    }
+    for (auto& [v, k] : out_index)
+      s += fmt::format("  {}* const {} = out{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
+    for (const Value* v : weights)
+      s += fmt::format("  const {0}* const {1} = (const {0}*)(g_weights.data + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
+                       woff.at(v), comment_safe(v->name), v->type_str());
+    for (const Value* v : arena)
+      s += fmt::format("  {0}* const {1} = ({0}*)(g_arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
+                       comment_safe(v->name), v->type_str());
+    s += calls;
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const Value* v = g.outputs[k];
+      auto it = out_index.find(v);
+      if (it != out_index.end() && it->second == k) continue;
+      s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), numel(v->shape) * dtype_size(v->dtype));
+    }
+    s += "  return ONNXC_OK;\n}\n\n";
+    std::vector<std::string> args;
+    for (size_t k = 0; k < g.inputs.size(); ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
+    for (size_t k = 0; k < g.outputs.size(); ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
+    s += fmt::format("int {}_run_v(const void* const* inputs, void* const* outputs) {{\n", N);
+    if (!g.inputs.empty()) s += "  if (!inputs) return ONNXC_ERR_ARG;\n";
+    s += "  if (!outputs) return ONNXC_ERR_ARG;\n";
+    if (g.inputs.empty()) s += "  (void)inputs;\n";
+    s += fmt::format("  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
+    // Model description for onnxc_main.c.
+    auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
+      if (vs.empty()) return std::string();
+      std::string r;
+      for (size_t k = 0; k < vs.size(); ++k)
+        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(vs[k]->shape));
+      r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
+      for (size_t k = 0; k < vs.size(); ++k)
+        r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(),
+                         N, kind, k, numel(vs[k]->shape));
+      return r + "};\n";
+    };
+    s += infos("input", g.inputs) + infos("output", g.outputs);
+    s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n"
+                     "  {0}_init, {0}_init_from_memory, {0}_run_v, {0}_free\n}};\n",
+                     N, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs",
+                     g.outputs.size(), N + "_outputs");
+    return s;
+  }
+
+  std::string weights_blob(uint64_t* checksum) {
+    std::string payload(wbytes, '\0');
+    for (const Value* v : weights)
+      std::copy(v->constant->bytes.begin(), v->constant->bytes.end(), payload.begin() + static_cast<std::ptrdiff_t>(woff.at(v)));
+    *checksum = fnv1a(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
+    std::string head(64, '\0');
+    auto put = [&](size_t off, const void* p, size_t n) { std::memcpy(head.data() + off, p, n); };
+    uint32_t version = 1, hsize = 64;
+    put(0, "ONNXCWTS", 8);
+    put(8, &version, 4);
+    put(12, &hsize, 4);
+    put(16, &wbytes, 8);
+    put(24, checksum, 8);
+    return head + payload;
+  }
+};
+
+}  // namespace
+
+std::string c_identifier(const std::string& s) {
+  std::string r;
+  for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "_" + r;
+  return r;
+}
+
+CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt) {
+  Module m{g, opt, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
+  m.plan();
+  uint64_t checksum = 0;
+  std::string blob = m.weights_blob(&checksum);
+  std::string src = m.source();
+  fs::path dir(opt.outdir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw CompileError(CompileError::Kind::Io, "cannot create output folder '" + opt.outdir + "': " + ec.message());
+  CodegenResult r;
+  auto put = [&](const std::string& file, const std::string& data) {
+    write_file(dir / file, data);
+    r.files.push_back(file);
+  };
+  put(opt.name + ".h", m.header(checksum));
+  put(opt.name + ".c", src);
+  put(opt.name + ".weights", blob);
+  put("onnxc_runtime.h", kRuntimeHeader);
+  put("onnxc_runtime.c", kRuntimeSource);
+  put("onnxc_main.c", kRuntimeMain);
+  put("Makefile", fmt::format(
+      "# Builds the model compiled by onnxc: `make` (executable), `make lib{0}.so`.\n"
+      "CC ?= cc\nCFLAGS ?= -O3 -march=native\nOMPFLAGS ?= -fopenmp\n\n"
+      "{0}: {0}.c {0}.h onnxc_runtime.c onnxc_runtime.h onnxc_main.c\n"
+      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MODEL_INFO={0}_info -o $@ {0}.c onnxc_runtime.c onnxc_main.c -lm\n\n"
+      "lib{0}.so: {0}.c {0}.h onnxc_runtime.c onnxc_runtime.h\n"
+      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c onnxc_runtime.c -lm\n",
+      opt.name));
+  r.weights_bytes = m.wbytes;
+  r.arena_bytes = m.abytes;
+  r.functions = m.emitted.size();
+  return r;
+}
+
+}  // namespace onnxc

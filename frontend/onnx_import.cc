@@ -1,0 +1,340 @@
+// frontend/onnx_import.cc — ONNX protobuf → ir::Graph (see onnx_import.h).
+//
+// Known gaps: sparse initializers, subgraph attributes (If/Loop/Scan), non-default
+// domains, float16/bfloat16/string tensors and segment-split tensors are rejected
+// as unsupported.
+#include "frontend/onnx_import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "ir/eval.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxc {
+namespace {
+
+const char* onnx_dtype_name(int c) {
+  switch (c) {
+    case onnx::TensorProto::FLOAT16: return "float16";
+    case onnx::TensorProto::BFLOAT16: return "bfloat16";
+    case onnx::TensorProto::STRING: return "string";
+    case onnx::TensorProto::COMPLEX64: return "complex64";
+    case onnx::TensorProto::COMPLEX128: return "complex128";
+    case onnx::TensorProto::UNDEFINED: return "undefined";
+    default: return dtype_supported(c) ? dtype_name(static_cast<DType>(c)) : "unknown";
+  }
+}
+
+DType convert_dtype(int c, const std::string& what) {
+  if (!dtype_supported(c)) fail_unsupported(what + " has element type " + onnx_dtype_name(c) + " (code " + std::to_string(c) + "), which onnxc does not support");
+  return static_cast<DType>(c);
+}
+
+std::string read_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw CompileError(CompileError::Kind::Io, "cannot read " + what + " '" + path + "': it is a directory");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw CompileError(CompileError::Kind::Io, "cannot open " + what + " '" + path + "': " + std::strerror(errno));
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw CompileError(CompileError::Kind::Io, "error reading " + what + " '" + path + "'");
+  return s;
+}
+
+class Importer {
+ public:
+  Importer(const std::string& model_dir, const ImportOptions& opt) : dir_(model_dir), opt_(opt) {}
+
+  std::unique_ptr<Graph> run(const onnx::ModelProto& m, const std::string& display) {
+    g_ = std::make_unique<Graph>();
+    g_->model_path = display;
+    if (!m.has_graph()) fail_invalid("model has no graph");
+    const onnx::GraphProto& gp = m.graph();
+    g_->name = gp.name().empty() ? "main" : gp.name();
+    read_opset(m);
+    for (const auto& t : gp.initializer()) add_initializer(t);
+    if (gp.sparse_initializer_size()) fail_unsupported("sparse initializers are not supported");
+    read_inputs(gp);
+    read_nodes(gp);
+    read_outputs(gp);
+    prepare_ops(*g_);
+    infer_shapes(*g_);
+    verify_graph(*g_);
+    return std::move(g_);
+  }
+
+ private:
+  void read_opset(const onnx::ModelProto& m) {
+    for (const auto& o : m.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx") g_->opset = o.version();
+    if (m.opset_import_size() == 0) g_->opset = 1;  // IR version 1..2 models have no opset_import
+    if (g_->opset == 0) fail_invalid("model imports no opset of the default ONNX domain");
+    if (g_->opset < 7 || g_->opset > 18)
+      fail_unsupported("opset " + std::to_string(g_->opset) + " is not supported (onnxc supports opsets 7 to 18)");
+  }
+
+  std::shared_ptr<const Tensor> convert_tensor(const onnx::TensorProto& t, const std::string& what) {
+    DType dt = convert_dtype(t.data_type(), what);
+    Shape shape(t.dims().begin(), t.dims().end());
+    for (int64_t d : shape)
+      if (d < 0) fail_invalid(what + " has negative dimension in " + shape_str(shape));
+    if (t.has_segment()) fail_unsupported(what + " is segmented, which is not supported");
+    int64_t n = numel(shape);
+    size_t esize = dtype_size(dt);
+    if (n > int64_t{1} << 40 || static_cast<uint64_t>(n) * esize > (uint64_t{1} << 40))
+      fail_unsupported(what + " " + shape_str(shape) + " is larger than 1 TiB");
+    auto out = std::make_shared<Tensor>(dt, shape);
+    size_t nbytes = out->nbytes();
+    auto count_error = [&](const char* field, int64_t count) {
+      fail_invalid(what + " " + dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(n) + " elements but its " +
+                   field + " holds " + std::to_string(count));
+    };
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      read_external(t, what, out->bytes);
+    } else if (t.has_raw_data()) {
+      if (t.raw_data().size() != nbytes)
+        fail_invalid(what + " " + dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(nbytes) + " bytes but raw_data has " +
+                     std::to_string(t.raw_data().size()));
+      std::memcpy(out->bytes.data(), t.raw_data().data(), nbytes);
+    } else if (dt == DType::F32) {
+      if (t.float_data_size() != n) count_error("float_data", t.float_data_size());
+      std::memcpy(out->bytes.data(), t.float_data().data(), nbytes);
+    } else if (dt == DType::F64) {
+      if (t.double_data_size() != n) count_error("double_data", t.double_data_size());
+      std::memcpy(out->bytes.data(), t.double_data().data(), nbytes);
+    } else if (dt == DType::I64) {
+      if (t.int64_data_size() != n) count_error("int64_data", t.int64_data_size());
+      std::memcpy(out->bytes.data(), t.int64_data().data(), nbytes);
+    } else if (dt == DType::U32 || dt == DType::U64) {
+      if (t.uint64_data_size() != n) count_error("uint64_data", t.uint64_data_size());
+      for (int64_t i = 0; i < n; ++i) out->set_i64(i, static_cast<int64_t>(t.uint64_data(static_cast<int>(i))));
+    } else {
+      if (t.int32_data_size() != n) count_error("int32_data", t.int32_data_size());
+      for (int64_t i = 0; i < n; ++i) out->set(i, t.int32_data(static_cast<int>(i)));
+    }
+    return out;
+  }
+
+  void read_external(const onnx::TensorProto& t, const std::string& what, std::vector<unsigned char>& dst) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+      try {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoll(kv.value());
+        else if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        fail_invalid(what + ": external data " + kv.key() + " '" + kv.value() + "' is not a number");
+      }
+    }
+    if (location.empty()) fail_invalid(what + ": external data has no location");
+    if (dir_.empty()) fail_invalid(what + ": external data '" + location + "' cannot be resolved for a model read from memory");
+    fs::path rel(location);
+    if (rel.is_absolute()) fail_invalid(what + ": external data location '" + location + "' is an absolute path; it must be relative to the model's folder");
+    std::error_code ec;
+    fs::path base = fs::weakly_canonical(fs::path(dir_), ec);
+    fs::path full = fs::weakly_canonical(base / rel, ec);
+    auto [bi, fi] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+    if (ec || bi != base.end() || full == base)
+      fail_invalid(what + ": external data location '" + location + "' points outside the model's folder");
+    if (!fs::is_regular_file(full, ec)) fail_invalid(what + ": external data file '" + location + "' does not exist in the model's folder");
+    int64_t fsize = static_cast<int64_t>(fs::file_size(full, ec));
+    if (ec) fail_invalid(what + ": cannot read external data file '" + location + "'");
+    int64_t need = static_cast<int64_t>(dst.size());
+    if (length >= 0 && length != need)
+      fail_invalid(what + ": external data length " + std::to_string(length) + " does not match the tensor's " + std::to_string(need) + " bytes");
+    if (offset < 0 || offset > fsize || fsize - offset < need)
+      fail_invalid(what + ": external data range [" + std::to_string(offset) + ", +" + std::to_string(need) + ") is outside '" + location +
+                   "' (" + std::to_string(fsize) + " bytes)");
+    std::ifstream f(full, std::ios::binary);
+    f.seekg(offset);
+    f.read(reinterpret_cast<char*>(dst.data()), need);
+    if (!f) fail_invalid(what + ": error reading external data file '" + location + "'");
+  }
+
+  void add_initializer(const onnx::TensorProto& t) {
+    if (t.name().empty()) fail_invalid("an initializer has no name");
+    if (g_->find(t.name())) fail_invalid("initializer '" + t.name() + "' is defined twice");
+    Value* v = g_->add_value(t.name());
+    v->constant = convert_tensor(t, "initializer '" + t.name() + "'");
+    v->dtype = v->constant->dtype;
+    v->shape = v->constant->shape;
+    v->shape_known = true;
+  }
+
+  void read_inputs(const onnx::GraphProto& gp) {
+    std::set<std::string> seen;
+    for (const auto& in : gp.input()) {
+      if (!seen.insert(in.name()).second) fail_invalid("graph input '" + in.name() + "' is listed twice");
+      if (g_->find(in.name())) continue;  // an initializer listed as input (IR < 4): a constant
+      std::string what = "graph input '" + in.name() + "'";
+      if (!in.has_type() || !in.type().has_tensor_type()) fail_unsupported(what + " is not a tensor");
+      const auto& tt = in.type().tensor_type();
+      Value* v = g_->add_value(in.name());
+      v->dtype = convert_dtype(tt.elem_type(), what);
+      v->is_input = true;
+      auto ov = opt_.input_shapes.find(in.name());
+      if (!tt.has_shape() && ov == opt_.input_shapes.end())
+        fail_invalid(what + " has no shape; give one with --input-shape " + in.name() + "=d0,d1,...");
+      Shape shape;
+      for (int k = 0; tt.has_shape() && k < tt.shape().dim_size(); ++k) {
+        const auto& d = tt.shape().dim(k);
+        if (d.has_dim_value() && d.dim_value() >= 0) { shape.push_back(d.dim_value()); continue; }
+        if (ov != opt_.input_shapes.end()) { shape.push_back(-1); continue; }
+        std::string sym = d.has_dim_param() && !d.dim_param().empty() ? "'" + d.dim_param() + "'" : "(unnamed)";
+        fail_invalid(what + " dimension " + std::to_string(k) + " " + sym +
+                     " is symbolic; fix it with --input-shape " + in.name() + "=d0,d1,...");
+      }
+      if (ov != opt_.input_shapes.end()) {
+        const Shape& o = ov->second;
+        if (tt.has_shape() && o.size() != shape.size())
+          fail_invalid(what + " has rank " + std::to_string(shape.size()) + " but --input-shape gives " + shape_str(o));
+        for (size_t k = 0; k < shape.size(); ++k)
+          if (shape[k] >= 0 && shape[k] != o[k])
+            fail_invalid(what + " dimension " + std::to_string(k) + " is fixed to " + std::to_string(shape[k]) +
+                         " in the model but --input-shape gives " + std::to_string(o[k]));
+        shape = o;
+      }
+      numel(shape);
+      v->shape = shape;
+      v->shape_known = true;
+      g_->inputs.push_back(v);
+    }
+    for (auto& [name, s] : opt_.input_shapes) {
+      Value* v = g_->find(name);
+      if (!v || !v->is_input) {
+        std::string names;
+        for (Value* i : g_->inputs) names += (names.empty() ? "" : ", ") + i->name;
+        fail_invalid("--input-shape names '" + name + "', which is not a graph input (inputs: " + names + ")");
+      }
+    }
+  }
+
+  Attr convert_attr(const onnx::AttributeProto& a, const std::string& where) {
+    Attr r;
+    using A = onnx::AttributeProto;
+    int type = a.type();
+    if (type == A::UNDEFINED) {  // very old models leave the type out
+      if (a.has_f()) type = A::FLOAT; else if (a.has_i()) type = A::INT; else if (a.has_s()) type = A::STRING;
+      else if (a.has_t()) type = A::TENSOR; else if (a.floats_size()) type = A::FLOATS;
+      else if (a.ints_size()) type = A::INTS; else if (a.strings_size()) type = A::STRINGS;
+    }
+    switch (type) {
+      case A::FLOAT: r.type = Attr::Type::Float; r.f = a.f(); break;
+      case A::INT: r.type = Attr::Type::Int; r.i = a.i(); break;
+      case A::STRING: r.type = Attr::Type::String; r.s = a.s(); break;
+      case A::TENSOR: r.type = Attr::Type::Tensor; r.t = convert_tensor(a.t(), where + ": attribute '" + a.name() + "'"); break;
+      case A::FLOATS: r.type = Attr::Type::Floats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
+      case A::INTS: r.type = Attr::Type::Ints; r.ints.assign(a.ints().begin(), a.ints().end()); break;
+      case A::STRINGS: r.type = Attr::Type::Strings; r.strings.assign(a.strings().begin(), a.strings().end()); break;
+      case A::GRAPH: case A::GRAPHS:
+        fail_unsupported(where + ": attribute '" + a.name() + "' is a subgraph; control flow is not supported");
+      default: r.type = Attr::Type::Other; break;
+    }
+    return r;
+  }
+
+  void read_nodes(const onnx::GraphProto& gp) {
+    int n_nodes = gp.node_size();
+    // Kahn's algorithm over node indices, keeping the model's order where it is valid.
+    std::map<std::string, int> producer;
+    for (int k = 0; k < n_nodes; ++k)
+      for (const auto& o : gp.node(k).output())
+        if (!o.empty()) {
+          if (g_->find(o)) fail_invalid("value '" + o + "' is produced by node '" + gp.node(k).name() + "' but is also a graph input or initializer");
+          if (!producer.emplace(o, k).second) fail_invalid("value '" + o + "' is produced by more than one node");
+        }
+    std::vector<std::vector<int>> users(n_nodes);
+    std::vector<int> pending(n_nodes, 0);
+    for (int k = 0; k < n_nodes; ++k) {
+      std::set<int> deps;
+      for (const auto& i : gp.node(k).input()) {
+        if (i.empty()) continue;
+        auto it = producer.find(i);
+        if (it != producer.end()) deps.insert(it->second);
+        else if (!g_->find(i))
+          fail_invalid("node '" + gp.node(k).name() + "' (" + gp.node(k).op_type() + "): input '" + i +
+                       "' is not produced by any node, initializer or graph input");
+      }
+      for (int d : deps) users[d].push_back(k);
+      pending[k] = static_cast<int>(deps.size());
+    }
+    std::vector<int> order, ready;
+    for (int k = n_nodes - 1; k >= 0; --k)
+      if (pending[k] == 0) ready.push_back(k);
+    while (!ready.empty()) {
+      int k = ready.back();
+      ready.pop_back();
+      order.push_back(k);
+      for (int u = static_cast<int>(users[k].size()) - 1; u >= 0; --u)
+        if (--pending[users[k][u]] == 0) ready.push_back(users[k][u]);
+    }
+    if (static_cast<int>(order.size()) != n_nodes) {
+      for (int k = 0; k < n_nodes; ++k)
+        if (pending[k] > 0) fail_invalid("the graph has a cycle through node '" + gp.node(k).name() + "' (" + gp.node(k).op_type() + ")");
+    }
+    std::map<std::string, int> name_count;
+    for (int k : order) {
+      const auto& np = gp.node(k);
+      auto n = std::make_unique<Node>();
+      n->op_type = np.op_type();
+      n->name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
+      n->opset = g_->opset;
+      if (!np.domain().empty() && np.domain() != "ai.onnx")
+        n->unsupported("operator domain '" + np.domain() + "' is not supported (only the default ONNX domain is)");
+      for (const auto& a : np.attribute()) {
+        if (n->attrs.count(a.name())) n->invalid("attribute '" + a.name() + "' is given twice");
+        n->attrs[a.name()] = convert_attr(a, n->where());
+      }
+      for (const auto& i : np.input()) n->inputs.push_back(i.empty() ? nullptr : g_->find(i));
+      for (const auto& o : np.output()) {
+        if (o.empty()) { n->outputs.push_back(nullptr); continue; }
+        Value* v = g_->add_value(o);
+        v->producer = n.get();
+        n->outputs.push_back(v);
+      }
+      g_->nodes.push_back(std::move(n));
+    }
+  }
+
+  void read_outputs(const onnx::GraphProto& gp) {
+    if (gp.output_size() == 0) fail_invalid("the graph has no outputs");
+    for (const auto& o : gp.output()) {
+      Value* v = g_->find(o.name());
+      if (!v) fail_invalid("graph output '" + o.name() + "' is not produced by any node");
+      v->is_output = true;
+      g_->outputs.push_back(v);
+    }
+  }
+
+  std::string dir_;
+  const ImportOptions& opt_;
+  std::unique_ptr<Graph> g_;
+};
+
+}  // namespace
+
+std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::string& model_dir,
+                                         const std::string& display_name, const ImportOptions& opt) {
+  if (bytes.empty()) fail_invalid("the file is empty, not an ONNX model");
+  onnx::ModelProto m;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) fail_unsupported("models over 2 GiB must store weights as external data");
+  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    fail_invalid("not a valid ONNX model (the protobuf could not be parsed: truncated or not an ONNX file)");
+  return Importer(model_dir, opt).run(m, display_name);
+}
+
+std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& opt) {
+  std::string bytes = read_file(path, "model");
+  fs::path p(path);
+  std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  return import_onnx_bytes(bytes, dir, path, opt);
+}
+
+}  // namespace onnxc

@@ -1,0 +1,33 @@
+// ir/eval.h — running ops: shape inference over the graph, constant propagation, and the
+// whole-graph reference interpreter (used by --verify and by pass tests).
+#pragma once
+#include <map>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace onnxc {
+
+// Creates each node's Op from the registry and parses its attributes.
+// Unknown op types are CompileError(Unsupported) naming the node.
+void prepare_ops(Graph& g);
+
+// Infers dtypes and shapes in topological order. A node whose inputs are all constants is
+// evaluated at compile time (this resolves shape subgraphs such as
+// Shape → Gather → Unsqueeze → Concat → Reshape) unless its output exceeds fold_limit elements.
+void infer_shapes(Graph& g, int64_t fold_limit = int64_t{1} << 24);
+
+// Evaluates one node with its reference implementation; outputs are allocated here.
+std::vector<Tensor> eval_node(const Node& n, const std::vector<const Tensor*>& in);
+
+// Evaluates the whole graph on the given runtime inputs; returns every graph output by value.
+std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<const Value*, Tensor>& inputs);
+
+// Structural checks: topological order, each used value defined once, shapes known.
+// A failure is an internal error (a pass or the importer broke the graph).
+void verify_graph(const Graph& g);
+
+// Readable text dump of the graph (compile-model --dump-ir).
+std::string dump_ir(const Graph& g);
+
+}  // namespace onnxc

@@ -1,0 +1,140 @@
+// ir/graph.cc — Graph/Node/Value basics, attribute reading, op helpers and error helpers.
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "ir/op.h"
+
+namespace onnxc {
+
+void fail_invalid(const std::string& msg) { throw CompileError(CompileError::Kind::Invalid, msg); }
+void fail_unsupported(const std::string& msg) { throw CompileError(CompileError::Kind::Unsupported, msg); }
+void internal_error(const char* file, int line, const char* cond, const std::string& msg) {
+  std::ostringstream s;
+  s << file << ":" << line << ": assertion '" << cond << "' failed: " << msg;
+  throw InternalError(s.str());
+}
+
+std::string Value::type_str() const {
+  return std::string(dtype_name(dtype)) + (shape_known ? shape_str(shape) : "[?]");
+}
+
+Node::Node() = default;
+Node::~Node() = default;
+
+std::string Node::where() const {
+  return "node '" + name + "' (" + op_type + ", opset " + std::to_string(opset) + ")";
+}
+void Node::invalid(const std::string& msg) const { fail_invalid(where() + ": " + msg); }
+void Node::unsupported(const std::string& msg) const { fail_unsupported(where() + ": " + msg); }
+
+Value* Graph::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Value* Graph::add_value(const std::string& name) {
+  ONNXC_ASSERT(!find(name), "duplicate value " + name);
+  values.push_back(std::make_unique<Value>());
+  Value* v = values.back().get();
+  v->name = name;
+  by_name_[name] = v;
+  return v;
+}
+
+std::vector<Node*> Graph::users(const Value* v) const {
+  std::vector<Node*> r;
+  for (auto& n : nodes)
+    if (std::find(n->inputs.begin(), n->inputs.end(), v) != n->inputs.end()) r.push_back(n.get());
+  return r;
+}
+
+static const char* attr_type_name(Attr::Type t) {
+  switch (t) {
+    case Attr::Type::Float: return "a float"; case Attr::Type::Int: return "an int";
+    case Attr::Type::String: return "a string"; case Attr::Type::Tensor: return "a tensor";
+    case Attr::Type::Floats: return "a list of floats"; case Attr::Type::Ints: return "a list of ints";
+    case Attr::Type::Strings: return "a list of strings"; case Attr::Type::Graph: return "a graph";
+    case Attr::Type::Other: break;
+  }
+  return "an unsupported type";
+}
+
+const Attr* AttrReader::get(const std::string& name, Attr::Type t) {
+  read_.push_back(name);
+  auto it = n_.attrs.find(name);
+  if (it == n_.attrs.end()) return nullptr;
+  if (it->second.type != t)
+    n_.invalid("attribute '" + name + "' must be " + attr_type_name(t) + ", got " + attr_type_name(it->second.type));
+  return &it->second;
+}
+
+int64_t AttrReader::i(const std::string& name, int64_t def) { auto a = get(name, Attr::Type::Int); return a ? a->i : def; }
+std::optional<int64_t> AttrReader::opt_i(const std::string& name) {
+  auto a = get(name, Attr::Type::Int);
+  return a ? std::optional<int64_t>(a->i) : std::nullopt;
+}
+double AttrReader::f(const std::string& name, double def) { auto a = get(name, Attr::Type::Float); return a ? a->f : def; }
+std::optional<double> AttrReader::opt_f(const std::string& name) {
+  auto a = get(name, Attr::Type::Float);
+  return a ? std::optional<double>(a->f) : std::nullopt;
+}
+std::string AttrReader::s(const std::string& name, const std::string& def) {
+  auto a = get(name, Attr::Type::String);
+  return a ? a->s : def;
+}
+std::vector<int64_t> AttrReader::ints(const std::string& name, std::vector<int64_t> def) {
+  auto a = get(name, Attr::Type::Ints);
+  return a ? a->ints : def;
+}
+std::optional<std::vector<int64_t>> AttrReader::opt_ints(const std::string& name) {
+  auto a = get(name, Attr::Type::Ints);
+  return a ? std::optional<std::vector<int64_t>>(a->ints) : std::nullopt;
+}
+std::vector<double> AttrReader::floats(const std::string& name, std::vector<double> def) {
+  auto a = get(name, Attr::Type::Floats);
+  return a ? a->floats : def;
+}
+std::shared_ptr<const Tensor> AttrReader::tensor(const std::string& name) {
+  auto a = get(name, Attr::Type::Tensor);
+  return a ? a->t : nullptr;
+}
+void AttrReader::done() const {
+  for (auto& [name, a] : n_.attrs)
+    if (std::find(read_.begin(), read_.end(), name) == read_.end())
+      n_.invalid("unknown attribute '" + name + "'");
+}
+
+const Tensor& static_tensor(const Node& n, size_t i, const char* what) {
+  Value* v = n.in(i);
+  ONNXC_ASSERT(v, "static_tensor on absent input");
+  if (!v->constant)
+    n.unsupported(std::string("input ") + std::to_string(i) + " ('" + v->name + "', " + what +
+                  ") must be a compile-time constant");
+  return *v->constant;
+}
+
+void set_output(Node& n, size_t i, DType t, Shape s) {
+  Value* v = n.out(i);
+  if (!v) return;
+  numel(s);  // validates
+  v->dtype = t;
+  v->shape = std::move(s);
+  v->shape_known = true;
+}
+
+void expect_dtype(const Node& n, size_t i, std::initializer_list<DType> allowed) {
+  Value* v = n.in(i);
+  if (!v) n.invalid("input " + std::to_string(i) + " is required");
+  for (DType t : allowed)
+    if (v->dtype == t) return;
+  std::string names;
+  for (DType t : allowed) names += std::string(names.empty() ? "" : ", ") + dtype_name(t);
+  n.unsupported("input " + std::to_string(i) + " ('" + v->name + "') has dtype " + dtype_name(v->dtype) +
+                ", supported: " + names);
+}
+
+void expect_float(const Node& n, size_t i) { expect_dtype(n, i, {DType::F32}); }
+
+}  // namespace onnxc

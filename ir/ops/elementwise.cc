@@ -1,0 +1,105 @@
+// ir/ops/elementwise.cc — broadcast helpers (see elementwise.h).
+//
+// The C loop nest: when every input has the output's shape it is one flat loop; otherwise
+// one loop per output dimension, each input indexed with its own strides (0 on broadcast
+// dimensions). Outer loops over large tensors are OpenMP-parallel.
+#include "ir/ops/elementwise.h"
+
+#include <fmt/format.h>
+
+namespace onnxc {
+
+Shape broadcast_inputs(const Node& n) {
+  Shape out;
+  bool first = true;
+  std::string shapes;
+  for (Value* v : n.inputs) {
+    if (!v) continue;
+    shapes += (shapes.empty() ? "" : " and ") + shape_str(v->shape);
+    if (first) { out = v->shape; first = false; continue; }
+    if (!broadcast_shapes(out, v->shape, &out)) n.invalid("input shapes " + shapes + " cannot be broadcast together");
+  }
+  return out;
+}
+
+// Strides of `in` aligned right against `out`, 0 on broadcast dimensions.
+static Shape aligned_strides(const Shape& out, const Shape& in) {
+  Shape st(out.size(), 0), own = strides_of(in);
+  size_t off = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) st[off + d] = in[d] == 1 ? 0 : own[d];
+  return st;
+}
+
+std::vector<int64_t> broadcast_index(const Shape& out, const Shape& in) {
+  int64_t n = numel(out);
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  Shape st = aligned_strides(out, in);
+  Shape pos(out.size(), 0);
+  int64_t cur = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    idx[static_cast<size_t>(i)] = cur;
+    for (size_t d = out.size(); d-- > 0;) {
+      ++pos[d];
+      cur += st[d];
+      if (pos[d] < out[d]) break;
+      cur -= st[d] * pos[d];
+      pos[d] = 0;
+    }
+  }
+  return idx;
+}
+
+void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
+                    const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt) {
+  int64_t n = numel(out);
+  bool flat = true;
+  for (auto& s : ins) flat = flat && numel(s) == n;
+  if (flat || out.empty()) {
+    std::vector<std::string> idx(ins.size());
+    for (size_t k = 0; k < ins.size(); ++k) idx[k] = numel(ins[k]) == 1 && n != 1 ? "0" : "i";
+    if (n >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for simd)");
+    else e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i = 0; i < {}; ++i) {{", n);
+    e("{}", stmt(idx, "i"));
+    e("}}");
+    return;
+  }
+  // Merge adjacent output dimensions where every input either spans both or broadcasts both.
+  std::vector<Shape> st;
+  for (auto& s : ins) st.push_back(aligned_strides(out, s));
+  Shape dims;
+  std::vector<Shape> mst(ins.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; merge && k < ins.size(); ++k) {
+      int64_t prev = mst[k].back();
+      merge = (prev == 0 && st[k][d] == 0) || (prev != 0 && prev == st[k][d] * out[d]);
+    }
+    if (merge) {
+      dims.back() *= out[d];
+      for (size_t k = 0; k < ins.size(); ++k) mst[k].back() = st[k][d];
+    } else {
+      dims.push_back(out[d]);
+      for (size_t k = 0; k < ins.size(); ++k) mst[k].push_back(st[k][d]);
+    }
+  }
+  std::vector<std::string> idx(ins.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d == 0 && n >= (1 << 16) && dims[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
+    if (d + 1 == dims.size()) e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (mst[k][d]) idx[k] += fmt::format("{}i{}{}", idx[k].empty() ? "" : " + ", d, mst[k][d] == 1 ? "" : fmt::format(" * {}", mst[k][d]));
+  }
+  std::string oi;
+  Shape ost = strides_of(dims);
+  for (size_t d = 0; d < dims.size(); ++d)
+    oi += fmt::format("{}i{}{}", oi.empty() ? "" : " + ", d, ost[d] == 1 ? "" : fmt::format(" * {}", ost[d]));
+  for (auto& s : idx)
+    if (s.empty()) s = "0";
+  e("{}", stmt(idx, oi.empty() ? "0" : oi));
+  for (size_t d = 0; d < dims.size(); ++d) e("}}");
+}
+
+}  // namespace onnxc

@@ -1,0 +1,43 @@
+// ir/ops/ops.h — registration of the op files. Each file under ir/ops/ defines one
+// register_<file>(OpTable&) that adds its op type(s); registry.cc calls them all.
+// Adding an op: write ir/ops/<op>.cc, add one line here and one in registry.cc.
+#pragma once
+#include <map>
+#include <string>
+
+#include "ir/op.h"
+
+namespace onnxc {
+
+using OpTable = std::map<std::string, OpFactory>;
+
+void register_unary(OpTable&);        // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu, Erf, Exp, Log, Sqrt, Neg, Abs, Reciprocal
+void register_binary(OpTable&);       // Add, Sub, Mul, Div, Pow, PRelu
+void register_variadic(OpTable&);     // Sum, Max, Min
+void register_clip(OpTable&);         // Clip
+void register_conv(OpTable&);         // Conv
+void register_conv_transpose(OpTable&);  // ConvTranspose
+void register_batchnorm(OpTable&);    // BatchNormalization
+void register_lrn(OpTable&);          // LRN
+void register_pool(OpTable&);         // MaxPool, AveragePool
+void register_global_pool(OpTable&);  // GlobalAveragePool, GlobalMaxPool
+void register_gemm(OpTable&);         // Gemm
+void register_matmul(OpTable&);       // MatMul
+void register_reduce(OpTable&);       // ReduceMean, ReduceSum, ReduceMax
+void register_softmax(OpTable&);      // Softmax, LogSoftmax
+void register_flatten(OpTable&);      // Flatten
+void register_reshape(OpTable&);      // Reshape
+void register_transpose(OpTable&);    // Transpose
+void register_concat(OpTable&);       // Concat
+void register_split(OpTable&);        // Split
+void register_slice(OpTable&);        // Slice
+void register_squeeze(OpTable&);      // Squeeze, Unsqueeze
+void register_gather(OpTable&);       // Gather
+void register_shape(OpTable&);        // Shape
+void register_cast(OpTable&);         // Cast
+void register_pad(OpTable&);          // Pad
+void register_resize(OpTable&);       // Resize, Upsample
+void register_identity(OpTable&);     // Identity, Dropout
+void register_constant(OpTable&);     // Constant, ConstantOfShape
+
+}  // namespace onnxc

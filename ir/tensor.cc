@@ -1,0 +1,185 @@
+// ir/tensor.cc — dtype table, shape helpers and Tensor element access (see tensor.h).
+#include "ir/tensor.h"
+
+#include <cstring>
+#include <limits>
+
+#include "ir/error.h"
+
+namespace onnxc {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::F32: case DType::I32: case DType::U32: return 4;
+    case DType::F64: case DType::I64: case DType::U64: return 8;
+    case DType::U8: case DType::I8: case DType::Bool: return 1;
+    case DType::U16: case DType::I16: return 2;
+    case DType::Undefined: return 0;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32"; case DType::F64: return "f64";
+    case DType::I8: return "i8"; case DType::I16: return "i16"; case DType::I32: return "i32"; case DType::I64: return "i64";
+    case DType::U8: return "u8"; case DType::U16: return "u16"; case DType::U32: return "u32"; case DType::U64: return "u64";
+    case DType::Bool: return "bool"; case DType::Undefined: return "undefined";
+  }
+  return "?";
+}
+
+const char* dtype_ctype(DType t) {
+  switch (t) {
+    case DType::F32: return "float"; case DType::F64: return "double";
+    case DType::I8: return "int8_t"; case DType::I16: return "int16_t"; case DType::I32: return "int32_t"; case DType::I64: return "int64_t";
+    case DType::U8: case DType::Bool: return "uint8_t";
+    case DType::U16: return "uint16_t"; case DType::U32: return "uint32_t"; case DType::U64: return "uint64_t";
+    case DType::Undefined: break;
+  }
+  ONNXC_ASSERT(false, "ctype of undefined dtype");
+}
+
+bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F64; }
+bool dtype_is_int(DType t) { return !dtype_is_float(t) && t != DType::Bool && t != DType::Undefined; }
+
+bool dtype_supported(int c) {
+  switch (c) {
+    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 11: case 12: case 13: return true;
+    default: return false;
+  }
+}
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) fail_invalid("negative dimension in shape " + shape_str(s));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) fail_invalid("shape " + shape_str(s) + " has too many elements");
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+Shape strides_of(const Shape& s) {
+  Shape st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
+  size_t r = std::max(a.size(), b.size());
+  Shape o(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da == db || db == 1) o[i] = da;
+    else if (da == 1) o[i] = db;
+    else return false;
+  }
+  *out = o;
+  return true;
+}
+
+bool normalize_axis(int64_t& axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return false;
+  if (axis < 0) axis += rank;
+  return true;
+}
+
+Tensor::Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)) {
+  bytes.assign(static_cast<size_t>(onnxc::numel(shape)) * dtype_size(t), 0);
+}
+
+template <class T> static T load(const unsigned char* p) { T v; std::memcpy(&v, p, sizeof v); return v; }
+template <class T> static void store(unsigned char* p, T v) { std::memcpy(p, &v, sizeof v); }
+
+double Tensor::get(int64_t i) const {
+  const unsigned char* p = bytes.data() + i * dtype_size(dtype);
+  switch (dtype) {
+    case DType::F32: return load<float>(p); case DType::F64: return load<double>(p);
+    case DType::I8: return load<int8_t>(p); case DType::I16: return load<int16_t>(p);
+    case DType::I32: return load<int32_t>(p); case DType::I64: return static_cast<double>(load<int64_t>(p));
+    case DType::U8: case DType::Bool: return load<uint8_t>(p); case DType::U16: return load<uint16_t>(p);
+    case DType::U32: return load<uint32_t>(p); case DType::U64: return static_cast<double>(load<uint64_t>(p));
+    case DType::Undefined: break;
+  }
+  ONNXC_ASSERT(false, "get on undefined dtype");
+}
+
+// Float → integer conversion saturates instead of invoking undefined behaviour.
+template <class T> static T sat_cast(double v) {
+  if (v != v) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
+void Tensor::set(int64_t i, double v) {
+  unsigned char* p = bytes.data() + i * dtype_size(dtype);
+  switch (dtype) {
+    case DType::F32: store<float>(p, static_cast<float>(v)); return;
+    case DType::F64: store<double>(p, v); return;
+    case DType::I8: store(p, sat_cast<int8_t>(v)); return;
+    case DType::I16: store(p, sat_cast<int16_t>(v)); return;
+    case DType::I32: store(p, sat_cast<int32_t>(v)); return;
+    case DType::I64: store(p, sat_cast<int64_t>(v)); return;
+    case DType::U8: store(p, sat_cast<uint8_t>(v)); return;
+    case DType::Bool: store<uint8_t>(p, v != 0); return;
+    case DType::U16: store(p, sat_cast<uint16_t>(v)); return;
+    case DType::U32: store(p, sat_cast<uint32_t>(v)); return;
+    case DType::U64: store(p, sat_cast<uint64_t>(v)); return;
+    case DType::Undefined: break;
+  }
+  ONNXC_ASSERT(false, "set on undefined dtype");
+}
+
+int64_t Tensor::get_i64(int64_t i) const {
+  const unsigned char* p = bytes.data() + i * dtype_size(dtype);
+  switch (dtype) {
+    case DType::I64: return load<int64_t>(p);
+    case DType::U64: return static_cast<int64_t>(load<uint64_t>(p));
+    case DType::F32: case DType::F64: return sat_cast<int64_t>(get(i));
+    default: return static_cast<int64_t>(get(i));
+  }
+}
+
+void Tensor::set_i64(int64_t i, int64_t v) {
+  unsigned char* p = bytes.data() + i * dtype_size(dtype);
+  if (dtype == DType::I64) store<int64_t>(p, v);
+  else if (dtype == DType::U64) store<uint64_t>(p, static_cast<uint64_t>(v));
+  else set(i, static_cast<double>(v));
+}
+
+std::vector<int64_t> Tensor::to_i64() const {
+  std::vector<int64_t> r(static_cast<size_t>(numel()));
+  for (size_t i = 0; i < r.size(); ++i) r[i] = get_i64(static_cast<int64_t>(i));
+  return r;
+}
+
+std::vector<double> Tensor::to_f64() const {
+  std::vector<double> r(static_cast<size_t>(numel()));
+  for (size_t i = 0; i < r.size(); ++i) r[i] = get(static_cast<int64_t>(i));
+  return r;
+}
+
+Tensor Tensor::from_i64(const std::vector<int64_t>& v, DType t, Shape s) {
+  if (s.size() == 1 && s[0] == -1) s = {static_cast<int64_t>(v.size())};
+  Tensor r(t, s);
+  for (size_t i = 0; i < v.size(); ++i) r.set_i64(static_cast<int64_t>(i), v[i]);
+  return r;
+}
+
+Tensor Tensor::from_f32(const std::vector<float>& v, Shape s) {
+  Tensor r(DType::F32, std::move(s));
+  ONNXC_ASSERT(static_cast<size_t>(r.numel()) == v.size(), "from_f32 size");
+  std::memcpy(r.bytes.data(), v.data(), v.size() * sizeof(float));
+  return r;
+}
+
+}  // namespace onnxc

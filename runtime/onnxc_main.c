@@ -1,0 +1,482 @@
+/* onnxc_main.c — generic command-line driver for any onnxc-generated model.
+ *
+ * Built together with a generated model:
+ *   cc -O3 -fopenmp MODEL.c onnxc_runtime.c onnxc_main.c -DONNXC_MODEL_INFO=resnet50_info -lm -o resnet50
+ * it only talks to the model through its onnxc_model_info (names, dtypes, shapes, init/run/free).
+ * Usage: NAME [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]
+ *             [--threads N] [--seed S] [--quiet] [--help]
+ *
+ * Conventions: options also accept the --opt=VALUE form; inputs not given are filled
+ * deterministically (xorshift64*, floats uniform in [-1,1), integer/bool inputs zero); the first
+ * run produces the reported/written outputs and doubles as the warm-up for --bench. Errors go to
+ * stderr as "NAME: error: ..."; exit status 2 for usage errors, 1 for runtime failures, and every
+ * allocation is released on every path.
+ *
+ * Known gaps: the default weights path uses /proc/self/exe (Linux), falling back to argv[0]'s
+ * directory (no PATH search); tensor files must fit in memory next to the model.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* readlink */
+#endif
+
+#include "onnxc_runtime.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef ONNXC_MODEL_INFO
+#error "compile with -DONNXC_MODEL_INFO=<model>_info"
+#endif
+#define ONNXC_SYM_(name) name
+#define ONNXC_SYM(name) ONNXC_SYM_(name)
+#define MODEL ONNXC_SYM(ONNXC_MODEL_INFO)
+extern const onnxc_model_info MODEL;
+
+#define DEFAULT_SEED 42u
+
+static const char* g_prog = "onnxc-model";
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void error_msg(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: error: ", g_prog);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* Prints "NAME: error: what: <status string>[: <detail>]" and returns 1. */
+static int runtime_error(const char* what, int rc) {
+  const char* d = onnxc_last_error_detail();
+  fprintf(stderr, "%s: error: %s: %s%s%s\n", g_prog, what, onnxc_status_string(rc), d[0] ? ": " : "", d);
+  return 1;
+}
+
+static void print_tensor_list(FILE* out, const onnxc_tensor_info* t, int n) {
+  char type[512];
+  for (int i = 0; i < n; ++i)
+    fprintf(out, "  %-20s %s\n", t[i].name, onnxc_format_type(type, sizeof type, t[i].dtype, t[i].ndim, t[i].shape));
+}
+
+static void usage(FILE* out) {
+  const char* wf = MODEL.weights_file && MODEL.weights_file[0] ? MODEL.weights_file : "(none)";
+  fprintf(out,
+          "usage: %s [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]\n"
+          "       %*s [--threads N] [--seed S] [--quiet] [--help]\n"
+          "Runs the onnxc-compiled model '%s'.\n"
+          "  --weights FILE      weights file (default: %s next to this executable)\n"
+          "  --input NAME=FILE   read input NAME from FILE (.npy, or raw little-endian bytes);\n"
+          "                      a single-input model also takes --input FILE. Inputs not given\n"
+          "                      get pseudo-random data (floats in [-1,1), integers and bools 0)\n"
+          "  --output NAME=FILE  write output NAME to FILE (.npy if FILE ends in .npy, else raw)\n"
+          "  --bench N           after the first run, time N more runs; print median/min latency\n"
+          "  --threads N         number of OpenMP threads\n"
+          "  --seed S            seed for the random inputs (default %u)\n"
+          "  --quiet             do not print the input/output summary\n"
+          "  --help              show this text\n",
+          g_prog, (int)strlen(g_prog), "", MODEL.model_name, wf, DEFAULT_SEED);
+  fprintf(out, "inputs:\n");
+  print_tensor_list(out, MODEL.inputs, MODEL.num_inputs);
+  fprintf(out, "outputs:\n");
+  print_tensor_list(out, MODEL.outputs, MODEL.num_outputs);
+}
+
+static void list_names(const char* kind, const onnxc_tensor_info* t, int n) {
+  fprintf(stderr, "%s: valid %s names:", g_prog, kind);
+  for (int i = 0; i < n; ++i) fprintf(stderr, " '%s'", t[i].name);
+  fprintf(stderr, "%s\n", n ? "" : " (none)");
+}
+
+/* Matches argv[*i] against option `name`: returns 0 if it is another option; otherwise 1 and sets
+ * *val to the value ("--name VALUE" or "--name=VALUE"), or to NULL when the value is missing. */
+static int take_option(int argc, char** argv, int* i, const char* name, const char** val) {
+  size_t n = strlen(name);
+  const char* a = argv[*i];
+  if (strncmp(a, name, n) != 0) return 0;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+  } else if (a[n] == '\0') {
+    *val = *i + 1 < argc ? argv[++*i] : NULL;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static int parse_u64(const char* s, uint64_t* v) {
+  if (!s || !*s || *s == '-' || *s == '+') return 0;
+  char* end = NULL;
+  errno = 0;
+  unsigned long long x = strtoull(s, &end, 0);
+  if (errno || *end) return 0;
+  *v = x;
+  return 1;
+}
+
+/* Resolves "NAME=FILE" (or just "FILE" for a single tensor) to a tensor index; -1 if unknown.
+ * The longest matching name wins, so names containing '=' work. */
+static int resolve_spec(const onnxc_tensor_info* t, int n, const char* spec, const char** file) {
+  int best = -1;
+  size_t best_len = 0;
+  for (int k = 0; k < n; ++k) {
+    size_t len = strlen(t[k].name);
+    if (strncmp(spec, t[k].name, len) == 0 && spec[len] == '=' && (best < 0 || len > best_len)) {
+      best = k;
+      best_len = len;
+    }
+  }
+  if (best >= 0) {
+    *file = spec + best_len + 1;
+  } else if (n == 1 && !strchr(spec, '=')) {
+    best = 0;
+    *file = spec;
+  }
+  return best;
+}
+
+/* Handles one --input/--output spec; returns 0 or 2 (usage error, already reported). */
+static int assign_spec(const char* kind, const onnxc_tensor_info* t, int n, const char* spec, const char** files) {
+  const char* file = NULL;
+  int k = resolve_spec(t, n, spec, &file);
+  if (k < 0) {
+    const char* eq = strchr(spec, '=');
+    if (eq)
+      error_msg("unknown %s name '%.*s'", kind, (int)(eq - spec), spec);
+    else
+      error_msg("the model has %d %ss, so --%s needs NAME=FILE, got '%s'", n, kind, kind, spec);
+    list_names(kind, t, n);
+    return 2;
+  }
+  if (!*file) {
+    error_msg("--%s %s: empty file name", kind, spec);
+    return 2;
+  }
+  if (files[k]) {
+    error_msg("%s '%s' given twice ('%s' and '%s')", kind, t[k].name, files[k], file);
+    return 2;
+  }
+  files[k] = file;
+  return 0;
+}
+
+/* "<dir of this executable>/<file>"; malloc'ed, NULL on allocation failure. */
+static char* default_weights_path(const char* argv0, const char* file) {
+  char exe[4096];
+  const char* base = argv0 ? argv0 : "";
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0 && (size_t)n < sizeof exe - 1) {
+    exe[n] = '\0';
+    base = exe;
+  }
+  const char* slash = strrchr(base, '/');
+  size_t dir_len = slash ? (size_t)(slash - base) + 1 : 0, file_len = strlen(file);
+  char* path = (char*)malloc(dir_len + file_len + 1);
+  if (!path) return NULL;
+  memcpy(path, base, dir_len);
+  memcpy(path + dir_len, file, file_len + 1);
+  return path;
+}
+
+/* ---------------------------------------------------------------- inputs and outputs */
+
+static uint64_t xorshift64star(uint64_t* s) {
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+static void fill_random(void* buf, const onnxc_tensor_info* t, uint64_t* state) {
+  if (t->dtype == ONNXC_F32) {
+    float* p = (float*)buf;
+    for (size_t i = 0; i < t->numel; ++i) p[i] = (float)((double)(xorshift64star(state) >> 40) * 0x1p-23 - 1.0);
+  } else if (t->dtype == ONNXC_F64) {
+    double* p = (double*)buf;
+    for (size_t i = 0; i < t->numel; ++i) p[i] = (double)(xorshift64star(state) >> 11) * 0x1p-52 - 1.0;
+  } /* integer and bool inputs stay zero (buffers are zero-filled) */
+}
+
+static double elem(const void* p, int dtype, size_t i) {
+  switch (dtype) {
+    case ONNXC_F32: return ((const float*)p)[i];
+    case ONNXC_F64: return ((const double*)p)[i];
+    case ONNXC_U8: case ONNXC_BOOL: return ((const uint8_t*)p)[i];
+    case ONNXC_I8: return ((const int8_t*)p)[i];
+    case ONNXC_U16: return ((const uint16_t*)p)[i];
+    case ONNXC_I16: return ((const int16_t*)p)[i];
+    case ONNXC_I32: return ((const int32_t*)p)[i];
+    case ONNXC_U32: return ((const uint32_t*)p)[i];
+    case ONNXC_I64: return (double)((const int64_t*)p)[i];
+    case ONNXC_U64: return (double)((const uint64_t*)p)[i];
+    default: return 0.0;
+  }
+}
+
+static void print_elem(const void* p, int dtype, size_t i) {
+  if (dtype == ONNXC_I64) printf(" %lld", (long long)((const int64_t*)p)[i]);
+  else if (dtype == ONNXC_U64) printf(" %llu", (unsigned long long)((const uint64_t*)p)[i]);
+  else if (dtype == ONNXC_F32 || dtype == ONNXC_F64) printf(" %.6g", elem(p, dtype, i));
+  else printf(" %.0f", elem(p, dtype, i));
+}
+
+static void summarize(const onnxc_tensor_info* t, const void* p) {
+  char type[512];
+  printf("output '%s' %s:", t->name, onnxc_format_type(type, sizeof type, t->dtype, t->ndim, t->shape));
+  if (t->numel == 0) {
+    printf(" (empty)\n");
+    return;
+  }
+  double mn = INFINITY, mx = -INFINITY, sum = 0.0;
+  size_t nans = 0;
+  for (size_t i = 0; i < t->numel; ++i) {
+    double v = elem(p, t->dtype, i);
+    if (isnan(v)) {
+      nans++;
+      continue;
+    }
+    mn = v < mn ? v : mn;
+    mx = v > mx ? v : mx;
+    sum += v;
+  }
+  printf(" min %.6g max %.6g mean %.6g", mn, mx, nans == t->numel ? NAN : sum / (double)(t->numel - nans));
+  if (nans) printf(" (%zu NaN)", nans);
+  printf("\n  first:");
+  for (size_t i = 0; i < t->numel && i < 8; ++i) print_elem(p, t->dtype, i);
+  printf("%s\n", t->numel > 8 ? " ..." : "");
+
+  int non1 = 0;
+  for (int d = 0; d < t->ndim; ++d) non1 += t->shape[d] != 1;
+  if (non1 != 1 || t->numel < 2) return;
+  size_t idx[5];
+  double val[5];
+  int k = 0, want = t->numel < 5 ? (int)t->numel : 5;
+  for (size_t i = 0; i < t->numel; ++i) {
+    double v = elem(p, t->dtype, i);
+    if (isnan(v) || (k == want && !(v > val[k - 1]))) continue;
+    int j = k < want ? k++ : k - 1; /* insertion sort into the top-k list */
+    while (j > 0 && v > val[j - 1]) {
+      val[j] = val[j - 1];
+      idx[j] = idx[j - 1];
+      --j;
+    }
+    val[j] = v;
+    idx[j] = i;
+  }
+  printf("  top-%d:", k);
+  for (int j = 0; j < k; ++j) printf(" %zu (%.6g)", idx[j], val[j]);
+  printf("\n");
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static int digits(double ms) { return ms >= 0.1 ? 3 : ms >= 0.01 ? 4 : ms >= 0.001 ? 5 : 6; }
+
+static int run_model(void** in, void** out) {
+  onnxc_clear_error_detail();
+  int rc = MODEL.run_v((const void* const*)in, (void* const*)out);
+  return rc ? runtime_error("inference failed", rc) : 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(int argc, char** argv) {
+  const onnxc_model_info* m = &MODEL;
+  if (argc > 0 && argv[0] && argv[0][0]) {
+    const char* s = strrchr(argv[0], '/');
+    g_prog = s ? s + 1 : argv[0];
+  } else if (m->model_name) {
+    g_prog = m->model_name;
+  }
+
+  int status = 0, initialized = 0, quiet = 0, rc = 0;
+  uint64_t bench = 0, threads = 0, seed = DEFAULT_SEED, rng = 0;
+  const char* weights = NULL;
+  char* weights_alloc = NULL;
+  double* times = NULL;
+  size_t nin = m->num_inputs > 0 ? (size_t)m->num_inputs : 0, nout = m->num_outputs > 0 ? (size_t)m->num_outputs : 0;
+  const char** in_files = (const char**)calloc(nin + 1, sizeof *in_files);
+  const char** out_files = (const char**)calloc(nout + 1, sizeof *out_files);
+  void** in_bufs = (void**)calloc(nin + 1, sizeof *in_bufs);
+  void** out_bufs = (void**)calloc(nout + 1, sizeof *out_bufs);
+  if (!in_files || !out_files || !in_bufs || !out_bufs) {
+    error_msg("out of memory");
+    status = 1;
+    goto done;
+  }
+
+  for (int i = 1; i < argc && !status; ++i) {
+    const char* a = argv[i];
+    const char* v = NULL;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      goto done;
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      quiet = 1;
+      continue;
+    }
+    int known = take_option(argc, argv, &i, "--weights", &v) || take_option(argc, argv, &i, "--input", &v) ||
+                take_option(argc, argv, &i, "--output", &v) || take_option(argc, argv, &i, "--bench", &v) ||
+                take_option(argc, argv, &i, "--threads", &v) || take_option(argc, argv, &i, "--seed", &v);
+    if (!known) {
+      error_msg(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
+      status = 2;
+    } else if (!v) {
+      error_msg("option '%s' needs a value", a);
+      status = 2;
+    } else if (strncmp(a, "--weights", 9) == 0) {
+      weights = v;
+    } else if (strncmp(a, "--input", 7) == 0) {
+      status = assign_spec("input", m->inputs, (int)nin, v, in_files);
+    } else if (strncmp(a, "--output", 8) == 0) {
+      status = assign_spec("output", m->outputs, (int)nout, v, out_files);
+    } else if (strncmp(a, "--bench", 7) == 0) {
+      if (!parse_u64(v, &bench) || bench < 1 || bench > 100000000) {
+        error_msg("--bench needs a run count >= 1, got '%s'", v);
+        status = 2;
+      }
+    } else if (strncmp(a, "--threads", 9) == 0) {
+      if (!parse_u64(v, &threads) || threads < 1 || threads > 65536) {
+        error_msg("--threads needs a thread count >= 1, got '%s'", v);
+        status = 2;
+      }
+    } else if (!parse_u64(v, &seed)) {
+      error_msg("--seed needs an unsigned integer, got '%s'", v);
+      status = 2;
+    }
+  }
+  if (status) {
+    fprintf(stderr, "try '%s --help'\n", g_prog);
+    goto done;
+  }
+
+  if (threads) {
+#ifdef _OPENMP
+    omp_set_num_threads((int)threads);
+#else
+    fprintf(stderr, "%s: warning: --threads ignored (built without OpenMP)\n", g_prog);
+#endif
+  }
+  if (!weights && m->weights_file && m->weights_file[0]) {
+    weights = weights_alloc = default_weights_path(argc > 0 ? argv[0] : NULL, m->weights_file);
+    if (!weights) {
+      error_msg("out of memory");
+      status = 1;
+      goto done;
+    }
+  }
+
+  /* inputs: read or fill; outputs: allocate */
+  rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; /* xorshift state must not be 0 */
+  if (!rng) rng = 1;
+  for (size_t k = 0; k < nin + nout && !status; ++k) {
+    int is_in = k < nin;
+    const onnxc_tensor_info* t = is_in ? &m->inputs[k] : &m->outputs[k - nin];
+    size_t es = onnxc_dtype_size(t->dtype);
+    void* buf = es && t->numel <= SIZE_MAX / es ? onnxc_aligned_alloc(t->numel * es) : NULL;
+    if (!buf) {
+      error_msg("cannot allocate %s '%s' (%s, %zu elements)", is_in ? "input" : "output", t->name,
+                onnxc_dtype_name(t->dtype), t->numel);
+      status = 1;
+      break;
+    }
+    if (!is_in) {
+      out_bufs[k - nin] = buf;
+      continue;
+    }
+    in_bufs[k] = buf;
+    char type[512];
+    onnxc_format_type(type, sizeof type, t->dtype, t->ndim, t->shape);
+    if (in_files[k]) {
+      onnxc_clear_error_detail();
+      rc = onnxc_read_tensor_file(in_files[k], t, buf);
+      if (rc) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot read input '%s'", t->name);
+        status = runtime_error(what, rc);
+      } else if (!quiet) {
+        printf("input '%s' %s: from %s\n", t->name, type, in_files[k]);
+      }
+    } else {
+      fill_random(buf, t, &rng);
+      if (!quiet)
+        printf("input '%s' %s: %s\n", t->name, type,
+               t->dtype == ONNXC_F32 || t->dtype == ONNXC_F64 ? "random in [-1,1)" : "zeros");
+    }
+  }
+  if (status) goto done;
+
+  onnxc_clear_error_detail();
+  rc = m->init(weights);
+  initialized = 1; /* free_model is safe even after a failed init (see onnxc_runtime.h) */
+  if (rc) {
+    char what[600];
+    snprintf(what, sizeof what, "cannot initialize model '%s' with weights '%s'", m->model_name,
+             weights ? weights : "(none)");
+    status = runtime_error(what, rc);
+    goto done;
+  }
+  if ((status = run_model(in_bufs, out_bufs)) != 0) goto done;
+
+  for (size_t k = 0; k < nout && !status; ++k) {
+    if (!quiet) summarize(&m->outputs[k], out_bufs[k]);
+    if (out_files[k]) {
+      onnxc_clear_error_detail();
+      rc = onnxc_write_tensor_file(out_files[k], &m->outputs[k], out_bufs[k]);
+      if (rc) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot write output '%s'", m->outputs[k].name);
+        status = runtime_error(what, rc);
+      }
+    }
+  }
+  fflush(stdout);
+
+  if (!status && bench) {
+    times = (double*)malloc((size_t)bench * sizeof *times);
+    if (!times) {
+      error_msg("out of memory");
+      status = 1;
+      goto done;
+    }
+    for (uint64_t r = 0; r < bench && !status; ++r) {
+      double t0 = onnxc_now_seconds();
+      status = run_model(in_bufs, out_bufs);
+      times[r] = onnxc_now_seconds() - t0;
+    }
+    if (!status) {
+      qsort(times, (size_t)bench, sizeof *times, cmp_double);
+      double median = bench % 2 ? times[bench / 2] : 0.5 * (times[bench / 2 - 1] + times[bench / 2]);
+      /* %.3f for ordinary models, more decimals for sub-0.1 ms toy models */
+      printf("latency: median %.*f ms, min %.*f ms over %llu runs\n", digits(1e3 * median), 1e3 * median,
+             digits(1e3 * times[0]), 1e3 * times[0], (unsigned long long)bench);
+    }
+  }
+
+done:
+  if (initialized && m->free_model) m->free_model();
+  for (size_t k = 0; in_bufs && k < nin; ++k) onnxc_aligned_free(in_bufs[k]);
+  for (size_t k = 0; out_bufs && k < nout; ++k) onnxc_aligned_free(out_bufs[k]);
+  free(in_bufs);
+  free(out_bufs);
+  free(in_files);
+  free(out_files);
+  free(weights_alloc);
+  free(times);
+  return status;
+}

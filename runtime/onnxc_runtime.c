@@ -1,0 +1,536 @@
+/* onnxc_runtime.c — implementation of the plain-C11 runtime declared in onnxc_runtime.h.
+ *
+ * Conventions: every fallible entry point validates its arguments, returns an onnxc_status and
+ * records a one-line explanation with set_detail() (a thread-local buffer); nothing prints or
+ * exits. All file parsing is bounded by the real file/blob size: lengths read from a file are
+ * never trusted before they are checked against what is actually there. Header integers are
+ * decoded byte by byte (little-endian), so the parsers themselves are endian-neutral and free of
+ * unaligned accesses; bulk tensor/weights data is copied as-is (assumed little-endian host).
+ *
+ * Known gaps: the .npy reader accepts only the three keys NumPy writes (descr, fortran_order,
+ * shape) and plain 'xx' / "xx" strings without escapes; files must be regular files; the FNV-1a
+ * checksum runs at roughly 1 byte/cycle, which is visible (~0.1 s) on 100 MB weights files.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign, fileno, fstat */
+#endif
+
+#include "onnxc_runtime.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------- status and error detail */
+
+#ifdef __STDC_NO_THREADS__
+#define ONNXC_TLS
+#else
+#define ONNXC_TLS _Thread_local
+#endif
+
+static ONNXC_TLS char g_detail[1024];
+
+const char* onnxc_status_string(int code) {
+  switch (code) {
+    case ONNXC_OK: return "ok";
+    case ONNXC_ERR_IO: return "I/O error";
+    case ONNXC_ERR_FORMAT: return "bad file format";
+    case ONNXC_ERR_VERSION: return "unsupported file version";
+    case ONNXC_ERR_SIZE: return "size mismatch";
+    case ONNXC_ERR_CHECKSUM: return "weights file checksum mismatch";
+    case ONNXC_ERR_NOMEM: return "out of memory";
+    case ONNXC_ERR_ARG: return "invalid argument";
+    case ONNXC_ERR_STATE: return "invalid state (model not initialized?)";
+    case ONNXC_ERR_DTYPE: return "data type mismatch";
+    case ONNXC_ERR_SHAPE: return "shape mismatch";
+    default: return "unknown error";
+  }
+}
+
+const char* onnxc_last_error_detail(void) { return g_detail; }
+
+void onnxc_clear_error_detail(void) { g_detail[0] = '\0'; }
+
+void onnxc_set_error_detail(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_detail, sizeof g_detail, fmt, ap);
+  va_end(ap);
+}
+
+/* Sets the detail and returns `code`, so failures read `return fail(ONNXC_ERR_X, "...", ...)`. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int fail(int code, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_detail, sizeof g_detail, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* ---------------------------------------------------------------- dtypes */
+
+typedef struct {
+  int code;
+  size_t size;
+  const char* name;
+  const char* npy; /* NumPy descr without the byte-order character */
+} dtype_row;
+
+static const dtype_row k_dtypes[] = {
+    {ONNXC_F32, 4, "float32", "f4"}, {ONNXC_U8, 1, "uint8", "u1"},    {ONNXC_I8, 1, "int8", "i1"},
+    {ONNXC_U16, 2, "uint16", "u2"},  {ONNXC_I16, 2, "int16", "i2"},   {ONNXC_I32, 4, "int32", "i4"},
+    {ONNXC_I64, 8, "int64", "i8"},   {ONNXC_BOOL, 1, "bool", "b1"},   {ONNXC_F64, 8, "float64", "f8"},
+    {ONNXC_U32, 4, "uint32", "u4"},  {ONNXC_U64, 8, "uint64", "u8"},
+};
+#define NUM_DTYPES (sizeof k_dtypes / sizeof k_dtypes[0])
+
+static const dtype_row* dtype_find(int code) {
+  for (size_t i = 0; i < NUM_DTYPES; ++i)
+    if (k_dtypes[i].code == code) return &k_dtypes[i];
+  return NULL;
+}
+
+size_t onnxc_dtype_size(int dtype) {
+  const dtype_row* r = dtype_find(dtype);
+  return r ? r->size : 0;
+}
+
+const char* onnxc_dtype_name(int dtype) {
+  const dtype_row* r = dtype_find(dtype);
+  return r ? r->name : "unknown";
+}
+
+char* onnxc_format_type(char* buf, size_t cap, int dtype, int ndim, const int64_t* shape) {
+  if (!buf || cap == 0) return buf;
+  size_t len = 0;
+  int n = snprintf(buf, cap, "%s[", onnxc_dtype_name(dtype));
+  if (n > 0) len = (size_t)n;
+  for (int i = 0; i < ndim && shape && len < cap; ++i) {
+    n = snprintf(buf + len, cap - len, "%s%lld", i ? "," : "", (long long)shape[i]);
+    if (n > 0) len += (size_t)n;
+  }
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
+/* ---------------------------------------------------------------- memory, time, checksum */
+
+void* onnxc_aligned_alloc(size_t bytes) {
+  if (bytes > SIZE_MAX - 63) return NULL;
+  size_t n = bytes == 0 ? 64 : (bytes + 63) & ~(size_t)63;
+  void* p = NULL;
+  if (posix_memalign(&p, 64, n) != 0) return NULL;
+  memset(p, 0, n);
+  return p;
+}
+
+void onnxc_aligned_free(void* p) { free(p); }
+
+double onnxc_now_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+uint64_t onnxc_checksum(const void* data, size_t n) {
+  const unsigned char* p = (const unsigned char*)data;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static uint32_t rd_u32(const unsigned char* p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t rd_u64(const unsigned char* p) { return rd_u32(p) | (uint64_t)rd_u32(p + 4) << 32; }
+
+/* ---------------------------------------------------------------- files */
+
+/* Opens a regular file for reading and reports its size. */
+static int open_read(const char* path, const char* what, FILE** out, uint64_t* size) {
+  *out = NULL;
+  if (!path) return fail(ONNXC_ERR_ARG, "%s path is NULL", what);
+  FILE* f = fopen(path, "rb");
+  if (!f) return fail(ONNXC_ERR_IO, "cannot open %s '%s': %s", what, path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
+    fclose(f);
+    return fail(ONNXC_ERR_IO, "%s '%s' is not a regular file", what, path);
+  }
+  *out = f;
+  *size = (uint64_t)st.st_size;
+  return ONNXC_OK;
+}
+
+static int read_exact(FILE* f, void* dst, size_t n, const char* what, const char* path) {
+  if (n > 0 && fread(dst, 1, n, f) != n)
+    return fail(ONNXC_ERR_IO, "cannot read %zu bytes from %s '%s'", n, what, path);
+  return ONNXC_OK;
+}
+
+/* ---------------------------------------------------------------- weights */
+
+/* Checks a 64-byte header against the whole image size and the model's expectations. */
+static int check_weights_header(const unsigned char* h, uint64_t total, uint64_t expected_size,
+                                uint64_t expected_checksum, const char* what) {
+  uint32_t version = rd_u32(h + 8), header_size = rd_u32(h + 12);
+  uint64_t payload = rd_u64(h + 16), checksum = rd_u64(h + 24);
+  if (memcmp(h, "ONNXCWTS", 8) != 0) return fail(ONNXC_ERR_FORMAT, "%s: bad magic (not an onnxc weights file)", what);
+  if (version != ONNXC_WEIGHTS_VERSION)
+    return fail(ONNXC_ERR_VERSION, "%s has format version %u, this runtime reads version %d", what,
+                (unsigned)version, ONNXC_WEIGHTS_VERSION);
+  if (header_size != ONNXC_WEIGHTS_HEADER_SIZE)
+    return fail(ONNXC_ERR_FORMAT, "%s: header size %u, expected %d", what, (unsigned)header_size,
+                ONNXC_WEIGHTS_HEADER_SIZE);
+  if (payload != expected_size)
+    return fail(ONNXC_ERR_SIZE, "%s holds %llu bytes of weights, the model expects %llu", what,
+                (unsigned long long)payload, (unsigned long long)expected_size);
+  if (payload > UINT64_MAX - 64 || total != 64 + payload)
+    return fail(ONNXC_ERR_SIZE, "%s is %llu bytes, expected %llu", what, (unsigned long long)total,
+                (unsigned long long)(64 + expected_size));
+  if (checksum != expected_checksum)
+    return fail(ONNXC_ERR_CHECKSUM, "%s has checksum 0x%016llx, the model expects 0x%016llx (weights of another build?)",
+                what, (unsigned long long)checksum, (unsigned long long)expected_checksum);
+  if ((uint64_t)(size_t)payload != payload)
+    return fail(ONNXC_ERR_NOMEM, "%s: payload of %llu bytes does not fit in memory", what, (unsigned long long)payload);
+  return ONNXC_OK;
+}
+
+static int check_payload(const unsigned char* data, uint64_t size, uint64_t expected, const char* what) {
+  uint64_t got = onnxc_checksum(data, (size_t)size);
+  if (got != expected)
+    return fail(ONNXC_ERR_CHECKSUM, "%s payload checksum is 0x%016llx, header says 0x%016llx (file corrupted)",
+                what, (unsigned long long)got, (unsigned long long)expected);
+  return ONNXC_OK;
+}
+
+int onnxc_weights_load_file(const char* path, uint64_t expected_size, uint64_t expected_checksum,
+                            onnxc_weights* out) {
+  if (!out) return fail(ONNXC_ERR_ARG, "onnxc_weights_load_file: out is NULL");
+  memset(out, 0, sizeof *out);
+  FILE* f = NULL;
+  uint64_t total = 0;
+  int rc = open_read(path, "weights file", &f, &total);
+  if (rc) return rc;
+  char what[512];
+  snprintf(what, sizeof what, "weights file '%s'", path);
+  unsigned char h[64];
+  if (total < 64) {
+    fclose(f);
+    return fail(ONNXC_ERR_FORMAT, "%s is %llu bytes, shorter than its 64-byte header", what, (unsigned long long)total);
+  }
+  rc = read_exact(f, h, 64, "weights file", path);
+  if (!rc) rc = check_weights_header(h, total, expected_size, expected_checksum, what);
+  unsigned char* data = NULL;
+  if (!rc) {
+    data = (unsigned char*)onnxc_aligned_alloc((size_t)expected_size);
+    if (!data) rc = fail(ONNXC_ERR_NOMEM, "cannot allocate %llu bytes for %s", (unsigned long long)expected_size, what);
+  }
+  if (!rc) rc = read_exact(f, data, (size_t)expected_size, "weights file", path);
+  if (!rc) rc = check_payload(data, expected_size, rd_u64(h + 24), what);
+  fclose(f);
+  if (rc) {
+    onnxc_aligned_free(data);
+    return rc;
+  }
+  out->data = data;
+  out->size = expected_size;
+  out->owned = data;
+  return ONNXC_OK;
+}
+
+int onnxc_weights_from_memory(const void* blob, size_t blob_size, uint64_t expected_size,
+                              uint64_t expected_checksum, onnxc_weights* out) {
+  if (!out) return fail(ONNXC_ERR_ARG, "onnxc_weights_from_memory: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!blob && blob_size) return fail(ONNXC_ERR_ARG, "weights blob is NULL");
+  const char* what = "weights blob";
+  if (blob_size < 64)
+    return fail(ONNXC_ERR_FORMAT, "%s is %zu bytes, shorter than its 64-byte header", what, blob_size);
+  const unsigned char* h = (const unsigned char*)blob;
+  int rc = check_weights_header(h, blob_size, expected_size, expected_checksum, what);
+  if (!rc) rc = check_payload(h + 64, expected_size, rd_u64(h + 24), what);
+  if (rc) return rc;
+  const unsigned char* payload = h + 64;
+  if (((uintptr_t)payload & 63u) == 0) {
+    out->data = payload;
+  } else {
+    unsigned char* copy = (unsigned char*)onnxc_aligned_alloc((size_t)expected_size);
+    if (!copy) return fail(ONNXC_ERR_NOMEM, "cannot allocate %llu bytes for %s", (unsigned long long)expected_size, what);
+    if (expected_size) memcpy(copy, payload, (size_t)expected_size);
+    out->data = copy;
+    out->owned = copy;
+  }
+  out->size = expected_size;
+  return ONNXC_OK;
+}
+
+void onnxc_weights_free(onnxc_weights* w) {
+  if (!w) return;
+  onnxc_aligned_free(w->owned);
+  memset(w, 0, sizeof *w);
+}
+
+/* ---------------------------------------------------------------- .npy header parsing */
+
+typedef struct {
+  const char* s;
+  size_t n, i;
+} cursor;
+
+static void skip_ws(cursor* c) {
+  while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\t' || c->s[c->i] == '\n' || c->s[c->i] == '\r')) c->i++;
+}
+
+static int eat(cursor* c, char ch) {
+  skip_ws(c);
+  if (c->i < c->n && c->s[c->i] == ch) {
+    c->i++;
+    return 1;
+  }
+  return 0;
+}
+
+static int eat_word(cursor* c, const char* w) {
+  skip_ws(c);
+  size_t len = strlen(w);
+  if (c->n - c->i >= len && memcmp(c->s + c->i, w, len) == 0) {
+    c->i += len;
+    return 1;
+  }
+  return 0;
+}
+
+static int parse_str(cursor* c, char* out, size_t cap) {
+  skip_ws(c);
+  if (c->i >= c->n || (c->s[c->i] != '\'' && c->s[c->i] != '"')) return 0;
+  char q = c->s[c->i++];
+  size_t start = c->i;
+  while (c->i < c->n && c->s[c->i] != q) c->i++;
+  if (c->i >= c->n || c->i - start >= cap) return 0;
+  memcpy(out, c->s + start, c->i - start);
+  out[c->i - start] = '\0';
+  c->i++;
+  return 1;
+}
+
+static int parse_dim(cursor* c, int64_t* v) {
+  skip_ws(c);
+  size_t start = c->i;
+  int64_t x = 0;
+  while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') {
+    int d = c->s[c->i++] - '0';
+    if (x > (INT64_MAX - d) / 10) return 0;
+    x = x * 10 + d;
+  }
+  if (c->i == start) return 0;
+  if (c->i < c->n && c->s[c->i] == 'L') c->i++; /* Python 2 long literal in old files */
+  *v = x;
+  return 1;
+}
+
+/* Parses "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }". Returns 1 on success. */
+static int parse_npy_dict(cursor* c, char* descr, size_t descr_cap, int* fortran, int64_t* shape, int* ndim) {
+  int seen_descr = 0, seen_fortran = 0, seen_shape = 0;
+  if (!eat(c, '{')) return 0;
+  while (!eat(c, '}')) {
+    char key[32];
+    if (!parse_str(c, key, sizeof key) || !eat(c, ':')) return 0;
+    if (strcmp(key, "descr") == 0 && !seen_descr) {
+      if (!parse_str(c, descr, descr_cap)) return 0;
+      seen_descr = 1;
+    } else if (strcmp(key, "fortran_order") == 0 && !seen_fortran) {
+      if (eat_word(c, "True")) *fortran = 1;
+      else if (eat_word(c, "False")) *fortran = 0;
+      else return 0;
+      seen_fortran = 1;
+    } else if (strcmp(key, "shape") == 0 && !seen_shape) {
+      if (!eat(c, '(')) return 0;
+      *ndim = 0;
+      while (!eat(c, ')')) {
+        if (*ndim >= ONNXC_MAX_NDIM || !parse_dim(c, &shape[*ndim])) return 0;
+        (*ndim)++;
+        if (!eat(c, ',')) {
+          if (!eat(c, ')')) return 0;
+          break;
+        }
+      }
+      seen_shape = 1;
+    } else {
+      return 0; /* unknown or repeated key */
+    }
+    if (!eat(c, ',')) {
+      if (!eat(c, '}')) return 0;
+      break;
+    }
+  }
+  skip_ws(c);
+  return seen_descr && seen_fortran && seen_shape && c->i == c->n;
+}
+
+/* Compares two shapes ignoring leading and trailing 1s. */
+static int same_shape_mod_ones(const int64_t* a, int na, const int64_t* b, int nb) {
+  int a0 = 0, b0 = 0;
+  while (a0 < na && a[a0] == 1) a0++;
+  while (na > a0 && a[na - 1] == 1) na--;
+  while (b0 < nb && b[b0] == 1) b0++;
+  while (nb > b0 && b[nb - 1] == 1) nb--;
+  if (na - a0 != nb - b0) return 0;
+  for (int i = 0; i < na - a0; ++i)
+    if (a[a0 + i] != b[b0 + i]) return 0;
+  return 1;
+}
+
+static int ends_with_npy(const char* path) {
+  size_t n = strlen(path);
+  if (n < 4) return 0;
+  const char* e = path + n - 4;
+  return e[0] == '.' && (e[1] == 'n' || e[1] == 'N') && (e[2] == 'p' || e[2] == 'P') && (e[3] == 'y' || e[3] == 'Y');
+}
+
+/* Validates info and returns its byte size in *bytes. */
+static int check_info(const onnxc_tensor_info* info, const void* buf, size_t* bytes) {
+  if (!info) return fail(ONNXC_ERR_ARG, "tensor info is NULL");
+  size_t es = onnxc_dtype_size(info->dtype);
+  if (es == 0) return fail(ONNXC_ERR_DTYPE, "tensor '%s' has unsupported dtype %d", info->name ? info->name : "?", info->dtype);
+  if (info->ndim < 0 || info->ndim > ONNXC_MAX_NDIM || (info->ndim > 0 && !info->shape))
+    return fail(ONNXC_ERR_ARG, "tensor '%s' has invalid rank %d", info->name ? info->name : "?", info->ndim);
+  if (info->numel > SIZE_MAX / es) return fail(ONNXC_ERR_SIZE, "tensor '%s' is too large", info->name ? info->name : "?");
+  *bytes = info->numel * es;
+  if (!buf && *bytes) return fail(ONNXC_ERR_ARG, "tensor '%s' buffer is NULL", info->name ? info->name : "?");
+  return ONNXC_OK;
+}
+
+static int read_npy(FILE* f, uint64_t fsize, const char* path, const onnxc_tensor_info* info, void* dst, size_t bytes) {
+  unsigned char pre[12];
+  if (fsize < 10) return fail(ONNXC_ERR_FORMAT, "file '%s' is %llu bytes, too short for a .npy file", path, (unsigned long long)fsize);
+  int rc = read_exact(f, pre, 10, "tensor file", path);
+  if (rc) return rc;
+  if (memcmp(pre, "\x93NUMPY", 6) != 0) return fail(ONNXC_ERR_FORMAT, "file '%s' is not a .npy file (bad magic)", path);
+  unsigned major = pre[6];
+  if (major < 1 || major > 3)
+    return fail(ONNXC_ERR_VERSION, "file '%s' is .npy format version %u.%u, supported are 1.0, 2.0 and 3.0", path, major, pre[7]);
+  uint64_t prefix = major == 1 ? 10 : 12, hlen;
+  if (major == 1) {
+    hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8;
+  } else {
+    if (fsize < 12) return fail(ONNXC_ERR_FORMAT, "file '%s': truncated .npy header", path);
+    rc = read_exact(f, pre + 10, 2, "tensor file", path);
+    if (rc) return rc;
+    hlen = rd_u32(pre + 8);
+  }
+  if (hlen > fsize - prefix)
+    return fail(ONNXC_ERR_FORMAT, "file '%s': .npy header claims %llu bytes but the file has only %llu after the prefix",
+                path, (unsigned long long)hlen, (unsigned long long)(fsize - prefix));
+  if (hlen > (1u << 20)) return fail(ONNXC_ERR_FORMAT, "file '%s': .npy header of %llu bytes is implausibly long", path, (unsigned long long)hlen);
+  char* h = (char*)malloc((size_t)hlen + 1);
+  if (!h) return fail(ONNXC_ERR_NOMEM, "cannot allocate .npy header");
+  rc = read_exact(f, h, (size_t)hlen, "tensor file", path);
+  char descr[16] = "";
+  int fortran = 0, ndim = 0;
+  int64_t shape[ONNXC_MAX_NDIM];
+  if (!rc) {
+    cursor c = {h, (size_t)hlen, 0};
+    if (!parse_npy_dict(&c, descr, sizeof descr, &fortran, shape, &ndim))
+      rc = fail(ONNXC_ERR_FORMAT, "file '%s': malformed .npy header near byte %zu", path, (size_t)prefix + c.i);
+  }
+  free(h);
+  if (rc) return rc;
+  if (fortran) return fail(ONNXC_ERR_FORMAT, "file '%s' is in Fortran order; save it in C order", path);
+
+  /* dtype: byte-order character then kind+size; 1-byte types take any byte-order character */
+  const dtype_row* want = dtype_find(info->dtype);
+  const dtype_row* got = NULL;
+  char bo = descr[0];
+  if ((bo == '<' || bo == '|' || bo == '>' || bo == '=') && strlen(descr) == 3) {
+    for (size_t i = 0; i < NUM_DTYPES; ++i)
+      if (strcmp(descr + 1, k_dtypes[i].npy) == 0) got = &k_dtypes[i];
+    if (got && got->size > 1 && bo != '<' && bo != '=')
+      return fail(ONNXC_ERR_DTYPE, "file '%s' has %s data '%s'; only little-endian is supported", path,
+                  bo == '>' ? "big-endian" : "unordered", descr);
+  }
+  if (!got) return fail(ONNXC_ERR_DTYPE, "file '%s' has unsupported .npy dtype '%s', expected %s", path, descr, want->name);
+  if (got != want) return fail(ONNXC_ERR_DTYPE, "file '%s' holds %s data, expected %s", path, got->name, want->name);
+
+  char fs[600], es[600];
+  onnxc_format_type(fs, sizeof fs, got->code, ndim, shape);
+  onnxc_format_type(es, sizeof es, info->dtype, info->ndim, info->shape);
+  uint64_t count = 1;
+  for (int i = 0; i < ndim; ++i) count = (shape[i] != 0 && count > UINT64_MAX / (uint64_t)shape[i]) ? UINT64_MAX : count * (uint64_t)shape[i];
+  if (count != (uint64_t)info->numel)
+    return fail(ONNXC_ERR_SHAPE, "file '%s' holds %s (%llu elements), expected %s (%zu elements)", path, fs,
+                (unsigned long long)count, es, info->numel);
+  if (!same_shape_mod_ones(shape, ndim, info->shape, info->ndim))
+    return fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected %s", path, fs, es);
+
+  uint64_t have = fsize - prefix - hlen;
+  if (have != bytes)
+    return fail(ONNXC_ERR_SIZE, "file '%s' has %llu bytes of data after its .npy header, expected %zu for %s", path,
+                (unsigned long long)have, bytes, es);
+  return read_exact(f, dst, bytes, "tensor file", path);
+}
+
+int onnxc_read_tensor_file(const char* path, const onnxc_tensor_info* info, void* dst) {
+  size_t bytes = 0;
+  int rc = check_info(info, dst, &bytes);
+  if (rc) return rc;
+  FILE* f = NULL;
+  uint64_t fsize = 0;
+  rc = open_read(path, "tensor file", &f, &fsize);
+  if (rc) return rc;
+  if (ends_with_npy(path)) {
+    rc = read_npy(f, fsize, path, info, dst, bytes);
+  } else if (fsize != bytes) {
+    char es[600];
+    rc = fail(ONNXC_ERR_SIZE, "raw file '%s' is %llu bytes, expected %zu for %s", path, (unsigned long long)fsize,
+              bytes, onnxc_format_type(es, sizeof es, info->dtype, info->ndim, info->shape));
+  } else {
+    rc = read_exact(f, dst, bytes, "tensor file", path);
+  }
+  fclose(f);
+  return rc;
+}
+
+int onnxc_write_tensor_file(const char* path, const onnxc_tensor_info* info, const void* src) {
+  size_t bytes = 0;
+  int rc = check_info(info, src, &bytes);
+  if (rc) return rc;
+  if (!path) return fail(ONNXC_ERR_ARG, "tensor file path is NULL");
+  char hdr[1024];
+  size_t hlen = 0;
+  if (ends_with_npy(path)) {
+    const dtype_row* d = dtype_find(info->dtype);
+    int n = snprintf(hdr + 10, sizeof hdr - 10, "{'descr': '%c%s', 'fortran_order': False, 'shape': (",
+                     d->size == 1 ? '|' : '<', d->npy);
+    size_t len = 10 + (size_t)n;
+    for (int i = 0; i < info->ndim; ++i) {
+      n = snprintf(hdr + len, sizeof hdr - len, "%lld,%s", (long long)info->shape[i], info->ndim == 1 ? "" : " ");
+      len += (size_t)n;
+    }
+    if (info->ndim > 1) len -= 2; /* drop the last ", " */
+    len += (size_t)snprintf(hdr + len, sizeof hdr - len, "), }");
+    while ((len + 1) % 64 != 0) hdr[len++] = ' ';
+    hdr[len++] = '\n';
+    memcpy(hdr, "\x93NUMPY\x01\x00", 8);
+    hdr[8] = (char)((len - 10) & 0xff);
+    hdr[9] = (char)((len - 10) >> 8);
+    hlen = len;
+  }
+  FILE* f = fopen(path, "wb");
+  if (!f) return fail(ONNXC_ERR_IO, "cannot create tensor file '%s': %s", path, strerror(errno));
+  int ok = fwrite(hdr, 1, hlen, f) == hlen && (bytes == 0 || fwrite(src, 1, bytes, f) == bytes);
+  if (fclose(f) != 0) ok = 0;
+  if (!ok) return fail(ONNXC_ERR_IO, "cannot write tensor file '%s': %s", path, strerror(errno));
+  return ONNXC_OK;
+}

@@ -1,0 +1,261 @@
+// tools/compile_model.cc — the compile-model driver: parse flags, import the ONNX model,
+// emit C, and build it with the system C compiler. Thin by design: the work is in
+// frontend/, ir/, passes/ and codegen/.
+//
+// Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
+// does not support; 4 internal compiler error; 5 the C compiler failed; 6 --verify found
+// outputs outside tolerance.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sys/wait.h>
+
+#include "codegen/c_module.h"
+#include "frontend/onnx_import.h"
+#include "ir/eval.h"
+#include "ir/op.h"
+#include "tools/target.h"
+
+namespace fs = std::filesystem;
+using namespace onnxc;
+
+namespace {
+
+enum Exit { kOk = 0, kUsage = 1, kInvalid = 2, kUnsupported = 3, kInternal = 4, kCcFailed = 5, kVerifyFailed = 6 };
+
+struct Options {
+  std::string model, outdir, name, emit = "exe", cc = "cc", cflags, target = "host";
+  std::vector<std::string> input_shapes;
+  bool dump_ir = false, verify = false, list_ops = false, quiet = false;
+  double verify_tol = 1e-3;
+};
+
+class Timer {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+Shape parse_dims(const std::string& spec, const std::string& text) {
+  Shape s;
+  size_t p = 0;
+  while (p <= text.size()) {
+    size_t q = text.find(',', p);
+    std::string tok = text.substr(p, q == std::string::npos ? std::string::npos : q - p);
+    try {
+      size_t used = 0;
+      long long v = std::stoll(tok, &used);
+      if (used != tok.size() || v < 0) throw std::invalid_argument("bad");
+      s.push_back(v);
+    } catch (const std::exception&) {
+      throw CompileError(CompileError::Kind::Io, "--input-shape '" + spec + "': '" + tok + "' is not a non-negative integer");
+    }
+    if (q == std::string::npos) break;
+    p = q + 1;
+  }
+  return s;
+}
+
+std::string quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+int run_command(const std::string& cmd, std::string* output) {
+  std::string full = cmd + " 2>&1";
+  FILE* p = popen(full.c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+// Builds the executable or shared library; returns the C compiler's exit status.
+int build(const Options& o, const Target& t, double* seconds) {
+  Timer tm;
+  std::string flags = o.cflags.empty() ? "-O3 " + t.march : o.cflags;
+  std::string dir = quote(o.outdir) + "/";
+  std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -I{}", o.cc, flags, quote(o.outdir));
+  if (o.emit == "so")
+    cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c {}onnxc_runtime.c -lm", dir, o.name, dir, o.name, dir);
+  else
+    cmd += fmt::format(" -DONNXC_MODEL_INFO={}_info -o {}{} {}{}.c {}onnxc_runtime.c {}onnxc_main.c -lm", o.name, dir, o.name, dir, o.name,
+                       dir, dir);
+  std::string out;
+  if (!o.quiet) fmt::print("cc: {}\n", cmd);
+  int rc = run_command(cmd, &out);
+  *seconds = tm.seconds();
+  if (rc != 0 || (!o.quiet && !out.empty())) std::cerr << out;
+  return rc;
+}
+
+// Runs the reference evaluator and the compiled binary on the same random inputs.
+int verify(const Options& o, const Graph& g) {
+  fs::path vdir = fs::path(o.outdir) / "verify";
+  fs::create_directories(vdir);
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::map<const Value*, Tensor> inputs;
+  std::string args;
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    const Value* v = g.inputs[k];
+    Tensor t(v->dtype, v->shape);
+    if (v->dtype == DType::F32)
+      for (int64_t i = 0; i < t.numel(); ++i) t.set(i, dist(rng));
+    fs::path f = vdir / ("input" + std::to_string(k) + ".bin");
+    std::ofstream(f, std::ios::binary).write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.nbytes()));
+    args += fmt::format(" --input {}", quote(v->name + "=" + f.string()));
+    inputs[v] = std::move(t);
+  }
+  for (size_t k = 0; k < g.outputs.size(); ++k)
+    args += fmt::format(" --output {}", quote(g.outputs[k]->name + "=" + (vdir / ("output" + std::to_string(k) + ".bin")).string()));
+  Timer tm;
+  auto ref = run_reference(g, inputs);
+  double ref_s = tm.seconds();
+  std::string out;
+  int rc = run_command(quote((fs::path(o.outdir) / o.name).string()) + " --quiet" + args, &out);
+  if (rc != 0) {
+    std::cerr << out << fmt::format("verify: the generated binary failed (exit {})\n", rc);
+    return kVerifyFailed;
+  }
+  bool ok = true;
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const Value* v = g.outputs[k];
+    const Tensor& r = ref.at(v);
+    std::ifstream f(vdir / ("output" + std::to_string(k) + ".bin"), std::ios::binary);
+    Tensor got(v->dtype, v->shape);
+    f.read(reinterpret_cast<char*>(got.bytes.data()), static_cast<std::streamsize>(got.nbytes()));
+    double max_abs = 0, max_rel = 0, max_ref = 0;
+    for (int64_t i = 0; i < r.numel(); ++i) {
+      double a = got.get(i), b = r.get(i);
+      double d = std::fabs(a - b);
+      if (std::isnan(a) != std::isnan(b)) d = INFINITY;
+      else if (std::isnan(a)) d = 0;
+      max_abs = std::max(max_abs, d);
+      if (!std::isnan(b)) max_ref = std::max(max_ref, std::fabs(b));
+      if (std::fabs(b) > 1e-6) max_rel = std::max(max_rel, d / std::fabs(b));
+    }
+    bool pass = max_abs <= o.verify_tol * std::max(1.0, max_ref);
+    ok = ok && pass;
+    fmt::print("verify: output '{}' {}: max abs error {:.3g}, max rel error {:.3g}, max |ref| {:.3g} — {}\n", v->name, v->type_str(),
+               max_abs, max_rel, max_ref, pass ? "ok" : "MISMATCH");
+  }
+  fmt::print("verify: reference evaluation took {:.2f} s\n", ref_s);
+  return ok ? kOk : kVerifyFailed;
+}
+
+int compile(Options& o) {
+  Target target = parse_target(o.target);
+  ImportOptions io;
+  for (auto& spec : o.input_shapes) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw CompileError(CompileError::Kind::Io, "--input-shape '" + spec + "' must look like NAME=1,3,224,224");
+    io.input_shapes[spec.substr(0, eq)] = parse_dims(spec, spec.substr(eq + 1));
+  }
+  if (o.name.empty()) o.name = fs::path(o.model).stem().string();
+  o.name = c_identifier(o.name);
+  auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
+
+  Timer t_import;
+  auto g = import_onnx_file(o.model, io);
+  size_t params = 0;
+  for (auto& v : g->values)
+    if (v->constant && !v->producer) params += static_cast<size_t>(v->constant->numel());
+  say(fmt::format("import: {} nodes, {} inputs, {} outputs, {:.2f} M parameters, opset {} ({:.2f} s)", g->nodes.size(), g->inputs.size(),
+                  g->outputs.size(), params / 1e6, g->opset, t_import.seconds()));
+  say("target: " + target.describe());
+  if (o.dump_ir) fmt::print("{}", dump_ir(*g));
+
+  Timer t_gen;
+  CodegenOptions co{o.name, o.outdir, o.model};
+  CodegenResult r = emit_c_module(*g, co);
+  say(fmt::format("codegen: {} functions, weights {:.2f} MB, arena {:.2f} MB -> {}/{}.c ({:.2f} s)", r.functions, r.weights_bytes / 1e6,
+                  r.arena_bytes / 1e6, o.outdir, o.name, t_gen.seconds()));
+  if (o.emit == "c") return kOk;
+  double cc_s = 0;
+  int rc = build(o, target, &cc_s);
+  if (rc != 0) {
+    fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", o.cc, rc, o.outdir, o.name);
+    return kCcFailed;
+  }
+  say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, o.emit == "so" ? "lib" + o.name + ".so" : o.name, cc_s));
+  if (o.verify) return verify(o, *g);
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "compile-model — compile an ONNX model to C, and build it into an inference executable or library.\n\n"
+      "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
+      "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
+      "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N).\n\n"
+      "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc, 4 internal error,\n"
+      "5 C compiler failed, 6 --verify mismatch.",
+      "compile-model"};
+  app.add_option("model", o.model, "ONNX model file (.onnx)");
+  app.add_option("-o,--output-dir", o.outdir, "folder for the generated files (created if missing)");
+  app.add_option("--name", o.name, "C name of the model: file and symbol prefix (default: the model file's stem)");
+  app.add_option("--emit", o.emit, "what to produce: c (sources only), so (shared library), exe (executable)")
+      ->check(CLI::IsMember({"c", "so", "exe"}))->capture_default_str();
+  app.add_option("--cc", o.cc, "C compiler used to build the output")->capture_default_str();
+  app.add_option("--cflags", o.cflags, "C compiler flags, replacing the default \"-O3 -march=native\"");
+  app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims");
+  app.add_option("--target", o.target, "target: host (LLVM host detection), avx512, avx2, sse, neon, sve128..sve2048, generic-<bits>")
+      ->capture_default_str();
+  app.add_flag("--dump-ir", o.dump_ir, "print the IR after import and shape inference");
+  app.add_flag("--verify", o.verify, "run the reference evaluator and the built binary on one random input and compare");
+  app.add_option("--verify-tol", o.verify_tol, "--verify tolerance: max abs error <= TOL * max(1, max |reference|)")->capture_default_str();
+  app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit");
+  app.add_flag("-q,--quiet", o.quiet, "print only errors");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kUsage;
+  }
+  if (o.list_ops) {
+    for (auto& op : supported_ops()) fmt::print("{}\n", op);
+    return kOk;
+  }
+  if (o.model.empty() || o.outdir.empty()) {
+    fmt::print(stderr, "compile-model: error: {} required\n{}", o.model.empty() ? "a model file is" : "-o OUTDIR is", app.help());
+    return kUsage;
+  }
+  if (o.verify && o.emit != "exe") {
+    fmt::print(stderr, "compile-model: error: --verify needs --emit exe\n");
+    return kUsage;
+  }
+  try {
+    return compile(o);
+  } catch (const CompileError& e) {
+    fmt::print(stderr, "{}: {}\n", o.model, e.what());
+    switch (e.kind()) {
+      case CompileError::Kind::Io: return kUsage;
+      case CompileError::Kind::Invalid: return kInvalid;
+      case CompileError::Kind::Unsupported: return kUnsupported;
+    }
+  } catch (const InternalError& e) {
+    fmt::print(stderr, "{}: internal compiler error: {}\n", o.model, e.what());
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "{}: out of memory\n", o.model);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: internal compiler error: {}\n", o.model, e.what());
+  }
+  return kInternal;
+}
