@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Bad-input tests: malformed or unsupported models and wrong input files.
+
+Each case builds a bad model (with onnx.helper, or raw bytes) in a scratch folder, runs
+compile-model on it (or a generated binary on a bad input file) and checks that it exits
+non-zero with the expected exit code, prints a message containing the expected words (the
+node's name for graph errors), and did not crash: no signal, no sanitizer report.
+Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
+  run_bad_inputs.py --compiler build/compile-model [--cflags "-O1 -fsanitize=address,undefined"]
+Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
+"""
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+INVALID, UNSUPPORTED, USAGE = 2, 3, 1
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def vi(name, shape, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def save(m, path):
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    return path
+
+
+def external_tensor():
+    w = TensorProto()
+    w.name, w.data_type = "w", TensorProto.FLOAT
+    w.dims.extend([4])
+    return w
+
+
+def relu_model():
+    return model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+
+def conv_model(**attrs):
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+    n = helper.make_node("Conv", ["x", "w"], ["y"], name="conv_3", **attrs)
+    return model([n], [vi("x", [1, 3, 8, 8])], [vi("y", None)], [w])
+
+
+CASES = []
+
+
+def case(name, code, *needles):
+    def deco(fn):
+        CASES.append((name, code, needles, fn))
+        return fn
+    return deco
+
+
+@case("missing file", USAGE, "cannot open model", "No such file")
+def _(d):
+    return os.path.join(d, "does_not_exist.onnx")
+
+
+@case("empty file", INVALID, "empty")
+def _(d):
+    p = os.path.join(d, "empty.onnx")
+    open(p, "wb").close()
+    return p
+
+
+@case("random bytes", None, "")
+def _(d):
+    rng = random.Random(7)
+    p = os.path.join(d, "random.onnx")
+    with open(p, "wb") as f:
+        f.write(bytes(rng.randrange(256) for _ in range(4096)))
+    return p
+
+
+@case("truncated protobuf", INVALID, "not a valid ONNX model")
+def _(d):
+    b = conv_model().SerializeToString()
+    p = os.path.join(d, "truncated.onnx")
+    with open(p, "wb") as f:
+        f.write(b[: len(b) // 2])
+    return p
+
+
+@case("directory instead of file", USAGE, "directory")
+def _(d):
+    return d
+
+
+@case("unsupported op", UNSUPPORTED, "node 'frob_1'", "FrobnicateX", "not supported")
+def _(d):
+    m = model([helper.make_node("FrobnicateX", ["x"], ["y"], name="frob_1")], [vi("x", [2])], [vi("y", [2])])
+    return save(m, os.path.join(d, "unsupported.onnx"))
+
+
+@case("unsupported domain", UNSUPPORTED, "node 'ms_1'", "com.microsoft")
+def _(d):
+    n = helper.make_node("FusedConv", ["x"], ["y"], name="ms_1", domain="com.microsoft")
+    m = model([n], [vi("x", [2])], [vi("y", [2])])
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return save(m, os.path.join(d, "domain.onnx"))
+
+
+@case("unknown attribute", INVALID, "node 'relu_1'", "unknown attribute 'bogus'")
+def _(d):
+    m = relu_model()
+    m.graph.node[0].attribute.append(helper.make_attribute("bogus", 3))
+    return save(m, os.path.join(d, "unknown_attr.onnx"))
+
+
+@case("attribute value outside the spec (Conv strides 0)", INVALID, "node 'conv_3'", "strides")
+def _(d):
+    return save(conv_model(strides=[0, 1]), os.path.join(d, "conv_strides.onnx"))
+
+
+@case("attribute value outside the spec (Conv auto_pad)", INVALID, "node 'conv_3'", "auto_pad")
+def _(d):
+    return save(conv_model(auto_pad="SIDEWAYS"), os.path.join(d, "conv_autopad.onnx"))
+
+
+@case("attribute of the wrong type", INVALID, "node 'conv_3'", "strides")
+def _(d):
+    return save(conv_model(strides=2.5), os.path.join(d, "conv_strides_type.onnx"))
+
+
+@case("inconsistent shapes (Add)", INVALID, "node 'add_7'", "[2,3]", "[4,5]")
+def _(d):
+    n = helper.make_node("Add", ["a", "b"], ["y"], name="add_7")
+    m = model([n], [vi("a", [2, 3]), vi("b", [4, 5])], [vi("y", None)])
+    return save(m, os.path.join(d, "shapes.onnx"))
+
+
+@case("inconsistent shapes (Conv channels)", INVALID, "node 'conv_3'", "channel")
+def _(d):
+    w = numpy_helper.from_array(np.ones((4, 5, 3, 3), np.float32), "w")
+    n = helper.make_node("Conv", ["x", "w"], ["y"], name="conv_3")
+    m = model([n], [vi("x", [1, 3, 8, 8])], [vi("y", None)], [w])
+    return save(m, os.path.join(d, "conv_channels.onnx"))
+
+
+@case("symbolic dimension without override", INVALID, "'x'", "'batch'", "--input-shape")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", ["batch", 3])], [vi("y", ["batch", 3])])
+    return save(m, os.path.join(d, "symbolic.onnx"))
+
+
+@case("external data outside the model folder", INVALID, "outside the model's folder")
+def _(d):
+    sub = os.path.join(d, "ext")
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(d, "secret.bin"), "wb") as f:
+        f.write(b"\0" * 64)
+    w = external_tensor()
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "../secret.bin"), ("offset", "0"), ("length", "16")):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])], [w])
+    return save(m, os.path.join(sub, "ext.onnx"))
+
+
+@case("external data range outside the file", INVALID, "outside")
+def _(d):
+    sub = os.path.join(d, "ext2")
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, "w.bin"), "wb") as f:
+        f.write(b"\0" * 8)
+    w = external_tensor()
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "w.bin"), ("offset", "4")):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])], [w])
+    return save(m, os.path.join(sub, "ext2.onnx"))
+
+
+@case("initializer data size does not match its dims", INVALID, "initializer 'w'", "raw_data")
+def _(d):
+    w = numpy_helper.from_array(np.ones((4,), np.float32), "w")
+    w.dims[0] = 5
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [5])], [vi("y", [5])], [w])
+    return save(m, os.path.join(d, "init_size.onnx"))
+
+
+@case("dangling input", INVALID, "'nowhere'", "not produced")
+def _(d):
+    n = helper.make_node("Add", ["x", "nowhere"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])])
+    return save(m, os.path.join(d, "dangling.onnx"))
+
+
+@case("cycle", INVALID, "cycle")
+def _(d):
+    n1 = helper.make_node("Add", ["x", "b"], ["a"], name="add_a")
+    n2 = helper.make_node("Relu", ["a"], ["b"], name="relu_b")
+    m = model([n1, n2], [vi("x", [4])], [vi("a", [4])])
+    return save(m, os.path.join(d, "cycle.onnx"))
+
+
+@case("opset out of range", UNSUPPORTED, "opset 3")
+def _(d):
+    return save(model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2])], [vi("y", [2])], opset=3),
+                os.path.join(d, "opset.onnx"))
+
+
+def run_compile(args, compiler, d, src, cflags):
+    out = os.path.join(d, "out_" + re.sub(r"\W", "_", os.path.basename(src)))
+    cmd = [compiler, src, "-o", out, "--name", "m", "--quiet"]
+    if cflags:
+        cmd += ["--cflags", cflags]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300), out
+
+
+def check(name, p, code, needles):
+    msg = (p.stdout or "") + (p.stderr or "")
+    problems = []
+    if p.returncode < 0:
+        problems.append(f"killed by signal {-p.returncode}")
+    elif p.returncode == 0:
+        problems.append("exited 0")
+    elif code is not None and p.returncode != code:
+        problems.append(f"exit code {p.returncode}, expected {code}")
+    if "Sanitizer" in msg or "runtime error:" in msg or "internal compiler error" in msg:
+        problems.append("crash report in output")
+    for n in needles:
+        if n not in msg:
+            problems.append(f"message lacks {n!r}")
+    if not msg.strip():
+        problems.append("no message")
+    first = msg.strip().splitlines()[0] if msg.strip() else ""
+    status = "ok  " if not problems else "FAIL"
+    print(f"{status} {name}: exit {p.returncode}: {first}")
+    for pr in problems:
+        print(f"     {pr}")
+    if problems and msg.strip():
+        print("     output: " + msg.strip()[:2000].replace("\n", "\n             "))
+    return not problems
+
+
+def binary_cases(compiler, d, cflags):
+    """The generated binary given bad input files."""
+    results = []
+    src = save(relu_model(), os.path.join(d, "good.onnx"))
+    p, out = run_compile(None, compiler, d, src, cflags)
+    if p.returncode != 0:
+        print(f"FAIL could not build the good model: {p.stderr}")
+        return [False]
+    exe = os.path.join(out, "m")
+    bad_raw = os.path.join(d, "short.bin")
+    with open(bad_raw, "wb") as f:
+        f.write(b"\0" * 10)
+    bad_npy = os.path.join(d, "wrong_dtype.npy")
+    np.save(bad_npy, np.zeros((2, 3), np.float64))
+    wrong_shape = os.path.join(d, "wrong_shape.npy")
+    np.save(wrong_shape, np.zeros((5, 7), np.float32))
+    garbage = os.path.join(d, "garbage.npy")
+    with open(garbage, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00\xff\xff{'descr': '<f4'")
+    runs = [
+        ("binary: raw input file of the wrong size", ["--input", f"x={bad_raw}"], ["10 bytes", "24"]),
+        ("binary: .npy of the wrong dtype", ["--input", f"x={bad_npy}"], ["float32"]),
+        ("binary: .npy of the wrong shape", ["--input", f"x={wrong_shape}"], ["wrong_shape.npy"]),
+        ("binary: truncated .npy header", ["--input", f"x={garbage}"], ["garbage.npy"]),
+        ("binary: missing input file", ["--input", f"x={d}/nope.npy"], ["nope.npy"]),
+        ("binary: unknown input name", ["--input", f"zz={bad_raw}"], ["zz"]),
+        ("binary: missing weights file", ["--weights", f"{d}/none.weights"], ["none.weights"]),
+        ("binary: truncated weights file", ["--weights", bad_raw], ["short.bin"]),
+    ]
+    for name, args, needles in runs:
+        p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=60)
+        results.append(check(name, p, None, needles))
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compiler", required=True)
+    ap.add_argument("--cflags", default="-O1")
+    args = ap.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="onnxc-bad-") as d:
+        for name, code, needles, fn in CASES:
+            try:
+                src = fn(d)
+                p, _ = run_compile(args, args.compiler, d, src, args.cflags)
+                results.append(check(name, p, code, needles))
+            except Exception as e:  # a broken case is a failure, not a crash of the runner
+                print(f"FAIL {name}: runner error {e!r}")
+                results.append(False)
+        results += binary_cases(args.compiler, d, args.cflags)
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

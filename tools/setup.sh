@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs onnxc's build and test dependencies from Debian 12's packages, then configures
+# and builds into BUILD_DIR (default: build/). Used by tools/demo.sh and tools/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+PACKAGES="cmake make g++ gcc clang libonnx-dev libprotobuf-dev protobuf-compiler llvm-dev libomp-dev
+  libfmt-dev libcli11-dev libgtest-dev python3 python3-numpy python3-onnx python3-torch python3-torchvision"
+if [ "${ONNXC_SKIP_APT:-0}" != 1 ]; then
+  echo "== installing Debian packages"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $PACKAGES
+fi
+echo "== building onnxc in $BUILD_DIR"
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$(nproc)"
