@@ -254,8 +254,12 @@ struct Module {
       const Value* v = g.inputs[k];
       s += fmt::format("  const {}* const {} = in{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
     }
-    for (auto& [v, k] : out_index)
+    for (size_t k = 0; k < g.outputs.size(); ++k) {  // graph order keeps the C deterministic
+      const Value* v = g.outputs[k];
+      auto it = out_index.find(v);
+      if (it == out_index.end() || it->second != k) continue;
       s += fmt::format("  {}* const {} = out{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
+    }
     for (const Value* v : weights)
       s += fmt::format("  const {0}* const {1} = (const {0}*)(g_weights.data + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
                        woff.at(v), comment_safe(v->name), v->type_str());

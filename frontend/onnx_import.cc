@@ -169,6 +169,15 @@ class Importer {
   }
 
   void read_inputs(const onnx::GraphProto& gp) {
+    for (auto& [name, s] : opt_.input_shapes) {
+      bool found = false;
+      std::string names;
+      for (const auto& in : gp.input()) {
+        found = found || in.name() == name;
+        if (!g_->find(in.name())) names += (names.empty() ? "" : ", ") + in.name();
+      }
+      if (!found || g_->find(name)) fail_invalid("--input-shape names '" + name + "', which is not a graph input (inputs: " + names + ")");
+    }
     std::set<std::string> seen;
     for (const auto& in : gp.input()) {
       if (!seen.insert(in.name()).second) fail_invalid("graph input '" + in.name() + "' is listed twice");
@@ -205,14 +214,6 @@ class Importer {
       v->shape = shape;
       v->shape_known = true;
       g_->inputs.push_back(v);
-    }
-    for (auto& [name, s] : opt_.input_shapes) {
-      Value* v = g_->find(name);
-      if (!v || !v->is_input) {
-        std::string names;
-        for (Value* i : g_->inputs) names += (names.empty() ? "" : ", ") + i->name;
-        fail_invalid("--input-shape names '" + name + "', which is not a graph input (inputs: " + names + ")");
-      }
     }
   }
 

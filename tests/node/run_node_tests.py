@@ -164,7 +164,7 @@ def tensor_key(t):
         if a.dtype == object:
             h.update(repr(a.tolist()).encode())
         else:
-            h.update(np.ascontiguousarray(a).tobytes())
+            h.update(a.tobytes())
     except Exception:  # odd encodings: fall back to the proto itself
         c = TensorProto()
         c.CopyFrom(t)
@@ -442,7 +442,7 @@ class Runner:
             if feeds[vi.name].data_type == TensorProto.BFLOAT16:
                 raise Unsupported("runner: bfloat16 runtime input '%s'" % vi.name)
             path = os.path.join(sdir, "input_%d.npy" % k)
-            np.save(path, np.ascontiguousarray(arr), allow_pickle=False)
+            np.save(path, np.array(arr, order="C", copy=True), allow_pickle=False)
             cmd += ["--input", "%s=%s" % (vi.name, path)]
         out_paths = []
         for k, vi in enumerate(outputs):
