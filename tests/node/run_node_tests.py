@@ -6,7 +6,7 @@ CASES/test_*/model.onnx + test_data_set_*/{input,output}_K.pb) through
 `compile-model --emit exe` and the generated binary, and compares the binary's
 outputs with the reference outputs.
 
-  run_node_tests.py --compiler build/tools/compile-model --cases /tmp/nodecases/node
+  run_node_tests.py --compiler build/compile-model --cases /tmp/nodecases/node
 
 Conventions:
 - A case is UNSUPPORTED (not failed) when a node's op type is missing from
@@ -15,11 +15,16 @@ Conventions:
   not a tensor (sequence/optional/map), or compile-model exits 3 (reason =
   first line of its stderr). Anything else that goes wrong is a FAIL,
   including a Python exception while handling the case.
-- Static compilation needs shape-like tensors to be constants, so every graph
-  input whose element type is not in --runtime-dtypes (default: float only)
-  is baked into the model as an initializer of the same name, with the value
-  from the data set. Data sets whose baked values differ are compiled
-  separately (one compile per distinct set of baked values). Runtime inputs
+- Static compilation needs shape-like tensors to be constants, so graph
+  inputs are baked into the model as initializers of the same name, with the
+  value from the data set. --bake dtype (default): every input whose element
+  type is not in --runtime-dtypes (default: float only). --bake shape: only
+  inputs that feed a shape-like operand (Reshape shape, Slice starts, Pad
+  pads, axes, sizes, ... see SHAPE_OPERANDS), plus string and bfloat16
+  inputs, which .npy cannot carry; other inputs of any type stay runtime
+  inputs, so int/double kernels run in the binary instead of being folded.
+  Data sets whose baked values differ are compiled separately (one compile
+  per distinct set of baked values). Runtime inputs
   with unknown dims get the data set's shape written into the model copy.
   Models with IR version < 4 are bumped to 4 so initializers need not be
   graph inputs.
@@ -61,7 +66,31 @@ from onnx import TensorProto, numpy_helper
 
 PASS, FAIL, UNSUPPORTED = "pass", "fail", "unsupported"
 DEFAULT_DOMAINS = ("", "ai.onnx")
-FLOAT_KINDS = "fc"
+
+
+# Inputs (by position) that fix output shapes or op behaviour; --bake shape
+# makes graph inputs feeding them constants.
+SHAPE_OPERANDS = {
+    "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
+    "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Upsample": (1,),
+    "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "ReduceSum": (1,),
+    "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,),
+    "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
+    "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "TopK": (1,),
+    "OneHot": (1,), "Range": (0, 1, 2), "CumSum": (1,), "Trilu": (1,),
+    "Dropout": (1, 2), "Compress": (1,), "NonMaxSuppression": (2, 3, 4),
+    "CenterCropPad": (1,), "DFT": (1,), "STFT": (1, 2, 3),
+}
+NPY_UNSAFE = (TensorProto.STRING, TensorProto.BFLOAT16, TensorProto.UNDEFINED)
+
+
+def shape_operand_names(graph):
+    names = set()
+    for node in graph.node:
+        for k in SHAPE_OPERANDS.get(node.op_type, ()):
+            if k < len(node.input) and node.input[k]:
+                names.add(node.input[k])
+    return names
 
 
 class Unsupported(Exception):
@@ -294,6 +323,11 @@ class Runner:
         check_tensor_types(graph)
 
         init_names = {t.name for t in graph.initializer}
+        if self.args.bake == "shape":
+            shape_names = shape_operand_names(graph)
+            to_bake = lambda vi: vi.name in shape_names or elem_type(vi) in NPY_UNSAFE
+        else:
+            to_bake = lambda vi: elem_type(vi) not in self.runtime_dtypes
         inputs = [vi for vi in graph.input if vi.name not in init_names]
         outputs = list(graph.output)
         sets = sorted((os.path.join(case_dir, d) for d in os.listdir(case_dir)
@@ -309,7 +343,7 @@ class Runner:
             baked, shapes, key = {}, {}, []
             for vi in inputs:
                 t = feeds[vi.name]
-                if elem_type(vi) in self.runtime_dtypes:
+                if not to_bake(vi):
                     if self._needs_shape(vi):
                         shapes[vi.name] = list(t.dims)
                         key.append(("shape", vi.name, tuple(t.dims)))
@@ -502,7 +536,7 @@ def report(results, args, elapsed, out=sys.stdout):
     unsup = [r for r in results if r.status == UNSUPPORTED]
     for r in failed:
         print("FAIL %s: %s" % (r.name, r.reason), file=out)
-        if args.verbose and r.detail:
+        if args.verbose and r.detail and r.detail.strip() != r.reason:
             for line in r.detail.rstrip().splitlines():
                 print("    " + line, file=out)
 
@@ -555,6 +589,9 @@ def main(argv=None):
     ap.add_argument("--cflags", default="-O1")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--bake", choices=("dtype", "shape"), default="dtype",
+                    help="which graph inputs become constants: those not of "
+                         "--runtime-dtypes (default), or those feeding shape operands")
     ap.add_argument("--runtime-dtypes", default="float",
                     help="comma-separated ONNX element types kept as runtime inputs; "
                          "inputs of other types are baked in (default: float)")
@@ -565,7 +602,19 @@ def main(argv=None):
     ap.add_argument("--expect-min-pass", type=int, default=None)
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="full failure details, notes, and progress on stderr")
-    args = ap.parse_args(argv)
+    # "--cflags -O1" (as CMake and shells pass it) would make argparse read
+    # -O1 as an option; join such pairs into "--cflags=-O1" first.
+    argv = list(sys.argv[1:] if argv is None else argv)
+    joined = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in ("--cflags", "--cc") and i + 1 < len(argv):
+            joined.append(argv[i] + "=" + argv[i + 1])
+            i += 2
+        else:
+            joined.append(argv[i])
+            i += 1
+    args = ap.parse_args(joined)
 
     t0 = time.time()
     args.compiler = os.path.abspath(args.compiler)
