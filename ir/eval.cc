@@ -49,6 +49,7 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
     }
     if (all_const) continue;  // the op set its outputs itself (Constant, Shape)
     std::vector<const Tensor*> in;
+    all_const = true;  // now: are all inputs constant?
     for (Value* v : n.inputs) {
       if (v && !v->constant) { all_const = false; break; }
       in.push_back(v ? v->constant.get() : nullptr);

@@ -1,9 +1,79 @@
-// ir/ops/reshape.cc — not implemented yet: registers no op, so models using it are rejected
-// as unsupported with the op's name.
+// ir/ops/reshape.cc — Reshape: same data, new shape (opset 5+ form: the shape is input 1).
+//
+// The shape input must be a compile-time constant (it usually is, after the folding of
+// Shape → Gather → Unsqueeze → Concat subgraphs). Entries: -1 (at most one) takes the
+// remaining size; 0 copies the input dimension at the same index, unless allowzero=1
+// (opset 14), where 0 is a literal zero (and then -1 may not appear with a 0). Any dtype.
+// The C code is one memcpy. Known gap: the opset 1-4 attribute form (onnxc starts at 7).
+#include <limits>
+
+#include "ir/ops/move_common.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
+namespace {
 
-void register_reshape(OpTable&) {}
+class Reshape : public Op {
+ public:
+  void parse(AttrReader& a) override { allowzero_ = a.i("allowzero", 0); }
+
+  bool static_input(size_t i) const override { return i == 1; }
+
+  void infer(Node& n) override {
+    if (n.inputs.size() != 2) n.invalid("expects 2 inputs (data, shape), got " + std::to_string(n.inputs.size()));
+    if (allowzero_ != 0 && allowzero_ != 1) n.invalid(fmt::format("allowzero must be 0 or 1, got {}", allowzero_));
+    const Value& x = need_input(n, 0, "data");
+    need_input(n, 1, "shape");
+    std::vector<int64_t> req = static_ints(n, 1, "shape");
+    const Shape& in = x.shape;
+    Shape out(req.size());
+    int64_t minus_one = -1, known = 1;
+    bool has_zero = false;
+    for (size_t d = 0; d < req.size(); ++d) {
+      int64_t v = req[d];
+      if (v == -1) {
+        if (minus_one >= 0) n.invalid("shape " + shape_str(req) + " has more than one -1");
+        minus_one = static_cast<int64_t>(d);
+        continue;
+      }
+      if (v < -1) n.invalid(fmt::format("shape {} has invalid entry {}", shape_str(req), v));
+      if (v == 0 && !allowzero_) {
+        if (d >= in.size())
+          n.invalid(fmt::format("shape {} has 0 at index {}, beyond the input rank {}", shape_str(req), d, in.size()));
+        v = in[d];
+      }
+      if (v == 0) has_zero = true;
+      out[d] = v;
+      if (v != 0 && known > std::numeric_limits<int64_t>::max() / v)
+        n.invalid("shape " + shape_str(req) + " has too many elements");
+      known *= v;
+    }
+    int64_t total = numel(in);
+    if (minus_one >= 0) {
+      if (allowzero_ && has_zero) n.invalid("shape " + shape_str(req) + " has both 0 and -1 with allowzero=1");
+      if (known == 0 || total % known != 0)
+        n.invalid(fmt::format("cannot reshape {} ({} elements) to {}", shape_str(in), total, shape_str(req)));
+      out[static_cast<size_t>(minus_one)] = total / known;
+    } else if (known != total) {
+      n.invalid(fmt::format("cannot reshape {} ({} elements) to {} ({} elements)", shape_str(in), total, shape_str(out), known));
+    }
+    set_output(n, 0, x.dtype, out);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override { copy_all(out[0], *in[0]); }
+
+  void emit(CEmit& e) const override { emit_copy_all(e, e.out(0), e.in(0), numel(e.out_shape(0)), e.out_dtype(0)); }
+
+  FusionKind kind() const override { return FusionKind::Injective; }
+
+ private:
+  int64_t allowzero_ = 0;
+};
+
+}  // namespace
+
+void register_reshape(OpTable& t) {
+  t["Reshape"] = [] { return std::unique_ptr<Op>(std::make_unique<Reshape>()); };
+}
 
 }  // namespace onnxc

@@ -1,0 +1,158 @@
+// Unit tests of IR basics: shapes and broadcasting, tensor element access, C literals,
+// attribute reading, and one-node reference evaluation against hand-computed values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "codegen/c_emit.h"
+#include "ir/eval.h"
+#include "ir/op.h"
+
+using namespace onnxc;
+
+TEST(Shape, NumelAndStrides) {
+  EXPECT_EQ(numel({2, 3, 4}), 24);
+  EXPECT_EQ(numel({}), 1);
+  EXPECT_EQ(numel({5, 0, 7}), 0);
+  EXPECT_EQ(strides_of({2, 3, 4}), (Shape{12, 4, 1}));
+  EXPECT_THROW(numel({-1, 3}), CompileError);
+  EXPECT_THROW(numel({int64_t{1} << 40, int64_t{1} << 40}), CompileError);
+}
+
+TEST(Shape, Broadcast) {
+  Shape out;
+  ASSERT_TRUE(broadcast_shapes({2, 1, 4}, {3, 1}, &out));
+  EXPECT_EQ(out, (Shape{2, 3, 4}));
+  ASSERT_TRUE(broadcast_shapes({}, {5}, &out));
+  EXPECT_EQ(out, (Shape{5}));
+  EXPECT_FALSE(broadcast_shapes({2, 3}, {4, 3}, &out));
+}
+
+TEST(Shape, NormalizeAxis) {
+  int64_t a = -1;
+  EXPECT_TRUE(normalize_axis(a, 4));
+  EXPECT_EQ(a, 3);
+  a = 4;
+  EXPECT_FALSE(normalize_axis(a, 4));
+  a = -5;
+  EXPECT_FALSE(normalize_axis(a, 4));
+}
+
+TEST(Tensor, GenericAccessSaturatesAndKeepsInt64) {
+  Tensor t(DType::I8, {3});
+  t.set(0, 300.0);
+  t.set(1, -300.0);
+  t.set(2, std::nan(""));
+  EXPECT_EQ(t.get(0), 127);
+  EXPECT_EQ(t.get(1), -128);
+  EXPECT_EQ(t.get(2), 0);
+  Tensor big(DType::I64, {1});
+  big.set_i64(0, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(big.get_i64(0), std::numeric_limits<int64_t>::max());
+  Tensor b(DType::Bool, {2});
+  b.set(0, 0.5);
+  EXPECT_EQ(b.get(0), 1);
+  EXPECT_EQ(b.get(1), 0);
+}
+
+TEST(CLiteral, FloatsRoundTripExactly) {
+  for (float v : {0.1f, 1.0f / 3.0f, 1e-38f, 3.4028235e38f, -2.5f, 1e-45f}) {
+    std::string s = c_float(v);
+    ASSERT_EQ(s.back() == ')' ? s[s.size() - 2] : s.back(), 'f') << s;
+    std::string digits = s;
+    for (char c : {'(', ')', 'f'}) digits.erase(std::remove(digits.begin(), digits.end(), c), digits.end());
+    EXPECT_EQ(std::strtof(digits.c_str(), nullptr), v) << s;
+  }
+  EXPECT_EQ(c_float(INFINITY), "INFINITY");
+  EXPECT_EQ(c_float(-INFINITY), "(-INFINITY)");
+  EXPECT_EQ(c_float(NAN), "NAN");
+  EXPECT_EQ(c_int(std::numeric_limits<int64_t>::min()), "(-9223372036854775807LL - 1)");
+  EXPECT_EQ(c_int(5000000000LL), "5000000000LL");
+  EXPECT_EQ(c_int(-3), "(-3)");
+}
+
+// Builds a graph with one node over constant inputs and runs import-style preparation.
+struct OneNode {
+  Graph g;
+  Node* n = nullptr;
+  OneNode(const std::string& op, std::vector<Tensor> ins, int64_t opset = 13) {
+    g.opset = opset;
+    auto node = std::make_unique<Node>();
+    node->name = "n";
+    node->op_type = op;
+    node->opset = opset;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      Value* v = g.add_value("in" + std::to_string(i));
+      v->dtype = ins[i].dtype;
+      v->shape = ins[i].shape;
+      v->shape_known = true;
+      v->constant = std::make_shared<Tensor>(ins[i]);
+      node->inputs.push_back(v);
+    }
+    Value* out = g.add_value("out");
+    out->producer = node.get();
+    out->is_output = true;
+    node->outputs.push_back(out);
+    g.outputs.push_back(out);
+    n = node.get();
+    g.nodes.push_back(std::move(node));
+  }
+  const Tensor& run() {
+    prepare_ops(g);
+    infer_shapes(g);
+    verify_graph(g);
+    return *g.outputs[0]->constant;
+  }
+};
+
+TEST(Eval, AddBroadcastsLikeNumpy) {
+  OneNode t("Add", {Tensor::from_f32({1, 2, 3, 4, 5, 6}, {2, 3}), Tensor::from_f32({10, 20, 30}, {3})});
+  const Tensor& r = t.run();
+  EXPECT_EQ(r.shape, (Shape{2, 3}));
+  std::vector<float> want{11, 22, 33, 14, 25, 36};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(r.data<float>()[i], want[i]);
+}
+
+TEST(Eval, IntegerDivTruncatesAndAddWraps) {
+  OneNode d("Div", {Tensor::from_i64({7, -7}, DType::I64), Tensor::from_i64({2, 2}, DType::I64)});
+  EXPECT_EQ(d.run().to_i64(), (std::vector<int64_t>{3, -3}));
+  OneNode a("Add", {Tensor::from_i64({250}, DType::U8), Tensor::from_i64({10}, DType::U8)});
+  EXPECT_EQ(a.run().to_i64(), (std::vector<int64_t>{4}));
+}
+
+TEST(Eval, LeakyReluReadsAlphaAndRejectsUnknownAttributes) {
+  OneNode t("LeakyRelu", {Tensor::from_f32({-2, 3}, {2})});
+  Attr a;
+  a.type = Attr::Type::Float;
+  a.f = 0.5;
+  t.n->attrs["alpha"] = a;
+  const Tensor& r = t.run();
+  EXPECT_EQ(r.data<float>()[0], -1.0f);
+  EXPECT_EQ(r.data<float>()[1], 3.0f);
+  OneNode u("LeakyRelu", {Tensor::from_f32({1}, {1})});
+  u.n->attrs["alpah"] = a;
+  try {
+    u.run();
+    FAIL() << "unknown attribute accepted";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown attribute 'alpah'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node 'n' (LeakyRelu, opset 13)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Eval, AttributeOfWrongTypeIsAnError) {
+  OneNode t("LeakyRelu", {Tensor::from_f32({1}, {1})});
+  Attr a;
+  a.type = Attr::Type::Int;
+  a.i = 1;
+  t.n->attrs["alpha"] = a;
+  EXPECT_THROW(t.run(), CompileError);
+}
+
+TEST(Ops, RegistryKnowsTheCoreOps) {
+  for (const char* op : {"Relu", "Add", "Conv", "Gemm", "Reshape", "Concat", "MaxPool", "Resize"})
+    EXPECT_NE(find_op(op), nullptr) << op;
+  EXPECT_EQ(find_op("NoSuchOp"), nullptr);
+}
