@@ -227,6 +227,8 @@ struct Module {
         " * Plain NCHW C: one function per ONNX node, shapes as constants, weights in {}.weights. */\n"
         "#include \"{}.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n"
         "#ifdef _OPENMP\n#define ONNXC_PRAGMA(x) _Pragma(#x)\n#else\n#define ONNXC_PRAGMA(x)\n#endif\n\n"
+        "/* ONNXC_FMA(a, b, c) = a * b + c, fused where the target has FMA (gcc does not contract in ISO C mode). */\n"
+        "#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)\n#define ONNXC_FMA(a, b, c) fmaf(a, b, c)\n#else\n#define ONNXC_FMA(a, b, c) ((a) * (b) + (c))\n#endif\n\n"
         "static onnxc_weights g_weights;\nstatic unsigned char* g_arena;\nstatic int g_ready;\n\n",
         N, comment_safe(opt.source), N, N);
     std::string calls;
@@ -253,6 +255,8 @@ struct Module {
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       const Value* v = g.inputs[k];
       s += fmt::format("  const {}* const {} = in{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
+      // An input only static or shape-only uses read (Shape, Dropout's ratio) is never passed on.
+      if (!v->is_output && !mentions(calls, name.at(v))) s += fmt::format("  (void){};\n", name.at(v));
     }
     for (size_t k = 0; k < g.outputs.size(); ++k) {  // graph order keeps the C deterministic
       const Value* v = g.outputs[k];

@@ -1,9 +1,15 @@
 // ir/ops/binary.cc — broadcasting binary ops: Add, Sub, Mul, Div, Pow, PRelu.
 //
-// Add/Sub/Mul/Div take any numeric dtype (both inputs the same); integer results wrap and
-// integer division truncates, as in C. Pow takes a float32 base with a float32 or integer
-// exponent. PRelu's slope broadcasts unidirectionally to X. The reference computes in
-// double (int64 for integer Add/Sub/Mul/Div).
+// Add/Sub/Mul/Div take any numeric dtype (both inputs the same). Integer arithmetic is
+// defined for every input, in C and in the reference alike: Add/Sub/Mul wrap modulo 2^N
+// (computed in unsigned arithmetic, so no signed-overflow UB), Div truncates toward zero,
+// INT_MIN / -1 wraps to INT_MIN and x / 0 gives 0 (ONNX leaves it undefined; C would trap).
+// Pow: base float32/float64/int32/int64, exponent any numeric dtype; the result has the
+// base's dtype. float32 base: powf(x, (float)y), or pow in double for a float64 exponent;
+// float64 base: pow in double; integer base with integer exponent: exact repeated squaring
+// wrapping modulo 2^64 then to the base type (negative exponents give 1/x^n truncated: 0
+// unless x is ±1); integer base with float exponent: pow in double, converted with Cast's
+// saturating rule. PRelu (float32) broadcasts its slope unidirectionally to X.
 #include <cmath>
 
 #include "ir/ops/elementwise.h"
@@ -14,6 +20,17 @@ namespace {
 
 enum class B { Add, Sub, Mul, Div, Pow, PRelu };
 
+// Exact integer power with wrap-around, shared by the reference (the C mirrors it).
+int64_t int_pow(int64_t x, int64_t e) {
+  if (e < 0) return x == 1 ? 1 : x == -1 ? (e % 2 ? -1 : 1) : 0;
+  uint64_t p = static_cast<uint64_t>(x), r = 1;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) r *= p;
+    p *= p;
+  }
+  return static_cast<int64_t>(r);
+}
+
 class Binary : public Op {
  public:
   explicit Binary(B k) : k_(k) {}
@@ -22,8 +39,9 @@ class Binary : public Op {
     if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects exactly 2 inputs");
     DType a = n.in(0)->dtype, b = n.in(1)->dtype;
     if (k_ == B::Pow) {
-      expect_float(n, 0);
-      expect_dtype(n, 1, {DType::F32, DType::I32, DType::I64});
+      expect_dtype(n, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
+      expect_dtype(n, 1, {DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
+                          DType::U32, DType::U64});
     } else if (k_ == B::PRelu) {
       expect_float(n, 0);
       expect_float(n, 1);
@@ -37,43 +55,109 @@ class Binary : public Op {
     set_output(n, 0, a, out);
   }
 
-  void eval(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
-    const Shape& os = out[0].shape;
-    auto ia = broadcast_index(os, in[0]->shape), ib = broadcast_index(os, in[1]->shape);
-    bool integer = dtype_is_int(n.out(0)->dtype);
-    for (size_t i = 0; i < ia.size(); ++i) {
-      int64_t o = static_cast<int64_t>(i);
-      if (integer && k_ != B::Pow) {
-        int64_t x = in[0]->get_i64(ia[i]), y = in[1]->get_i64(ib[i]);
-        if (k_ == B::Div && y == 0) n.invalid("integer division by zero");
-        uint64_t ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
-        int64_t r = k_ == B::Add ? static_cast<int64_t>(ux + uy) : k_ == B::Sub ? static_cast<int64_t>(ux - uy)
-                  : k_ == B::Mul ? static_cast<int64_t>(ux * uy) : (y == -1 ? static_cast<int64_t>(0 - ux) : x / y);
-        out[0].set_i64(o, r);
-        continue;
-      }
-      double x = in[0]->get(ia[i]), y = in[1]->get(ib[i]);
-      double r = 0;
-      switch (k_) {
-        case B::Add: r = x + y; break;
-        case B::Sub: r = x - y; break;
-        case B::Mul: r = x * y; break;
-        case B::Div: r = x / y; break;
-        case B::Pow: r = std::pow(static_cast<float>(x), static_cast<float>(y)); break;
-        case B::PRelu: r = x < 0 ? x * y : x; break;
-      }
-      out[0].set(o, r);
+  // Add/Sub/Mul/Div on an integer type T (see the file comment).
+  template <class T>
+  T int_arith(T x, T y) const {
+    using U = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+    U ux = static_cast<U>(x), uy = static_cast<U>(y);
+    switch (k_) {
+      case B::Add: return static_cast<T>(ux + uy);
+      case B::Sub: return static_cast<T>(ux - uy);
+      case B::Mul: return static_cast<T>(ux * uy);
+      default: break;
     }
+    if (y == 0) return 0;
+    if constexpr (std::is_signed_v<T>)
+      if (y == -1) return static_cast<T>(U{0} - ux);
+    return static_cast<T>(x / y);
+  }
+
+  template <class T>
+  void eval_same(const std::vector<const Tensor*>& in, Tensor& out) const {
+    auto ia = broadcast_index(out.shape, in[0]->shape), ib = broadcast_index(out.shape, in[1]->shape);
+    const T* a = in[0]->data<T>();
+    const T* b = in[1]->data<T>();
+    T* y = out.data<T>();
+    for (size_t i = 0; i < ia.size(); ++i) {
+      T x = a[ia[i]], v = b[ib[i]];
+      if constexpr (std::is_integral_v<T>) {
+        y[i] = int_arith(x, v);
+      } else {
+        switch (k_) {
+          case B::Add: y[i] = x + v; break;
+          case B::Sub: y[i] = x - v; break;
+          case B::Mul: y[i] = x * v; break;
+          case B::Div: y[i] = x / v; break;
+          case B::PRelu: y[i] = x < 0 ? x * v : x; break;
+          case B::Pow: break;
+        }
+      }
+    }
+  }
+
+  template <class T, class E>
+  static T pow_value(T x, E e) {
+    if constexpr (std::is_same_v<T, float>) {
+      if constexpr (std::is_same_v<E, double>) return static_cast<float>(std::pow(static_cast<double>(x), e));
+      else return std::pow(x, static_cast<float>(e));
+    } else if constexpr (std::is_same_v<T, double>) {
+      return std::pow(x, static_cast<double>(e));
+    } else if constexpr (std::is_integral_v<E>) {
+      return static_cast<T>(int_pow(static_cast<int64_t>(x), static_cast<int64_t>(e)));
+    } else {
+      return convert_value<T>(std::pow(static_cast<double>(x), static_cast<double>(e)), false);
+    }
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    if (k_ != B::Pow) {
+      visit_dtype(out[0].dtype, [&](auto v) { eval_same<decltype(v)>(in, out[0]); });
+      return;
+    }
+    auto ia = broadcast_index(out[0].shape, in[0]->shape), ib = broadcast_index(out[0].shape, in[1]->shape);
+    visit_dtype(in[0]->dtype, [&](auto tv) {
+      using T = decltype(tv);
+      visit_dtype(in[1]->dtype, [&](auto ev) {
+        using E = decltype(ev);
+        const T* a = in[0]->data<T>();
+        const E* b = in[1]->data<E>();
+        T* y = out[0].data<T>();
+        for (size_t i = 0; i < ia.size(); ++i) y[i] = pow_value<T, E>(a[ia[i]], b[ib[i]]);
+      });
+    });
+  }
+
+  std::string pow_stmt(CEmit& e, const std::string& a, const std::string& b, const std::string& y) const {
+    DType t = e.in_dtype(0), et = e.in_dtype(1);
+    if (t == DType::F32)
+      return et == DType::F64 ? fmt::format("{} = (float)pow((double){}, {});", y, a, b) : fmt::format("{} = powf({}, (float){});", y, a, b);
+    if (t == DType::F64) return fmt::format("{} = pow({}, (double){});", y, a, b);
+    if (dtype_is_float(et))
+      return fmt::format("{{ const double p = pow((double){}, (double){}); {} = {}; }}", a, b, y, c_convert(DType::F64, t, "p"));
+    // Integer power by squaring in uint64 (wraps), as int_pow().
+    return fmt::format(
+        "{{ const int64_t x = (int64_t){0}, n = (int64_t){1}; uint64_t p = (uint64_t)x, r = 1; "
+        "for (int64_t k = n; k > 0; k >>= 1) {{ if (k & 1) r *= p; p *= p; }} "
+        "if (n < 0) r = x == 1 ? 1u : x == -1 ? (n % 2 ? (uint64_t)-1 : 1u) : 0u; {2} = ({3})r; }}",
+        a, b, y, e.out_ctype(0));
   }
 
   void emit(CEmit& e) const override {
     const char* op = k_ == B::Add ? "+" : k_ == B::Sub ? "-" : k_ == B::Mul ? "*" : "/";
-    std::string cast = std::string("(") + e.out_ctype(0) + ")";
+    DType t = e.out_dtype(0);
+    const char* ct = e.out_ctype(0);
+    const char* ut = dtype_size(t) <= 4 ? "uint32_t" : "uint64_t";
     emit_broadcast(e, e.out_shape(0), {e.in_shape(0), e.in_shape(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
-      std::string a = e.in(0) + "[" + idx[0] + "]", b = e.in(1) + "[" + idx[1] + "]";
-      if (k_ == B::Pow) return fmt::format("{}[{}] = powf({}, (float){});", e.out(0), o, a, b);
-      if (k_ == B::PRelu) return fmt::format("{{ const float x = {}; {}[{}] = x < 0.0f ? x * {} : x; }}", a, e.out(0), o, b);
-      return fmt::format("{}[{}] = {}({} {} {});", e.out(0), o, cast, a, op, b);
+      std::string a = e.in(0) + "[" + idx[0] + "]", b = e.in(1) + "[" + idx[1] + "]", y = e.out(0) + "[" + o + "]";
+      if (k_ == B::Pow) return pow_stmt(e, a, b, y);
+      if (k_ == B::PRelu) return fmt::format("{{ const float x = {}; {} = x < 0.0f ? x * {} : x; }}", a, y, b);
+      if (dtype_is_float(t)) return fmt::format("{} = {} {} {};", y, a, op, b);
+      if (k_ != B::Div) return fmt::format("{} = ({})(({}){} {} ({}){});", y, ct, ut, a, op, ut, b);
+      // Integer division: x / 0 → 0, INT_MIN / -1 wraps (see the file comment).
+      if (t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64)
+        return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : ({0})(x / d); }}", ct, a, b, y);
+      return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : d == -1 ? ({0})(0u - ({4})x) : ({0})(x / d); }}", ct, a, b, y,
+                         ut);
     });
   }
 

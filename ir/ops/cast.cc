@@ -1,9 +1,76 @@
-// ir/ops/cast.cc — not implemented yet: registers no op, so models using it are rejected
-// as unsupported with the op's name.
+// ir/ops/cast.cc — Cast: elementwise conversion to the dtype of attribute `to`.
+//
+// Between every dtype of ir/dtype.h, bool included. Conventions (shared with Tensor::set
+// and ir/ops/elementwise.h's convert_value/c_convert, so folding, --verify and the C agree):
+//   float → integer  truncates toward zero and SATURATES: NaN → 0, values at or beyond the
+//                    target's range → its lowest/max (ONNX leaves this undefined; plain C
+//                    conversion would be undefined behaviour)
+//   integer → integer wraps modulo 2^N (two's complement), as numpy
+//   anything → bool  is x != 0 (NaN → true); bool → anything is 0 or 1
+//   float64 → float32 rounds to nearest (overflow → ±inf)
+// Targets string, float16, bfloat16 and complex are unsupported (exit 3); so are such
+// inputs (the importer rejects them). The `saturate` attribute (opset 19) is out of range.
+#include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
+namespace {
 
-void register_cast(OpTable&) {}
+class Cast : public Op {
+ public:
+  void parse(AttrReader& a) override {
+    const Node& n = a.node();
+    std::optional<int64_t> to = a.opt_i("to");
+    if (!to) n.invalid("attribute 'to' is required");
+    switch (*to) {
+      case 8: n.unsupported("cast to string is not supported");
+      case 10: n.unsupported("cast to float16 is not supported");
+      case 14: case 15: n.unsupported("cast to complex is not supported");
+      case 16: n.unsupported("cast to bfloat16 is not supported");
+      default: break;
+    }
+    if (*to < 0 || *to > 1000 || !dtype_supported(static_cast<int>(*to)))
+      n.invalid("attribute 'to' = " + std::to_string(*to) + " is not a tensor element type");
+    to_ = static_cast<DType>(*to);
+  }
+
+  void infer(Node& n) override {
+    if (n.inputs.size() != 1 || !n.in(0)) n.invalid("expects exactly 1 input");
+    set_output(n, 0, to_, n.in(0)->shape);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    bool to_bool = to_ == DType::Bool;
+    visit_dtype(in[0]->dtype, [&](auto s) {
+      using S = decltype(s);
+      visit_dtype(to_, [&](auto d) {
+        using D = decltype(d);
+        const S* x = in[0]->data<S>();
+        D* y = out[0].data<D>();
+        for (int64_t i = 0, n = out[0].numel(); i < n; ++i) y[i] = convert_value<D>(x[i], to_bool);
+      });
+    });
+  }
+
+  void emit(CEmit& e) const override {
+    DType from = e.in_dtype(0);
+    std::string conv = c_convert(from, to_, "x");
+    emit_broadcast(e, e.out_shape(0), {e.in_shape(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+      if (conv == "x") return fmt::format("{}[{}] = {}[{}];", e.out(0), o, e.in(0), idx[0]);
+      return fmt::format("{{ const {} x = {}[{}]; {}[{}] = {}; }}", e.in_ctype(0), e.in(0), idx[0], e.out(0), o, conv);
+    });
+  }
+
+  FusionKind kind() const override { return FusionKind::Elementwise; }
+
+ private:
+  DType to_ = DType::F32;
+};
+
+}  // namespace
+
+void register_cast(OpTable& t) {
+  t["Cast"] = [] { return std::unique_ptr<Op>(std::make_unique<Cast>()); };
+}
 
 }  // namespace onnxc

@@ -1,9 +1,553 @@
-// ir/ops/conv.cc — not implemented yet: registers no op, so models using it are rejected
-// as unsupported with the op's name.
+// ir/ops/conv.cc — Conv (opsets 1–18): N-D convolution, float32, NCHW (X [N,C,D1..Dk],
+// W [M,C/group,K1..Kk], optional B [M], Y [N,M,O1..Ok]), with group (depthwise included),
+// strides, dilations, pads, auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID) and
+// kernel_shape (optional; checked against W).
+//
+// Emitted C, plain NCHW, weights read in ONNX's OIHW order:
+//  - 1×1, stride 1, unpadded: a matrix product Y[m,p] = B[m] + Σc W[m,c]·X[c,p] over the
+//    flattened spatial positions p; tasks are (image, block of positions, block of OCB
+//    output channels) so the X panel of a position block stays in L2 across channel
+//    blocks; 4 input channels are unrolled so each Y element is loaded/stored once per 4·OCB
+//    FMAs.
+//  - everything else: direct convolution, tasks (image, block of OCB output channels). For
+//    each output row (all spatial dims but the last), the row is initialised with the bias,
+//    then for each input channel and each valid kernel position of the outer dims (ranges
+//    computed per row, no checks inside) the last dimension is done in three parts with
+//    compile-time bounds: the interior, where every kernel tap is in range, as one
+//    contiguous (stride 1: unit-stride) simd loop doing all KW taps × OCB channels per
+//    output element; and the left/right edges, one short loop per tap over its valid range.
+// Any spatial rank ≥ 1 works (1-D, 2-D and 3-D are tested). FMAs go through ONNXC_FMA.
+// Known gaps: no layout blocking (NCHWc) or register tiling here; small output rows (7×7
+// maps) vectorize poorly; weights are not repacked.
+#include <algorithm>
+#include <cstdlib>
+
+#include "codegen/c_emit.h"
+#include "ir/ops/conv_common.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
+namespace {
 
-void register_conv(OpTable&) {}
+// "2 * ow - 1", "ow + 3", "ow", "5" (var empty → constant).
+std::string affine(const std::string& var, int64_t coef, int64_t off) {
+  std::string s;
+  if (!var.empty() && coef != 0) s = coef == 1 ? var : fmt::format("{} * {}", coef, var);
+  if (s.empty()) return std::to_string(off);
+  if (off > 0) s += fmt::format(" + {}", off);
+  if (off < 0) s += fmt::format(" - {}", -off);
+  return s;
+}
+
+// Valid output range [lo, hi) along one dim for kernel tap t: 0 <= o*s - p + t*d < in.
+void tap_range(int64_t in, int64_t out, int64_t s, int64_t p, int64_t td, int64_t* lo, int64_t* hi) {
+  *lo = std::min(out, std::max<int64_t>(0, ceil_div(p - td, s)));
+  *hi = std::min(out, floor_div(in - 1 + p - td, s) + 1);
+  if (*hi < *lo) *hi = *lo;
+}
+
+// Loop variable names of spatial dim d of r: last = w, then h, then d, then generic.
+std::string dim_name(size_t d, size_t r) {
+  size_t from_end = r - 1 - d;
+  if (from_end == 0) return "w";
+  if (from_end == 1) return "h";
+  if (from_end == 2) return "d";
+  return std::to_string(d);
+}
+
+int64_t pick_block(int64_t n, int64_t maxb) {
+  for (int64_t b = maxb; b > 1; b /= 2)
+    if (n % b == 0) return b;
+  return 1;
+}
+
+class Conv : public Op {
+ public:
+  void parse(AttrReader& a) override { at_.parse(a, false); }
+
+  void infer(Node& n) override {
+    if (n.inputs.size() < 2 || n.inputs.size() > 3 || !n.in(0) || !n.in(1)) n.invalid("expects inputs X, W and optional B");
+    expect_float(n, 0);
+    expect_float(n, 1);
+    if (n.in(2)) expect_float(n, 2);
+    const Shape& xs = n.in(0)->shape;
+    const Shape& ws = n.in(1)->shape;
+    if (xs.size() < 3) n.invalid("X " + shape_str(xs) + " must have rank >= 3 (N, C, spatial dims)");
+    if (ws.size() != xs.size()) n.invalid("W " + shape_str(ws) + " must have the rank of X " + shape_str(xs));
+    ConvGeom& g = g_;
+    g.N = xs[0], g.C = xs[1], g.M = ws[0], g.G = at_.group;
+    if (g.G < 1) n.invalid("group " + std::to_string(g.G) + " must be >= 1");
+    if (g.C % g.G != 0 || g.M % g.G != 0)
+      n.invalid(fmt::format("group {} does not divide the input channels {} and output channels {}", g.G, g.C, g.M));
+    g.CG = g.C / g.G, g.MG = g.M / g.G;
+    if (ws[1] != g.CG)
+      n.invalid(fmt::format("W {} has {} input channels per group, expected C/group = {}/{} = {}", shape_str(ws), ws[1], g.C,
+                            g.G, g.CG));
+    if (g.M < 1) n.invalid("W " + shape_str(ws) + " has no output channels");
+    if (n.in(2) && n.in(2)->shape != Shape{g.M})
+      n.invalid("B " + shape_str(n.in(2)->shape) + " must have shape [" + std::to_string(g.M) + "]");
+    g.in.assign(xs.begin() + 2, xs.end());
+    g.k.assign(ws.begin() + 2, ws.end());
+    for (int64_t k : g.k)
+      if (k < 1) n.invalid("W " + shape_str(ws) + " has an empty kernel");
+    read_conv_attrs(n, at_, g);
+    Shape ys{g.N, g.M};
+    g.out.clear();
+    for (size_t i = 0; i < g.rank(); ++i) {
+      int64_t dk = (g.k[i] - 1) * g.d[i] + 1;
+      if (at_.auto_pad == "SAME_UPPER" || at_.auto_pad == "SAME_LOWER") {
+        int64_t o = ceil_div(g.in[i], g.s[i]);
+        int64_t total = std::max<int64_t>(0, (o - 1) * g.s[i] + dk - g.in[i]);
+        g.pb[i] = at_.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        g.pe[i] = total - g.pb[i];
+      }
+      int64_t span = g.in[i] + g.pb[i] + g.pe[i];
+      if (span < dk)
+        n.invalid(fmt::format("spatial dim {} of X: size {} plus pads {} is smaller than the dilated kernel {}", i, g.in[i],
+                              g.pb[i] + g.pe[i], dk));
+      g.out.push_back((span - dk) / g.s[i] + 1);
+      ys.push_back(g.out.back());
+    }
+    set_output(n, 0, DType::F32, ys);
+  }
+
+  // Reference: for each output row (outer spatial index), each input channel and kernel
+  // position, accumulate over the valid part of the last dimension; double accumulators.
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    const ConvGeom& g = g_;
+    const float* x = in[0]->data<float>();
+    const float* w = in[1]->data<float>();
+    const float* b = in.size() > 2 && in[2] ? in[2]->data<float>() : nullptr;
+    float* y = out[0].data<float>();
+    size_t r = g.rank(), L = r - 1;
+    Shape xst = strides_of(g.in), kst = strides_of(g.k);
+    int64_t XS = g.in_size(), YS = g.out_size(), KS = g.k_size(), OL = g.out[L];
+    std::vector<double> acc(static_cast<size_t>(YS));
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t m = 0; m < g.M; ++m) {
+        std::fill(acc.begin(), acc.end(), b ? b[m] : 0.0);
+        int64_t grp = m / g.MG;
+        for (int64_t c = 0; c < g.CG; ++c) {
+          const float* xc = x + (n * g.C + grp * g.CG + c) * XS;
+          const float* wc = w + (m * g.CG + c) * KS;
+          for (int64_t kpos = 0; kpos < KS; ++kpos) {
+            std::vector<int64_t> kk(r);
+            for (size_t d = 0; d < r; ++d) kk[d] = kpos / kst[d] % g.k[d];
+            double wv = wc[kpos];
+            for (int64_t row = 0; row < YS / OL; ++row) {
+              // Outer output index → input offset; skip rows whose outer input index is out of range.
+              int64_t rem = row, xoff = 0;
+              bool ok = true;
+              for (size_t d = L; d-- > 0;) {
+                int64_t o = rem % g.out[d];
+                rem /= g.out[d];
+                int64_t i = o * g.s[d] - g.pb[d] + kk[d] * g.d[d];
+                if (i < 0 || i >= g.in[d]) ok = false;
+                xoff += i * xst[d];
+              }
+              if (!ok) continue;
+              for (int64_t o = 0; o < OL; ++o) {
+                int64_t i = o * g.s[L] - g.pb[L] + kk[L] * g.d[L];
+                if (i >= 0 && i < g.in[L]) acc[static_cast<size_t>(row * OL + o)] += wv * xc[xoff + i];
+              }
+            }
+          }
+        }
+        float* yp = y + (n * g.M + m) * YS;
+        for (int64_t i = 0; i < YS; ++i) yp[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
+      }
+  }
+
+  void emit(CEmit& e) const override {
+    const ConvGeom& g = g_;
+    bool pointwise = true;
+    for (size_t i = 0; i < g.rank(); ++i)
+      pointwise = pointwise && g.k[i] == 1 && g.pb[i] == 0 && g.pe[i] == 0 && (g.s[i] == 1 || g.rank() <= 2);
+    const char* pe = getenv("PLANE");
+    bool strided = false;
+    for (size_t i = 0; i < g.rank(); ++i) strided = strided || g.s[i] != 1;
+    if (pointwise && strided && getenv("PW_PLANE") && plane_fits()) emit_plane(e);
+    else if (pointwise) emit_pointwise(e);
+    else if (plane_fits() && (pe ? atoi(pe) == 1 : g.out[g.rank() - 1] < 32)) emit_plane(e);
+    else emit_direct(e);
+  }
+
+  FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
+
+ private:
+  int64_t macs() const { return g_.N * g_.M * g_.out_size() * g_.CG * g_.k_size(); }
+
+  // 1×1, no pads: Y[n,m,p] = B[m] + Σc W[m,c] X[n,c,p']. With unit strides p' = p over the
+  // flattened positions; with strides (rank <= 2 only) per output row, X read with stride SW.
+  void emit_pointwise(CEmit& e) const {
+    const ConvGeom& g = g_;
+    const size_t r = g.rank();
+    bool strided = false;
+    for (size_t i = 0; i < r; ++i) strided = strided || g.s[i] != 1;
+    const int64_t P = g.out_size(), XS = g.in_size(), CG = g.CG;
+    const int64_t OW = g.out[r - 1], SW = g.s[r - 1], SH = r > 1 ? g.s[0] : 1, IW = g.in[r - 1];
+    const int64_t R = P / OW;  // output rows (strided form)
+    const int64_t OCB = pick_block(g.MG, getenv("OCB_P") ? atoi(getenv("OCB_P")) : 4), CU = getenv("CU_P") ? atoi(getenv("CU_P")) : 4;
+    // Positions per task: the X panel (CG × PB floats) should stay in L2 (~512 KiB).
+    int64_t PB = std::clamp<int64_t>(131072 / std::max<int64_t>(CG, 1), 64, 1024) / 16 * 16;
+    // Flat: blocks of PB positions; strided: blocks of RB output rows.
+    const int64_t units = strided ? R : P;
+    // (strided: a row block touches SH... input rows of IW floats, every SH-th one)
+    int64_t UB = strided ? std::max<int64_t>(1, PB / IW) : PB;
+    if (units <= UB + UB / 2) UB = units;
+    const int64_t NUB = (units + UB - 1) / UB;
+    const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
+    const std::string u = strided ? "oh" : "p";  // the blocked unit: rows or positions
+    e("/* 1x1 convolution as a matrix product: {} output channels x {} input channels (per group) x {} positions{};", g.M, CG, P,
+      strided ? fmt::format(" (input read with stride {})", SW) : "");
+    e(" * tasks: (image, block of {} {}, {} output channels). */", UB, strided ? "output rows" : "positions", OCB);
+    if (macs() >= (1 << 16) && g.N * NUB * (g.M / OCB) > 1) e("ONNXC_PRAGMA(omp parallel for collapse(3) schedule(static))");
+    e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
+    e("for (int64_t {0}0 = 0; {0}0 < {1}; {0}0 += {2}) {{", u, units, UB);
+    e("for (int64_t m = 0; m < {}; m += {}) {{", g.M, OCB);
+    if (NUB > 1) e("const int64_t {0}1 = {0}0 + {1} < {2} ? {0}0 + {1} : {2};", u, UB, units);
+    const std::string end = NUB > 1 ? u + "1" : std::to_string(units);
+    e("const float* restrict xn = {} + {};", X, g.G == 1 ? fmt::format("n * {}", g.C * XS) : fmt::format("(n * {} + m / {} * {}) * {}", g.C, g.MG, CG, XS));
+    for (int64_t j = 0; j < OCB; ++j) {
+      e("float* restrict yp{} = {} + (n * {} + {}) * {};", j, Y, g.M, affine("m", 1, j), P);
+      e("const float* restrict wm{} = {} + {};", j, W, j ? fmt::format("(m + {}) * {}", j, CG) : fmt::format("m * {}", CG));
+    }
+    // Loop header(s) over the task's positions; `idx` indexes Y rows/positions, `xi` X.
+    auto open_positions = [&](const std::string& rowptrs_y, const std::string& rowptrs_x) {
+      if (strided) {
+        e("for (int64_t oh = oh0; oh < {}; ++oh) {{", end);
+        if (!rowptrs_x.empty()) e("{}", rowptrs_x);
+        if (!rowptrs_y.empty()) e("{}", rowptrs_y);
+        e("ONNXC_PRAGMA(omp simd)");
+        e("for (int64_t ow = 0; ow < {}; ++ow) {{", OW);
+      } else {
+        e("ONNXC_PRAGMA(omp simd)");
+        e("for (int64_t p = p0; p < {}; ++p) {{", end);
+      }
+    };
+    auto close_positions = [&] { e("}}"); if (strided) e("}}"); };
+    const std::string yi = strided ? "ow" : "p", xi = strided ? affine("ow", SW, 0) : "p";
+    auto yrow = [&](int64_t j) { return strided ? fmt::format("yr{}", j) : fmt::format("yp{}", j); };
+    std::string yptrs;
+    for (int64_t j = 0; j < OCB; ++j) yptrs += fmt::format("{}float* restrict yr{} = yp{} + oh * {};", j ? " " : "", j, j, OW);
+    // Bias / zero.
+    std::string init;
+    for (int64_t j = 0; j < OCB; ++j)
+      init += fmt::format("{}{}[{}] = {};", j ? " " : "", yrow(j), yi, e.has_in(2) ? fmt::format("{}[{}]", e.in(2), affine("m", 1, j)) : "0.0f");
+    open_positions(strided ? yptrs : "", "");
+    e("{}", init);
+    close_positions();
+    auto block = [&](const std::string& c, int64_t cu) {
+      for (int64_t k = 0; k < cu; ++k)
+        e("const float* restrict xq{} = xn + {};", k, c != "c" ? std::to_string((std::stoll(c) + k) * XS) : k ? fmt::format("(c + {}) * {}", k, XS) : fmt::format("c * {}", XS));
+      for (int64_t j = 0; j < OCB; ++j) {
+        std::string ws;
+        for (int64_t k = 0; k < cu; ++k) ws += fmt::format("{}w{}_{} = wm{}[{}]", k ? ", " : "", j, k, j, affine(c, 1, k));
+        e("const float {};", ws);
+      }
+      std::string xptrs;
+      for (int64_t k = 0; k < cu; ++k) xptrs += fmt::format("{}const float* restrict xr{} = xq{} + oh * {};", k ? " " : "", k, k, SH * IW);
+      open_positions(strided ? yptrs : "", strided ? xptrs : "");
+      std::string xs;
+      for (int64_t k = 0; k < cu; ++k) xs += fmt::format("{}a{} = {}{}[{}]", k ? ", " : "", k, strided ? "xr" : "xq", k, xi);
+      e("const float {};", xs);
+      for (int64_t j = 0; j < OCB; ++j) {
+        std::string ex = fmt::format("{}[{}]", yrow(j), yi);
+        for (int64_t k = 0; k < cu; ++k) ex = fmt::format("ONNXC_FMA(w{}_{}, a{}, {})", j, k, k, ex);
+        e("{}[{}] = {};", yrow(j), yi, ex);
+      }
+      close_positions();
+    };
+    if (CG >= CU) {
+      e("for (int64_t c = 0; c < {}; c += {}) {{", CG / CU * CU, CU);
+      block("c", CU);
+      e("}}");
+    }
+    if (CG % CU) {
+      e("{{");
+      block(std::to_string(CG / CU * CU), CG % CU);
+      e("}}");
+    }
+    e("}}");
+    e("}}");
+    e("}}");
+  }
+
+  // Small 2-D planes: per task, chunks of input channels are copied into a zero-padded
+  // stack buffer split into stride phases (space-to-depth), so every kernel tap reads it
+  // with unit stride at a constant offset from the flat output index q = oh * PWL + ow
+  // (PWL = phase row pitch; the PWL - OW extra columns per row are computed and dropped).
+  // One simd loop over q then does all taps × OCB channels; a task owns MT = NB × OCB
+  // output channels whose accumulators live on the stack, so each copy serves NB blocks.
+  struct Plane {
+    int64_t XH, XW, PHL, PWL, PP, CB, Q, QP, CH, OCB, MT;
+  };
+  Plane plane_geom() const {
+    const ConvGeom& g = g_;
+    Plane p{};
+    p.XH = (g.out[0] - 1) * g.s[0] + (g.k[0] - 1) * g.d[0] + 1;
+    p.XW = (g.out[1] - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1;
+    p.PHL = (p.XH + g.s[0] - 1) / g.s[0];
+    p.PWL = (p.XW + g.s[1] - 1) / g.s[1];
+    p.PP = p.PHL * p.PWL;
+    p.CB = g.s[0] * g.s[1] * p.PP;
+    p.Q = (g.out[0] - 1) * p.PWL + g.out[1];
+    p.QP = (p.Q + 15) / 16 * 16;
+    p.CH = std::max<int64_t>(1, std::min<int64_t>(g.CG, kPlaneXbFloats / p.CB));
+    p.OCB = pick_block(g.MG, getenv("OCB_Q") ? atoi(getenv("OCB_Q")) : 4);
+    // Channels per task: as many blocks as the accumulator budget allows, keeping >= 8
+    // tasks per image where there are enough channels.
+    p.MT = p.OCB;
+    while (g.MG % (2 * p.MT) == 0 && 2 * p.MT * p.QP <= kPlaneAccFloats && g.M / (2 * p.MT) >= 8) p.MT *= 2;
+    return p;
+  }
+  static constexpr int64_t kPlaneXbFloats = 4096, kPlaneAccFloats = 8192;  // 16 + 32 KiB of stack
+  bool plane_fits() const {
+    if (g_.rank() != 2) return false;
+    Plane p = plane_geom();
+    return p.OCB * p.QP <= kPlaneAccFloats && p.CB <= kPlaneXbFloats;
+  }
+
+  void emit_plane(CEmit& e) const {
+    const ConvGeom& g = g_;
+    const Plane pl = plane_geom();
+    const int64_t OCB = pl.OCB, MT = pl.MT, KS = g.k_size(), XS = g.in_size(), YS = g.out_size();
+    const int64_t KH = g.k[0], KW = g.k[1], SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1];
+    const int64_t PT = g.pb[0], PL = g.pb[1], IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1];
+    const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
+    e("/* direct convolution on a padded copy: tasks (image, {} output channels); per chunk of {} input channels,", MT, pl.CH);
+    e(" * a zero-padded, {}x{}-phase split copy ({} x {} per phase) in xb, read with unit stride by all {} taps at", SH, SW, pl.PHL, pl.PWL, KS);
+    e(" * constant offsets from the flat output index q = oh * {} + ow; {} channels at a time accumulate in acc. */", pl.PWL, OCB);
+    bool par = macs() >= (1 << 16) && g.N * (g.M / MT) > 1;
+    if (par && g.N > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+    e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
+    if (par && g.N == 1) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    e("for (int64_t m = 0; m < {}; m += {}) {{", g.M, MT);
+    e("float xb[{}];", pl.CH * pl.CB);
+    e("float acc[{}];", MT * pl.QP);
+    e("memset(xb, 0, sizeof xb);");
+    e("memset(acc, 0, sizeof acc);");
+    e("const float* restrict xn = {} + {};", X, g.G == 1 ? fmt::format("n * {}", g.C * XS) : fmt::format("(n * {} + m / {} * {}) * {}", g.C, g.MG, g.CG, XS));
+    e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", g.CG, pl.CH);
+    std::string cn = std::to_string(pl.CH);
+    if (g.CG % pl.CH) {
+      e("const int64_t cn = {0} - c0 < {1} ? {0} - c0 : {1};", g.CG, pl.CH);
+      cn = "cn";
+    }
+    // Copy the phases some tap reads: padded row rr = r * SH + rph is input row rr - PT,
+    // padded column jj = j * SW + cph is input column jj - PL.
+    std::vector<bool> rph_used(static_cast<size_t>(SH)), cph_used(static_cast<size_t>(SW));
+    for (int64_t kh = 0; kh < KH; ++kh) rph_used[static_cast<size_t>(kh * DH % SH)] = true;
+    for (int64_t kw = 0; kw < KW; ++kw) cph_used[static_cast<size_t>(kw * DW % SW)] = true;
+    e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
+    e("const float* restrict xs = xn + (c0 + cc) * {};", XS);
+    e("float* restrict xd = xb + cc * {};", pl.CB);
+    for (int64_t rph = 0; rph < SH; ++rph) {
+      if (!rph_used[static_cast<size_t>(rph)]) continue;
+      int64_t r0 = std::max<int64_t>(0, ceil_div(PT - rph, SH)), r1 = std::min(pl.PHL, floor_div(IH - 1 + PT - rph, SH) + 1);
+      if (r1 <= r0) continue;
+      e("for (int64_t r = {}; r < {}; ++r) {{", r0, r1);
+      e("const float* restrict xsr = xs + ({}) * {};", affine("r", SH, rph - PT), IW);
+      e("float* restrict xdr = xd + {};", affine("r", pl.PWL, rph * SW * pl.PP));
+      for (int64_t cph = 0; cph < SW; ++cph) {
+        if (!cph_used[static_cast<size_t>(cph)]) continue;
+        int64_t lo = std::max<int64_t>(0, ceil_div(PL - cph, SW)), hi = std::min(pl.PWL, floor_div(IW - 1 + PL - cph, SW) + 1);
+        if (hi <= lo) continue;
+        e("for (int64_t j = {}; j < {}; ++j) xdr[{}] = xsr[{}];", lo, hi, affine("j", 1, cph * pl.PP), affine("j", SW, cph - PL));
+      }
+      e("}}");
+    }
+    e("}}");
+    // Compute: per block of OCB output channels, all channels of the chunk.
+    bool unroll_all = KS <= 16;
+    auto tap_off = [&](int64_t kh, int64_t kw) {
+      int64_t off = (kw * DW) % SW * pl.PP + (kw * DW) / SW;
+      if (kh >= 0) off += ((kh * DH) % SH * SW) * pl.PP + (kh * DH) / SH * pl.PWL;
+      return off;
+    };
+    std::vector<std::pair<std::string, int64_t>> taps;  // (weight index expr, x offset)
+    if (unroll_all) {
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) taps.push_back({std::to_string(kh * KW + kw), tap_off(kh, kw)});
+    } else {
+      for (int64_t kw = 0; kw < KW; ++kw) taps.push_back({affine("kh", KW, kw), tap_off(-1, kw)});
+    }
+    if (MT > OCB) e("for (int64_t mb = 0; mb < {}; mb += {}) {{", MT, OCB);
+    const std::string mm = MT > OCB ? "m + mb" : "m";
+    for (int64_t j = 0; j < OCB; ++j)
+      e("float* restrict ac{} = acc + {};", j, MT > OCB ? fmt::format("(mb + {}) * {}", j, pl.QP) : std::to_string(j * pl.QP));
+    e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
+    e("const float* restrict xd = xb + cc * {};", pl.CB);
+    for (int64_t j = 0; j < OCB; ++j)
+      e("const float* restrict wc{} = {} + (({}{}) * {} + c0 + cc) * {};", j, W, mm, j ? fmt::format(" + {}", j) : "", g.CG, KS);
+    if (!unroll_all) {
+      e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
+      if (SH == 1) e("const float* restrict xk = xd + kh * {};", DH * pl.PWL);
+      else e("const float* restrict xk = xd + kh * {} % {} * {} + kh * {} / {} * {};", DH, SH, SW * pl.PP, DH, SH, pl.PWL);
+    }
+    const std::string xp = unroll_all ? "xd" : "xk";
+    for (int64_t j = 0; j < OCB; ++j) {
+      std::string ws;
+      for (size_t t = 0; t < taps.size(); ++t) ws += fmt::format("{}w{}_{} = wc{}[{}]", t ? ", " : "", j, t, j, taps[t].first);
+      e("const float {};", ws);
+    }
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t q = 0; q < {}; ++q) {{", pl.Q);
+    std::string as;
+    for (size_t t = 0; t < taps.size(); ++t) as += fmt::format("{}a{} = {}[{}]", t ? ", " : "", t, xp, affine("q", 1, taps[t].second));
+    e("const float {};", as);
+    for (int64_t j = 0; j < OCB; ++j) {
+      std::string ex = fmt::format("ac{}[q]", j);
+      for (size_t t = 0; t < taps.size(); ++t) ex = fmt::format("ONNXC_FMA(w{}_{}, a{}, {})", j, t, t, ex);
+      e("ac{}[q] = {};", j, ex);
+    }
+    e("}}");
+    if (!unroll_all) e("}}");
+    e("}}");
+    if (MT > OCB) e("}}");
+    e("}}");
+    // Write out (+ bias), dropping the extra columns.
+    e("for (int64_t j = 0; j < {}; ++j) {{", MT);
+    e("float* restrict yp = {} + (n * {} + m + j) * {};", Y, g.M, YS);
+    e("const float* restrict ap = acc + j * {};", pl.QP);
+    e("const float b = {};", e.has_in(2) ? fmt::format("{}[m + j]", e.in(2)) : "0.0f");
+    e("for (int64_t oh = 0; oh < {}; ++oh) {{", OH);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t ow = 0; ow < {}; ++ow) yp[oh * {} + ow] = ap[oh * {} + ow] + b;", OW, OW, pl.PWL);
+    e("}}");
+    e("}}");
+    e("}}");
+    e("}}");
+  }
+
+  void emit_direct(CEmit& e) const {
+    const ConvGeom& g = g_;
+    const size_t r = g.rank(), L = r - 1;
+    const int64_t OCB = pick_block(g.MG, getenv("OCB_D") ? atoi(getenv("OCB_D")) : 4);
+    const int64_t XS = g.in_size(), YS = g.out_size(), KS = g.k_size();
+    const int64_t OL = g.out[L], KL = g.k[L], SL = g.s[L], DL = g.d[L], PL = g.pb[L];
+    const Shape xst = strides_of(g.in), kst = strides_of(g.k), yst = strides_of(g.out);
+    const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
+    std::vector<std::string> on(r), kn(r), in_(r);
+    for (size_t d = 0; d < r; ++d) on[d] = "o" + dim_name(d, r), kn[d] = "k" + dim_name(d, r), in_[d] = "i" + dim_name(d, r);
+    const std::string ow = on[L];
+
+    e("/* direct convolution: tasks (image, {} output channels); per output row, channel and kernel row, the last", OCB);
+    e(" * dimension in an interior loop (all {} taps in range) and edge loops per tap. */", KL);
+    bool par = macs() >= (1 << 16) && g.N * (g.M / OCB) > 1;
+    if (par && g.N > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+    e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
+    if (par && g.N == 1) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    e("for (int64_t m = 0; m < {}; m += {}) {{", g.M, OCB);
+    e("const float* restrict xn = {} + {};", X, g.G == 1 ? fmt::format("n * {}", g.C * XS) : fmt::format("(n * {} + m / {} * {}) * {}", g.C, g.MG, g.CG, XS));
+    for (int64_t j = 0; j < OCB; ++j) {
+      e("float* restrict yp{} = {} + (n * {} + {}) * {};", j, Y, g.M, affine("m", 1, j), YS);
+      e("const float* restrict wm{} = {} + {};", j, W, j ? fmt::format("(m + {}) * {}", j, g.CG * KS) : fmt::format("m * {}", g.CG * KS));
+    }
+    if (e.has_in(2)) {
+      std::string bs;
+      for (int64_t j = 0; j < OCB; ++j) bs += fmt::format("{}b{} = {}[{}]", j ? ", " : "", j, e.in(2), affine("m", 1, j));
+      e("const float {};", bs);
+    }
+    // Outer spatial dims: output loop and the valid kernel range of this row.
+    std::vector<std::string> klo(r, "0"), khi(r);
+    for (size_t d = 0; d < L; ++d) {
+      e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", on[d], g.out[d]);
+      e("const int64_t {} = {};", in_[d], affine(on[d], g.s[d], -g.pb[d]));
+      khi[d] = std::to_string(g.k[d]);
+      bool low_ok = g.pb[d] == 0;
+      bool high_ok = (g.out[d] - 1) * g.s[d] - g.pb[d] + (g.k[d] - 1) * g.d[d] <= g.in[d] - 1;
+      if (!low_ok) {
+        klo[d] = kn[d] + "0";
+        if (g.d[d] == 1) e("const int64_t {0} = {1} < 0 ? -{1} : 0;", klo[d], in_[d]);
+        else e("const int64_t {0} = {1} < 0 ? (-{1} + {2}) / {3} : 0;", klo[d], in_[d], g.d[d] - 1, g.d[d]);
+      }
+      if (!high_ok) {
+        khi[d] = kn[d] + "1";
+        if (g.d[d] == 1) e("const int64_t {0} = {1} - {2} < {3} ? {1} - {2} : {3};", khi[d], g.in[d], in_[d], g.k[d]);
+        else
+          e("const int64_t {0} = {2} > {1} ? 0 : ({1} - {2}) / {3} + 1 < {4} ? ({1} - {2}) / {3} + 1 : {4};", khi[d],
+            g.in[d] - 1, in_[d], g.d[d], g.k[d]);
+      }
+    }
+    std::string yoff;
+    for (size_t d = 0; d < L; ++d) yoff += fmt::format("{}{}", yoff.empty() ? "" : " + ", affine(on[d], yst[d], 0));
+    for (int64_t j = 0; j < OCB; ++j)
+      e("float* restrict r{} = yp{}{};", j, j, yoff.empty() ? "" : " + " + yoff);
+    std::string init;
+    for (int64_t j = 0; j < OCB; ++j) init += fmt::format(" r{}[{}] = {};", j, ow, e.has_in(2) ? fmt::format("b{}", j) : "0.0f");
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{{2} }}", ow, OL, init);
+    e("for (int64_t c = 0; c < {}; ++c) {{", g.CG);
+    e("const float* restrict xc = xn + c * {};", XS);
+    for (int64_t j = 0; j < OCB; ++j) e("const float* restrict wc{} = wm{} + c * {};", j, j, KS);
+    for (size_t d = 0; d < L; ++d) e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", kn[d], klo[d], khi[d]);
+    std::string xoff, woff;
+    for (size_t d = 0; d < L; ++d) {
+      xoff += fmt::format("{}({} + {}) * {}", xoff.empty() ? "" : " + ", in_[d], affine(kn[d], g.d[d], 0), xst[d]);
+      woff += fmt::format("{}{}", woff.empty() ? "" : " + ", affine(kn[d], kst[d], 0));
+    }
+    e("const float* restrict xr = xc{};", xoff.empty() ? "" : " + " + xoff);
+    for (int64_t j = 0; j < OCB; ++j) {
+      std::string ws;
+      for (int64_t t = 0; t < KL; ++t)
+        ws += fmt::format("{}w{}_{} = wc{}[{}]", t ? ", " : "", j, t, j, woff.empty() ? std::to_string(t) : woff + (t ? " + " + std::to_string(t) : ""));
+      e("const float {};", ws);
+    }
+    // Last dim: interior [lo, hi) where all taps are valid, edges per tap.
+    std::vector<int64_t> tlo(static_cast<size_t>(KL)), thi(static_cast<size_t>(KL));
+    int64_t lo = 0, hi = OL;
+    for (int64_t t = 0; t < KL; ++t) {
+      tap_range(g.in[L], OL, SL, PL, t * DL, &tlo[static_cast<size_t>(t)], &thi[static_cast<size_t>(t)]);
+      lo = std::max(lo, tlo[static_cast<size_t>(t)]);
+      hi = std::min(hi, thi[static_cast<size_t>(t)]);
+    }
+    lo = std::min(lo, OL);
+    hi = std::max(hi, lo);
+    if (hi > lo) {
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", ow, lo, hi);
+      std::string as;
+      for (int64_t t = 0; t < KL; ++t) as += fmt::format("{}a{} = xr[{}]", t ? ", " : "", t, affine(ow, SL, t * DL - PL));
+      e("const float {};", as);
+      for (int64_t j = 0; j < OCB; ++j) {
+        std::string ex = fmt::format("r{}[{}]", j, ow);
+        for (int64_t t = 0; t < KL; ++t) ex = fmt::format("ONNXC_FMA(w{}_{}, a{}, {})", j, t, t, ex);
+        e("r{}[{}] = {};", j, ow, ex);
+      }
+      e("}}");
+    }
+    for (int64_t t = 0; t < KL; ++t) {
+      int64_t a = tlo[static_cast<size_t>(t)], z = thi[static_cast<size_t>(t)];
+      for (auto [s0, s1] : {std::pair{a, std::min(z, lo)}, std::pair{std::max(a, hi), z}}) {
+        if (s1 <= s0) continue;
+        std::string stmt;
+        if (s1 - s0 == 1) {
+          for (int64_t j = 0; j < OCB; ++j)
+            stmt += fmt::format("{}r{}[{}] = ONNXC_FMA(w{}_{}, xr[{}], r{}[{}]);", j ? " " : "", j, s0, j, t, s0 * SL + t * DL - PL, j, s0);
+          e("{}", stmt);
+          continue;
+        }
+        for (int64_t j = 0; j < OCB; ++j)
+          stmt += fmt::format(" r{0}[{1}] = ONNXC_FMA(w{0}_{2}, xr[{3}], r{0}[{1}]);", j, ow, t, affine(ow, SL, t * DL - PL));
+        e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{{3} }}", ow, s0, s1, stmt);
+      }
+    }
+    for (size_t d = 0; d < L; ++d) e("}}");  // kernel loops
+    e("}}");                                 // c
+    for (size_t d = 0; d < L; ++d) e("}}");  // output loops
+    e("}}");
+    e("}}");
+  }
+
+  ConvAttrs at_;
+  ConvGeom g_;
+};
+
+}  // namespace
+
+void register_conv(OpTable& t) {
+  t["Conv"] = [] { return std::unique_ptr<Op>(std::make_unique<Conv>()); };
+}
 
 }  // namespace onnxc

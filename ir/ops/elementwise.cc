@@ -103,3 +103,45 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
 }
 
 }  // namespace onnxc
+
+namespace onnxc {
+
+std::string c_elem_literal(const Tensor& t, int64_t i) {
+  switch (t.dtype) {
+    case DType::F32: return c_float(t.get(i));
+    case DType::F64: return c_double(t.get(i));
+    case DType::U64: return std::to_string(static_cast<uint64_t>(t.get_i64(i))) + "ULL";
+    default: return c_int(t.get_i64(i));
+  }
+}
+
+// Limits of an integer dtype as C literals, and as the float type `from` (rounded; max
+// rounds up to a power of two for the wide types, which is what the comparison needs).
+template <class D>
+static void int_limits(DType from, std::string* lo, std::string* hi, std::string* flo, std::string* fhi) {
+  using L = std::numeric_limits<D>;
+  *lo = c_int(static_cast<int64_t>(L::lowest()));
+  *hi = std::is_same_v<D, uint64_t> ? "18446744073709551615ULL" : c_int(static_cast<int64_t>(L::max()));
+  if (from == DType::F32) {
+    *flo = c_float(static_cast<float>(L::lowest()));
+    *fhi = c_float(static_cast<float>(L::max()));
+  } else {
+    *flo = c_double(static_cast<double>(L::lowest()));
+    *fhi = c_double(static_cast<double>(L::max()));
+  }
+}
+
+std::string c_convert(DType from, DType to, const std::string& x) {
+  std::string ct = dtype_ctype(to);
+  if (to == DType::Bool) return from == DType::Bool ? x : fmt::format("({})({} != 0)", ct, x);
+  if (from == to) return x;
+  if (!dtype_is_float(from) || dtype_is_float(to)) return fmt::format("({}){}", ct, x);
+  std::string lo, hi, flo, fhi;
+  visit_dtype(to, [&](auto v) {
+    using D = decltype(v);
+    if constexpr (std::is_integral_v<D>) int_limits<D>(from, &lo, &hi, &flo, &fhi);
+  });
+  return fmt::format("({})({} != {} ? 0 : {} <= {} ? {} : {} >= {} ? {} : ({}){})", ct, x, x, x, flo, lo, x, fhi, hi, ct, x);
+}
+
+}  // namespace onnxc

@@ -1,9 +1,96 @@
-// ir/ops/identity.cc — not implemented yet: registers no op, so models using it are rejected
-// as unsupported with the op's name.
+// ir/ops/identity.cc — Identity, and Dropout in inference mode (also an identity).
+//
+// Both copy input 0 to output 0, for any dtype (a memcpy in C). Dropout:
+//   opset < 12  ratio is an attribute (default 0.5, must lie in [0, 1]);
+//   opset 12+   inputs ratio (1) and training_mode (2), both optional; attribute seed.
+// training_mode must be absent or a constant false: training-mode dropout is random and
+// unsupported, except with a constant ratio of 0, where it is the identity too. In
+// inference the ratio has no effect, so inputs 1 and 2 are never passed to the C function
+// (static_input), constant or not; training_mode must be constant, the ratio only matters
+// when training_mode is true. The optional mask output (opset 10+: bool; before: the
+// input's dtype) is all true / all ones. Identity of optional/sequence values is rejected
+// by the importer (graph inputs that are not tensors).
+#include <cstring>
+
+#include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
+namespace {
 
-void register_identity(OpTable&) {}
+class Identity : public Op {
+ public:
+  explicit Identity(bool dropout) : dropout_(dropout) {}
+
+  void parse(AttrReader& a) override {
+    if (!dropout_) return;
+    if (a.opset() < 12) {
+      double r = a.f("ratio", 0.5);
+      if (!(r >= 0 && r <= 1)) a.node().invalid("attribute 'ratio' = " + std::to_string(r) + " is outside [0, 1]");
+    } else {
+      a.ignore("seed");
+    }
+    if (a.opset() < 7) a.ignore("is_test");
+  }
+
+  void infer(Node& n) override {
+    if (!n.in(0)) n.invalid("input 0 is required");
+    size_t max_in = dropout_ && n.opset >= 12 ? 3 : 1, max_out = dropout_ ? 2 : 1;
+    if (n.inputs.size() > max_in) n.invalid("has " + std::to_string(n.inputs.size()) + " inputs; at most " + std::to_string(max_in));
+    if (n.outputs.size() > max_out) n.invalid("has " + std::to_string(n.outputs.size()) + " outputs; at most " + std::to_string(max_out));
+    if (dropout_ && n.in(2)) {
+      expect_dtype(n, 2, {DType::Bool});
+      const Tensor& tm = static_tensor(n, 2, "training_mode");
+      if (tm.numel() != 1) n.invalid("training_mode must be a scalar, got shape " + shape_str(tm.shape));
+      if (tm.get(0) != 0) {
+        double ratio = 0.5;
+        if (n.in(1)) {
+          if (!n.in(1)->constant || n.in(1)->constant->numel() != 1)
+            n.unsupported("training_mode is true and the ratio is not a constant scalar: training-mode dropout is random");
+          ratio = n.in(1)->constant->get(0);
+        }
+        if (ratio != 0)
+          n.unsupported("training_mode is true with ratio " + std::to_string(ratio) + ": training-mode dropout is random");
+      }
+    }
+    if (dropout_ && n.in(1) && !dtype_is_float(n.in(1)->dtype))
+      n.invalid(std::string("ratio has dtype ") + dtype_name(n.in(1)->dtype) + ", expected a float type");
+    set_output(n, 0, n.in(0)->dtype, n.in(0)->shape);
+    if (dropout_) set_output(n, 1, n.opset >= 10 ? DType::Bool : n.in(0)->dtype, n.in(0)->shape);
+  }
+
+  bool static_input(size_t i) const override { return dropout_ && (i == 1 || i == 2); }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    out[0].bytes = in[0]->bytes;
+    if (out.size() > 1 && !out[1].bytes.empty() && out[1].numel() > 0)
+      for (int64_t i = 0, n = out[1].numel(); i < n; ++i) out[1].set(i, 1);
+  }
+
+  void emit(CEmit& e) const override {
+    int64_t n = numel(e.out_shape(0));
+    if (n > 0) e("memcpy({}, {}, {});", e.out(0), e.in(0), n * static_cast<int64_t>(dtype_size(e.out_dtype(0))));
+    if (dropout_ && e.node.out(1) && n > 0) {
+      if (e.out_dtype(1) == DType::Bool || dtype_size(e.out_dtype(1)) == 1) {
+        e("memset({}, 1, {});", e.out(1), n);
+      } else {
+        e("ONNXC_PRAGMA(omp simd)");
+        e("for (int64_t i = 0; i < {}; ++i) {}[i] = {};", n, e.out(1), c_literal(e.out_dtype(1), 1));
+      }
+    }
+  }
+
+  FusionKind kind() const override { return FusionKind::Elementwise; }
+
+ private:
+  bool dropout_;
+};
+
+}  // namespace
+
+void register_identity(OpTable& t) {
+  t["Identity"] = [] { return std::unique_ptr<Op>(std::make_unique<Identity>(false)); };
+  t["Dropout"] = [] { return std::unique_ptr<Op>(std::make_unique<Identity>(true)); };
+}
 
 }  // namespace onnxc

@@ -10,7 +10,7 @@
 // reflecting (numpy's periodic reflection); reflect on a 1-element window repeats it.
 // Emitted C: axes without padding are merged; padded outer axes index a static table of
 // source rows (-1 = pad value); the innermost row is left pad, a memcpy of the kept part,
-// right pad. Gaps: mode "wrap" (opset 19) is not accepted; constant_value must be constant.
+// right pad. constant_value may be a runtime scalar. Gaps: mode "wrap" (opset 19).
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -73,7 +73,8 @@ class Pad : public Op {
     }
   }
 
-  bool static_input(size_t i) const override { return i > 0; }
+  // constant_value (input 2) may also be a runtime scalar.
+  bool static_input(size_t i) const override { return i == 1 || i == 3 || (i == 2 && !runtime_value_); }
 
   void infer(Node& n) override {
     if (!n.in(0)) n.invalid("input 0 (data) is required");
@@ -91,12 +92,14 @@ class Pad : public Op {
       if (!dtype_is_int(pt.dtype)) n.invalid(std::string("pads must be int64, got ") + dtype_name(pt.dtype));
       pads = pt.to_i64();
       value_ = 0;
-      if (n.in(2)) {
-        const Tensor& cv = static_tensor(n, 2, "constant_value");
-        if (cv.dtype != n.in(0)->dtype)
-          n.invalid(std::string("constant_value has dtype ") + dtype_name(cv.dtype) + ", data has " + dtype_name(n.in(0)->dtype));
-        if (cv.numel() > 1) n.invalid("constant_value must be a scalar, got shape " + shape_str(cv.shape));
-        if (cv.numel() == 1) value_ = dtype_is_int(cv.dtype) ? static_cast<double>(cv.get_i64(0)) : cv.get(0);
+      runtime_value_ = false;
+      if (Value* cv = n.in(2)) {
+        if (cv->dtype != n.in(0)->dtype)
+          n.invalid(std::string("constant_value has dtype ") + dtype_name(cv->dtype) + ", data has " + dtype_name(n.in(0)->dtype));
+        int64_t cn = numel(cv->shape);
+        if (cn > 1) n.invalid("constant_value must be a scalar, got shape " + shape_str(cv->shape));
+        if (cn == 1 && !cv->constant) runtime_value_ = true;
+        else if (cn == 1) value_ = dtype_is_int(cv->dtype) ? static_cast<double>(cv->constant->get_i64(0)) : cv->constant->get(0);
       }
     }
     std::vector<int64_t> axes;
@@ -136,7 +139,7 @@ class Pad : public Op {
     set_output(n, 0, n.in(0)->dtype, out);
   }
 
-  void eval(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
     const Tensor& x = *in[0];
     Tensor& y = out[0];
     size_t es = dtype_size(x.dtype), r = axis_.size();
@@ -149,6 +152,7 @@ class Pad : public Op {
         src = i < 0 ? -1 : src + i * ist[d];
       }
       if (src >= 0) std::memcpy(&y.bytes[static_cast<size_t>(o) * es], &x.bytes[static_cast<size_t>(src) * es], es);
+      else if (runtime_value_) std::memcpy(&y.bytes[static_cast<size_t>(o) * es], in[2]->bytes.data(), es);
       else if (dtype_is_int(y.dtype)) y.set_i64(o, static_cast<int64_t>(value_));
       else y.set(o, value_);
       for (size_t d = r; d-- > 0;) {
@@ -156,15 +160,18 @@ class Pad : public Op {
         pos[d] = 0;
       }
     }
-    (void)n;
   }
 
   void emit(CEmit& e) const override {
     const char* ct = e.in_ctype(0);
     DType dt = e.in_dtype(0);
-    std::string v = c_literal(dt, value_);
     int64_t total = numel(e.out_shape(0));
     if (total == 0) { e("/* empty output */"); return; }
+    std::string v = c_literal(dt, value_);
+    if (runtime_value_) {
+      e("const {} v = {}[0];", ct, e.in(2));
+      v = "v";
+    }
     // Merge runs of unpadded axes; an axis of which nothing is kept makes the output all pad value.
     std::vector<PadAxis> dims;
     std::vector<size_t> orig;  // original axis of each merged dim (for table names)
@@ -173,6 +180,7 @@ class Pad : public Op {
       const PadAxis& a = axis_[d];
       if (a.kept() == 0) all_pad = true;
       bool plain = a.pb == 0 && a.pe == 0;
+      if (plain && a.in == 1) continue;  // nothing to loop over
       if (plain && !dims.empty() && dims.back().pb == 0 && dims.back().pe == 0) {
         dims.back().in *= a.in;
         dims.back().out *= a.out;
@@ -255,7 +263,6 @@ class Pad : public Op {
     e("memcpy(yr{}, xr{}, {} * sizeof({}));", L ? fmt::format(" + {}", L) : "", s ? fmt::format(" + {}", s) : "", M, ct);
     side(L + M, R, "rsrc");
     for (size_t d = 0; d + 1 < k; ++d) e("}}");
-    (void)dt;
   }
 
   FusionKind kind() const override { return FusionKind::Injective; }
@@ -265,6 +272,7 @@ class Pad : public Op {
   PadMode mode_ = PadMode::Constant;
   std::vector<int64_t> attr_pads_;
   double value_ = 0;
+  bool runtime_value_ = false;  // constant_value is a runtime input (read as x2[0])
   std::vector<PadAxis> axis_;  // per input axis, set by infer
 };
 

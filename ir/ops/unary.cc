@@ -3,7 +3,9 @@
 //
 // One table row per op: its attributes (alpha/beta with ONNX defaults), the C expression
 // over `x` (float32, with alpha/beta substituted as exact literals), and the reference in
-// double. float32 only, except Relu/Neg/Abs which also take float64 and signed integers.
+// double. float32 only, except Relu/Neg/Abs which also take float64 and signed integers;
+// on integers Neg/Abs wrap (-INT_MIN = INT_MIN, computed in unsigned arithmetic, no UB) and
+// the reference works in the integer type itself.
 #include <cmath>
 
 #include "ir/ops/elementwise.h"
@@ -57,7 +59,24 @@ class Unary : public Op {
     return 0;
   }
 
+  template <class T>
+  void eval_int(const Tensor& in, Tensor& out) const {
+    using W = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    for (int64_t i = 0, n = in.numel(); i < n; ++i) {
+      T neg = static_cast<T>(W{0} - static_cast<W>(x[i]));
+      y[i] = k_ == U::Relu ? (x[i] > 0 ? x[i] : T{0}) : k_ == U::Neg || x[i] < 0 ? neg : x[i];
+    }
+  }
+
   void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    if (dtype_is_int(in[0]->dtype)) {
+      visit_dtype(in[0]->dtype, [&](auto v) {
+        if constexpr (std::is_integral_v<decltype(v)>) eval_int<decltype(v)>(*in[0], out[0]);
+      });
+      return;
+    }
     for (int64_t i = 0, n = in[0]->numel(); i < n; ++i) out[0].set(i, ref(in[0]->get(i)));
   }
 
@@ -66,8 +85,10 @@ class Unary : public Op {
     if (t != DType::F32) {  // generic ops on float64 / integers
       std::string zero = c_literal(t, 0);
       if (k_ == U::Relu) return "x > " + zero + " ? x : " + zero;
-      if (k_ == U::Neg) return "-x";
-      return "x < " + zero + " ? -x : x";
+      std::string neg = "-x";
+      if (dtype_is_int(t)) neg = fmt::format("({})(0u - ({})x)", dtype_ctype(t), dtype_size(t) <= 4 ? "uint32_t" : "uint64_t");
+      if (k_ == U::Neg) return neg;
+      return "x < " + zero + " ? " + neg + " : x";
     }
     switch (k_) {
       case U::Relu: return "x > 0.0f ? x : 0.0f";

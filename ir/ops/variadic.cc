@@ -1,9 +1,110 @@
-// ir/ops/variadic.cc — not implemented yet: registers no op, so models using it are rejected
-// as unsupported with the op's name.
+// ir/ops/variadic.cc — variadic broadcasting ops: Sum, Max, Min (1..N inputs).
+//
+// All inputs share one dtype and broadcast multidirectionally (numpy rules) to the output.
+// Sum takes float32/float64 (the ONNX type set; integer Sum is rejected as unsupported);
+// Max/Min take float32/float64 and every integer dtype. Max/Min propagate NaN like
+// numpy's maximum/minimum (the reference of the ONNX tests): a NaN in any input gives NaN.
+// Sum adds left to right, in the input dtype. One C loop nest over the output reads every
+// input through its own broadcast index (ir/ops/elementwise.h).
+#include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
+namespace {
 
-void register_variadic(OpTable&) {}
+enum class V { Sum, Max, Min };
+
+class Variadic : public Op {
+ public:
+  explicit Variadic(V k) : k_(k) {}
+
+  void parse(AttrReader& a) override {
+    if (a.opset() < 6) a.ignore("consumed_inputs");
+  }
+
+  void infer(Node& n) override {
+    if (n.inputs.empty()) n.invalid("expects at least 1 input");
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!n.in(i)) n.invalid("input " + std::to_string(i) + " is absent; every input of a variadic op is required");
+    if (k_ == V::Sum) expect_dtype(n, 0, {DType::F32, DType::F64});
+    else
+      expect_dtype(n, 0, {DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
+                          DType::U32, DType::U64});
+    DType t = n.in(0)->dtype;
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.in(i)->dtype != t)
+        n.invalid("input " + std::to_string(i) + " has dtype " + dtype_name(n.in(i)->dtype) + " but input 0 has " + dtype_name(t));
+    set_output(n, 0, t, broadcast_inputs(n));
+  }
+
+  template <class T>
+  static bool is_nan(T v) {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+    else return false;
+  }
+
+  template <class T>
+  void eval_t(const std::vector<const Tensor*>& in, Tensor& out) const {
+    std::vector<std::vector<int64_t>> idx;
+    for (const Tensor* t : in) idx.push_back(broadcast_index(out.shape, t->shape));
+    T* y = out.data<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+      T acc = in[0]->data<T>()[idx[0][static_cast<size_t>(i)]];
+      for (size_t k = 1; k < in.size(); ++k) {
+        T v = in[k]->data<T>()[idx[k][static_cast<size_t>(i)]];
+        if (k_ == V::Sum) acc = static_cast<T>(acc + v);
+        else if (is_nan(v)) acc = v;  // NaN wins
+        else if (k_ == V::Max) acc = v > acc ? v : acc;
+        else acc = v < acc ? v : acc;
+      }
+      y[i] = acc;
+    }
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    visit_dtype(out[0].dtype, [&](auto v) { eval_t<decltype(v)>(in, out[0]); });
+  }
+
+  void emit(CEmit& e) const override {
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < e.node.inputs.size(); ++i) shapes.push_back(e.in_shape(i));
+    const char* ct = e.out_ctype(0);
+    bool fl = dtype_is_float(e.out_dtype(0));
+    const char* cmp = k_ == V::Max ? ">" : "<";
+    emit_broadcast(e, e.out_shape(0), shapes, [&](const std::vector<std::string>& idx, const std::string& o) {
+      auto x = [&](size_t k) { return e.in(k) + "[" + idx[k] + "]"; };
+      if (shapes.size() == 1) return fmt::format("{}[{}] = {};", e.out(0), o, x(0));
+      if (k_ == V::Sum) {
+        std::string s = x(0);
+        for (size_t k = 1; k < shapes.size(); ++k) s += " + " + x(k);
+        return fmt::format("{}[{}] = {};", e.out(0), o, s);
+      }
+      // { T m = x0[..]; T v = x1[..]; m = v > m || v != v ? v : m; ... y0[o] = m; }
+      std::string s = fmt::format("{{ {} m = {};", ct, x(0));
+      for (size_t k = 1; k < shapes.size(); ++k) {
+        s += fmt::format(" const {} v{} = {};", ct, k, x(k));
+        if (fl) s += fmt::format(" m = v{0} {1} m || v{0} != v{0} ? v{0} : m;", k, cmp);
+        else s += fmt::format(" m = v{0} {1} m ? v{0} : m;", k, cmp);
+      }
+      return s + fmt::format(" {}[{}] = m; }}", e.out(0), o);
+    });
+  }
+
+  FusionKind kind() const override { return FusionKind::Broadcast; }
+
+ private:
+  V k_;
+};
+
+template <V k>
+std::unique_ptr<Op> make() { return std::make_unique<Variadic>(k); }
+
+}  // namespace
+
+void register_variadic(OpTable& t) {
+  t["Sum"] = make<V::Sum>;
+  t["Max"] = make<V::Max>;
+  t["Min"] = make<V::Min>;
+}
 
 }  // namespace onnxc

@@ -17,7 +17,7 @@ for f in "$name.c" "$name.h" "$name.weights"; do cmp "$work/$name/$f" "$work/$na
 rm -rf "$work/$name.again"
 # The generated C is warning-free under gcc and clang with -Wall -Wextra.
 for c in gcc clang; do
-  (cd "$work/$name" && $c -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror "$name.c" onnxc_runtime.c onnxc_main.c)
+  (cd "$work/$name" && $c -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" "$name.c" onnxc_runtime.c onnxc_main.c)
 done
 "$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output.npy" --bench 3
 /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output.npy" --tol 1e-3

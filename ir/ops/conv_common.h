@@ -1,0 +1,90 @@
+// ir/ops/conv_common.h — what Conv and ConvTranspose share: their attributes (with ONNX
+// defaults), validation of the attribute vectors against the kernel rank, auto_pad
+// resolution, and small integer helpers for the emitters' loop-range arithmetic.
+//
+// Conventions: "spatial" vectors have one entry per spatial dimension (rank of X minus 2);
+// pads are split into begin (pb) and end (pe) halves. Conv pads are never negative;
+// ConvTranspose pads derived from output_shape may be (a negative pad adds zero rows).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/op.h"
+
+namespace onnxc {
+
+// Floor / ceiling of a / b for b > 0 and any sign of a.
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+inline int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+struct ConvAttrs {
+  std::string auto_pad = "NOTSET";
+  std::vector<int64_t> dilations, kernel_shape, pads, strides;
+  std::vector<int64_t> output_padding, output_shape;  // ConvTranspose only
+  int64_t group = 1;
+
+  void parse(AttrReader& a, bool transpose) {
+    auto_pad = a.s("auto_pad", "NOTSET");
+    dilations = a.ints("dilations");
+    kernel_shape = a.ints("kernel_shape");
+    pads = a.ints("pads");
+    strides = a.ints("strides");
+    group = a.i("group", 1);
+    if (transpose) {
+      output_padding = a.ints("output_padding");
+      output_shape = a.ints("output_shape");
+    }
+  }
+};
+
+// Resolved geometry of one Conv / ConvTranspose node.
+struct ConvGeom {
+  int64_t N = 0, C = 0, M = 0, G = 1;  // batch, input channels, output channels, groups
+  int64_t CG = 0, MG = 0;              // input / output channels per group
+  Shape in, k, out;                    // spatial sizes of X, W, Y
+  std::vector<int64_t> s, d, pb, pe;   // strides, dilations, pads begin / end
+  size_t rank() const { return k.size(); }
+  int64_t in_size() const { int64_t r = 1; for (auto v : in) r *= v; return r; }
+  int64_t out_size() const { int64_t r = 1; for (auto v : out) r *= v; return r; }
+  int64_t k_size() const { int64_t r = 1; for (auto v : k) r *= v; return r; }
+};
+
+// Checks an attribute vector has `rank` entries (or is absent, giving `def` for each) and
+// that every entry is >= lo. Returns the filled vector.
+inline std::vector<int64_t> spatial_attr(const Node& n, const char* name, const std::vector<int64_t>& v, size_t rank,
+                                         int64_t def, int64_t lo) {
+  if (v.empty()) return std::vector<int64_t>(rank, def);
+  if (v.size() != rank)
+    n.invalid(std::string(name) + " has " + std::to_string(v.size()) + " entries, expected " + std::to_string(rank) +
+              " (one per spatial dimension)");
+  for (int64_t x : v)
+    if (x < lo) n.invalid(std::string(name) + " " + shape_str(v) + " has a value below " + std::to_string(lo));
+  return v;
+}
+
+// Reads strides, dilations, pads (and kernel_shape against W's spatial dims) into g,
+// leaving pads zero when auto_pad is not NOTSET (the caller resolves them).
+inline void read_conv_attrs(const Node& n, const ConvAttrs& a, ConvGeom& g) {
+  size_t r = g.k.size();
+  if (!a.kernel_shape.empty() && Shape(a.kernel_shape) != g.k)
+    n.invalid("kernel_shape " + shape_str(a.kernel_shape) + " does not match the weight's spatial dims " + shape_str(g.k));
+  g.s = spatial_attr(n, "strides", a.strides, r, 1, 1);
+  g.d = spatial_attr(n, "dilations", a.dilations, r, 1, 1);
+  if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" && a.auto_pad != "VALID")
+    n.invalid("auto_pad '" + a.auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  g.pb.assign(r, 0);
+  g.pe.assign(r, 0);
+  if (!a.pads.empty()) {
+    if (a.pads.size() != 2 * r)
+      n.invalid("pads has " + std::to_string(a.pads.size()) + " entries, expected " + std::to_string(2 * r));
+    for (int64_t p : a.pads)
+      if (p < 0) n.invalid("pads " + shape_str(a.pads) + " has a negative value");
+    bool any = false;
+    for (int64_t p : a.pads) any = any || p != 0;
+    if (any && a.auto_pad != "NOTSET") n.invalid("pads " + shape_str(a.pads) + " given together with auto_pad " + a.auto_pad);
+    if (a.auto_pad == "NOTSET")
+      for (size_t i = 0; i < r; ++i) g.pb[i] = a.pads[i], g.pe[i] = a.pads[r + i];
+  }
+}
+
+}  // namespace onnxc
