@@ -23,6 +23,8 @@ class Constant : public Op {
     for (const char* s : {"value_string", "value_strings"})
       if (opset >= 12 && a.has(s)) n.unsupported(std::string("attribute '") + s + "': string constants are not supported");
     if (opset >= 11 && a.has("sparse_value")) n.unsupported("attribute 'sparse_value': sparse constants are not supported");
+    for (const char* s : {"value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings"})
+      if (opset < 12 && a.has(s)) n.invalid(std::string("attribute '") + s + "' needs opset 12 or later");
     std::vector<std::string> given;
     if (auto t = a.tensor("value")) value_ = t, given.push_back("value");
     if (opset >= 12) {
@@ -100,7 +102,8 @@ class ConstantOfShape : public Op {
   void emit(CEmit& e) const override {
     int64_t n = numel(e.out_shape(0));
     if (n == 0) return;
-    e("ONNXC_PRAGMA(omp simd)");
+    if (n >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for simd)");
+    else e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = 0; i < {}; ++i) {}[i] = {};", n, e.out(0), c_elem_literal(*value_, 0));
   }
 

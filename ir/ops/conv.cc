@@ -160,15 +160,15 @@ class Conv : public Op {
 
   void emit(CEmit& e) const override {
     const ConvGeom& g = g_;
-    bool pointwise = true;
-    for (size_t i = 0; i < g.rank(); ++i)
-      pointwise = pointwise && g.k[i] == 1 && g.pb[i] == 0 && g.pe[i] == 0 && (g.s[i] == 1 || g.rank() <= 2);
+    bool one = true, strided = false;
+    for (size_t i = 0; i < g.rank(); ++i) {
+      one = one && g.k[i] == 1 && g.pb[i] == 0 && g.pe[i] == 0;
+      strided = strided || g.s[i] != 1;
+    }
     const char* pe = getenv("PLANE");
-    bool strided = false;
-    for (size_t i = 0; i < g.rank(); ++i) strided = strided || g.s[i] != 1;
-    if (pointwise && strided && getenv("PW_PLANE") && plane_fits()) emit_plane(e);
-    else if (pointwise) emit_pointwise(e);
-    else if (plane_fits() && (pe ? atoi(pe) == 1 : g.out[g.rank() - 1] < 32)) emit_plane(e);
+    if (one && !strided) emit_pointwise(e);
+    else if (plane_fits() && (pe ? atoi(pe) == 1 : one ? plane_geom().Q <= 256 : g.out[g.rank() - 1] < 32)) emit_plane(e);
+    else if (one && g.rank() <= 2) emit_pointwise(e);
     else emit_direct(e);
   }
 
@@ -187,7 +187,7 @@ class Conv : public Op {
     const int64_t P = g.out_size(), XS = g.in_size(), CG = g.CG;
     const int64_t OW = g.out[r - 1], SW = g.s[r - 1], SH = r > 1 ? g.s[0] : 1, IW = g.in[r - 1];
     const int64_t R = P / OW;  // output rows (strided form)
-    const int64_t OCB = pick_block(g.MG, getenv("OCB_P") ? atoi(getenv("OCB_P")) : 4), CU = getenv("CU_P") ? atoi(getenv("CU_P")) : 4;
+    const int64_t OCB = pick_block(g.MG, getenv("OCB_P") ? atoi(getenv("OCB_P")) : 8), CU = getenv("CU_P") ? atoi(getenv("CU_P")) : 4;
     // Positions per task: the X panel (CG × PB floats) should stay in L2 (~512 KiB).
     int64_t PB = std::clamp<int64_t>(131072 / std::max<int64_t>(CG, 1), 64, 1024) / 16 * 16;
     // Flat: blocks of PB positions; strided: blocks of RB output rows.
@@ -281,26 +281,45 @@ class Conv : public Op {
   // output channels whose accumulators live on the stack, so each copy serves NB blocks.
   struct Plane {
     int64_t XH, XW, PHL, PWL, PP, CB, Q, QP, CH, OCB, MT;
+    std::vector<int64_t> rslot, cslot;  // buffer slot of each row / column phase, -1 = unused
+    int64_t ncs;                        // column-phase slots
+    int64_t slot(int64_t rph, int64_t cph) const { return (rslot[static_cast<size_t>(rph)] * ncs + cslot[static_cast<size_t>(cph)]) * PP; }
   };
   Plane plane_geom() const {
     const ConvGeom& g = g_;
+    const int64_t SH = g.s[0], SW = g.s[1];
     Plane p{};
-    p.XH = (g.out[0] - 1) * g.s[0] + (g.k[0] - 1) * g.d[0] + 1;
-    p.XW = (g.out[1] - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1;
-    p.PHL = (p.XH + g.s[0] - 1) / g.s[0];
-    p.PWL = (p.XW + g.s[1] - 1) / g.s[1];
+    p.XH = (g.out[0] - 1) * SH + (g.k[0] - 1) * g.d[0] + 1;
+    p.XW = (g.out[1] - 1) * SW + (g.k[1] - 1) * g.d[1] + 1;
+    p.PHL = (p.XH + SH - 1) / SH;
+    p.PWL = (p.XW + SW - 1) / SW;
     p.PP = p.PHL * p.PWL;
-    p.CB = g.s[0] * g.s[1] * p.PP;
+    // Only the phases some tap reads get a slot (all of them when the kernel-row loop
+    // computes phase offsets at run time, see emit_plane).
+    bool all = g.k_size() > kPlaneUnrollTaps;
+    std::vector<bool> ru(static_cast<size_t>(SH), all), cu(static_cast<size_t>(SW), all);
+    for (int64_t kh = 0; kh < g.k[0]; ++kh) ru[static_cast<size_t>(kh * g.d[0] % SH)] = true;
+    for (int64_t kw = 0; kw < g.k[1]; ++kw) cu[static_cast<size_t>(kw * g.d[1] % SW)] = true;
+    int64_t nrs = 0;
+    p.ncs = 0;
+    for (bool u : ru) p.rslot.push_back(u ? nrs++ : -1);
+    for (bool u : cu) p.cslot.push_back(u ? p.ncs++ : -1);
+    p.CB = nrs * p.ncs * p.PP;
     p.Q = (g.out[0] - 1) * p.PWL + g.out[1];
     p.QP = (p.Q + 15) / 16 * 16;
+    // Input channels per copy: what fits the buffer, rounded down to a divisor of CG when
+    // that loses less than half.
     p.CH = std::max<int64_t>(1, std::min<int64_t>(g.CG, kPlaneXbFloats / p.CB));
-    p.OCB = pick_block(g.MG, getenv("OCB_Q") ? atoi(getenv("OCB_Q")) : 4);
+    for (int64_t ch = p.CH; 2 * ch > p.CH; --ch)
+      if (g.CG % ch == 0) { p.CH = ch; break; }
+    p.OCB = pick_block(g.MG, getenv("OCB_Q") ? atoi(getenv("OCB_Q")) : g.k_size() == 1 ? 4 : p.Q >= 512 ? 8 : 2);
     // Channels per task: as many blocks as the accumulator budget allows, keeping >= 8
     // tasks per image where there are enough channels.
     p.MT = p.OCB;
     while (g.MG % (2 * p.MT) == 0 && 2 * p.MT * p.QP <= kPlaneAccFloats && g.M / (2 * p.MT) >= 8) p.MT *= 2;
     return p;
   }
+  static constexpr int64_t kPlaneUnrollTaps = 16;
   static constexpr int64_t kPlaneXbFloats = 4096, kPlaneAccFloats = 8192;  // 16 + 32 KiB of stack
   bool plane_fits() const {
     if (g_.rank() != 2) return false;
@@ -336,39 +355,43 @@ class Conv : public Op {
     }
     // Copy the phases some tap reads: padded row rr = r * SH + rph is input row rr - PT,
     // padded column jj = j * SW + cph is input column jj - PL.
-    std::vector<bool> rph_used(static_cast<size_t>(SH)), cph_used(static_cast<size_t>(SW));
-    for (int64_t kh = 0; kh < KH; ++kh) rph_used[static_cast<size_t>(kh * DH % SH)] = true;
-    for (int64_t kw = 0; kw < KW; ++kw) cph_used[static_cast<size_t>(kw * DW % SW)] = true;
     e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
     e("const float* restrict xs = xn + (c0 + cc) * {};", XS);
     e("float* restrict xd = xb + cc * {};", pl.CB);
     for (int64_t rph = 0; rph < SH; ++rph) {
-      if (!rph_used[static_cast<size_t>(rph)]) continue;
+      if (pl.rslot[static_cast<size_t>(rph)] < 0) continue;
       int64_t r0 = std::max<int64_t>(0, ceil_div(PT - rph, SH)), r1 = std::min(pl.PHL, floor_div(IH - 1 + PT - rph, SH) + 1);
       if (r1 <= r0) continue;
       e("for (int64_t r = {}; r < {}; ++r) {{", r0, r1);
       e("const float* restrict xsr = xs + ({}) * {};", affine("r", SH, rph - PT), IW);
-      e("float* restrict xdr = xd + {};", affine("r", pl.PWL, rph * SW * pl.PP));
+      e("float* restrict xdr = xd + {};", affine("r", pl.PWL, pl.rslot[static_cast<size_t>(rph)] * pl.ncs * pl.PP));
       for (int64_t cph = 0; cph < SW; ++cph) {
-        if (!cph_used[static_cast<size_t>(cph)]) continue;
+        if (pl.cslot[static_cast<size_t>(cph)] < 0) continue;
         int64_t lo = std::max<int64_t>(0, ceil_div(PL - cph, SW)), hi = std::min(pl.PWL, floor_div(IW - 1 + PL - cph, SW) + 1);
         if (hi <= lo) continue;
-        e("for (int64_t j = {}; j < {}; ++j) xdr[{}] = xsr[{}];", lo, hi, affine("j", 1, cph * pl.PP), affine("j", SW, cph - PL));
+        e("for (int64_t j = {}; j < {}; ++j) xdr[{}] = xsr[{}];", lo, hi, affine("j", 1, pl.cslot[static_cast<size_t>(cph)] * pl.PP), affine("j", SW, cph - PL));
       }
       e("}}");
     }
     e("}}");
     // Compute: per block of OCB output channels, all channels of the chunk.
-    bool unroll_all = KS <= 16;
+    bool unroll_all = KS <= kPlaneUnrollTaps;
+    // Offset of tap (kh, kw) from q; kh < 0: the column part only (row part at run time,
+    // where every phase has its slot: slot(rph, cph) = (rph * SW + cph) * PP).
     auto tap_off = [&](int64_t kh, int64_t kw) {
-      int64_t off = (kw * DW) % SW * pl.PP + (kw * DW) / SW;
-      if (kh >= 0) off += ((kh * DH) % SH * SW) * pl.PP + (kh * DH) / SH * pl.PWL;
-      return off;
+      if (kh < 0) return pl.slot(0, kw * DW % SW) + (kw * DW) / SW;
+      return pl.slot(kh * DH % SH, kw * DW % SW) + (kh * DH) / SH * pl.PWL + (kw * DW) / SW;
     };
+    // Tiny kernels (1x1): CU input channels per step so each accumulator load/store serves
+    // CU * KS FMAs.
+    int64_t CU = 1;
+    if (g.CG % pl.CH == 0)
+      while (CU < 4 && pl.CH % (2 * CU) == 0 && 2 * CU * KS <= 4) CU *= 2;
     std::vector<std::pair<std::string, int64_t>> taps;  // (weight index expr, x offset)
     if (unroll_all) {
-      for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw) taps.push_back({std::to_string(kh * KW + kw), tap_off(kh, kw)});
+      for (int64_t u = 0; u < CU; ++u)
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) taps.push_back({std::to_string(u * KS + kh * KW + kw), u * pl.CB + tap_off(kh, kw)});
     } else {
       for (int64_t kw = 0; kw < KW; ++kw) taps.push_back({affine("kh", KW, kw), tap_off(-1, kw)});
     }
@@ -376,7 +399,8 @@ class Conv : public Op {
     const std::string mm = MT > OCB ? "m + mb" : "m";
     for (int64_t j = 0; j < OCB; ++j)
       e("float* restrict ac{} = acc + {};", j, MT > OCB ? fmt::format("(mb + {}) * {}", j, pl.QP) : std::to_string(j * pl.QP));
-    e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
+    if (CU > 1) e("for (int64_t cc = 0; cc < {}; cc += {}) {{", cn, CU);
+    else e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
     e("const float* restrict xd = xb + cc * {};", pl.CB);
     for (int64_t j = 0; j < OCB; ++j)
       e("const float* restrict wc{} = {} + (({}{}) * {} + c0 + cc) * {};", j, W, mm, j ? fmt::format(" + {}", j) : "", g.CG, KS);

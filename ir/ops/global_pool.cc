@@ -1,9 +1,9 @@
 // ir/ops/global_pool.cc — GlobalAveragePool and GlobalMaxPool: N x C x D1 x ... x Dr →
 // N x C x 1 x ... x 1 (rank >= 2; rank 2 is a copy).
 //
-// The C code runs one contiguous SIMD reduction per N*C plane, planes in parallel when the
-// tensor is large. The mean is the float sum divided by the size; max uses fmaxf (a NaN element is
-// skipped, as fmaxf does). float32 only.
+// The C code runs one contiguous reduction per N*C plane (SIMD for the sum), planes in
+// parallel when the tensor is large. The mean is the float sum divided by the size; max
+// uses fmaxf (a NaN element is skipped). float32 only.
 #include <cmath>
 
 #include "codegen/c_emit.h"

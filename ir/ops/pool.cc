@@ -10,7 +10,8 @@
 // Padding never contributes a value: MaxPool skips it, AveragePool divides by the count.
 // The C code loops over N*C planes (OpenMP), then output positions; each position computes
 // its clipped window range per dim once, so the window loops carry no bounds tests. Dims
-// where no window can be clipped use constant ranges.
+// where no window can be clipped use constant ranges. Window loops are short and stay
+// scalar (no omp simd: clang cannot vectorize an fmaxf reduction and warns).
 // dtypes: AveragePool float32; MaxPool float32, float64, int8, uint8 (Indices is int64).
 // Gaps: a window lying entirely in padding (pads >= kernel) yields the dtype's lowest value
 // for MaxPool and 0 for AveragePool without count_include_pad.
@@ -245,9 +246,9 @@ class Pool : public Op {
       bool last = i + 1 == r;
       if (last && !want_idx) {
         std::string base = i == 0 ? "x" : fmt::format("x + q{} * {}", i - 1, d.in);
-        e("const {}* restrict row = {} + p{};", ct, base, i);
+        if (i > 0) e("const {}* restrict row = {};", ct, base);
         e("for (int64_t k{0} = lo{0}; k{0} < hi{0}; ++k{0}) {{", i);
-        std::string v = d.d == 1 ? fmt::format("row[k{}]", i) : fmt::format("row[k{} * {}]", i, d.d);
+        std::string v = fmt::format("{}[{}]", i > 0 ? "row" : "x", pos);
         if (!max_) e("s += {};", v);
         else if (t == DType::F32) e("m = fmaxf(m, {});", v);
         else if (t == DType::F64) e("m = fmax(m, {});", v);

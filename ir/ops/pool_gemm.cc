@@ -11,9 +11,9 @@
 //    (32 KiB, transposed when B is N x K; skipped when B rows are no longer than a block),
 //    then i, k, j with j innermost, so the block stays in L1 across the tile's rows and the
 //    long row stride of B causes no cache-set conflicts.
-// Y starts as beta * C (or 0) and accumulates alpha * A[i][k] * B[k][j]. The multiply-add
-// becomes an FMA only when the C compiler contracts (clang default; gcc needs
-// -ffp-contract=fast or -std=gnu11).
+// Y starts as beta * C (or 0) and accumulates alpha * A[i][k] * B[k][j] with ONNXC_FMA
+// (fmaf where the target has FMA). The dot form keeps `s += a * b`: an fmaf recurrence is
+// not a reduction clang's vectorizer recognises.
 // Gaps: no register tiling or micro-kernel yet; bench/ decides when it is worth one.
 #include "ir/ops/pool_gemm.h"
 
@@ -170,7 +170,7 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
     if (pack) e("const float* restrict Bk = pk + kk * {};", NB);
     else e("const float* restrict Bk = B + (k0 + kk) * {} + j0;", N);
     e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t jj = 0; jj < {}; ++jj) Yi[jj] += a * Bk[jj];", nj);
+    e("for (int64_t jj = 0; jj < {}; ++jj) Yi[jj] = ONNXC_FMA(a, Bk[jj], Yi[jj]);", nj);
     e("}}");
     e("}}");
     e("}}");

@@ -6,9 +6,10 @@
 // (input form only), which makes the op an identity. keepdims (default 1) keeps reduced
 // dims as 1.
 // The C code drops size-1 dims and merges neighbouring dims that are both reduced or both
-// kept. One trailing reduced group is a parallel set of contiguous SIMD reductions into a
-// local accumulator; any other pattern initialises Y, accumulates in a loop nest whose
-// innermost loop runs over contiguous memory, and (Mean) divides at the end.
+// kept. One trailing reduced group is a parallel set of contiguous reductions into a local
+// accumulator (SIMD for sums; max stays scalar, see softmax.cc); any other pattern
+// initialises Y, accumulates in a loop nest whose innermost loop runs over contiguous
+// memory, and (Mean) divides at the end. Only a leading kept group runs in parallel.
 // dtypes: Sum float32/float64/int32/int64, Mean float32/float64, Max float32/float64/int32/
 // int64/int8/uint8. Float sums accumulate in the input type; Max uses fmaxf (skips NaN).
 // Empty reductions give 0 (Sum), NaN (Mean) and the lowest value (Max).

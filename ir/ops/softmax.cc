@@ -4,9 +4,11 @@
 // prod(dims[axis:]) elements; opsets >= 13 normalise along the single dim `axis`
 // (default -1). Both are an [outer, L, inner] problem (inner = 1 for the old form).
 // Numerics: the row maximum is subtracted before expf; LogSoftmax is (x - max) - log(sum).
-// C code: inner == 1 is three contiguous SIMD passes per row (max, exp-sum, scale), rows in
+// C code: inner == 1 is three contiguous passes per row (max, exp-sum, scale), rows in
 // parallel; inner > 1 keeps per-column max and sum for a block of up to 256 columns in
 // small stack arrays and sweeps L with the contiguous column block innermost.
+// Loops calling expf and scalar max reductions carry no `omp simd`: without fast-math
+// neither gcc nor clang can vectorize them, and clang warns when asked to.
 // float32 only.
 #include <algorithm>
 #include <cmath>
