@@ -2,7 +2,8 @@
 //
 // Known gaps: sparse initializers, subgraph attributes (If/Loop/Scan), non-default
 // domains, float16/bfloat16/string tensors and segment-split tensors are rejected
-// as unsupported.
+// as unsupported. Opsets 7–18 are supported; below 7 only the ops whose semantics did
+// not change (Op::min_opset).
 #include "frontend/onnx_import.h"
 
 #include <onnx/onnx_pb.h>
@@ -75,8 +76,9 @@ class Importer {
       if (o.domain().empty() || o.domain() == "ai.onnx") g_->opset = o.version();
     if (m.opset_import_size() == 0) g_->opset = 1;  // IR version 1..2 models have no opset_import
     if (g_->opset == 0) fail_invalid("model imports no opset of the default ONNX domain");
-    if (g_->opset < 7 || g_->opset > 18)
-      fail_unsupported("opset " + std::to_string(g_->opset) + " is not supported (onnxc supports opsets 7 to 18)");
+    // Below opset 7 each op decides (Op::min_opset): most changed at 6 or 7, a few never did.
+    if (g_->opset < 1 || g_->opset > 18)
+      fail_unsupported("opset " + std::to_string(g_->opset) + " is not supported (onnxc supports opsets 7 to 18, and some ops from earlier)");
   }
 
   std::shared_ptr<const Tensor> convert_tensor(const onnx::TensorProto& t, const std::string& what) {

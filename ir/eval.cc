@@ -16,6 +16,9 @@ void prepare_ops(Graph& g) {
     OpFactory f = find_op(n->op_type);
     if (!f) n->unsupported("op type '" + n->op_type + "' is not supported by onnxc (see compile-model --list-ops)");
     n->op = f();
+    if (n->opset < n->op->min_opset())
+      n->unsupported("opset " + std::to_string(n->opset) + " is not supported for " + n->op_type + " (onnxc follows opset " +
+                     std::to_string(n->op->min_opset()) + " and later)");
     AttrReader a(*n);
     n->op->parse(a);
     a.done();

@@ -33,6 +33,9 @@ class Op {
   virtual void emit(CEmit& e) const = 0;
   virtual FusionKind kind() const { return FusionKind::Opaque; }
   virtual bool static_input(size_t i) const { (void)i; return false; }
+  // Oldest opset whose semantics this implementation follows. Most ops changed before
+  // opset 7 (consumed_inputs, legacy broadcast), so that is the default.
+  virtual int64_t min_opset() const { return 7; }
 };
 
 using OpFactory = std::unique_ptr<Op> (*)();

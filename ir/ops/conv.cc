@@ -3,22 +3,30 @@
 // strides, dilations, pads, auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID) and
 // kernel_shape (optional; checked against W).
 //
-// Emitted C, plain NCHW, weights read in ONNX's OIHW order:
-//  - 1×1, stride 1, unpadded: a matrix product Y[m,p] = B[m] + Σc W[m,c]·X[c,p] over the
-//    flattened spatial positions p; tasks are (image, block of positions, block of OCB
-//    output channels) so the X panel of a position block stays in L2 across channel
-//    blocks; 4 input channels are unrolled so each Y element is loaded/stored once per 4·OCB
-//    FMAs.
-//  - everything else: direct convolution, tasks (image, block of OCB output channels). For
-//    each output row (all spatial dims but the last), the row is initialised with the bias,
-//    then for each input channel and each valid kernel position of the outer dims (ranges
-//    computed per row, no checks inside) the last dimension is done in three parts with
-//    compile-time bounds: the interior, where every kernel tap is in range, as one
-//    contiguous (stride 1: unit-stride) simd loop doing all KW taps × OCB channels per
-//    output element; and the left/right edges, one short loop per tap over its valid range.
-// Any spatial rank ≥ 1 works (1-D, 2-D and 3-D are tested). FMAs go through ONNXC_FMA.
-// Known gaps: no layout blocking (NCHWc) or register tiling here; small output rows (7×7
-// maps) vectorize poorly; weights are not repacked.
+// Emitted C, plain NCHW, weights read in ONNX's OIHW order, FMAs through ONNXC_FMA; one of
+// three kernels (emit() picks):
+//  - pointwise (1×1, unpadded; stride 1, or strided when rank <= 2 and the plane kernel
+//    does not apply): a matrix product Y[m,p] = B[m] + Σc W[m,c]·X[c,p] over the flattened
+//    positions (strided: per output row, X read with stride SW). Tasks (image, block of
+//    positions, 8 output channels), so the X panel of a position block stays in L2 across
+//    channel blocks; 4 input channels per step, so each Y load/store serves 32 FMAs.
+//  - plane (2-D, small output planes: width < 32, or strided 1×1 with <= 256 positions):
+//    per task, chunks of input channels are copied into a zero-padded stack buffer split
+//    into stride phases; every tap then reads it with unit stride at a constant offset from
+//    the flat output index, so one simd loop over the whole plane does all taps × 2–8
+//    output channels, accumulating on the stack (see emit_plane).
+//  - direct (everything else, any spatial rank >= 1): tasks (image, 4 output channels);
+//    per output row (all spatial dims but the last) the row starts as the bias, then for
+//    each input channel and each valid kernel position of the outer dims (ranges computed
+//    per row) the last dimension is done with compile-time bounds: the interior, where all
+//    KW taps are in range, as one simd loop doing KW taps × 4 channels per element, and
+//    short per-tap edge loops.
+// In the plane kernel X loads are written inline in the FMA chains (clang 14 does not
+// vectorize that loop when they are hoisted into locals); the other two hoist them into
+// locals (gcc 12 is 1.5x slower there with inline loads). 1-D, 2-D, 3-D (and higher) convs are tested against torch.
+// Known gaps: no NCHWc layout or register tiling (accumulators go through L1: ~30–60
+// GFLOP/s per core on AVX-512 hardware, gcc choosing 256-bit vectors); strided 1×1 convs
+// on large planes read X with stride; weights are not repacked.
 #include <algorithm>
 #include <cstdlib>
 
@@ -165,9 +173,8 @@ class Conv : public Op {
       one = one && g.k[i] == 1 && g.pb[i] == 0 && g.pe[i] == 0;
       strided = strided || g.s[i] != 1;
     }
-    const char* pe = getenv("PLANE");
     if (one && !strided) emit_pointwise(e);
-    else if (plane_fits() && (pe ? atoi(pe) == 1 : one ? plane_geom().Q <= 256 : g.out[g.rank() - 1] < 32)) emit_plane(e);
+    else if (plane_fits() && (getenv("PLANE") ? atoi(getenv("PLANE")) == 1 : true)) emit_plane(e);
     else if (one && g.rank() <= 2) emit_pointwise(e);
     else emit_direct(e);
   }
@@ -187,7 +194,7 @@ class Conv : public Op {
     const int64_t P = g.out_size(), XS = g.in_size(), CG = g.CG;
     const int64_t OW = g.out[r - 1], SW = g.s[r - 1], SH = r > 1 ? g.s[0] : 1, IW = g.in[r - 1];
     const int64_t R = P / OW;  // output rows (strided form)
-    const int64_t OCB = pick_block(g.MG, getenv("OCB_P") ? atoi(getenv("OCB_P")) : 8), CU = getenv("CU_P") ? atoi(getenv("CU_P")) : 4;
+    const int64_t OCB = pick_block(g.MG, 8), CU = 4;
     // Positions per task: the X panel (CG × PB floats) should stay in L2 (~512 KiB).
     int64_t PB = std::clamp<int64_t>(131072 / std::max<int64_t>(CG, 1), 64, 1024) / 16 * 16;
     // Flat: blocks of PB positions; strided: blocks of RB output rows.
@@ -280,6 +287,7 @@ class Conv : public Op {
   // One simd loop over q then does all taps × OCB channels; a task owns MT = NB × OCB
   // output channels whose accumulators live on the stack, so each copy serves NB blocks.
   struct Plane {
+    int64_t RT, NT;  // output rows per tile, tiles
     int64_t XH, XW, PHL, PWL, PP, CB, Q, QP, CH, OCB, MT;
     std::vector<int64_t> rslot, cslot;  // buffer slot of each row / column phase, -1 = unused
     int64_t ncs;                        // column-phase slots
@@ -289,11 +297,20 @@ class Conv : public Op {
     const ConvGeom& g = g_;
     const int64_t SH = g.s[0], SW = g.s[1];
     Plane p{};
-    p.XH = (g.out[0] - 1) * SH + (g.k[0] - 1) * g.d[0] + 1;
     p.XW = (g.out[1] - 1) * SW + (g.k[1] - 1) * g.d[1] + 1;
-    p.PHL = (p.XH + SH - 1) / SH;
     p.PWL = (p.XW + SW - 1) / SW;
-    p.PP = p.PHL * p.PWL;
+    // Tiles of RT output rows: about kPlaneQ output positions per tile (1x1: a quarter, so
+    // that more output channels share each copy), fewer if one channel's copy would not fit.
+    const int64_t qt = g.k_size() == 1 ? kPlaneQ / 4 : kPlaneQ;
+    p.RT = std::clamp<int64_t>((qt - g.out[1]) / p.PWL + 1, 1, g.out[0]);
+    for (;; --p.RT) {
+      p.NT = (g.out[0] + p.RT - 1) / p.RT;
+      p.RT = (g.out[0] + p.NT - 1) / p.NT;  // even tiles
+      p.XH = (p.RT - 1) * SH + (g.k[0] - 1) * g.d[0] + 1;
+      p.PHL = (p.XH + SH - 1) / SH;
+      p.PP = p.PHL * p.PWL;
+      if (p.RT == 1 || SH * SW * p.PP <= kPlaneXbFloats) break;
+    }
     // Only the phases some tap reads get a slot (all of them when the kernel-row loop
     // computes phase offsets at run time, see emit_plane).
     bool all = g.k_size() > kPlaneUnrollTaps;
@@ -305,21 +322,22 @@ class Conv : public Op {
     for (bool u : ru) p.rslot.push_back(u ? nrs++ : -1);
     for (bool u : cu) p.cslot.push_back(u ? p.ncs++ : -1);
     p.CB = nrs * p.ncs * p.PP;
-    p.Q = (g.out[0] - 1) * p.PWL + g.out[1];
+    p.Q = (p.RT - 1) * p.PWL + g.out[1];
     p.QP = (p.Q + 15) / 16 * 16;
     // Input channels per copy: what fits the buffer, rounded down to a divisor of CG when
     // that loses less than half.
     p.CH = std::max<int64_t>(1, std::min<int64_t>(g.CG, kPlaneXbFloats / p.CB));
     for (int64_t ch = p.CH; 2 * ch > p.CH; --ch)
       if (g.CG % ch == 0) { p.CH = ch; break; }
-    p.OCB = pick_block(g.MG, getenv("OCB_Q") ? atoi(getenv("OCB_Q")) : g.k_size() == 1 ? 4 : p.Q >= 512 ? 8 : 2);
+    p.OCB = pick_block(g.MG, g.k_size() == 1 ? 4 : p.Q >= 512 ? 8 : 2);
     // Channels per task: as many blocks as the accumulator budget allows, keeping >= 8
     // tasks per image where there are enough channels.
     p.MT = p.OCB;
-    while (g.MG % (2 * p.MT) == 0 && 2 * p.MT * p.QP <= kPlaneAccFloats && g.M / (2 * p.MT) >= 8) p.MT *= 2;
+    while (g.MG % (2 * p.MT) == 0 && 2 * p.MT * p.QP <= kPlaneAccFloats && p.NT * g.M / (2 * p.MT) >= 8) p.MT *= 2;
     return p;
   }
   static constexpr int64_t kPlaneUnrollTaps = 16;
+  static inline const int64_t kPlaneQ = getenv("PQ") ? atoi(getenv("PQ")) : 1024;
   static constexpr int64_t kPlaneXbFloats = 4096, kPlaneAccFloats = 8192;  // 16 + 32 KiB of stack
   bool plane_fits() const {
     if (g_.rank() != 2) return false;
@@ -334,13 +352,14 @@ class Conv : public Op {
     const int64_t KH = g.k[0], KW = g.k[1], SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1];
     const int64_t PT = g.pb[0], PL = g.pb[1], IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1];
     const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
-    e("/* direct convolution on a padded copy: tasks (image, {} output channels); per chunk of {} input channels,", MT, pl.CH);
+    const int64_t RT = pl.RT, NT = pl.NT;
+    e("/* direct convolution on a padded copy: tasks (image, {}{} output channels); per chunk of {} input channels,", NT > 1 ? fmt::format("tile of {} output rows, ", RT) : "", MT, pl.CH);
     e(" * a zero-padded, {}x{}-phase split copy ({} x {} per phase) in xb, read with unit stride by all {} taps at", SH, SW, pl.PHL, pl.PWL, KS);
     e(" * constant offsets from the flat output index q = oh * {} + ow; {} channels at a time accumulate in acc. */", pl.PWL, OCB);
-    bool par = macs() >= (1 << 16) && g.N * (g.M / MT) > 1;
-    if (par && g.N > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+    bool par = macs() >= (1 << 16) && g.N * NT * (g.M / MT) > 1;
+    if (par) e("ONNXC_PRAGMA(omp parallel for collapse({}) schedule(static))", NT > 1 ? 3 : 2);
     e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
-    if (par && g.N == 1) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    if (NT > 1) e("for (int64_t oh0 = 0; oh0 < {}; oh0 += {}) {{", OH, RT);
     e("for (int64_t m = 0; m < {}; m += {}) {{", g.M, MT);
     e("float xb[{}];", pl.CH * pl.CB);
     e("float acc[{}];", MT * pl.QP);
@@ -360,10 +379,18 @@ class Conv : public Op {
     e("float* restrict xd = xb + cc * {};", pl.CB);
     for (int64_t rph = 0; rph < SH; ++rph) {
       if (pl.rslot[static_cast<size_t>(rph)] < 0) continue;
-      int64_t r0 = std::max<int64_t>(0, ceil_div(PT - rph, SH)), r1 = std::min(pl.PHL, floor_div(IH - 1 + PT - rph, SH) + 1);
-      if (r1 <= r0) continue;
-      e("for (int64_t r = {}; r < {}; ++r) {{", r0, r1);
-      e("const float* restrict xsr = xs + ({}) * {};", affine("r", SH, rph - PT), IW);
+      // Phase row r of the tile is input row (oh0 + r) * SH + rph - PT.
+      int64_t A = ceil_div(PT - rph, SH), B = floor_div(IH - 1 + PT - rph, SH) + 1;
+      if (NT == 1) {
+        int64_t r0 = std::max<int64_t>(0, A), r1 = std::min(pl.PHL, B);
+        if (r1 <= r0) continue;
+        e("for (int64_t r = {}; r < {}; ++r) {{", r0, r1);
+        e("const float* restrict xsr = xs + ({}) * {};", affine("r", SH, rph - PT), IW);
+      } else {
+        e("const int64_t r0_{0} = {1} - oh0 > 0 ? {1} - oh0 : 0, r1_{0} = {2} - oh0 < {3} ? {2} - oh0 : {3};", rph, A, B, pl.PHL);
+        e("for (int64_t r = r0_{0}; r < r1_{0}; ++r) {{", rph);
+        e("const float* restrict xsr = xs + ({}) * {};", affine("(oh0 + r)", SH, rph - PT), IW);
+      }
       e("float* restrict xdr = xd + {};", affine("r", pl.PWL, pl.rslot[static_cast<size_t>(rph)] * pl.ncs * pl.PP));
       for (int64_t cph = 0; cph < SW; ++cph) {
         if (pl.cslot[static_cast<size_t>(cph)] < 0) continue;
@@ -398,7 +425,7 @@ class Conv : public Op {
     if (MT > OCB) e("for (int64_t mb = 0; mb < {}; mb += {}) {{", MT, OCB);
     const std::string mm = MT > OCB ? "m + mb" : "m";
     for (int64_t j = 0; j < OCB; ++j)
-      e("float* restrict ac{} = acc + {};", j, MT > OCB ? fmt::format("(mb + {}) * {}", j, pl.QP) : std::to_string(j * pl.QP));
+      e("float* restrict ac{} = acc{};", j, MT > OCB ? fmt::format(" + (mb + {}) * {}", j, pl.QP) : j ? fmt::format(" + {}", j * pl.QP) : "");
     if (CU > 1) e("for (int64_t cc = 0; cc < {}; cc += {}) {{", cn, CU);
     else e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
     e("const float* restrict xd = xb + cc * {};", pl.CB);
@@ -417,12 +444,9 @@ class Conv : public Op {
     }
     e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t q = 0; q < {}; ++q) {{", pl.Q);
-    std::string as;
-    for (size_t t = 0; t < taps.size(); ++t) as += fmt::format("{}a{} = {}[{}]", t ? ", " : "", t, xp, affine("q", 1, taps[t].second));
-    e("const float {};", as);
     for (int64_t j = 0; j < OCB; ++j) {
       std::string ex = fmt::format("ac{}[q]", j);
-      for (size_t t = 0; t < taps.size(); ++t) ex = fmt::format("ONNXC_FMA(w{}_{}, a{}, {})", j, t, t, ex);
+      for (size_t t = 0; t < taps.size(); ++t) ex = fmt::format("ONNXC_FMA(w{}_{}, {}[{}], {})", j, t, xp, affine("q", 1, taps[t].second), ex);
       e("ac{}[q] = {};", j, ex);
     }
     e("}}");
@@ -432,22 +456,24 @@ class Conv : public Op {
     e("}}");
     // Write out (+ bias), dropping the extra columns.
     e("for (int64_t j = 0; j < {}; ++j) {{", MT);
-    e("float* restrict yp = {} + (n * {} + m + j) * {};", Y, g.M, YS);
+    e("float* restrict yp = {} + (n * {} + m + j) * {}{};", Y, g.M, YS, NT > 1 ? fmt::format(" + oh0 * {}", OW) : "");
     e("const float* restrict ap = acc + j * {};", pl.QP);
     e("const float b = {};", e.has_in(2) ? fmt::format("{}[m + j]", e.in(2)) : "0.0f");
-    e("for (int64_t oh = 0; oh < {}; ++oh) {{", OH);
+    if (NT > 1 && OH % RT) e("for (int64_t oh = 0; oh < {0} && oh0 + oh < {1}; ++oh) {{", RT, OH);
+    else e("for (int64_t oh = 0; oh < {}; ++oh) {{", RT);
     e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t ow = 0; ow < {}; ++ow) yp[oh * {} + ow] = ap[oh * {} + ow] + b;", OW, OW, pl.PWL);
     e("}}");
     e("}}");
     e("}}");
+    if (NT > 1) e("}}");
     e("}}");
   }
 
   void emit_direct(CEmit& e) const {
     const ConvGeom& g = g_;
     const size_t r = g.rank(), L = r - 1;
-    const int64_t OCB = pick_block(g.MG, getenv("OCB_D") ? atoi(getenv("OCB_D")) : 4);
+    const int64_t OCB = pick_block(g.MG, 4);
     const int64_t XS = g.in_size(), YS = g.out_size(), KS = g.k_size();
     const int64_t OL = g.out[L], KL = g.k[L], SL = g.s[L], DL = g.d[L], PL = g.pb[L];
     const Shape xst = strides_of(g.in), kst = strides_of(g.k), yst = strides_of(g.out);

@@ -63,6 +63,7 @@ class GlobalPool : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
+  int64_t min_opset() const override { return 1; }  // unchanged since opset 1
 
  private:
   bool max_;

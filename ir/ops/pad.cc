@@ -196,6 +196,12 @@ class Pad : public Op {
       return;
     }
     if (dims.empty()) { dims.push_back(PadAxis{}); orig.push_back(0); }
+    Shape loop_dims;
+    for (auto& D : dims) loop_dims.push_back(D.out);
+    static const char* names[] = {"constant", "reflect", "edge"};
+    e("/* {}: {} -> {}; loops over {} (unpadded axes merged); srcA = source index along input axis A{} */",
+      names[static_cast<int>(mode_)], shape_str(e.in_shape(0)), shape_str(e.out_shape(0)), shape_str(loop_dims),
+      mode_ == PadMode::Constant ? " (-1 = pad value)" : "");
     size_t k = dims.size();
     Shape ist(k), ost(k);
     for (size_t d = k, si = 1, so = 1; d-- > 0;) {

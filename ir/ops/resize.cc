@@ -102,6 +102,7 @@ class Resize : public Op {
     else if (m == "linear") interp_ = Interp::Linear;
     else if (m == "cubic" && !upsample_ && opset_ >= 11) interp_ = Interp::Cubic;
     else n.invalid("mode '" + m + "' is not one of nearest, linear" + (!upsample_ && opset_ >= 11 ? ", cubic" : ""));
+    desc_ = m + (interp_ == Interp::Nearest ? " (floor)" : "") + ", asymmetric";
     if (upsample_) {
       // Upsample-7 has a scales attribute; some converters keep it in later opsets too.
       if (a.has("scales") || opset_ < 9) {
@@ -130,10 +131,12 @@ class Resize : public Op {
     else if (r == "floor") round_ = Round::Floor;
     else if (r == "ceil") round_ = Round::Ceil;
     else n.invalid("nearest_mode '" + r + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+    desc_ = m + (interp_ == Interp::Nearest ? " (" + r + ")" : "") + ", " + c;
     if (opset_ < 18) return;
     int64_t aa = a.i("antialias", 0);
     if (aa != 0 && aa != 1) n.invalid("antialias must be 0 or 1, got " + std::to_string(aa));
-    antialias_ = aa == 1;
+    antialias_ = aa == 1 && interp_ != Interp::Nearest;
+    if (antialias_) desc_ += ", antialias";
     if (auto ax = a.opt_ints("axes")) { axes_ = *ax; has_axes_ = true; }
     policy_ = a.s("keep_aspect_ratio_policy", "stretch");
     if (policy_ != "stretch" && policy_ != "not_larger" && policy_ != "not_smaller")
@@ -454,6 +457,10 @@ class Resize : public Op {
       dims.push_back({resized, d, a.in, a.out});
     }
     if (dims.empty()) dims.push_back({false, 0, 1, 1});
+    Shape loop_dims;
+    for (auto& D : dims) loop_dims.push_back(D.out);
+    e("/* {}: {} -> {}; loops over {}", desc_, shape_str(e.in_shape(0)), shape_str(e.out_shape(0)), shape_str(loop_dims));
+    e("   (identity axes merged); srcA, wtA = input offsets and weights of the taps along input axis A */");
     size_t nd = dims.size();
     Shape ist(nd), ost(nd);
     for (size_t d = nd, si = 1, so = 1; d-- > 0;) {
@@ -504,7 +511,8 @@ class Resize : public Op {
           std::string cond = t.lo > 0 && t.hi < D.out ? fmt::format("{0} < {1} || {0} >= {2}", iv, t.lo, t.hi)
                            : t.lo > 0                ? fmt::format("{} < {}", iv, t.lo)
                                                      : fmt::format("{} >= {}", iv, t.hi);
-          e("if ({}) {{  /* outside the crop */", cond);
+          e("/* outside the crop */");
+          e("if ({}) {{", cond);
           e("{}* restrict yb = {} + {};", ct, e.out(0), yhere);
           e("for (int64_t j = 0; j < {}; ++j) yb[j] = {};", ost[d], ext);
           e("continue;");
@@ -515,6 +523,20 @@ class Resize : public Op {
       if (!D.resized) {
         add_term(pend, scaled(iv, ist[d]));
         continue;
+      }
+      // Nearest upsampling repeats source rows: copy the block just written instead.
+      if (tables_[D.axis].unit() && !(d == 0 && par && D.out > 1)) {
+        const AxisTable& t = tables_[D.axis];
+        bool repeats = false;
+        for (int64_t o = std::max<int64_t>(t.lo, 1); o < t.hi; ++o)
+          repeats = repeats || t.idx[static_cast<size_t>(o)] == t.idx[static_cast<size_t>(o - 1)];
+        if (repeats) {
+          e("/* same source as the previous block */");
+          e("if ({0} > {1} && src{2}[{0}] == src{2}[{0} - 1]) {{", iv, t.lo, D.axis);
+          e("memcpy({0} + {1}, {0} + {1} - {2}, {2} * sizeof({3}));", e.out(0), yhere, ost[d], ct);
+          e("continue;");
+          e("}}");
+        }
       }
       if (!hoist) {
         looped.push_back({d, pend});
@@ -554,6 +576,15 @@ class Resize : public Op {
         cs[c].ptr = q;
       }
       pend.clear();
+    }
+    if (hi > lo && hoist && cs.size() > 1 && D.resized && D.in <= 4096 && D.in <= 2 * D.out * static_cast<int64_t>(inner_k)) {
+      // Combine the source rows of the outer taps once (contiguous), then gather from that row.
+      std::string sum;
+      for (const Combo& c : cs) add_term(sum, c.wt.empty() ? c.ptr + "[j]" : fmt::format("{} * {}[j]", c.wt, c.ptr));
+      e("float row[{}];", D.in);
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t j = 0; j < {}; ++j) row[j] = {};", D.in, sum);
+      cs = {{"row", ""}};
     }
     if (hi > lo) {
       // Tap loops inside the body do not vectorize (clang warns about a failed simd request).
@@ -649,6 +680,7 @@ class Resize : public Op {
   std::vector<int64_t> axes_;
   bool has_axes_ = false;
   std::string policy_ = "stretch";
+  std::string desc_;  // "linear, half_pixel" for the emitted comment
   std::vector<ResizeAxis> axis_;  // per input axis, set by infer
   std::vector<AxisTable> tables_;
 };

@@ -27,7 +27,6 @@ class Unary : public Op {
       case U::Elu: alpha_ = a.f("alpha", 1.0); break;
       default: break;
     }
-    if (a.opset() < 6) a.ignore("consumed_inputs");
   }
 
   bool generic() const { return k_ == U::Relu || k_ == U::Neg || k_ == U::Abs; }
@@ -118,6 +117,8 @@ class Unary : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::Elementwise; }
+  // Elu and HardSigmoid lost consumed_inputs at opset 6 and have not changed since.
+  int64_t min_opset() const override { return k_ == U::Elu || k_ == U::HardSigmoid ? 6 : 7; }
 
  private:
   U k_;

@@ -72,7 +72,7 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 # makes graph inputs feeding them constants.
 SHAPE_OPERANDS = {
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
-    "Slice": (1, 2, 3, 4), "Pad": (1, 3), "Resize": (1, 2, 3), "Upsample": (1,),
+    "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "Resize": (1, 2, 3), "Upsample": (1,),
     "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "ReduceSum": (1,),
     "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceProd": (1,),
     "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
