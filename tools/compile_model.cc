@@ -215,7 +215,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"c", "so", "exe"}))->capture_default_str();
   app.add_option("--cc", o.cc, "C compiler used to build the output")->capture_default_str();
   app.add_option("--cflags", o.cflags, "C compiler flags, replacing the default \"-O3 -march=native\"");
-  app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims");
+  app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims")
+      ->allow_extra_args(false);
   app.add_option("--target", o.target, "target: host (LLVM host detection), avx512, avx2, sse, neon, sve128..sve2048, generic-<bits>")
       ->capture_default_str();
   app.add_flag("--dump-ir", o.dump_ir, "print the IR after import and shape inference");
