@@ -2,7 +2,7 @@
 //
 // Forms: before opset 11 `pads` and `value` are attributes; from 11 `pads` is input 1 and
 // the optional constant_value input 2; opset 18 adds the optional `axes` input 3 (pads then
-// has 2·len(axes) entries). All of them are compile-time inputs. Pads are
+// has 2·len(axes) entries). pads and axes are compile-time inputs. Pads are
 // [x1_begin, x2_begin, ..., x1_end, x2_end, ...]; a negative pad crops.
 // Semantics with cropping (as ONNX Runtime): each axis is first cropped by its negative
 // pads, then padded by its positive pads relative to the cropped window, so edge/reflect
@@ -12,6 +12,7 @@
 // source rows (-1 = pad value); the innermost row is left pad, a memcpy of the kept part,
 // right pad. constant_value may be a runtime scalar. Gaps: mode "wrap" (opset 19).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <set>
 
@@ -130,6 +131,8 @@ class Pad : public Op {
       if (a.pb < -a.in || a.pe < -a.in || a.kept() < 0)
         n.invalid("pads " + std::to_string(a.pb) + ", " + std::to_string(a.pe) + " crop more than axis " +
                   std::to_string(axes[k]) + " of size " + std::to_string(a.in) + " holds");
+      if (a.pb > INT32_MAX || a.pe > INT32_MAX)
+        n.unsupported("pads " + std::to_string(a.pb) + ", " + std::to_string(a.pe) + " are too large");
       a.out = a.in + a.pb + a.pe;
       if (mode_ != PadMode::Constant && a.kept() == 0 && a.out > 0)
         n.invalid("cannot pad axis " + std::to_string(axes[k]) + " in reflect or edge mode: nothing of it is kept (size " +

@@ -21,11 +21,15 @@
 // duplicate taps merged, zero taps dropped), so the emitted C is loops over gathers from
 // static const tables: identity axes are merged into blocks, the taps of outer resized
 // axes are hoisted into row pointers and weights, and the innermost loop is a gather
-// (or a contiguous read for an innermost identity block). Filters with many taps
-// (antialias at strong downscaling, cubic on 3+ axes) use tap loops instead.
+// (or a contiguous read for an innermost identity block). With several outer taps the
+// source rows are first combined into a local row (contiguous), so the gather runs once.
+// Nearest upsampling copies an output block when its source equals the previous one's.
+// Filters with many taps (antialias at strong downscaling, cubic on 3+ axes) use tap
+// loops in the innermost body instead.
 // Gaps: nearest is any dtype, linear/cubic are float32 only.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -185,6 +189,7 @@ class Resize : public Op {
     Shape out(r);
     for (size_t d = 0; d < r; ++d) {
       out[d] = axis_[d].out;
+      if (out[d] > INT32_MAX) n.unsupported("output dimension " + std::to_string(out[d]) + " is too large");
       if (axis_[d].in == 0 && axis_[d].out > 0)
         n.invalid("cannot resize the empty axis " + std::to_string(d) + " to size " + std::to_string(axis_[d].out));
     }
@@ -196,7 +201,7 @@ class Resize : public Op {
 
   static void set_scale(ResizeAxis& a, double scale) {
     a.scale = scale;
-    a.out = static_cast<int64_t>(std::floor(static_cast<double>(a.in) * scale));
+    a.out = static_cast<int64_t>(std::floor(std::min(static_cast<double>(a.in) * scale, 4e18)));
   }
 
   void infer_11(const Node& n, const Shape& s) {
@@ -258,7 +263,7 @@ class Resize : public Op {
     for (size_t k = 0; k < na; ++k) {
       ResizeAxis& a = axis_[static_cast<size_t>(axes[k])];
       a.scale = sc;
-      a.out = static_cast<int64_t>(sc * static_cast<double>(a.in) + 0.5);
+      a.out = static_cast<int64_t>(std::min(sc * static_cast<double>(a.in) + 0.5, 4e18));
     }
   }
 
@@ -442,6 +447,13 @@ class Resize : public Op {
     int64_t total = numel(e.out_shape(0));
     if (total == 0) { e("/* empty output */"); return; }
     std::string ext = c_literal(e.out_dtype(0), extrapolation_);
+    for (size_t d = 0; d < axis_.size(); ++d) {
+      if (tables_[d].lo < tables_[d].hi) continue;
+      e("/* axis {} lies wholly outside the crop: the output is all extrapolation_value */", d);
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t i = 0; i < {}; ++i) {}[i] = {};", total, e.out(0), ext);
+      return;
+    }
     // Merge runs of identity axes into blocks; resized axes stay one dim each.
     struct Dim { bool resized; size_t axis; int64_t in, out; };
     std::vector<Dim> dims;
@@ -533,7 +545,8 @@ class Resize : public Op {
         if (repeats) {
           e("/* same source as the previous block */");
           e("if ({0} > {1} && src{2}[{0}] == src{2}[{0} - 1]) {{", iv, t.lo, D.axis);
-          e("memcpy({0} + {1}, {0} + {1} - {2}, {2} * sizeof({3}));", e.out(0), yhere, ost[d], ct);
+          e("{}* restrict yb = {} + {};", ct, e.out(0), yhere);
+          e("memcpy(yb, yb - {0}, {0} * sizeof({1}));", ost[d], ct);
           e("continue;");
           e("}}");
         }
