@@ -6,8 +6,8 @@
 // Emitted C: per (image, channel) the affine factors a = scale / sqrtf(var + eps) and
 // b = B - mean * a, then y = x * a + b over the contiguous spatial extent.
 // Unsupported: training_mode=1 and any of the training outputs (running mean/var, saved
-// mean/var) being present. momentum is accepted and has no effect in inference; is_test
-// (opsets < 7) is accepted either way since only Y is produced.
+// mean/var) being present, and is_test=0 (opsets < 7: training mode, the default there).
+// momentum is accepted and has no effect in inference.
 #include <cmath>
 
 #include "codegen/c_emit.h"
@@ -22,7 +22,7 @@ class BatchNorm : public Op {
     eps_ = a.f("epsilon", 1e-5);
     a.ignore("momentum");
     if (a.opset() < 6) a.ignore("consumed_inputs");
-    if (a.opset() < 7) a.ignore("is_test");
+    if (a.opset() < 7) is_test_ = a.i("is_test", 0);
     if (a.opset() < 9) spatial_ = a.i("spatial", 1);
     if (a.opset() >= 14) training_ = a.i("training_mode", 0);
   }
@@ -31,6 +31,7 @@ class BatchNorm : public Op {
     if (n.inputs.size() != 5) n.invalid("expects 5 inputs (X, scale, B, mean, var), got " + std::to_string(n.inputs.size()));
     for (size_t i = 0; i < 5; ++i) expect_float(n, i);
     if (training_ != 0) n.unsupported("training_mode=" + std::to_string(training_) + " is not supported (inference only)");
+    if (is_test_ == 0) n.unsupported("is_test=0 (training mode, opsets < 7) is not supported (inference only)");
     for (size_t j = 1; j < n.outputs.size(); ++j)
       if (n.out(j))
         n.unsupported("training output " + std::to_string(j) + " ('" + n.out(j)->name + "') is not supported (inference only)");
@@ -79,7 +80,7 @@ class BatchNorm : public Op {
       e("const float* restrict mp = {} + c * {};", mean, S_);
       e("const float* restrict vp = {} + c * {};", var, S_);
     }
-    e("ONNXC_PRAGMA(omp simd)");
+    if (S_ >= 4) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = 0; i < {}; ++i) {{", S_);
     if (spatial_) {
       e("yp[i] = ONNXC_FMA(xp[i], a, b);");
@@ -93,10 +94,11 @@ class BatchNorm : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::Broadcast; }
+  int64_t min_opset() const override { return 1; }  // consumed_inputs (opsets < 6) is ignored
 
  private:
   double eps_ = 1e-5;
-  int64_t spatial_ = 1, training_ = 0;
+  int64_t spatial_ = 1, training_ = 0, is_test_ = 1;
   int64_t C_ = 0, S_ = 1;
 };
 

@@ -4,31 +4,38 @@
 // kernel_shape (optional; checked against W).
 //
 // Emitted C, plain NCHW, weights read in ONNX's OIHW order, FMAs through ONNXC_FMA; one of
-// three kernels (emit() picks):
-//  - pointwise (1×1, unpadded; stride 1, or strided when rank <= 2 and the plane kernel
-//    does not apply): a matrix product Y[m,p] = B[m] + Σc W[m,c]·X[c,p] over the flattened
-//    positions (strided: per output row, X read with stride SW). Tasks (image, block of
-//    positions, 8 output channels), so the X panel of a position block stays in L2 across
-//    channel blocks; 4 input channels per step, so each Y load/store serves 32 FMAs.
-//  - plane (2-D, small output planes: width < 32, or strided 1×1 with <= 256 positions):
-//    per task, chunks of input channels are copied into a zero-padded stack buffer split
-//    into stride phases; every tap then reads it with unit stride at a constant offset from
-//    the flat output index, so one simd loop over the whole plane does all taps × 2–8
-//    output channels, accumulating on the stack (see emit_plane).
-//  - direct (everything else, any spatial rank >= 1): tasks (image, 4 output channels);
-//    per output row (all spatial dims but the last) the row starts as the bias, then for
-//    each input channel and each valid kernel position of the outer dims (ranges computed
-//    per row) the last dimension is done with compile-time bounds: the interior, where all
-//    KW taps are in range, as one simd loop doing KW taps × 4 channels per element, and
-//    short per-tap edge loops.
-// In the plane kernel X loads are written inline in the FMA chains (clang 14 does not
-// vectorize that loop when they are hoisted into locals); the other two hoist them into
-// locals (gcc 12 is 1.5x slower there with inline loads). 1-D, 2-D, 3-D (and higher) convs are tested against torch.
-// Known gaps: no NCHWc layout or register tiling (accumulators go through L1: ~30–60
-// GFLOP/s per core on AVX-512 hardware, gcc choosing 256-bit vectors); strided 1×1 convs
-// on large planes read X with stride; weights are not repacked.
+// four kernels (emit() picks):
+//  - pointwise (1×1, stride 1, unpadded; also strided 1×1 where the plane kernel does not
+//    fit): a matrix product Y[m,p] = B[m] + Σc W[m,c]·X[c,p] over the flattened positions
+//    (strided: per output row, X read with stride SW). Tasks (image, block of positions,
+//    8 output channels), so the X panel of a position block stays in L2 across channel
+//    blocks; 4 input channels per step, so each Y load/store serves 32 FMAs.
+//  - plane (2-D, where a tile's buffers fit on the stack; not for depthwise convs on wide
+//    planes): per task (image, tile of output rows, block of output channels), chunks of
+//    input channels are copied into a zero-padded stack buffer split into stride phases;
+//    every tap then reads it with unit stride at a constant offset from the flat output
+//    index, so one simd loop over the tile does all taps × 2–8 output channels,
+//    accumulating on the stack (see emit_plane).
+//  - direct (everything else: 1-D, 3-D and higher ranks, wide depthwise): tasks (image,
+//    4 output channels); per output row (all spatial dims but the last) the row starts as
+//    the bias, then for each input channel and each valid kernel position of the outer dims
+//    (ranges computed per row) the last dimension is done with compile-time bounds: the
+//    interior, where all KW taps are in range, as one simd loop doing KW taps × 4 channels
+//    per element, and short per-tap edge loops.
+//  - gemv (1×1 with a single output position, e.g. squeeze-excitation): dot products.
+// Compiler notes: in the plane kernel X loads are written inline in the FMA chains (clang 14
+// does not vectorize that loop when they are hoisted into locals); the others hoist them
+// (gcc 12 is 1.5x slower there with inline loads); single-trip loops are emitted as blocks
+// and very short loops get no simd hint (clang warns it cannot vectorize them).
+// 1-D, 2-D, 3-D (and 4-D) convs, groups, dilations, pads and auto_pad are tested against torch.
+// Measured (2-core AVX-512 dev machine, gcc 12 -O3 -march=native, one thread): 3x3 convs
+// 40–55 GFLOP/s, 1x1 ~45-50; with -mprefer-vector-width=512 (gcc otherwise picks 256-bit
+// vectors) the plane kernel reaches 55–90. Known gaps: no NCHWc layout or register tiling
+// (accumulators go through L1); the plane kernel copies its input per task (a few % of the
+// work); 1x1 convs keep a scalar tail when the position count is not a multiple of 8;
+// weights are not repacked.
 #include <algorithm>
-#include <cstdlib>
+#include <tuple>
 
 #include "codegen/c_emit.h"
 #include "ir/ops/conv_common.h"
@@ -63,6 +70,53 @@ std::string dim_name(size_t d, size_t r) {
   return std::to_string(d);
 }
 
+// `omp simd` for a loop of `trip` iterations; none for very short loops (clang warns that
+// it cannot vectorize them).
+void simd(CEmit& e, int64_t trip) {
+  if (trip >= 4) e("ONNXC_PRAGMA(omp simd)");
+}
+
+// Opens `for (int64_t v = 0; v < end; v += step) {`, or, when that would run once, a
+// block declaring `const int64_t v = 0;` (clang 14 fails to vectorize simd loops nested in
+// some single-trip loops). One `}` closes either.
+void open_loop(CEmit& e, const std::string& v, int64_t end, int64_t step = 1) {
+  if (end > 0 && end <= step) {
+    e("{{");
+    e("const int64_t {} = 0;", v);
+  } else if (step == 1) {
+    e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", v, end);
+  } else {
+    e("for (int64_t {0} = 0; {0} < {1}; {0} += {2}) {{", v, end, step);
+  }
+}
+
+// The task loops of a kernel, (variable, end, step) outermost first: the single-trip ones
+// become constants, then the others open, the first carrying `omp parallel for` that
+// collapses them all when `par`. One `}` per loop closes them.
+void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int64_t>>& loops, bool par) {
+  int64_t real = 0;
+  for (auto& [v, end, step] : loops) real += end > step;
+  for (auto& [v, end, step] : loops)
+    if (end > 0 && end <= step) open_loop(e, v, end, step);
+  bool first = true;
+  for (auto& [v, end, step] : loops) {
+    if (end > 0 && end <= step) continue;
+    if (first && par) {
+      if (real > 1) e("ONNXC_PRAGMA(omp parallel for collapse({}) schedule(static))", real);
+      else e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    }
+    first = false;
+    open_loop(e, v, end, step);
+  }
+}
+
+// Offset of image n's input channels for the group of output channel m, "xn = X + ...".
+std::string group_offset(const ConvGeom& g, int64_t XS) {
+  if (g.G == 1) return fmt::format("n * {}", g.C * XS);
+  std::string grp = g.MG == 1 ? "m" : fmt::format("m / {}", g.MG);
+  return fmt::format("(n * {} + {}) * {}", g.C, g.CG == 1 ? grp : grp + " * " + std::to_string(g.CG), XS);
+}
+
 int64_t pick_block(int64_t n, int64_t maxb) {
   for (int64_t b = maxb; b > 1; b /= 2)
     if (n % b == 0) return b;
@@ -82,6 +136,8 @@ class Conv : public Op {
     const Shape& ws = n.in(1)->shape;
     if (xs.size() < 3) n.invalid("X " + shape_str(xs) + " must have rank >= 3 (N, C, spatial dims)");
     if (ws.size() != xs.size()) n.invalid("W " + shape_str(ws) + " must have the rank of X " + shape_str(xs));
+    if (numel(xs) == 0 || numel(ws) == 0)
+      n.unsupported("empty tensors are not supported (X " + shape_str(xs) + ", W " + shape_str(ws) + ")");
     ConvGeom& g = g_;
     g.N = xs[0], g.C = xs[1], g.M = ws[0], g.G = at_.group;
     if (g.G < 1) n.invalid("group " + std::to_string(g.G) + " must be >= 1");
@@ -173,16 +229,37 @@ class Conv : public Op {
       one = one && g.k[i] == 1 && g.pb[i] == 0 && g.pe[i] == 0;
       strided = strided || g.s[i] != 1;
     }
-    if (one && !strided) emit_pointwise(e);
-    else if (plane_fits() && (getenv("PLANE") ? atoi(getenv("PLANE")) == 1 : true)) emit_plane(e);
+    if (one && g.out_size() == 1) emit_gemv(e);
+    else if (one && !strided) emit_pointwise(e);
+    // Depthwise on wide planes is memory-bound and the direct kernel does better there.
+    else if (plane_fits() && (g.CG > 1 || g.out[1] < 16)) emit_plane(e);
     else if (one && g.rank() <= 2) emit_pointwise(e);
     else emit_direct(e);
   }
 
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
+  int64_t min_opset() const override { return 1; }  // Conv-1 and Conv-11 mean the same
 
  private:
   int64_t macs() const { return g_.N * g_.M * g_.out_size() * g_.CG * g_.k_size(); }
+
+  // 1×1 conv with one output position (squeeze-excitation FCs, global features): per image
+  // a matrix-vector product, a simd reduction over the input channels per output channel.
+  void emit_gemv(CEmit& e) const {
+    const ConvGeom& g = g_;
+    const int64_t XS = g.in_size();
+    e("/* 1x1 convolution on one position: per image, {} dot products of length {} */", g.M, g.CG);
+    open_tasks(e, {{"n", g.N, 1}, {"m", g.M, 1}}, macs() >= (1 << 16));
+    e("const float* restrict xn = {} + {};", e.in(0), group_offset(g, XS));
+    e("const float* restrict wm = {} + m * {};", e.in(1), g.CG);
+    e("float s = {};", e.has_in(2) ? e.in(2) + "[m]" : "0.0f");
+    if (g.CG >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:s))");
+    // (a plain multiply-add: clang does not vectorize reductions through fmaf)
+    e("for (int64_t c = 0; c < {}; ++c) s += wm[c] * xn[{}];", g.CG, affine("c", XS, 0));
+    e("{}[n * {} + m] = s;", e.out(0), g.M);
+    e("}}");
+    e("}}");
+  }
 
   // 1×1, no pads: Y[n,m,p] = B[m] + Σc W[m,c] X[n,c,p']. With unit strides p' = p over the
   // flattened positions; with strides (rank <= 2 only) per output row, X read with stride SW.
@@ -199,7 +276,7 @@ class Conv : public Op {
     int64_t PB = std::clamp<int64_t>(131072 / std::max<int64_t>(CG, 1), 64, 1024) / 16 * 16;
     // Flat: blocks of PB positions; strided: blocks of RB output rows.
     const int64_t units = strided ? R : P;
-    // (strided: a row block touches SH... input rows of IW floats, every SH-th one)
+    // (strided: each output row of a block reads one input row of IW floats)
     int64_t UB = strided ? std::max<int64_t>(1, PB / IW) : PB;
     if (units <= UB + UB / 2) UB = units;
     const int64_t NUB = (units + UB - 1) / UB;
@@ -208,27 +285,24 @@ class Conv : public Op {
     e("/* 1x1 convolution as a matrix product: {} output channels x {} input channels (per group) x {} positions{};", g.M, CG, P,
       strided ? fmt::format(" (input read with stride {})", SW) : "");
     e(" * tasks: (image, block of {} {}, {} output channels). */", UB, strided ? "output rows" : "positions", OCB);
-    if (macs() >= (1 << 16) && g.N * NUB * (g.M / OCB) > 1) e("ONNXC_PRAGMA(omp parallel for collapse(3) schedule(static))");
-    e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
-    e("for (int64_t {0}0 = 0; {0}0 < {1}; {0}0 += {2}) {{", u, units, UB);
-    e("for (int64_t m = 0; m < {}; m += {}) {{", g.M, OCB);
+    open_tasks(e, {{"n", g.N, 1}, {u + "0", units, UB}, {"m", g.M, OCB}}, macs() >= (1 << 16));
     if (NUB > 1) e("const int64_t {0}1 = {0}0 + {1} < {2} ? {0}0 + {1} : {2};", u, UB, units);
     const std::string end = NUB > 1 ? u + "1" : std::to_string(units);
-    e("const float* restrict xn = {} + {};", X, g.G == 1 ? fmt::format("n * {}", g.C * XS) : fmt::format("(n * {} + m / {} * {}) * {}", g.C, g.MG, CG, XS));
+    e("const float* restrict xn = {} + {};", X, group_offset(g, XS));
     for (int64_t j = 0; j < OCB; ++j) {
       e("float* restrict yp{} = {} + (n * {} + {}) * {};", j, Y, g.M, affine("m", 1, j), P);
       e("const float* restrict wm{} = {} + {};", j, W, j ? fmt::format("(m + {}) * {}", j, CG) : fmt::format("m * {}", CG));
     }
-    // Loop header(s) over the task's positions; `idx` indexes Y rows/positions, `xi` X.
+    // Loop header(s) over the task's positions; yi indexes the Y row / Y, xi the X row / X.
     auto open_positions = [&](const std::string& rowptrs_y, const std::string& rowptrs_x) {
       if (strided) {
         e("for (int64_t oh = oh0; oh < {}; ++oh) {{", end);
         if (!rowptrs_x.empty()) e("{}", rowptrs_x);
         if (!rowptrs_y.empty()) e("{}", rowptrs_y);
-        e("ONNXC_PRAGMA(omp simd)");
+        simd(e, OW);
         e("for (int64_t ow = 0; ow < {}; ++ow) {{", OW);
       } else {
-        e("ONNXC_PRAGMA(omp simd)");
+        simd(e, std::min(UB, P));
         e("for (int64_t p = p0; p < {}; ++p) {{", end);
       }
     };
@@ -266,7 +340,7 @@ class Conv : public Op {
       close_positions();
     };
     if (CG >= CU) {
-      e("for (int64_t c = 0; c < {}; c += {}) {{", CG / CU * CU, CU);
+      open_loop(e, "c", CG / CU * CU, CU);
       block("c", CU);
       e("}}");
     }
@@ -280,14 +354,19 @@ class Conv : public Op {
     e("}}");
   }
 
-  // Small 2-D planes: per task, chunks of input channels are copied into a zero-padded
-  // stack buffer split into stride phases (space-to-depth), so every kernel tap reads it
-  // with unit stride at a constant offset from the flat output index q = oh * PWL + ow
-  // (PWL = phase row pitch; the PWL - OW extra columns per row are computed and dropped).
-  // One simd loop over q then does all taps × OCB channels; a task owns MT = NB × OCB
-  // output channels whose accumulators live on the stack, so each copy serves NB blocks.
+  // Plane kernel (2-D). The output is cut into tiles of RT rows; a task is (image, tile,
+  // MT output channels). Per task, chunks of CH input channels are copied into a
+  // zero-padded stack buffer xb split into stride phases (space-to-depth; only the phases
+  // some tap reads), so every kernel tap reads it with unit stride at a constant offset
+  // from the flat tile index q = oh * PWL + ow (PWL = phase row pitch; the PWL - OW extra
+  // columns per row are computed and dropped). One simd loop over q then does all taps ×
+  // OCB channels (kernels with more than 16 taps: a loop over kernel rows, KW taps each);
+  // the MT channels' accumulators live on the stack (acc), so each copy serves MT/OCB
+  // blocks. Stack use: xb <= 16 KiB, acc <= 32 KiB.
   struct Plane {
     int64_t RT, NT;  // output rows per tile, tiles
+    int64_t QV;      // q loop trip count: Q rounded up to 8 (no scalar tail; the extra lanes read
+                     // the zeroed slack after xb or the next channel and are dropped)
     int64_t XH, XW, PHL, PWL, PP, CB, Q, QP, CH, OCB, MT;
     std::vector<int64_t> rslot, cslot;  // buffer slot of each row / column phase, -1 = unused
     int64_t ncs;                        // column-phase slots
@@ -323,6 +402,7 @@ class Conv : public Op {
     for (bool u : cu) p.cslot.push_back(u ? p.ncs++ : -1);
     p.CB = nrs * p.ncs * p.PP;
     p.Q = (p.RT - 1) * p.PWL + g.out[1];
+    p.QV = (p.Q + 7) / 8 * 8;
     p.QP = (p.Q + 15) / 16 * 16;
     // Input channels per copy: what fits the buffer, rounded down to a divisor of CG when
     // that loses less than half.
@@ -337,7 +417,7 @@ class Conv : public Op {
     return p;
   }
   static constexpr int64_t kPlaneUnrollTaps = 16;
-  static inline const int64_t kPlaneQ = getenv("PQ") ? atoi(getenv("PQ")) : 1024;
+  static constexpr int64_t kPlaneQ = 1024;
   static constexpr int64_t kPlaneXbFloats = 4096, kPlaneAccFloats = 8192;  // 16 + 32 KiB of stack
   bool plane_fits() const {
     if (g_.rank() != 2) return false;
@@ -357,16 +437,14 @@ class Conv : public Op {
     e(" * a zero-padded, {}x{}-phase split copy ({} x {} per phase) in xb, read with unit stride by all {} taps at", SH, SW, pl.PHL, pl.PWL, KS);
     e(" * constant offsets from the flat output index q = oh * {} + ow; {} channels at a time accumulate in acc. */", pl.PWL, OCB);
     bool par = macs() >= (1 << 16) && g.N * NT * (g.M / MT) > 1;
-    if (par) e("ONNXC_PRAGMA(omp parallel for collapse({}) schedule(static))", NT > 1 ? 3 : 2);
-    e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
-    if (NT > 1) e("for (int64_t oh0 = 0; oh0 < {}; oh0 += {}) {{", OH, RT);
-    e("for (int64_t m = 0; m < {}; m += {}) {{", g.M, MT);
-    e("float xb[{}];", pl.CH * pl.CB);
+    if (NT > 1) open_tasks(e, {{"n", g.N, 1}, {"oh0", OH, RT}, {"m", g.M, MT}}, par);
+    else open_tasks(e, {{"n", g.N, 1}, {"m", g.M, MT}}, par);
+    e("float xb[{}];", pl.CH * pl.CB + pl.QV - pl.Q);
     e("float acc[{}];", MT * pl.QP);
     e("memset(xb, 0, sizeof xb);");
     e("memset(acc, 0, sizeof acc);");
-    e("const float* restrict xn = {} + {};", X, g.G == 1 ? fmt::format("n * {}", g.C * XS) : fmt::format("(n * {} + m / {} * {}) * {}", g.C, g.MG, g.CG, XS));
-    e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", g.CG, pl.CH);
+    e("const float* restrict xn = {} + {};", X, group_offset(g, XS));
+    open_loop(e, "c0", g.CG, pl.CH);
     std::string cn = std::to_string(pl.CH);
     if (g.CG % pl.CH) {
       e("const int64_t cn = {0} - c0 < {1} ? {0} - c0 : {1};", g.CG, pl.CH);
@@ -374,7 +452,8 @@ class Conv : public Op {
     }
     // Copy the phases some tap reads: padded row rr = r * SH + rph is input row rr - PT,
     // padded column jj = j * SW + cph is input column jj - PL.
-    e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
+    if (cn == "cn") e("for (int64_t cc = 0; cc < cn; ++cc) {{");
+    else open_loop(e, "cc", pl.CH);
     e("const float* restrict xs = xn + (c0 + cc) * {};", XS);
     e("float* restrict xd = xb + cc * {};", pl.CB);
     for (int64_t rph = 0; rph < SH; ++rph) {
@@ -426,8 +505,8 @@ class Conv : public Op {
     const std::string mm = MT > OCB ? "m + mb" : "m";
     for (int64_t j = 0; j < OCB; ++j)
       e("float* restrict ac{} = acc{};", j, MT > OCB ? fmt::format(" + (mb + {}) * {}", j, pl.QP) : j ? fmt::format(" + {}", j * pl.QP) : "");
-    if (CU > 1) e("for (int64_t cc = 0; cc < {}; cc += {}) {{", cn, CU);
-    else e("for (int64_t cc = 0; cc < {}; ++cc) {{", cn);
+    if (cn == "cn") e("for (int64_t cc = 0; cc < cn; ++cc) {{");  // CU is 1 here
+    else open_loop(e, "cc", pl.CH, CU);
     e("const float* restrict xd = xb + cc * {};", pl.CB);
     for (int64_t j = 0; j < OCB; ++j)
       e("const float* restrict wc{} = {} + (({}{}) * {} + c0 + cc) * {};", j, W, mm, j ? fmt::format(" + {}", j) : "", g.CG, KS);
@@ -443,7 +522,7 @@ class Conv : public Op {
       e("const float {};", ws);
     }
     e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t q = 0; q < {}; ++q) {{", pl.Q);
+    e("for (int64_t q = 0; q < {}; ++q) {{", pl.QV);
     for (int64_t j = 0; j < OCB; ++j) {
       std::string ex = fmt::format("ac{}[q]", j);
       for (size_t t = 0; t < taps.size(); ++t) ex = fmt::format("ONNXC_FMA(w{}_{}, {}[{}], {})", j, t, xp, affine("q", 1, taps[t].second), ex);
@@ -461,7 +540,7 @@ class Conv : public Op {
     e("const float b = {};", e.has_in(2) ? fmt::format("{}[m + j]", e.in(2)) : "0.0f");
     if (NT > 1 && OH % RT) e("for (int64_t oh = 0; oh < {0} && oh0 + oh < {1}; ++oh) {{", RT, OH);
     else e("for (int64_t oh = 0; oh < {}; ++oh) {{", RT);
-    e("ONNXC_PRAGMA(omp simd)");
+    simd(e, OW);
     e("for (int64_t ow = 0; ow < {}; ++ow) yp[oh * {} + ow] = ap[oh * {} + ow] + b;", OW, OW, pl.PWL);
     e("}}");
     e("}}");
@@ -485,11 +564,8 @@ class Conv : public Op {
     e("/* direct convolution: tasks (image, {} output channels); per output row, channel and kernel row, the last", OCB);
     e(" * dimension in an interior loop (all {} taps in range) and edge loops per tap. */", KL);
     bool par = macs() >= (1 << 16) && g.N * (g.M / OCB) > 1;
-    if (par && g.N > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-    e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
-    if (par && g.N == 1) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
-    e("for (int64_t m = 0; m < {}; m += {}) {{", g.M, OCB);
-    e("const float* restrict xn = {} + {};", X, g.G == 1 ? fmt::format("n * {}", g.C * XS) : fmt::format("(n * {} + m / {} * {}) * {}", g.C, g.MG, g.CG, XS));
+    open_tasks(e, {{"n", g.N, 1}, {"m", g.M, OCB}}, par);
+    e("const float* restrict xn = {} + {};", X, group_offset(g, XS));
     for (int64_t j = 0; j < OCB; ++j) {
       e("float* restrict yp{} = {} + (n * {} + {}) * {};", j, Y, g.M, affine("m", 1, j), YS);
       e("const float* restrict wm{} = {} + {};", j, W, j ? fmt::format("(m + {}) * {}", j, g.CG * KS) : fmt::format("m * {}", g.CG * KS));
@@ -526,9 +602,9 @@ class Conv : public Op {
       e("float* restrict r{} = yp{}{};", j, j, yoff.empty() ? "" : " + " + yoff);
     std::string init;
     for (int64_t j = 0; j < OCB; ++j) init += fmt::format(" r{}[{}] = {};", j, ow, e.has_in(2) ? fmt::format("b{}", j) : "0.0f");
-    e("ONNXC_PRAGMA(omp simd)");
+    simd(e, OL);
     e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{{2} }}", ow, OL, init);
-    e("for (int64_t c = 0; c < {}; ++c) {{", g.CG);
+    open_loop(e, "c", g.CG);
     e("const float* restrict xc = xn + c * {};", XS);
     for (int64_t j = 0; j < OCB; ++j) e("const float* restrict wc{} = wm{} + c * {};", j, j, KS);
     for (size_t d = 0; d < L; ++d) e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", kn[d], klo[d], khi[d]);
@@ -554,19 +630,8 @@ class Conv : public Op {
     }
     lo = std::min(lo, OL);
     hi = std::max(hi, lo);
-    if (hi > lo) {
-      e("ONNXC_PRAGMA(omp simd)");
-      e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", ow, lo, hi);
-      std::string as;
-      for (int64_t t = 0; t < KL; ++t) as += fmt::format("{}a{} = xr[{}]", t ? ", " : "", t, affine(ow, SL, t * DL - PL));
-      e("const float {};", as);
-      for (int64_t j = 0; j < OCB; ++j) {
-        std::string ex = fmt::format("r{}[{}]", j, ow);
-        for (int64_t t = 0; t < KL; ++t) ex = fmt::format("ONNXC_FMA(w{}_{}, a{}, {})", j, t, t, ex);
-        e("r{}[{}] = {};", j, ow, ex);
-      }
-      e("}}");
-    }
+    // Edges first: clang does not vectorize the interior loop when a later edge statement
+    // reloads an element the loop read last (GVN turns it into a loop live-out).
     for (int64_t t = 0; t < KL; ++t) {
       int64_t a = tlo[static_cast<size_t>(t)], z = thi[static_cast<size_t>(t)];
       for (auto [s0, s1] : {std::pair{a, std::min(z, lo)}, std::pair{std::max(a, hi), z}}) {
@@ -582,6 +647,19 @@ class Conv : public Op {
           stmt += fmt::format(" r{0}[{1}] = ONNXC_FMA(w{0}_{2}, xr[{3}], r{0}[{1}]);", j, ow, t, affine(ow, SL, t * DL - PL));
         e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{{3} }}", ow, s0, s1, stmt);
       }
+    }
+    if (hi > lo) {
+      simd(e, hi - lo);
+      e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", ow, lo, hi);
+      std::string as;
+      for (int64_t t = 0; t < KL; ++t) as += fmt::format("{}a{} = xr[{}]", t ? ", " : "", t, affine(ow, SL, t * DL - PL));
+      e("const float {};", as);
+      for (int64_t j = 0; j < OCB; ++j) {
+        std::string ex = fmt::format("r{}[{}]", j, ow);
+        for (int64_t t = 0; t < KL; ++t) ex = fmt::format("ONNXC_FMA(w{}_{}, a{}, {})", j, t, t, ex);
+        e("r{}[{}] = {};", j, ow, ex);
+      }
+      e("}}");
     }
     for (size_t d = 0; d < L; ++d) e("}}");  // kernel loops
     e("}}");                                 // c

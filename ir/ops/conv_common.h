@@ -49,16 +49,21 @@ struct ConvGeom {
   int64_t k_size() const { int64_t r = 1; for (auto v : k) r *= v; return r; }
 };
 
+// Bound on strides, dilations, pads and output sizes: keeps all index arithmetic in int64.
+constexpr int64_t kConvAttrMax = int64_t{1} << 31;
+
 // Checks an attribute vector has `rank` entries (or is absent, giving `def` for each) and
-// that every entry is >= lo. Returns the filled vector.
+// that every entry is in [lo, kConvAttrMax]. Returns the filled vector.
 inline std::vector<int64_t> spatial_attr(const Node& n, const char* name, const std::vector<int64_t>& v, size_t rank,
                                          int64_t def, int64_t lo) {
   if (v.empty()) return std::vector<int64_t>(rank, def);
   if (v.size() != rank)
     n.invalid(std::string(name) + " has " + std::to_string(v.size()) + " entries, expected " + std::to_string(rank) +
               " (one per spatial dimension)");
-  for (int64_t x : v)
+  for (int64_t x : v) {
     if (x < lo) n.invalid(std::string(name) + " " + shape_str(v) + " has a value below " + std::to_string(lo));
+    if (x > kConvAttrMax) n.invalid(std::string(name) + " " + shape_str(v) + " has a value above 2^31");
+  }
   return v;
 }
 
@@ -77,8 +82,10 @@ inline void read_conv_attrs(const Node& n, const ConvAttrs& a, ConvGeom& g) {
   if (!a.pads.empty()) {
     if (a.pads.size() != 2 * r)
       n.invalid("pads has " + std::to_string(a.pads.size()) + " entries, expected " + std::to_string(2 * r));
-    for (int64_t p : a.pads)
+    for (int64_t p : a.pads) {
       if (p < 0) n.invalid("pads " + shape_str(a.pads) + " has a negative value");
+      if (p > kConvAttrMax) n.invalid("pads " + shape_str(a.pads) + " has a value above 2^31");
+    }
     bool any = false;
     for (int64_t p : a.pads) any = any || p != 0;
     if (any && a.auto_pad != "NOTSET") n.invalid("pads " + shape_str(a.pads) + " given together with auto_pad " + a.auto_pad);

@@ -52,6 +52,8 @@ class ConvTranspose : public Op {
     const Shape& ws = n.in(1)->shape;
     if (xs.size() < 3) n.invalid("X " + shape_str(xs) + " must have rank >= 3 (N, C, spatial dims)");
     if (ws.size() != xs.size()) n.invalid("W " + shape_str(ws) + " must have the rank of X " + shape_str(xs));
+    if (numel(xs) == 0 || numel(ws) == 0)
+      n.unsupported("empty tensors are not supported (X " + shape_str(xs) + ", W " + shape_str(ws) + ")");
     ConvGeom& g = g_;
     g.N = xs[0], g.C = xs[1], g.G = at_.group;
     if (g.G < 1) n.invalid("group " + std::to_string(g.G) + " must be >= 1");
@@ -74,7 +76,7 @@ class ConvTranspose : public Op {
       else if (at_.output_shape.size() == r + 2) os.assign(at_.output_shape.begin() + 2, at_.output_shape.end());
       else n.invalid(fmt::format("output_shape {} has {} entries, expected {}", shape_str(at_.output_shape), at_.output_shape.size(), r));
       for (int64_t v : os)
-        if (v < 1) n.invalid("output_shape " + shape_str(at_.output_shape) + " has a value below 1");
+        if (v < 1 || v > kConvAttrMax) n.invalid("output_shape " + shape_str(at_.output_shape) + " has a value out of [1, 2^31]");
     }
     bool same = at_.auto_pad == "SAME_UPPER" || at_.auto_pad == "SAME_LOWER";
     Shape ys{g.N, g.M};
@@ -145,7 +147,7 @@ class ConvTranspose : public Op {
     e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
     e("for (int64_t m = 0; m < {}; ++m) {{", g.M);
     e("float* restrict yp = {} + (n * {} + m) * {};", Y, g.M, YS);
-    e("ONNXC_PRAGMA(omp simd)");
+    if (YS >= 4) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = 0; i < {}; ++i) yp[i] = {};", YS, e.has_in(2) ? e.in(2) + "[m]" : "0.0f");
     std::string c0 = g.G == 1 ? "0" : fmt::format("m / {} * {}", g.MG, g.CG);
     e("for (int64_t c = {0}; c < {0} + {1}; ++c) {{", c0, g.CG);
@@ -169,17 +171,18 @@ class ConvTranspose : public Op {
       int64_t lo = std::max<int64_t>(0, ceil_div(PL - t * DL, SL));
       int64_t hi = std::min(IL, floor_div(OL - 1 + PL - t * DL, SL) + 1);
       if (hi <= lo) continue;
-      if (SL == 1) e("ONNXC_PRAGMA(omp simd)");
+      if (SL == 1 && hi - lo >= 4) e("ONNXC_PRAGMA(omp simd)");
       e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) yr[{3}] = ONNXC_FMA(wr[{4}], xr[{0}], yr[{3}]);", in_[L], lo, hi,
         affine(in_[L], SL, t * DL - PL), t);
     }
-    for (size_t d = 0; d < L; ++d) e("}}"), e("}}");
+    for (size_t d = 0; d < 2 * L; ++d) e("}}");  // input and kernel loops of the outer dims
     e("}}");
     e("}}");
     e("}}");
   }
 
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
+  int64_t min_opset() const override { return 1; }  // ConvTranspose-1 and -11 mean the same
 
  private:
   ConvAttrs at_;

@@ -56,6 +56,8 @@ class Lrn : public Op {
         }
   }
 
+  int64_t min_opset() const override { return 1; }  // unchanged since opset 1
+
   void emit(CEmit& e) const override {
     int64_t N = e.in_shape(0)[0];
     std::string X = e.in(0), Y = e.out(0);
@@ -66,15 +68,15 @@ class Lrn : public Op {
     e("float* restrict yp = {} + (n * {} + c) * {};", Y, C_, S_);
     e("const int64_t q0 = c < {0} ? 0 : c - {0};", before());
     e("const int64_t q1 = c + {0} < {1} ? c + {0} : {1};", after() + 1, C_);
-    e("ONNXC_PRAGMA(omp simd)");
+    if (S_ >= 4) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = 0; i < {}; ++i) yp[i] = 0.0f;", S_);
     e("for (int64_t q = q0; q < q1; ++q) {{");
     e("const float* restrict xq = xn + q * {};", S_);
-    e("ONNXC_PRAGMA(omp simd)");
+    if (S_ >= 4) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = 0; i < {}; ++i) yp[i] = ONNXC_FMA(xq[i], xq[i], yp[i]);", S_);
     e("}}");
     e("const float* restrict xc = xn + c * {};", S_);
-    e("ONNXC_PRAGMA(omp simd)");
+    // (no simd hint: powf has no vector form without a vector math library)
     e("for (int64_t i = 0; i < {}; ++i) yp[i] = xc[i] / powf(ONNXC_FMA({}, yp[i], {}), {});", S_,
       c_float(alpha_ / static_cast<double>(size_)), c_float(bias_), c_float(beta_));
     e("}}");
