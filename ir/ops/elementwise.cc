@@ -49,6 +49,14 @@ std::vector<int64_t> broadcast_index(const Shape& out, const Shape& in) {
   return idx;
 }
 
+// `omp simd` on a loop that calls libm (expf, tanhf, powf...) cannot be honoured without
+// fast-math, and clang warns "loop not vectorized" at -O3: leave the hint off there.
+static bool vectorizable(const std::string& body) {
+  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod"})
+    if (body.find(f) != std::string::npos) return false;
+  return true;
+}
+
 void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
                     const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt) {
   int64_t n = numel(out);
@@ -57,10 +65,12 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
   if (flat || out.empty()) {
     std::vector<std::string> idx(ins.size());
     for (size_t k = 0; k < ins.size(); ++k) idx[k] = numel(ins[k]) == 1 && n != 1 ? "0" : "i";
-    if (n >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for simd)");
-    else e("ONNXC_PRAGMA(omp simd)");
+    std::string body = stmt(idx, "i");
+    bool simd = vectorizable(body);
+    if (n >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for{})", simd ? " simd" : "");
+    else if (simd) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = 0; i < {}; ++i) {{", n);
-    e("{}", stmt(idx, "i"));
+    e("{}", body);
     e("}}");
     return;
   }
@@ -85,20 +95,23 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
     }
   }
   std::vector<std::string> idx(ins.size());
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (d == 0 && n >= (1 << 16) && dims[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
-    if (d + 1 == dims.size()) e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
-    for (size_t k = 0; k < ins.size(); ++k)
-      if (mst[k][d]) idx[k] += fmt::format("{}i{}{}", idx[k].empty() ? "" : " + ", d, mst[k][d] == 1 ? "" : fmt::format(" * {}", mst[k][d]));
-  }
   std::string oi;
   Shape ost = strides_of(dims);
-  for (size_t d = 0; d < dims.size(); ++d)
+  for (size_t d = 0; d < dims.size(); ++d) {
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (mst[k][d]) idx[k] += fmt::format("{}i{}{}", idx[k].empty() ? "" : " + ", d, mst[k][d] == 1 ? "" : fmt::format(" * {}", mst[k][d]));
     oi += fmt::format("{}i{}{}", oi.empty() ? "" : " + ", d, ost[d] == 1 ? "" : fmt::format(" * {}", ost[d]));
+  }
   for (auto& s : idx)
     if (s.empty()) s = "0";
-  e("{}", stmt(idx, oi.empty() ? "0" : oi));
+  std::string body = stmt(idx, oi.empty() ? "0" : oi);
+  bool simd = vectorizable(body);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d == 0 && n >= (1 << 16) && dims[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
+    if (d + 1 == dims.size() && simd) e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
+  }
+  e("{}", body);
   for (size_t d = 0; d < dims.size(); ++d) e("}}");
 }
 
