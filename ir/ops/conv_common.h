@@ -67,6 +67,23 @@ inline std::vector<int64_t> spatial_attr(const Node& n, const char* name, const 
   return v;
 }
 
+// Checks the inputs both ops share: float32 X, W and optional B, X of rank >= 3, W of X's
+// rank, neither empty. Fills the batch, input channels and group of g.
+inline void check_conv_inputs(const Node& n, const ConvAttrs& a, ConvGeom& g) {
+  if (n.inputs.size() < 2 || n.inputs.size() > 3 || !n.in(0) || !n.in(1)) n.invalid("expects inputs X, W and optional B");
+  expect_float(n, 0);
+  expect_float(n, 1);
+  if (n.in(2)) expect_float(n, 2);
+  const Shape& xs = n.in(0)->shape;
+  const Shape& ws = n.in(1)->shape;
+  if (xs.size() < 3) n.invalid("X " + shape_str(xs) + " must have rank >= 3 (N, C, spatial dims)");
+  if (ws.size() != xs.size()) n.invalid("W " + shape_str(ws) + " must have the rank of X " + shape_str(xs));
+  if (numel(xs) == 0 || numel(ws) == 0)
+    n.unsupported("empty tensors are not supported (X " + shape_str(xs) + ", W " + shape_str(ws) + ")");
+  g.N = xs[0], g.C = xs[1], g.G = a.group;
+  if (g.G < 1) n.invalid("group " + std::to_string(g.G) + " must be >= 1");
+}
+
 // Reads strides, dilations, pads (and kernel_shape against W's spatial dims) into g,
 // leaving pads zero when auto_pad is not NOTSET (the caller resolves them).
 inline void read_conv_attrs(const Node& n, const ConvAttrs& a, ConvGeom& g) {

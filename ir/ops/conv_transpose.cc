@@ -44,19 +44,10 @@ class ConvTranspose : public Op {
   void parse(AttrReader& a) override { at_.parse(a, true); }
 
   void infer(Node& n) override {
-    if (n.inputs.size() < 2 || n.inputs.size() > 3 || !n.in(0) || !n.in(1)) n.invalid("expects inputs X, W and optional B");
-    expect_float(n, 0);
-    expect_float(n, 1);
-    if (n.in(2)) expect_float(n, 2);
+    ConvGeom& g = g_;
+    check_conv_inputs(n, at_, g);
     const Shape& xs = n.in(0)->shape;
     const Shape& ws = n.in(1)->shape;
-    if (xs.size() < 3) n.invalid("X " + shape_str(xs) + " must have rank >= 3 (N, C, spatial dims)");
-    if (ws.size() != xs.size()) n.invalid("W " + shape_str(ws) + " must have the rank of X " + shape_str(xs));
-    if (numel(xs) == 0 || numel(ws) == 0)
-      n.unsupported("empty tensors are not supported (X " + shape_str(xs) + ", W " + shape_str(ws) + ")");
-    ConvGeom& g = g_;
-    g.N = xs[0], g.C = xs[1], g.G = at_.group;
-    if (g.G < 1) n.invalid("group " + std::to_string(g.G) + " must be >= 1");
     if (ws[0] != g.C) n.invalid(fmt::format("W {} must have X's {} input channels in dim 0", shape_str(ws), g.C));
     if (g.C % g.G != 0) n.invalid(fmt::format("group {} does not divide the input channels {}", g.G, g.C));
     g.CG = g.C / g.G, g.MG = ws[1], g.M = g.MG * g.G;
