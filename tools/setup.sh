@@ -11,7 +11,7 @@ PACKAGES="cmake make g++ gcc clang libonnx-dev libprotobuf-dev protobuf-compiler
 if [ "${ONNXC_SKIP_APT:-0}" != 1 ]; then
   echo "== installing Debian packages"
   $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $PACKAGES
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $PACKAGES
 fi
 echo "== building onnxc in $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
