@@ -52,6 +52,18 @@ void CEmit::line(const std::string& s) {
   if (!s.empty() && s.back() == '{') ++indent_;
 }
 
+Shape CEmit::view_of(const Value* v) const {
+  const Value* o = node.out(0);
+  if (!o || !o->layout.is_nchwc()) {
+    ONNXC_ASSERT(v->layout.is_plain(), node.where() + ": input '" + v->name + "' is blocked but the output is plain");
+    return v->shape;
+  }
+  Shape view;
+  ONNXC_ASSERT(nchwc_broadcast_view(v->shape, v->layout, o->shape, o->layout.block, &view),
+               node.where() + ": input '" + v->name + "' " + v->type_str() + " cannot be read in the output's layout");
+  return view;
+}
+
 std::string CEmit::fresh(const std::string& base) { return base + std::to_string(fresh_++); }
 
 }  // namespace onnxc

@@ -25,15 +25,26 @@ std::string c_literal(DType t, double v);  // a literal of type t (float, double
 
 class CEmit {
  public:
-  CEmit(const Node& n, std::vector<std::string> in_names, std::vector<std::string> out_names)
-      : node(n), ins_(std::move(in_names)), outs_(std::move(out_names)) {}
+  CEmit(const Node& n, std::vector<std::string> in_names, std::vector<std::string> out_names,
+        std::vector<std::string> extra_names = {})
+      : node(n), ins_(std::move(in_names)), outs_(std::move(out_names)), extras_(std::move(extra_names)) {}
   const Node& node;
 
   bool has_in(size_t i) const { return i < ins_.size() && !ins_[i].empty(); }
   const std::string& in(size_t i) const;
   const std::string& out(size_t i) const;
-  const Shape& in_shape(size_t i) const { return node.in(i)->shape; }
-  const Shape& out_shape(size_t i) const { return node.out(i)->shape; }
+  // Name of the fused group's extra input k (node.extra_inputs[k]); empty when static.
+  const std::string& extra(size_t k) const { return extras_.at(k); }
+  const Shape& in_shape(size_t i) const { return node.in(i)->shape; }    // logical
+  const Shape& out_shape(size_t i) const { return node.out(i)->shape; }  // logical
+  // Shapes for elementwise/broadcast loops in the stored layout (ir/layout.h): logical
+  // shapes when output 0 is plain; when it is NCHWc, its physical shape and each input's
+  // NCHWc broadcast view. Elementwise ops index with these and work in either layout.
+  Shape out_view(size_t i) const { return node.out(i)->physical_shape(); }
+  Shape in_view(size_t i) const { return view_of(node.in(i)); }
+  Shape view_of(const Value* v) const;
+  const Layout& in_layout(size_t i) const { return node.in(i)->layout; }
+  const Layout& out_layout(size_t i) const { return node.out(i)->layout; }
   DType in_dtype(size_t i) const { return node.in(i)->dtype; }
   DType out_dtype(size_t i) const { return node.out(i)->dtype; }
   const char* in_ctype(size_t i) const { return dtype_ctype(in_dtype(i)); }
@@ -48,7 +59,7 @@ class CEmit {
   const std::string& body() const { return body_; }
 
  private:
-  std::vector<std::string> ins_, outs_;
+  std::vector<std::string> ins_, outs_, extras_;
   std::string body_;
   int indent_ = 1;
   int fresh_ = 0;

@@ -1,9 +1,13 @@
 // codegen/c_module.cc — the C module writer (see c_module.h).
 //
 // Emitted nodes: every node with at least one output not known at compile time. Each gets
-// `static void nK_<name>(inputs..., outputs...)` whose body comes from its op's emit().
-// Buffers: graph inputs/outputs are the caller's pointers; constants live in the weights
-// blob; every other tensor gets its own 64-byte aligned slot in one arena.
+// `static void nK_<name>(inputs..., outputs..., extras...)` whose body comes from its op's
+// emit() and, for a fused group, the group loop (codegen/c_fused.h). Tensors are passed in
+// their stored layout (Value::physical_shape). Buffers: graph inputs/outputs are the
+// caller's pointers; constants live in the weights blob; other tensors live in one arena,
+// at the offsets of the memory plan (passes/memory_plan.cc) when there is one, otherwise
+// each in its own 64-byte aligned slot. Pointers that may alias another parameter of the
+// same function (in-place reuse) are declared without `restrict`.
 #include "codegen/c_module.h"
 
 #include <fmt/format.h>
@@ -17,6 +21,7 @@
 #include <set>
 
 #include "codegen/c_emit.h"
+#include "codegen/c_fused.h"
 #include "ir/op.h"
 
 namespace fs = std::filesystem;
@@ -95,15 +100,9 @@ struct Module {
     return r;
   }
 
-  static bool is_folded(const Node& n) {
-    for (Value* v : n.outputs)
-      if (v && !v->constant) return false;
-    return true;
-  }
-
   void plan() {
     for (auto& n : g.nodes)
-      if (!is_folded(*n)) emitted.push_back(n.get());
+      if (!n->folded()) emitted.push_back(n.get());
     for (size_t k = 0; k < g.inputs.size(); ++k) name[g.inputs[k]] = unique("v_" + c_identifier(g.inputs[k]->name));
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const Value* v = g.outputs[k];
@@ -124,23 +123,47 @@ struct Module {
         const Value* v = n->inputs[i];
         if (v && v->constant && !n->op->static_input(i)) need_weight(v);
       }
+      for (const Value* v : n->extra_inputs)
+        if (v->constant) need_weight(v);
       for (const Value* v : n->outputs) {
         if (!v || name.count(v)) continue;
-        aoff[v] = abytes;
+        if (g.arena_bytes >= 0) {
+          ONNXC_ASSERT(v->arena_offset >= 0, "value '" + v->name + "' has no place in the memory plan");
+          aoff[v] = static_cast<uint64_t>(v->arena_offset);
+        } else {
+          aoff[v] = abytes;
+          abytes = align_up(abytes + v->nbytes());
+        }
         arena.push_back(v);
-        abytes = align_up(abytes + numel(v->shape) * dtype_size(v->dtype));
         name[v] = unique("t_" + c_identifier(v->name));
       }
     }
+    if (g.arena_bytes >= 0) abytes = static_cast<uint64_t>(g.arena_bytes);
     for (const Value* v : g.outputs)
       if (v->constant) need_weight(v);
   }
 
   std::string func_name(size_t k, const Node& n) { return unique("n" + std::to_string(k) + "_" + c_identifier(n.name)); }
 
+  // Whether arena value v overlaps another arena value among `others` (in-place reuse).
+  bool aliases(const Value* v, const std::vector<const Value*>& others) const {
+    auto it = aoff.find(v);
+    if (it == aoff.end()) return false;
+    for (const Value* o : others) {
+      auto jt = aoff.find(o);
+      if (o == v || jt == aoff.end()) continue;
+      if (it->second < jt->second + o->nbytes() && jt->second < it->second + v->nbytes()) return true;
+    }
+    return false;
+  }
+
   std::string node_function(size_t k, const Node& n, std::string* call) {
-    std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size());
+    std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
     std::vector<std::string> params, args;
+    std::vector<const Value*> all;
+    for (const Value* v : n.all_inputs()) all.push_back(v);
+    for (const Value* v : n.outputs) all.push_back(v);
+    auto restrict_kw = [&](const Value* v) { return aliases(v, all) ? "" : " restrict"; };
     std::string sig_comment;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Value* v = n.inputs[i];
@@ -148,7 +171,7 @@ struct Module {
       sig_comment += fmt::format("{}{} {}{}", sig_comment.empty() ? "" : ", ", v->name, v->type_str(), v->constant ? " const" : "");
       if (n.op->static_input(i)) continue;
       ins[i] = "x" + std::to_string(i);
-      params.push_back(fmt::format("const {}* restrict {}", dtype_ctype(v->dtype), ins[i]));
+      params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), ins[i]));
       args.push_back(name.at(v));
     }
     std::string outs_comment;
@@ -157,18 +180,35 @@ struct Module {
       if (!v) continue;
       outs_comment += fmt::format("{}{} {}", outs_comment.empty() ? "" : ", ", v->name, v->type_str());
       outs[j] = "y" + std::to_string(j);
-      params.push_back(fmt::format("{}* restrict {}", dtype_ctype(v->dtype), outs[j]));
+      params.push_back(fmt::format("{}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), outs[j]));
       args.push_back(name.at(v));
     }
-    CEmit e(n, ins, outs);
-    n.op->emit(e);
+    for (size_t j = 0; j < n.extra_inputs.size(); ++j) {
+      const Value* v = n.extra_inputs[j];
+      sig_comment += fmt::format(", {} {}{} (fused)", v->name, v->type_str(), v->constant ? " const" : "");
+      extras[j] = "e" + std::to_string(j);
+      params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), extras[j]));
+      args.push_back(name.at(v));
+    }
+    CEmit e(n, ins, outs, extras);
+    if (n.epilogue.empty()) {
+      n.op->emit(e);
+    } else {
+      if (!group_is_one_loop(n)) n.op->emit(e);
+      emit_group_loop(e);
+    }
     std::string unused;
-    for (auto* list : {&ins, &outs})
+    for (auto* list : {&ins, &outs, &extras})
       for (auto& p : *list)
         if (!p.empty() && !mentions(e.body(), p)) unused += "  (void)" + p + ";\n";
     std::string fn = func_name(k, n);
     *call = fmt::format("{}({});", fn, fmt::join(args, ", "));
-    return fmt::format("/* {}: {}({}) -> {} */\nstatic void {}({}) {{\n{}{}}}\n\n", comment_safe(n.name), n.op_type,
+    std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", "));
+    for (auto& st : n.epilogue) {
+      ops += "+" + st->op_type;
+      from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
+    }
+    return fmt::format("/* {}: {}({}) -> {} */\nstatic void {}({}) {{\n{}{}}}\n\n", comment_safe(from), ops,
                        comment_safe(sig_comment), comment_safe(outs_comment), fn,
                        params.empty() ? "void" : fmt::format("{}", fmt::join(params, ", ")), unused, e.body());
   }
@@ -275,7 +315,7 @@ struct Module {
       const Value* v = g.outputs[k];
       auto it = out_index.find(v);
       if (it != out_index.end() && it->second == k) continue;
-      s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), numel(v->shape) * dtype_size(v->dtype));
+      s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), v->nbytes());
     }
     s += "  return ONNXC_OK;\n}\n\n";
     std::vector<std::string> args;

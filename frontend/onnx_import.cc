@@ -291,6 +291,8 @@ class Importer {
       n->opset = g_->opset;
       if (!np.domain().empty() && np.domain() != "ai.onnx")
         n->unsupported("operator domain '" + np.domain() + "' is not supported (only the default ONNX domain is)");
+      if (n->op_type.rfind("onnxc.", 0) == 0)  // the compiler's internal ops are not ONNX ops
+        n->unsupported("op type '" + n->op_type + "' is not an ONNX op");
       for (const auto& a : np.attribute()) {
         if (n->attrs.count(a.name())) n->invalid("attribute '" + a.name() + "' is given twice");
         n->attrs[a.name()] = convert_attr(a, n->where());

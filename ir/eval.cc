@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "ir/op.h"
@@ -25,11 +26,73 @@ void prepare_ops(Graph& g) {
   }
 }
 
-std::vector<Tensor> eval_node(const Node& n, const std::vector<const Tensor*>& in) {
+namespace {
+
+// Runs n (and its epilogue) on logical tensors; `in` covers n.all_inputs().
+std::vector<Tensor> eval_logical(const Node& n, const std::vector<const Tensor*>& in) {
+  std::vector<const Tensor*> own(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n.inputs.size()));
   std::vector<Tensor> out(n.outputs.size());
+  for (size_t j = 0; j < n.outputs.size(); ++j) {
+    Value* v = j == 0 && n.anchor_out ? n.anchor_out : n.outputs[j];
+    if (v) out[j] = Tensor(v->dtype, v->shape);
+  }
+  n.op->eval(n, own, out);
+  if (n.epilogue.empty()) return out;
+  std::map<const Value*, const Tensor*> env;
+  for (size_t i = 0; i < n.extra_inputs.size(); ++i) env[n.extra_inputs[i]] = in[n.inputs.size() + i];
+  Tensor cur = std::move(out[0]);
+  const Value* cur_v = n.anchor_out;
+  for (auto& step : n.epilogue) {
+    std::vector<const Tensor*> sin;
+    for (Value* v : step->inputs) {
+      if (!v) { sin.push_back(nullptr); continue; }
+      if (v == cur_v) { sin.push_back(&cur); continue; }
+      auto it = env.find(v);
+      if (it == env.end() && v->constant) { sin.push_back(nullptr); continue; }  // resolved below
+      ONNXC_ASSERT(it != env.end(), step->where() + ": fused input '" + v->name + "' is not an extra input of its group");
+      sin.push_back(it->second);
+    }
+    // Constant inputs of a step that are not extra inputs (static ones) are read as stored.
+    std::vector<Tensor> plain_consts;
+    plain_consts.reserve(step->inputs.size());
+    for (size_t i = 0; i < step->inputs.size(); ++i)
+      if (step->inputs[i] && !sin[i]) {
+        Value* v = step->inputs[i];
+        plain_consts.push_back(to_plain(*v->constant, v->shape, v->layout));
+        sin[i] = &plain_consts.back();
+      }
+    std::vector<Tensor> r = eval_logical(*step, sin);
+    cur = std::move(r[0]);
+    cur_v = step->outputs[0];
+  }
+  out[0] = std::move(cur);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> eval_node(const Node& n, const std::vector<const Tensor*>& in) {
+  std::vector<Value*> ins = n.all_inputs();
+  ONNXC_ASSERT(in.size() == ins.size() || (in.size() == n.inputs.size() && n.extra_inputs.empty()),
+               n.where() + ": eval_node got " + std::to_string(in.size()) + " inputs");
+  if (n.op->layout_native()) {
+    std::vector<Tensor> out(n.outputs.size());
+    for (size_t j = 0; j < n.outputs.size(); ++j)
+      if (Value* v = n.outputs[j]) out[j] = Tensor(v->dtype, v->physical_shape());
+    n.op->eval(n, in, out);
+    return out;
+  }
+  std::vector<Tensor> conv;
+  conv.reserve(in.size());
+  std::vector<const Tensor*> plain(in);
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] && ins[i] && !ins[i]->layout.is_plain()) {
+      conv.push_back(to_plain(*in[i], ins[i]->shape, ins[i]->layout));
+      plain[i] = &conv.back();
+    }
+  std::vector<Tensor> out = eval_logical(n, plain);
   for (size_t j = 0; j < n.outputs.size(); ++j)
-    if (Value* v = n.outputs[j]) out[j] = Tensor(v->dtype, v->shape);
-  n.op->eval(n, in, out);
+    if (Value* v = n.outputs[j]; v && !v->layout.is_plain()) out[j] = to_layout(out[j], v->layout);
   return out;
 }
 
@@ -71,12 +134,9 @@ std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<cons
   for (auto& v : g.values)
     if (v->constant) env[v.get()] = v->constant.get();
   for (auto& n : g.nodes) {
-    bool folded = true;
-    for (Value* v : n->outputs)
-      if (v && !v->constant) folded = false;
-    if (folded) continue;
+    if (n->folded()) continue;
     std::vector<const Tensor*> in;
-    for (Value* v : n->inputs) {
+    for (Value* v : n->all_inputs()) {
       if (!v) { in.push_back(nullptr); continue; }
       auto it = env.find(v);
       ONNXC_ASSERT(it != env.end(), n->where() + ": no value for input '" + v->name + "'");
@@ -107,15 +167,36 @@ void verify_graph(const Graph& g) {
   for (auto& v : g.values) ONNXC_ASSERT(names.insert(v->name).second, "duplicate value name '" + v->name + "'");
   for (auto& n : g.nodes) {
     ONNXC_ASSERT(n->op, n->where() + ": no op");
-    for (Value* v : n->inputs)
+    for (Value* v : n->all_inputs())
       ONNXC_ASSERT(!v || defined.count(v), n->where() + ": input '" + (v ? v->name : "") + "' used before definition");
     for (Value* v : n->outputs) {
       if (!v) continue;
       ONNXC_ASSERT(v->producer == n.get(), n->where() + ": output '" + v->name + "' has another producer");
       ONNXC_ASSERT(defined.insert(v).second, "value '" + v->name + "' defined twice");
       ONNXC_ASSERT(v->shape_known, "value '" + v->name + "' has no shape");
+      if (v->constant)
+        ONNXC_ASSERT(v->constant->shape == v->physical_shape() && v->constant->dtype == v->dtype,
+                     "constant '" + v->name + "' is stored as " + shape_str(v->constant->shape) + ", expected " + v->type_str());
+    }
+    ONNXC_ASSERT(n->epilogue.empty() == (n->anchor_out == nullptr), n->where() + ": epilogue without anchor output");
+    if (!n->epilogue.empty()) {
+      const Value* cur = n->anchor_out;
+      for (auto& e : n->epilogue) {
+        ONNXC_ASSERT(e->op && e->outputs.size() == 1 && e->out(0), e->where() + ": bad epilogue node");
+        bool reads_cur = false;
+        for (Value* v : e->inputs) {
+          if (v == cur) { reads_cur = true; continue; }
+          ONNXC_ASSERT(!v || v->constant || std::count(n->extra_inputs.begin(), n->extra_inputs.end(), v),
+                       e->where() + ": epilogue input '" + (v ? v->name : "") + "' is not an extra input");
+        }
+        ONNXC_ASSERT(reads_cur, e->where() + ": epilogue node does not read the group's running value");
+        cur = e->out(0);
+      }
+      ONNXC_ASSERT(cur == n->out(0), n->where() + ": last epilogue output is not the group's output");
     }
   }
+  for (Value* v : g.inputs) ONNXC_ASSERT(v->layout.is_plain(), "graph input '" + v->name + "' is not plain");
+  for (Value* v : g.outputs) ONNXC_ASSERT(v->layout.is_plain(), "graph output '" + v->name + "' is not plain");
   for (Value* v : g.outputs) ONNXC_ASSERT(defined.count(v), "graph output '" + v->name + "' is never produced");
 }
 
@@ -126,19 +207,30 @@ std::string dump_ir(const Graph& g) {
   for (auto& v : g.values)
     if (v->constant && !v->producer) ++consts, const_bytes += v->constant->nbytes();
   s += fmt::format("  {} initializers/constants, {} bytes\n", consts, const_bytes);
+  auto args = [](const std::vector<Value*>& vs) {
+    std::string r;
+    for (Value* v : vs) {
+      if (!r.empty()) r += ", ";
+      r += v ? "%" + v->name + (v->constant ? "(const)" : "") : "_";
+    }
+    return r;
+  };
   for (auto& n : g.nodes) {
-    std::string outs, ins;
-    bool folded = true;
+    std::string outs;
     for (Value* v : n->outputs) {
       if (!outs.empty()) outs += ", ";
       outs += v ? fmt::format("%{} : {}", v->name, v->type_str()) : "_";
-      if (v && !v->constant) folded = false;
     }
-    for (Value* v : n->inputs) {
-      if (!ins.empty()) ins += ", ";
-      ins += v ? "%" + v->name + (v->constant ? "(const)" : "") : "_";
+    std::string op = n->op_type, from = n->name;
+    for (auto& e : n->epilogue) op += "+" + e->op_type;
+    if (!n->origin.empty()) from = fmt::format("{}", fmt::join(n->origin, ", "));
+    for (auto& e : n->epilogue) from += ", " + (e->origin.empty() ? e->name : fmt::format("{}", fmt::join(e->origin, ", ")));
+    s += fmt::format("  {}{} = {}({})  # {}\n", n->folded() ? "[folded] " : "", outs, op, args(n->inputs), from);
+    for (auto& e : n->epilogue) {
+      std::vector<Value*> ins;
+      for (Value* v : e->inputs) ins.push_back(v);
+      s += fmt::format("      | {}({}) -> %{}\n", e->op_type, args(ins), e->out(0)->name);
     }
-    s += fmt::format("  {}{} = {}({})  # {}\n", folded ? "[folded] " : "", outs, n->op_type, ins, n->name);
   }
   for (Value* v : g.outputs) s += fmt::format("  output %{} : {}{}\n", v->name, v->type_str(), v->constant ? " (constant)" : "");
   return s;

@@ -2,6 +2,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "ir/op.h"
@@ -17,7 +18,23 @@ void internal_error(const char* file, int line, const char* cond, const std::str
 }
 
 std::string Value::type_str() const {
-  return std::string(dtype_name(dtype)) + (shape_known ? shape_str(shape) : "[?]");
+  if (!shape_known) return std::string(dtype_name(dtype)) + "[?]";
+  if (layout.is_plain()) return std::string(dtype_name(dtype)) + shape_str(shape);
+  return std::string(dtype_name(dtype)) + shape_str(physical_shape()) + " " + layout.str(shape.size());
+}
+
+uint64_t Value::nbytes() const { return static_cast<uint64_t>(numel(physical_shape())) * dtype_size(dtype); }
+
+std::vector<Value*> Node::all_inputs() const {
+  std::vector<Value*> r = inputs;
+  r.insert(r.end(), extra_inputs.begin(), extra_inputs.end());
+  return r;
+}
+
+bool Node::folded() const {
+  for (Value* v : outputs)
+    if (v && !v->constant) return false;
+  return true;
 }
 
 Node::Node() = default;
@@ -43,11 +60,46 @@ Value* Graph::add_value(const std::string& name) {
   return v;
 }
 
+std::string Graph::fresh_name(const std::string& base) const {
+  if (!find(base)) return base;
+  for (int k = 1;; ++k)
+    if (!find(base + "_" + std::to_string(k))) return base + "_" + std::to_string(k);
+}
+
+void Graph::swap_names(Value* a, Value* b) {
+  std::swap(a->name, b->name);
+  by_name_[a->name] = a;
+  by_name_[b->name] = b;
+}
+
 std::vector<Node*> Graph::users(const Value* v) const {
   std::vector<Node*> r;
   for (auto& n : nodes)
-    if (std::find(n->inputs.begin(), n->inputs.end(), v) != n->inputs.end()) r.push_back(n.get());
+    if (std::find(n->inputs.begin(), n->inputs.end(), v) != n->inputs.end() ||
+        std::find(n->extra_inputs.begin(), n->extra_inputs.end(), v) != n->extra_inputs.end())
+      r.push_back(n.get());
   return r;
+}
+
+void Graph::drop_unused_values() {
+  std::set<const Value*> used(inputs.begin(), inputs.end());
+  used.insert(outputs.begin(), outputs.end());
+  auto mark = [&](const Node& n) {
+    for (Value* v : n.inputs) used.insert(v);
+    for (Value* v : n.outputs) used.insert(v);
+  };
+  for (auto& n : nodes) {
+    mark(*n);
+    for (Value* v : n->extra_inputs) used.insert(v);
+    if (n->anchor_out) used.insert(n->anchor_out);
+    for (auto& e : n->epilogue) mark(*e);
+  }
+  std::vector<std::unique_ptr<Value>> keep;
+  for (auto& v : values) {
+    if (used.count(v.get())) keep.push_back(std::move(v));
+    else by_name_.erase(v->name);
+  }
+  values = std::move(keep);
 }
 
 static const char* attr_type_name(Attr::Type t) {

@@ -5,7 +5,12 @@
 // Constant node, or something computed from constants); codegen stores such values in the
 // weights file and never emits code for the nodes that produce them. Absent optional
 // inputs and outputs ("" in ONNX) are nullptr in Node::inputs / Node::outputs.
-// Graph::nodes is kept in topological order. Passes (issue 3) rewrite the graph in place.
+// Graph::nodes is kept in topological order. Passes (passes/) rewrite the graph in place.
+// A Value's shape is logical; `layout` says how it is stored (ir/layout.h).
+// Fused groups (passes/fuse.cc): a node may carry an epilogue, elementwise nodes applied in
+// order to its output 0 (the anchor's own output, `anchor_out`, becomes internal to the
+// group; the last epilogue node's output is the group's output). Values the epilogue reads
+// from outside the group are listed in `extra_inputs`; all_inputs() is inputs + extras.
 #pragma once
 #include <map>
 #include <memory>
@@ -14,6 +19,7 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "ir/layout.h"
 #include "ir/tensor.h"
 
 namespace onnxc {
@@ -30,7 +36,11 @@ struct Value {
   Node* producer = nullptr;
   bool is_input = false;   // graph (runtime) input
   bool is_output = false;  // graph output
-  std::string type_str() const;  // "f32[1,3,224,224]"
+  Layout layout;            // storage layout (plain unless the layout pass changed it)
+  int64_t arena_offset = -1;  // byte offset in the arena (memory plan), -1 = not planned
+  Shape physical_shape() const { return onnxc::physical_shape(shape, layout); }
+  uint64_t nbytes() const;  // stored bytes (physical shape)
+  std::string type_str() const;  // "f32[1,3,224,224]", "f32[1,4,56,56,16] NCHW16c"
 };
 
 struct Attr {
@@ -53,11 +63,18 @@ struct Node {
   std::vector<Value*> inputs;   // nullptr = absent optional input
   std::vector<Value*> outputs;  // nullptr = absent optional output
   std::unique_ptr<Op> op;
+  // Fused group (see the file comment); empty for a plain node.
+  std::vector<std::unique_ptr<Node>> epilogue;
+  std::vector<Value*> extra_inputs;
+  Value* anchor_out = nullptr;
+  std::vector<std::string> origin;  // ONNX node names this node stands for, when not just `name`
 
   Node();
   ~Node();
   Value* in(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   Value* out(size_t i) const { return i < outputs.size() ? outputs[i] : nullptr; }
+  std::vector<Value*> all_inputs() const;  // inputs, then extra_inputs
+  bool folded() const;  // every output is a compile-time constant (no code is emitted)
   std::string where() const;  // "node 'conv_3' (Conv, opset 13)"
   [[noreturn]] void invalid(const std::string& msg) const;
   [[noreturn]] void unsupported(const std::string& msg) const;
@@ -73,7 +90,12 @@ struct Graph {
 
   Value* find(const std::string& name) const;
   Value* add_value(const std::string& name);  // name must be new
-  std::vector<Node*> users(const Value* v) const;
+  std::string fresh_name(const std::string& base) const;  // a value name not yet used
+  void swap_names(Value* a, Value* b);
+  std::vector<Node*> users(const Value* v) const;  // nodes reading v (extra inputs included)
+  // Drops values no node, graph input/output or epilogue refers to.
+  void drop_unused_values();
+  int64_t arena_bytes = -1;  // size of the planned arena (memory plan), -1 = not planned
 
  private:
   std::map<std::string, Value*> by_name_;

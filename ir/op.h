@@ -36,6 +36,22 @@ class Op {
   // Oldest opset whose semantics this implementation follows. Most ops changed before
   // opset 7 (consumed_inputs, legacy broadcast), so that is the default.
   virtual int64_t min_opset() const { return 7; }
+
+  // Layouts (ir/layout.h). eval() normally sees logical tensors; an op whose eval works on
+  // the stored form (layout_transform) returns true here.
+  virtual bool layout_native() const { return false; }
+  // Whether emit() can run this node with its activations in NCHWc with block b (the
+  // layout pass asks; the op then finds the layouts on its Values at emit time).
+  virtual bool supports_nchwc(const Node& n, int64_t b) const { (void)n; (void)b; return false; }
+
+  // Fusion: a side-effect-free C expression of output 0 for one element, given C
+  // expressions of the inputs' elements (present inputs only; each may be evaluated more
+  // than once). Empty when the node cannot be expressed this way (then it is not fused
+  // into a loop).
+  virtual std::string c_expr(const Node& n, const std::vector<std::string>& args) const {
+    (void)n; (void)args;
+    return {};
+  }
 };
 
 using OpFactory = std::unique_ptr<Op> (*)();

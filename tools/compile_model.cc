@@ -1,5 +1,7 @@
 // tools/compile_model.cc — the compile-model driver: parse flags, import the ONNX model,
-// emit C, and build it with the system C compiler. Thin by design: the work is in
+// run the pass pipeline (passes/pipeline.cc), emit C, and build it with the system C
+// compiler. --verify evaluates the imported graph before any pass, so it checks the
+// passes and the generated code together. Thin by design: the work is in
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
@@ -8,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +25,7 @@
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
 #include "ir/op.h"
+#include "passes/pass.h"
 #include "tools/target.h"
 
 namespace fs = std::filesystem;
@@ -33,8 +37,10 @@ enum Exit { kOk = 0, kUsage = 1, kInvalid = 2, kUnsupported = 3, kInternal = 4, 
 
 struct Options {
   std::string model, outdir, name, emit = "exe", cc = "cc", cflags, target = "host";
-  std::vector<std::string> input_shapes;
-  bool dump_ir = false, verify = false, list_ops = false, quiet = false;
+  std::vector<std::string> input_shapes, print_after, disable_pass;
+  std::string layout = "nchwc";
+  int64_t channel_block = 0;  // 0 = from the target
+  bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false;
   double verify_tol = 1e-3;
 };
 
@@ -101,14 +107,23 @@ int build(const Options& o, const Target& t, double* seconds) {
   return rc;
 }
 
-// Runs the reference evaluator and the compiled binary on the same random inputs.
-int verify(const Options& o, const Graph& g) {
+// --verify: random inputs and the reference evaluator's outputs on the imported graph.
+struct VerifyData {
+  std::vector<std::string> input_names, output_names;
+  std::vector<Tensor> refs;
+  std::string args;
+  double ref_s = 0;
+};
+
+VerifyData verify_prepare(const Options& o, const Graph& g) {
+  VerifyData d;
   fs::path vdir = fs::path(o.outdir) / "verify";
-  fs::create_directories(vdir);
+  std::error_code ec;
+  fs::create_directories(vdir, ec);
+  if (ec) throw CompileError(CompileError::Kind::Io, "cannot create '" + vdir.string() + "': " + ec.message());
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::map<const Value*, Tensor> inputs;
-  std::string args;
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     const Value* v = g.inputs[k];
     Tensor t(v->dtype, v->shape);
@@ -116,16 +131,23 @@ int verify(const Options& o, const Graph& g) {
       for (int64_t i = 0; i < t.numel(); ++i) t.set(i, dist(rng));
     fs::path f = vdir / ("input" + std::to_string(k) + ".bin");
     std::ofstream(f, std::ios::binary).write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.nbytes()));
-    args += fmt::format(" --input {}", quote(v->name + "=" + f.string()));
+    d.args += fmt::format(" --input {}", quote(v->name + "=" + f.string()));
     inputs[v] = std::move(t);
   }
   for (size_t k = 0; k < g.outputs.size(); ++k)
-    args += fmt::format(" --output {}", quote(g.outputs[k]->name + "=" + (vdir / ("output" + std::to_string(k) + ".bin")).string()));
+    d.args += fmt::format(" --output {}", quote(g.outputs[k]->name + "=" + (vdir / ("output" + std::to_string(k) + ".bin")).string()));
   Timer tm;
   auto ref = run_reference(g, inputs);
-  double ref_s = tm.seconds();
+  d.ref_s = tm.seconds();
+  for (const Value* v : g.outputs) d.refs.push_back(ref.at(v));
+  return d;
+}
+
+// Runs the compiled binary on the inputs of verify_prepare and compares.
+int verify(const Options& o, const Graph& g, const VerifyData& d) {
+  fs::path vdir = fs::path(o.outdir) / "verify";
   std::string out;
-  int rc = run_command(quote((fs::path(o.outdir) / o.name).string()) + " --quiet" + args, &out);
+  int rc = run_command(quote((fs::path(o.outdir) / o.name).string()) + " --quiet" + d.args, &out);
   if (rc != 0) {
     std::cerr << out << fmt::format("verify: the generated binary failed (exit {})\n", rc);
     return kVerifyFailed;
@@ -133,7 +155,7 @@ int verify(const Options& o, const Graph& g) {
   bool ok = true;
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const Value* v = g.outputs[k];
-    const Tensor& r = ref.at(v);
+    const Tensor& r = d.refs[k];
     std::ifstream f(vdir / ("output" + std::to_string(k) + ".bin"), std::ios::binary);
     Tensor got(v->dtype, v->shape);
     f.read(reinterpret_cast<char*>(got.bytes.data()), static_cast<std::streamsize>(got.nbytes()));
@@ -152,7 +174,7 @@ int verify(const Options& o, const Graph& g) {
     fmt::print("verify: output '{}' {}: max abs error {:.3g}, max rel error {:.3g}, max |ref| {:.3g} — {}\n", v->name, v->type_str(),
                max_abs, max_rel, max_ref, pass ? "ok" : "MISMATCH");
   }
-  fmt::print("verify: reference evaluation took {:.2f} s\n", ref_s);
+  fmt::print("verify: reference evaluation took {:.2f} s\n", d.ref_s);
   return ok ? kOk : kVerifyFailed;
 }
 
@@ -177,6 +199,29 @@ int compile(Options& o) {
   say(fmt::format("import: {} nodes, {} inputs, {} outputs, {:.2f} M parameters, opset {} ({:.2f} s)", g->nodes.size(), g->inputs.size(),
                   g->outputs.size(), params / 1e6, g->opset, t_import.seconds()));
   say("target: " + target.describe());
+  VerifyData vd;
+  if (o.verify) vd = verify_prepare(o, *g);
+
+  PassOptions po;
+  po.nchwc = o.layout == "nchwc";
+  po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
+  po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
+  po.print_after.insert(o.print_after.begin(), o.print_after.end());
+#ifndef NDEBUG
+  po.verify_each = true;
+#else
+  po.verify_each = o.verify_passes;
+#endif
+  size_t nodes_before = g->nodes.size();
+  if (po.print_after.count("all") || po.print_after.count("import")) fmt::print("// IR after import\n{}\n", dump_ir(*g));
+  po.after_pass = [&](const std::string& pass, bool changed, const Graph& gr) {
+    if (po.print_after.count("all") || po.print_after.count(pass))
+      fmt::print("// IR after {}{}\n{}\n", pass, changed ? "" : " (no change)", dump_ir(gr));
+  };
+  Timer t_pass;
+  run_pipeline(*g, po);
+  say(fmt::format("passes: {} → {} nodes, layout {}{} ({:.2f} s)", nodes_before, g->nodes.size(), o.layout,
+                  po.nchwc ? fmt::format(" with {}-channel blocks", po.channel_block) : "", t_pass.seconds()));
   if (o.dump_ir) fmt::print("{}", dump_ir(*g));
 
   Timer t_gen;
@@ -192,7 +237,7 @@ int compile(Options& o) {
     return kCcFailed;
   }
   say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, o.emit == "so" ? "lib" + o.name + ".so" : o.name, cc_s));
-  if (o.verify) return verify(o, *g);
+  if (o.verify) return verify(o, *g, vd);
   return kOk;
 }
 
@@ -219,7 +264,25 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--target", o.target, "target: host (LLVM host detection), avx512, avx2, sse, neon, sve128..sve2048, generic-<bits>")
       ->capture_default_str();
-  app.add_flag("--dump-ir", o.dump_ir, "print the IR after import and shape inference");
+  app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from");
+  app.add_option("--layout", o.layout, "activation layout: nchwc (blocked channels, the default) or nchw (plain, for ablations)")
+      ->check(CLI::IsMember({"nchwc", "nchw"}))->capture_default_str();
+  app.add_option("--channel-block", o.channel_block,
+                 "NCHWc channel block: a power of two from 4 to 256 (default: the target's vector length in floats, at least 4)")
+      ->check([](const std::string& s) {
+        try {
+          long long v = std::stoll(s);
+          if (v >= 4 && v <= 256 && (v & (v - 1)) == 0) return std::string();
+        } catch (const std::exception&) {
+        }
+        return "--channel-block must be a power of two from 4 to 256, got '" + s + "'";
+      });
+  std::string pass_list;
+  for (auto& p : pass_names()) pass_list += (pass_list.empty() ? "" : ", ") + p;
+  app.add_option("--print-after", o.print_after, "print the IR after pass PASS (repeatable; 'all' for every pass, 'import' for the imported graph). Passes: " + pass_list)
+      ->allow_extra_args(false);
+  app.add_option("--disable-pass", o.disable_pass, "skip pass PASS (repeatable), for ablations and bisecting")->allow_extra_args(false);
+  app.add_flag("--verify-passes", o.verify_passes, "check the graph's invariants after every pass (always on in debug builds)");
   app.add_flag("--verify", o.verify, "run the reference evaluator and the built binary on one random input and compare");
   app.add_option("--verify-tol", o.verify_tol, "--verify tolerance: max abs error <= TOL * max(1, max |reference|)")->capture_default_str();
   app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit");
@@ -238,6 +301,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "compile-model: error: {} required\n{}", o.model.empty() ? "a model file is" : "-o OUTDIR is", app.help());
     return kUsage;
   }
+  for (auto* list : {&o.print_after, &o.disable_pass})
+    for (auto& p : *list)
+      if (p != "all" && p != "import" && std::find(pass_names().begin(), pass_names().end(), p) == pass_names().end()) {
+        std::string names;
+        for (auto& q : pass_names()) names += (names.empty() ? "" : ", ") + q;
+        fmt::print(stderr, "compile-model: error: unknown pass '{}' (passes: {})\n", p, names);
+        return kUsage;
+      }
   if (o.verify && o.emit != "exe") {
     fmt::print(stderr, "compile-model: error: --verify needs --emit exe\n");
     return kUsage;

@@ -147,7 +147,7 @@ class Binary : public Op {
     DType t = e.out_dtype(0);
     const char* ct = e.out_ctype(0);
     const char* ut = dtype_size(t) <= 4 ? "uint32_t" : "uint64_t";
-    emit_broadcast(e, e.out_shape(0), {e.in_shape(0), e.in_shape(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+    emit_broadcast(e, e.out_view(0), {e.in_view(0), e.in_view(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
       std::string a = e.in(0) + "[" + idx[0] + "]", b = e.in(1) + "[" + idx[1] + "]", y = e.out(0) + "[" + o + "]";
       if (k_ == B::Pow) return pow_stmt(e, a, b, y);
       if (k_ == B::PRelu) return fmt::format("{{ const float x = {}; {} = x < 0.0f ? x * {} : x; }}", a, y, b);
@@ -162,6 +162,15 @@ class Binary : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::Broadcast; }
+  bool supports_nchwc(const Node& n, int64_t) const override {
+    return k_ != B::Pow && elementwise_nchwc_ok(n) && n.in(0)->dtype == DType::F32 && n.in(1)->dtype == DType::F32;
+  }
+  std::string c_expr(const Node& n, const std::vector<std::string>& a) const override {
+    if (n.out(0)->dtype != DType::F32 || n.in(1)->dtype != DType::F32 || k_ == B::Pow) return {};
+    if (k_ == B::PRelu) return fmt::format("{0} < 0.0f ? {0} * {1} : {0}", "(" + a.at(0) + ")", "(" + a.at(1) + ")");
+    const char* op = k_ == B::Add ? "+" : k_ == B::Sub ? "-" : k_ == B::Mul ? "*" : "/";
+    return fmt::format("({}) {} ({})", a.at(0), op, a.at(1));
+  }
 
  private:
   B k_;

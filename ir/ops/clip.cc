@@ -98,7 +98,7 @@ class Clip : public Op {
         }
       }
     }
-    emit_broadcast(e, e.out_shape(0), {e.in_shape(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+    emit_broadcast(e, e.out_view(0), {e.in_view(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
       std::string s = fmt::format("{{ {} v = {}[{}];", ct, e.in(0), idx[0]);
       if (!bound[1].empty()) s += fmt::format(" v = v < {0} ? {0} : v;", bound[1]);
       if (!bound[2].empty()) s += fmt::format(" v = v > {0} ? {0} : v;", bound[2]);
@@ -107,6 +107,27 @@ class Clip : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::Elementwise; }
+  bool supports_nchwc(const Node& n, int64_t) const override { return elementwise_nchwc_ok(n); }
+  // Only with compile-time bounds (the usual ReLU6): fmaxf/fminf would differ on NaN, so
+  // the comparisons mirror emit().
+  std::string c_expr(const Node& n, const std::vector<std::string>& a) const override {
+    if (n.out(0)->dtype != DType::F32) return {};
+    std::string lo, hi;
+    if (n.opset < 11) {
+      lo = c_float(attr_lo_), hi = c_float(attr_hi_);
+    } else {
+      for (size_t i = 1; i < 3; ++i) {
+        Value* v = n.in(i);
+        if (!v) continue;
+        if (!v->constant) return {};
+        (i == 1 ? lo : hi) = c_elem_literal(*v->constant, 0);
+      }
+    }
+    std::string x = "(" + a.at(0) + ")";
+    if (!lo.empty()) x = fmt::format("({0} < {1} ? {1} : {0})", x, lo);
+    if (!hi.empty()) x = fmt::format("({0} > {1} ? {1} : {0})", x, hi);
+    return x;
+  }
 
  private:
   double attr_lo_ = 0, attr_hi_ = 0;

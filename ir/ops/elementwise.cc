@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace onnxc {
 
 Shape broadcast_inputs(const Node& n) {
@@ -20,6 +22,21 @@ Shape broadcast_inputs(const Node& n) {
     if (!broadcast_shapes(out, v->shape, &out)) n.invalid("input shapes " + shapes + " cannot be broadcast together");
   }
   return out;
+}
+
+bool elementwise_nchwc_ok(const Node& n) {
+  const Value* o = n.out(0);
+  return o && o->dtype == DType::F32 && o->shape.size() >= 3 && o->shape.size() <= 5 && n.outputs.size() == 1;
+}
+
+std::string subst_x(const std::string& expr, const std::string& arg) {
+  std::string r;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < expr.size(); ++i) {
+    if (expr[i] == 'x' && (i == 0 || !word(expr[i - 1])) && (i + 1 == expr.size() || !word(expr[i + 1]))) r += "(" + arg + ")";
+    else r += expr[i];
+  }
+  return r;
 }
 
 // Strides of `in` aligned right against `out`, 0 on broadcast dimensions.

@@ -26,6 +26,12 @@ std::vector<int64_t> broadcast_index(const Shape& out, const Shape& in);
 void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
                     const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt);
 
+// Elementwise/broadcast ops run in NCHWc when their float32 output has rank 3 to 5 (the
+// layout pass gives every input a layout the output's view can read, see CEmit::in_view).
+bool elementwise_nchwc_ok(const Node& n);
+// Substitutes the C expression `arg` for the whole-word identifier `x` in `expr`.
+std::string subst_x(const std::string& expr, const std::string& arg);
+
 // Calls f(T{}) with the C++ element type of t (bool is uint8_t holding 0 or 1, as in the C).
 template <class F>
 void visit_dtype(DType t, F&& f) {

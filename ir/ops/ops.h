@@ -27,6 +27,7 @@ void register_reduce(OpTable&);       // ReduceMean, ReduceSum, ReduceMax
 void register_softmax(OpTable&);      // Softmax, LogSoftmax
 void register_flatten(OpTable&);      // Flatten
 void register_reshape(OpTable&);      // Reshape
+void register_layout_transform(OpTable&);  // onnxc.layout_transform (internal, inserted by passes/layout.cc)
 void register_transpose(OpTable&);    // Transpose
 void register_concat(OpTable&);       // Concat
 void register_split(OpTable&);        // Split

@@ -35,6 +35,7 @@ static OpTable build_table() {
   register_resize(t);
   register_identity(t);
   register_constant(t);
+  register_layout_transform(t);
   return t;
 }
 
@@ -50,7 +51,8 @@ OpFactory find_op(const std::string& op_type) {
 
 std::vector<std::string> supported_ops() {
   std::vector<std::string> r;
-  for (auto& [k, f] : table()) r.push_back(k);
+  for (auto& [k, f] : table())
+    if (k.rfind("onnxc.", 0) != 0) r.push_back(k);  // internal ops (onnxc.*) are not listed
   return r;
 }
 

@@ -111,12 +111,17 @@ class Unary : public Op {
   void emit(CEmit& e) const override {
     std::string ex = expr(e.in_dtype(0));
     const char* ct = e.in_ctype(0);
-    emit_broadcast(e, e.out_shape(0), {e.in_shape(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+    emit_broadcast(e, e.out_view(0), {e.in_view(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
       return fmt::format("const {} x = {}[{}]; {}[{}] = {};", ct, e.in(0), idx[0], e.out(0), o, ex);
     });
   }
 
   FusionKind kind() const override { return FusionKind::Elementwise; }
+  bool supports_nchwc(const Node& n, int64_t) const override { return elementwise_nchwc_ok(n); }
+  std::string c_expr(const Node& n, const std::vector<std::string>& args) const override {
+    if (n.out(0)->dtype != DType::F32) return {};
+    return subst_x(expr(DType::F32), args.at(0));
+  }
   // Elu and HardSigmoid lost consumed_inputs at opset 6 and have not changed since.
   int64_t min_opset() const override { return k_ == U::Elu || k_ == U::HardSigmoid ? 6 : 7; }
 

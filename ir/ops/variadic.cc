@@ -67,11 +67,11 @@ class Variadic : public Op {
 
   void emit(CEmit& e) const override {
     std::vector<Shape> shapes;
-    for (size_t i = 0; i < e.node.inputs.size(); ++i) shapes.push_back(e.in_shape(i));
+    for (size_t i = 0; i < e.node.inputs.size(); ++i) shapes.push_back(e.in_view(i));
     const char* ct = e.out_ctype(0);
     bool fl = dtype_is_float(e.out_dtype(0));
     const char* cmp = k_ == V::Max ? ">" : "<";
-    emit_broadcast(e, e.out_shape(0), shapes, [&](const std::vector<std::string>& idx, const std::string& o) {
+    emit_broadcast(e, e.out_view(0), shapes, [&](const std::vector<std::string>& idx, const std::string& o) {
       auto x = [&](size_t k) { return e.in(k) + "[" + idx[k] + "]"; };
       if (shapes.size() == 1) return fmt::format("{}[{}] = {};", e.out(0), o, x(0));
       if (k_ == V::Sum) {
@@ -91,6 +91,13 @@ class Variadic : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::Broadcast; }
+  bool supports_nchwc(const Node& n, int64_t) const override { return elementwise_nchwc_ok(n); }
+  std::string c_expr(const Node& n, const std::vector<std::string>& a) const override {
+    if (n.out(0)->dtype != DType::F32 || k_ != V::Sum) return {};
+    std::string s;
+    for (auto& x : a) s += (s.empty() ? "(" : " + (") + x + ")";
+    return s;
+  }
 
  private:
   V k_;

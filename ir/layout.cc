@@ -1,0 +1,97 @@
+// ir/layout.cc — layouts: physical shapes, repacking and broadcast views (see layout.h).
+#include "ir/layout.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+
+namespace onnxc {
+
+std::string Layout::str(size_t rank) const {
+  static const char* kSpatial[] = {"W", "HW", "DHW"};
+  std::string sp = rank >= 3 && rank - 2 <= 3 ? kSpatial[rank - 3] : std::string(rank >= 2 ? rank - 2 : 0, 'S');
+  switch (kind) {
+    case Kind::Plain: return "";
+    case Kind::NCHWc: return "NC" + sp + std::to_string(block) + "c";
+    case Kind::Filter: return "OI" + sp + std::to_string(in_block) + "i" + std::to_string(block) + "o";
+  }
+  return "";
+}
+
+Shape physical_shape(const Shape& s, const Layout& l) {
+  if (l.is_plain()) return s;
+  ONNXC_ASSERT(s.size() >= 2 && l.block > 0, "non-plain layout on a tensor of rank " + std::to_string(s.size()));
+  Shape p;
+  if (l.kind == Layout::Kind::NCHWc) {
+    p = {s[0], ceil_div_pos(s[1], l.block)};
+    p.insert(p.end(), s.begin() + 2, s.end());
+    p.push_back(l.block);
+  } else {
+    ONNXC_ASSERT(l.in_block > 0, "filter layout without an input block");
+    p = {ceil_div_pos(s[0], l.block), ceil_div_pos(s[1], l.in_block)};
+    p.insert(p.end(), s.begin() + 2, s.end());
+    p.push_back(l.in_block);
+    p.push_back(l.block);
+  }
+  return p;
+}
+
+namespace {
+
+// Calls f(plain flat index, stored flat index) for every logical element.
+template <class F>
+void for_each_mapping(const Shape& s, const Layout& l, F&& f) {
+  int64_t inner = 1;
+  for (size_t d = 2; d < s.size(); ++d) inner *= s[d];
+  const int64_t A = s[0], B = s[1];
+  if (l.kind == Layout::Kind::NCHWc) {
+    const int64_t b = l.block, CB = ceil_div_pos(B, b);
+    for (int64_t n = 0; n < A; ++n)
+      for (int64_t c = 0; c < B; ++c)
+        for (int64_t k = 0; k < inner; ++k) f((n * B + c) * inner + k, ((n * CB + c / b) * inner + k) * b + c % b);
+  } else {
+    const int64_t bo = l.block, bi = l.in_block, IB = ceil_div_pos(B, bi);
+    for (int64_t o = 0; o < A; ++o)
+      for (int64_t i = 0; i < B; ++i)
+        for (int64_t k = 0; k < inner; ++k)
+          f((o * B + i) * inner + k, ((((o / bo) * IB + i / bi) * inner + k) * bi + i % bi) * bo + o % bo);
+  }
+}
+
+}  // namespace
+
+Tensor to_layout(const Tensor& plain, const Layout& l) {
+  if (l.is_plain()) return plain;
+  Tensor r(plain.dtype, physical_shape(plain.shape, l));
+  const size_t es = dtype_size(plain.dtype);
+  for_each_mapping(plain.shape, l, [&](int64_t p, int64_t q) { std::memcpy(&r.bytes[q * es], &plain.bytes[p * es], es); });
+  return r;
+}
+
+Tensor to_plain(const Tensor& stored, const Shape& logical, const Layout& l) {
+  if (l.is_plain()) return stored;
+  ONNXC_ASSERT(stored.shape == physical_shape(logical, l), "stored shape " + shape_str(stored.shape) + " does not match " +
+                                                               shape_str(logical) + " in layout " + l.str(logical.size()));
+  Tensor r(stored.dtype, logical);
+  const size_t es = dtype_size(stored.dtype);
+  for_each_mapping(logical, l, [&](int64_t p, int64_t q) { std::memcpy(&r.bytes[p * es], &stored.bytes[q * es], es); });
+  return r;
+}
+
+bool nchwc_broadcast_view(const Shape& in, const Layout& in_layout, const Shape& out, int64_t b, Shape* view) {
+  if (in.size() > out.size() || out.size() < 2) return false;
+  if (in_layout.is_nchwc()) {
+    if (in.size() != out.size() || in_layout.block != b) return false;
+    *view = physical_shape(in, in_layout);
+    return true;
+  }
+  if (!in_layout.is_plain()) return false;
+  Shape s(out.size() - in.size(), 1);
+  s.insert(s.end(), in.begin(), in.end());
+  if (s[1] != 1) return false;
+  s.push_back(1);
+  *view = s;
+  return true;
+}
+
+}  // namespace onnxc

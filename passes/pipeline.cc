@@ -1,0 +1,52 @@
+// passes/pipeline.cc — the pass pipeline, top to bottom. Each entry is a name (for
+// --disable-pass and --print-after) and a pass function from its own file. After each pass
+// the verifier checks the graph's invariants (when PassOptions::verify_each is set: in
+// compile-model's debug builds, with --verify-passes, and in every pass test).
+#include "ir/eval.h"
+#include "passes/pass.h"
+
+namespace onnxc {
+namespace {
+
+struct Entry {
+  const char* name;
+  bool (*run)(Graph&, const PassOptions&);
+};
+
+const std::vector<Entry>& pipeline() {
+  static const std::vector<Entry> p = {
+      {"fold-constants", fold_constants},
+  };
+  return p;
+}
+
+}  // namespace
+
+const std::vector<std::string>& pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> r;
+    for (auto& e : pipeline()) r.push_back(e.name);
+    return r;
+  }();
+  return names;
+}
+
+std::vector<std::string> run_pipeline(Graph& g, const PassOptions& o) {
+  std::vector<std::string> changed;
+  for (auto& e : pipeline()) {
+    if (o.disabled.count(e.name)) continue;
+    bool c = e.run(g, o);
+    if (c) changed.push_back(e.name);
+    if (o.verify_each) {
+      try {
+        verify_graph(g);
+      } catch (const InternalError& err) {
+        throw InternalError(std::string("after pass ") + e.name + ": " + err.what());
+      }
+    }
+    if (o.after_pass) o.after_pass(e.name, c, g);
+  }
+  return changed;
+}
+
+}  // namespace onnxc
