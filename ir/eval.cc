@@ -207,6 +207,11 @@ std::string dump_ir(const Graph& g) {
   for (auto& v : g.values)
     if (v->constant && !v->producer) ++consts, const_bytes += v->constant->nbytes();
   s += fmt::format("  {} initializers/constants, {} bytes\n", consts, const_bytes);
+  size_t transforms = 0;
+  for (auto& n : g.nodes) transforms += n->op_type == "onnxc.layout_transform";
+  if (transforms) s += fmt::format("  {} layout transforms\n", transforms);
+  if (g.arena_bytes >= 0)
+    s += fmt::format("  memory plan: arena {} bytes for intermediate tensors of {} bytes in all\n", g.arena_bytes, g.arena_tensor_bytes);
   auto args = [](const std::vector<Value*>& vs) {
     std::string r;
     for (Value* v : vs) {
@@ -220,6 +225,7 @@ std::string dump_ir(const Graph& g) {
     for (Value* v : n->outputs) {
       if (!outs.empty()) outs += ", ";
       outs += v ? fmt::format("%{} : {}", v->name, v->type_str()) : "_";
+      if (v && v->arena_offset >= 0) outs += fmt::format(" @{}", v->arena_offset);
     }
     std::string op = n->op_type, from = n->name;
     for (auto& e : n->epilogue) op += "+" + e->op_type;

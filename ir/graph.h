@@ -96,6 +96,7 @@ struct Graph {
   // Drops values no node, graph input/output or epilogue refers to.
   void drop_unused_values();
   int64_t arena_bytes = -1;  // size of the planned arena (memory plan), -1 = not planned
+  int64_t arena_tensor_bytes = 0;  // memory plan: sum of the sizes of the tensors it placed
 
  private:
   std::map<std::string, Value*> by_name_;

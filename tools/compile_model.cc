@@ -227,8 +227,9 @@ int compile(Options& o) {
   Timer t_gen;
   CodegenOptions co{o.name, o.outdir, o.model};
   CodegenResult r = emit_c_module(*g, co);
-  say(fmt::format("codegen: {} functions, weights {:.2f} MB, arena {:.2f} MB -> {}/{}.c ({:.2f} s)", r.functions, r.weights_bytes / 1e6,
-                  r.arena_bytes / 1e6, o.outdir, o.name, t_gen.seconds()));
+  std::string plan = g->arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g->arena_tensor_bytes / 1e6) : "";
+  say(fmt::format("codegen: {} functions, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", r.functions, r.weights_bytes / 1e6,
+                  r.arena_bytes / 1e6, plan, o.outdir, o.name, t_gen.seconds()));
   if (o.emit == "c") return kOk;
   double cc_s = 0;
   int rc = build(o, target, &cc_s);

@@ -1,0 +1,126 @@
+// passes/memory_plan.cc — memory planning: where every intermediate tensor lives in the
+// arena of the generated code.
+//
+// Tensors planned: outputs of emitted (not folded) nodes that are not graph outputs (those
+// are the caller's buffers). Each has a live interval [producer's position, last reader's
+// position] in Graph::nodes order, which is the order codegen calls the nodes in.
+//  1. In place: an elementwise node written as one loop (its op has a c_expr — plain
+//     elementwise/broadcast ops and one-loop fused groups) may write its output over an
+//     input that dies at that node, has the same stored size and is read at the output's
+//     own index (same view, not broadcast). The two then form one buffer whose interval is
+//     the union.   y = Relu(x), x used only here   ⇒   y at x's offset
+//  2. Offsets: buffers in decreasing size order, each at the lowest 64-byte aligned offset
+//     that overlaps no already placed buffer with an intersecting live interval ("greedy by
+//     size"; TFLite's arena planner does the same).
+// The result is Value::arena_offset and Graph::arena_bytes (the arena size, also the
+// generated header's NAME_ARENA_BYTES); Graph::arena_tensor_bytes is the sum of all planned
+// tensors, what an arena without reuse would need. Codegen drops `restrict` on parameters
+// that share memory. Known gap: Reshape/Flatten/Squeeze still copy (they could alias).
+#include <algorithm>
+#include <map>
+
+#include "ir/op.h"
+#include "passes/pass.h"
+
+namespace onnxc {
+namespace {
+
+constexpr int64_t kAlign = 64;
+int64_t align_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+struct Buffer {
+  std::vector<Value*> values;
+  int64_t bytes = 0, first = 0, last = 0, offset = -1;
+};
+
+bool one_loop(const Node& n) {
+  if (n.outputs.size() != 1 || !n.out(0) || n.out(0)->dtype != DType::F32) return false;
+  std::vector<std::string> dummy(n.inputs.size(), "a");
+  return !n.op->c_expr(n, dummy).empty();
+}
+
+// Whether the one-loop node n reads input v at the output's own element index.
+bool same_index(const Node& n, const Value* v) {
+  const Value* o = n.out(0);
+  if (v->dtype != o->dtype || v->nbytes() != o->nbytes() || v->shape != o->shape) return false;
+  return v->layout == o->layout;
+}
+
+}  // namespace
+
+bool plan_memory(Graph& g, const PassOptions&) {
+  std::map<const Value*, int64_t> def, last;
+  std::vector<Value*> planned;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = *g.nodes[k];
+    if (n.folded()) continue;
+    for (Value* v : n.all_inputs())
+      if (v) last[v] = static_cast<int64_t>(k);
+    for (Value* v : n.outputs) {
+      if (!v || v->is_output || v->constant) continue;
+      def[v] = last[v] = static_cast<int64_t>(k);
+      planned.push_back(v);
+    }
+  }
+  // Buffers, merging in-place pairs.
+  std::map<const Value*, size_t> buf_of;
+  std::vector<Buffer> bufs;
+  size_t in_place = 0;
+  for (Value* v : planned) {
+    const Node& n = *v->producer;
+    size_t target = SIZE_MAX;
+    if (one_loop(n) && v == n.out(0)) {
+      for (Value* x : n.all_inputs()) {
+        auto it = x ? buf_of.find(x) : buf_of.end();
+        if (it == buf_of.end() || last.at(x) != def.at(v) || !same_index(n, x)) continue;
+        if (bufs[it->second].last != def.at(v)) continue;  // another value of that buffer lives on
+        target = it->second;
+        break;
+      }
+    }
+    if (target == SIZE_MAX) {
+      bufs.push_back({{v}, static_cast<int64_t>(v->nbytes()), def.at(v), last.at(v), -1});
+      buf_of[v] = bufs.size() - 1;
+    } else {
+      Buffer& b = bufs[target];
+      b.values.push_back(v);
+      b.last = std::max(b.last, last.at(v));
+      buf_of[v] = target;
+      ++in_place;
+    }
+  }
+  // Greedy by size.
+  std::vector<size_t> order(bufs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
+  std::vector<size_t> placed;
+  int64_t arena = 0, total = 0;
+  for (size_t i : order) {
+    Buffer& b = bufs[i];
+    std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of live-overlapping buffers
+    for (size_t j : placed) {
+      const Buffer& o = bufs[j];
+      if (o.first <= b.last && b.first <= o.last) busy.emplace_back(o.offset, o.offset + o.bytes);
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t off = 0;
+    for (auto& [s, e] : busy) {
+      if (off + b.bytes <= s) break;
+      off = std::max(off, align_up(e));
+    }
+    b.offset = off;
+    arena = std::max(arena, align_up(off + b.bytes));
+    placed.push_back(i);
+  }
+  for (Buffer& b : bufs)
+    for (Value* v : b.values) {
+      v->arena_offset = b.offset;
+      total += align_up(static_cast<int64_t>(v->nbytes()));
+    }
+  bool changed = g.arena_bytes != arena || in_place > 0;
+  g.arena_bytes = arena;
+  g.arena_tensor_bytes = total;
+  return changed;
+}
+
+}  // namespace onnxc
