@@ -4,15 +4,18 @@
 # models/export_zoo.py): max abs error <= 1e-3 of the reference's max magnitude. Also checks
 # that a second compile gives byte-identical C and weights (the emitter is deterministic) and
 # that gcc and clang (at -O3) find no warning in the C with -Wall -Wextra.
-# Usage: run_zoo_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR
+# Usage: run_zoo_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR [COMPILE_MODEL_FLAGS...]
+# (extra flags such as --channel-block 256 or --layout nchw go to both compiles).
 set -euo pipefail
 cc_model=$1 zoo=$2 name=$3 work=$4
+shift 4
+extra=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work/$name" && mkdir -p "$work"
 start=$(date +%s.%N)
-"$cc_model" "$zoo/$name.onnx" -o "$work/$name" --name "$name"
+"$cc_model" "$zoo/$name.onnx" -o "$work/$name" --name "$name" --verify-passes "${extra[@]}"
 # The emitted C and weights must be deterministic: a second compile gives identical files.
-"$cc_model" "$zoo/$name.onnx" -o "$work/$name.again" --name "$name" --emit c --quiet
+"$cc_model" "$zoo/$name.onnx" -o "$work/$name.again" --name "$name" --emit c --quiet "${extra[@]}"
 for f in "$name.c" "$name.h" "$name.weights"; do cmp "$work/$name/$f" "$work/$name.again/$f"; done
 rm -rf "$work/$name.again"
 # The generated C is warning-free under gcc and clang with -Wall -Wextra; clang compiles at -O3
