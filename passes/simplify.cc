@@ -125,8 +125,9 @@ void fold_affine_into_conv(Graph& g, Node& conv, const std::vector<double>& a, c
     double bias = b ? b->constant->get(m) : 0.0;
     b2.set(m, bias * a[static_cast<size_t>(m)] + c[static_cast<size_t>(m)]);
   }
-  conv.inputs[1] = add_constant(g, w->name, w2);
-  Value* nb = add_constant(g, b ? b->name : conv.name + "_bias", b2);
+  // Named after the node: folding again gives _1, _2... rather than a growing suffix.
+  conv.inputs[1] = add_constant(g, conv.name + "_weight", w2);
+  Value* nb = add_constant(g, conv.name + "_bias", b2);
   if (conv.inputs.size() < 3) conv.inputs.resize(3, nullptr);
   conv.inputs[2] = nb;
   reprepare(conv);
@@ -165,8 +166,8 @@ bool fold_affine_into_gemm(Graph& g, Node& gemm, const std::vector<double>& a, c
       double base = use_c ? beta * cv->constant->get(i * si + j * sj) : 0.0;
       c2.set(i * N + j, base * a[static_cast<size_t>(j)] + c[static_cast<size_t>(j)]);
     }
-  gemm.inputs[1] = add_constant(g, bv->name, b2);
-  Value* nc = add_constant(g, cv ? cv->name : gemm.name + "_bias", c2);
+  gemm.inputs[1] = add_constant(g, gemm.name + "_B", b2);
+  Value* nc = add_constant(g, gemm.name + "_C", c2);
   if (gemm.inputs.size() < 3) gemm.inputs.resize(3, nullptr);
   gemm.inputs[2] = nc;
   gemm.attrs["beta"] = attr_float(1.0);
