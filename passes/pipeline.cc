@@ -16,6 +16,7 @@ struct Entry {
 const std::vector<Entry>& pipeline() {
   static const std::vector<Entry> p = {
       {"fold-constants", fold_constants},
+      {"simplify", simplify},
       {"memory-plan", plan_memory},  // last: offsets depend on the final node order
   };
   return p;
