@@ -16,6 +16,7 @@ struct Entry {
 const std::vector<Entry>& pipeline() {
   static const std::vector<Entry> p = {
       {"fold-constants", fold_constants},
+      {"fuse", fuse_ops},
   };
   return p;
 }
