@@ -15,8 +15,9 @@
 //   a = Conv(x, w, b); s = Sigmoid(a); y = Mul(a, s) →  y = Conv+Sigmoid+Mul(x, w, b)   [a, s]
 //   t = Add(x, y); u = Mul(t, c); v = Sigmoid(u)     →  v = Add+Mul+Sigmoid(x, y | c)   [t, u]
 //
-// Algorithm: nodes are visited in topological order; each one that can anchor grows a
-// group. A growth step takes the running value r (the group's current output, not a graph
+// Algorithm: nodes are visited in topological order, Conv-like anchors in a first sweep
+// and elementwise anchors in a second (an Add both a conv and a Relu could take goes to the
+// conv); each one that can anchor grows a group. A growth step takes the running value r (the group's current output, not a graph
 // output) and tries to close over its uses: start from r's users, add the users of every
 // value of the candidate set that escapes it (has a use outside the set, is a graph output
 // or is unused) other than the output of the set's last node, until exactly that one value
@@ -190,11 +191,15 @@ bool fuse_ops(Graph& g, const PassOptions& o) {
   (void)o;
   Fuser f(g);
   bool changed = false;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    Node* a = g.nodes[k].get();
-    if (!a || f.absorbed.count(a) || !can_anchor(*a)) continue;
-    changed = f.grow(a) || changed;
-  }
+  // Conv-like anchors first: an elementwise node both could take (Add(relu(a), conv(b)))
+  // is cheaper as a conv epilogue, on the output the conv just wrote.
+  for (bool out_fusable : {true, false})
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      Node* a = g.nodes[k].get();
+      if (!a || f.absorbed.count(a) || !can_anchor(*a)) continue;
+      if ((a->op->kind() == FusionKind::OutElementwiseFusable) != out_fusable) continue;
+      changed = f.grow(a) || changed;
+    }
   if (!changed) return false;
   g.nodes.erase(std::remove(g.nodes.begin(), g.nodes.end(), nullptr), g.nodes.end());
   topo_sort(g);
