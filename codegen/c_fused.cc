@@ -2,6 +2,7 @@
 #include "codegen/c_fused.h"
 
 #include <algorithm>
+#include <map>
 
 #include "ir/op.h"
 #include "ir/ops/elementwise.h"
@@ -10,17 +11,18 @@ namespace onnxc {
 
 namespace {
 
-// Arguments of node m's c_expr: "" for absent/static inputs, `running` for the group's
-// running value, reads of the anchor's inputs (when `anchor`) or of extra inputs.
-std::vector<std::string> expr_args(const CEmit& e, const Node& m, bool anchor, const Value* running, const std::string& running_name,
+// Arguments of node m's c_expr: "" for absent/static inputs, reads of the anchor's inputs
+// (when `anchor`), the local of an internal value of the group (`locals`), or reads of
+// extra inputs.
+std::vector<std::string> expr_args(const CEmit& e, const Node& m, bool anchor, const std::map<const Value*, std::string>& locals,
                                    const std::vector<std::string>& idx) {
   const Node& n = e.node;
   std::vector<std::string> args;
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     const Value* v = m.inputs[i];
     if (!v || m.op->static_input(i)) { args.emplace_back(); continue; }
-    if (!anchor && v == running) { args.push_back(running_name); continue; }
     if (anchor) { args.push_back(fmt::format("{}[{}]", e.in(i), idx.at(i))); continue; }
+    if (auto it = locals.find(v); it != locals.end()) { args.push_back(it->second); continue; }
     auto it = std::find(n.extra_inputs.begin(), n.extra_inputs.end(), v);
     ONNXC_ASSERT(it != n.extra_inputs.end(), m.where() + ": input '" + v->name + "' is not an extra input of its group");
     size_t k = static_cast<size_t>(it - n.extra_inputs.begin());
@@ -46,21 +48,23 @@ void emit_group_loop(CEmit& e) {
     shapes.push_back(one && n.in(i) && !n.op->static_input(i) ? e.in_view(i) : e.out_view(0));  // unused slots: any shape
   for (const Value* v : n.extra_inputs) shapes.push_back(e.view_of(v));
   emit_broadcast(e, e.out_view(0), shapes, [&](const std::vector<std::string>& idx, const std::string& o) {
+    // Internal value k of the group is the local t<k>: t0 the anchor's output, t<k> step k's.
+    std::map<const Value*, std::string> locals;
     std::string s = "{ ";
     if (one) {
-      std::string ex = n.op->c_expr(n, expr_args(e, n, true, nullptr, "", idx));
-      s += fmt::format("float t0 = {};", ex);
+      std::string ex = n.op->c_expr(n, expr_args(e, n, true, locals, idx));
+      s += fmt::format("const float t0 = {};", ex);
     } else {
-      s += fmt::format("float t0 = {}[{}];", e.out(0), o);
+      s += fmt::format("const float t0 = {}[{}];", e.out(0), o);
     }
-    const Value* running = n.anchor_out;
+    locals[n.anchor_out] = "t0";
     size_t k = 0;
     for (auto& step : n.epilogue) {
-      std::string ex = step->op->c_expr(*step, expr_args(e, *step, false, running, "t" + std::to_string(k), idx));
+      std::string ex = step->op->c_expr(*step, expr_args(e, *step, false, locals, idx));
       ONNXC_ASSERT(!ex.empty(), step->where() + ": fused step has no C expression");
-      s += fmt::format(" const float t{} = {};", k + 1, ex);
-      running = step->out(0);
       ++k;
+      s += fmt::format(" const float t{} = {};", k, ex);
+      locals[step->out(0)] = "t" + std::to_string(k);
     }
     return s + fmt::format(" {}[{}] = t{}; }}", e.out(0), o, k);
   });

@@ -38,18 +38,20 @@ std::vector<Tensor> eval_logical(const Node& n, const std::vector<const Tensor*>
   }
   n.op->eval(n, own, out);
   if (n.epilogue.empty()) return out;
+  // The group's environment: extra inputs, then each internal value as it is computed
+  // (anchor_out, then every step's output). A step may read any of them.
   std::map<const Value*, const Tensor*> env;
   for (size_t i = 0; i < n.extra_inputs.size(); ++i) env[n.extra_inputs[i]] = in[n.inputs.size() + i];
-  Tensor cur = std::move(out[0]);
-  const Value* cur_v = n.anchor_out;
+  std::map<const Value*, Tensor> internal;
+  internal[n.anchor_out] = std::move(out[0]);
+  env[n.anchor_out] = &internal[n.anchor_out];
   for (auto& step : n.epilogue) {
     std::vector<const Tensor*> sin;
     for (Value* v : step->inputs) {
       if (!v) { sin.push_back(nullptr); continue; }
-      if (v == cur_v) { sin.push_back(&cur); continue; }
       auto it = env.find(v);
       if (it == env.end() && v->constant) { sin.push_back(nullptr); continue; }  // resolved below
-      ONNXC_ASSERT(it != env.end(), step->where() + ": fused input '" + v->name + "' is not an extra input of its group");
+      ONNXC_ASSERT(it != env.end(), step->where() + ": fused input '" + v->name + "' is neither internal to its group nor an extra input");
       sin.push_back(it->second);
     }
     // Constant inputs of a step that are not extra inputs (static ones) are read as stored.
@@ -62,10 +64,11 @@ std::vector<Tensor> eval_logical(const Node& n, const std::vector<const Tensor*>
         sin[i] = &plain_consts.back();
       }
     std::vector<Tensor> r = eval_logical(*step, sin);
-    cur = std::move(r[0]);
-    cur_v = step->outputs[0];
+    const Value* sv = step->out(0);
+    internal[sv] = std::move(r[0]);
+    env[sv] = &internal[sv];
   }
-  out[0] = std::move(cur);
+  out[0] = std::move(internal[n.epilogue.back()->out(0)]);
   return out;
 }
 
@@ -163,6 +166,7 @@ void verify_graph(const Graph& g) {
   for (Value* v : g.inputs) defined.insert(v);
   for (auto& v : g.values)
     if (v->constant && !v->producer) defined.insert(v.get());
+  std::set<const Value*> internal;  // internal values of fused groups
   std::set<std::string> names;
   for (auto& v : g.values) ONNXC_ASSERT(names.insert(v->name).second, "duplicate value name '" + v->name + "'");
   for (auto& n : g.nodes) {
@@ -172,7 +176,7 @@ void verify_graph(const Graph& g) {
     for (Value* v : n->outputs) {
       if (!v) continue;
       ONNXC_ASSERT(v->producer == n.get(), n->where() + ": output '" + v->name + "' has another producer");
-      ONNXC_ASSERT(defined.insert(v).second, "value '" + v->name + "' defined twice");
+      ONNXC_ASSERT(!internal.count(v) && defined.insert(v).second, "value '" + v->name + "' defined twice");
       ONNXC_ASSERT(v->shape_known, "value '" + v->name + "' has no shape");
       if (v->constant)
         ONNXC_ASSERT(v->constant->shape == v->physical_shape() && v->constant->dtype == v->dtype,
@@ -180,19 +184,38 @@ void verify_graph(const Graph& g) {
     }
     ONNXC_ASSERT(n->epilogue.empty() == (n->anchor_out == nullptr), n->where() + ": epilogue without anchor output");
     if (!n->epilogue.empty()) {
-      const Value* cur = n->anchor_out;
-      for (auto& e : n->epilogue) {
-        ONNXC_ASSERT(e->op && e->outputs.size() == 1 && e->out(0), e->where() + ": bad epilogue node");
-        bool reads_cur = false;
-        for (Value* v : e->inputs) {
-          if (v == cur) { reads_cur = true; continue; }
-          ONNXC_ASSERT(!v || v->constant || std::count(n->extra_inputs.begin(), n->extra_inputs.end(), v),
-                       e->where() + ": epilogue input '" + (v ? v->name : "") + "' is not an extra input");
+      // Internal values (anchor_out, every step output but the last) live only inside the
+      // group: each is read by a later step, none is a graph output or defined elsewhere.
+      const Value* a = n->anchor_out;
+      ONNXC_ASSERT(!a->is_output && !defined.count(a) && internal.insert(a).second,
+                   n->where() + ": anchor output '" + a->name + "' is also a graph output or defined elsewhere");
+      std::map<const Value*, bool> group_internal = {{a, false}};  // value → read by a later step
+      for (size_t k = 0; k < n->epilogue.size(); ++k) {
+        const Node& e = *n->epilogue[k];
+        ONNXC_ASSERT(e.op && e.outputs.size() == 1 && e.out(0), e.where() + ": bad epilogue node");
+        bool reads_internal = false;
+        for (size_t i = 0; i < e.inputs.size(); ++i) {
+          Value* v = e.inputs[i];
+          if (auto it = v ? group_internal.find(v) : group_internal.end(); it != group_internal.end()) {
+            reads_internal = it->second = true;
+            continue;
+          }
+          ONNXC_ASSERT(!v || (v->constant && e.op->static_input(i)) || std::count(n->extra_inputs.begin(), n->extra_inputs.end(), v),
+                       e.where() + ": epilogue input '" + (v ? v->name : "") + "' is neither internal to the group nor an extra input");
         }
-        ONNXC_ASSERT(reads_cur, e->where() + ": epilogue node does not read the group's running value");
-        cur = e->out(0);
+        ONNXC_ASSERT(reads_internal, e.where() + ": epilogue node reads no value of its group");
+        const Value* o = e.out(0);
+        if (k + 1 == n->epilogue.size()) {
+          ONNXC_ASSERT(o == n->out(0), n->where() + ": last epilogue output is not the group's output");
+          break;
+        }
+        ONNXC_ASSERT(!o->is_output, e.where() + ": internal value '" + o->name + "' of a fused group is a graph output");
+        ONNXC_ASSERT(!defined.count(o) && internal.insert(o).second, e.where() + ": internal value '" + o->name + "' defined twice");
+        ONNXC_ASSERT(o->shape_known, "value '" + o->name + "' has no shape");
+        group_internal[o] = false;
       }
-      ONNXC_ASSERT(cur == n->out(0), n->where() + ": last epilogue output is not the group's output");
+      for (auto& [v, read] : group_internal)
+        ONNXC_ASSERT(read, n->where() + ": internal value '" + v->name + "' of the group is never read");
     }
   }
   for (Value* v : g.inputs) ONNXC_ASSERT(v->layout.is_plain(), "graph input '" + v->name + "' is not plain");
@@ -231,7 +254,9 @@ std::string dump_ir(const Graph& g) {
     for (auto& e : n->epilogue) op += "+" + e->op_type;
     if (!n->origin.empty()) from = fmt::format("{}", fmt::join(n->origin, ", "));
     for (auto& e : n->epilogue) from += ", " + (e->origin.empty() ? e->name : fmt::format("{}", fmt::join(e->origin, ", ")));
-    s += fmt::format("  {}{} = {}({})  # {}\n", n->folded() ? "[folded] " : "", outs, op, args(n->inputs), from);
+    std::string ins = args(n->inputs);
+    if (!n->extra_inputs.empty()) ins += " | " + args(n->extra_inputs);  // a fused group's extra inputs
+    s += fmt::format("  {}{} = {}({})  # {}\n", n->folded() ? "[folded] " : "", outs, op, ins, from);
     for (auto& e : n->epilogue) {
       std::vector<Value*> ins;
       for (Value* v : e->inputs) ins.push_back(v);

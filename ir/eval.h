@@ -23,7 +23,8 @@ std::vector<Tensor> eval_node(const Node& n, const std::vector<const Tensor*>& i
 // Evaluates the whole graph on the given runtime inputs; returns every graph output by value.
 std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<const Value*, Tensor>& inputs);
 
-// Structural checks: topological order, each used value defined once, shapes known.
+// Structural checks: topological order, each used value defined once, shapes known, fused
+// groups well formed (internal values read only inside their group, see ir/graph.h).
 // A failure is an internal error (a pass or the importer broke the graph).
 void verify_graph(const Graph& g);
 

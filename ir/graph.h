@@ -7,10 +7,14 @@
 // inputs and outputs ("" in ONNX) are nullptr in Node::inputs / Node::outputs.
 // Graph::nodes is kept in topological order. Passes (passes/) rewrite the graph in place.
 // A Value's shape is logical; `layout` says how it is stored (ir/layout.h).
-// Fused groups (passes/fuse.cc): a node may carry an epilogue, elementwise nodes applied in
-// order to its output 0 (the anchor's own output, `anchor_out`, becomes internal to the
-// group; the last epilogue node's output is the group's output). Values the epilogue reads
-// from outside the group are listed in `extra_inputs`; all_inputs() is inputs + extras.
+// Fused groups (passes/fuse.cc): a node may carry an epilogue, elementwise nodes (kept
+// whole: op, attrs, name) run in order after it. The anchor's own output 0 (`anchor_out`)
+// and every step's output but the last are the group's internal values: each step reads
+// at least one earlier internal value (not only the latest: x * sigmoid(x) reads anchor_out
+// twice), internal values are read only inside the group and are never graph outputs. The
+// last step's output is the group's output 0 (its producer is the group node). Values the
+// steps read from outside the group are listed in `extra_inputs` (constants too, unless the
+// step op declares the input static); all_inputs() is inputs + extras.
 #pragma once
 #include <map>
 #include <memory>
