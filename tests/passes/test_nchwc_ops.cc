@@ -1,0 +1,237 @@
+// tests/passes/test_nchwc_ops.cc — the NCHWc branches of the layout-aware ops' emitters
+// (Conv, MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, Concat).
+//
+// Each test builds the same small network twice by hand: plain, and with the op in NCHWc
+// block b as the layout pass would place it (plain input → onnxc.layout_transform → op with
+// an NCHWc output, conv weights repacked into the filter layout → layout_transform back →
+// graph output). It then checks (a) that the reference evaluator gives the same outputs for
+// both graphs (eval converts layouts, so this checks the graph was built as intended) and
+// (b) that the generated C for the NCHWc graph, built with -O1 -Werror, matches the
+// reference. Several independent sub-networks share one C build to keep the test quick.
+#include "tests/passes/c_run.h"
+#include "tests/passes/pass_test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+// A builder of one network; blk = 0 builds it plain, blk > 0 with NCHW[blk]c ops.
+using Build = std::function<void(GraphBuilder& b, int64_t blk)>;
+
+Tensor rand_tensor(GraphBuilder& b, Shape s) {
+  Tensor t(DType::F32, std::move(s));
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, d(b.rng));
+  return t;
+}
+
+Value* to_blocked(GraphBuilder& b, Value* x, int64_t blk) {
+  if (blk == 0) return x;
+  return b.node("onnxc.layout_transform", {x}, {{"from", attr_int(0)}, {"to", attr_int(blk)}});
+}
+
+// x → Abs → Log, in NCHW[blk]c when blk > 0: real lanes become log|x| (finite), padding
+// lanes of the last block log(0) = -inf, so a kernel that lets padding lanes reach real
+// outputs produces inf or NaN there.
+Value* dirty(GraphBuilder& b, Value* x, int64_t blk) {
+  x = to_blocked(b, x, blk);
+  Value* a = b.node("Abs", {x});
+  if (blk) a->layout = Layout::nchwc(blk);
+  Value* l = b.node("Log", {a});
+  if (blk) l->layout = Layout::nchwc(blk);
+  return l;
+}
+
+// Marks y (just created) as NCHW[blk]c and appends the transform back to plain.
+Value* from_blocked(GraphBuilder& b, Value* y, int64_t blk) {
+  if (blk == 0) return y;
+  y->layout = Layout::nchwc(blk);
+  EXPECT_TRUE(y->producer->op->supports_nchwc(*y->producer, blk)) << y->producer->where() << " block " << blk;
+  return b.node("onnxc.layout_transform", {y}, {{"from", attr_int(blk)}, {"to", attr_int(0)}});
+}
+
+void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4) {
+  SCOPED_TRACE("block " + std::to_string(blk));
+  GraphBuilder plain, blocked;
+  build(plain, 0);
+  build(blocked, blk);
+  verify_graph(*plain.g);
+  verify_graph(*blocked.g);
+  auto in = random_inputs(*blocked.g);
+  std::map<const Value*, Tensor> in_plain;
+  for (Value* v : plain.g->inputs)
+    for (auto& [bv, t] : in)
+      if (bv->name == v->name) in_plain[v] = t;
+  auto ref_plain = reference_outputs(*plain.g, in_plain);
+  auto ref = reference_outputs(*blocked.g, in);
+  {
+    SCOPED_TRACE("reference: plain graph vs NCHWc graph");
+    expect_close(ref_plain, ref, tol);
+  }
+  auto c = run_c(*blocked.g, in);
+  SCOPED_TRACE("generated C vs reference");
+  expect_close(ref, c, tol);
+}
+
+// ---------------------------------------------------------------------------------------
+// Conv
+
+struct ConvSpec {
+  int64_t N = 1, C = 16, M = 16, H = 9, W = 9, KH = 3, KW = 3, group = 1;
+  std::vector<int64_t> strides, pads, dilations;
+  std::string auto_pad;
+  bool bias = true;
+  bool first = false;  // NCHWc: read a plain X (first-layer conv)
+  bool dirty = false;  // X through dirty() (padding lanes -inf)
+};
+
+void conv(GraphBuilder& b, int64_t blk, const ConvSpec& s, const std::string& name) {
+  Value* x = b.input(name + "_x", {s.N, s.C, s.H, s.W});
+  Tensor w = rand_tensor(b, {s.M, s.C / s.group, s.KH, s.KW});
+  Tensor bias = rand_tensor(b, {s.M});
+  std::map<std::string, Attr> at;
+  if (s.group != 1) at["group"] = attr_int(s.group);
+  if (!s.strides.empty()) at["strides"] = attr_ints(s.strides);
+  if (!s.pads.empty()) at["pads"] = attr_ints(s.pads);
+  if (!s.dilations.empty()) at["dilations"] = attr_ints(s.dilations);
+  if (!s.auto_pad.empty()) at["auto_pad"] = attr_string(s.auto_pad);
+  Value* wv;
+  Value* xin = x;
+  if (blk == 0) {
+    wv = b.constant(name + "_w", w);
+  } else {
+    bool dw = s.group > 1 && s.group == s.C && s.group == s.M;
+    wv = add_constant(*b.g, name + "_w", w, Layout::filter(blk, s.first || dw ? 1 : blk));
+    if (!s.first && !s.dirty) xin = to_blocked(b, x, blk);
+  }
+  if (s.dirty) xin = dirty(b, x, blk);
+  std::vector<Value*> ins{xin, wv};
+  if (s.bias) ins.push_back(b.constant(name + "_b", bias));
+  Value* y = b.node("Conv", ins, at, name);
+  b.output(from_blocked(b, y, blk));
+}
+
+Build convs(std::vector<ConvSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) conv(b, blk, specs[k], "conv" + std::to_string(k));
+  };
+}
+
+ConvSpec cs(int64_t C, int64_t M, int64_t H, int64_t W, int64_t K) {
+  ConvSpec s;
+  s.C = C, s.M = M, s.H = H, s.W = W, s.KH = s.KW = K;
+  return s;
+}
+ConvSpec with(ConvSpec s, std::function<void(ConvSpec&)> f) {
+  f(s);
+  return s;
+}
+
+// Regular convs: channels multiple and not multiple of the block, strides, pads,
+// dilations, auto_pad, rectangular kernels, no bias, batch 2.
+std::vector<ConvSpec> regular_specs() {
+  return {
+      with(cs(16, 16, 9, 11, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+      with(cs(20, 48, 8, 8, 3), [](ConvSpec& s) { s.pads = {1, 0, 2, 1}; s.strides = {2, 2}; s.dirty = true; }),
+      with(cs(48, 20, 13, 12, 3), [](ConvSpec& s) { s.dilations = {2, 3}; s.pads = {2, 3, 2, 3}; }),
+      with(cs(3, 16, 7, 7, 1), [](ConvSpec& s) { s.bias = false; s.N = 2; s.dirty = true; }),
+      with(cs(16, 3, 10, 9, 5), [](ConvSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 1}; }),
+      with(cs(20, 20, 6, 7, 3), [](ConvSpec& s) { s.auto_pad = "SAME_LOWER"; s.KW = 2; }),
+      with(cs(8, 24, 12, 12, 7), [](ConvSpec& s) { s.pads = {3, 3, 3, 3}; s.strides = {2, 2}; }),
+      with(cs(17, 9, 4, 30, 1), [](ConvSpec& s) { s.strides = {1, 3}; s.dirty = true; }),
+      with(cs(16, 16, 5, 5, 3), [](ConvSpec& s) { s.pads = {4, 4, 4, 4}; }),  // rows/cols wholly in padding
+      with(cs(5, 7, 3, 3, 3), [](ConvSpec& s) { s.auto_pad = "VALID"; }),
+  };
+}
+
+TEST(NchwcConv, Regular4) { check_nchwc(convs(regular_specs()), 4); }
+TEST(NchwcConv, Regular8) { check_nchwc(convs(regular_specs()), 8); }
+TEST(NchwcConv, Regular16) { check_nchwc(convs(regular_specs()), 16); }
+TEST(NchwcConv, Regular64) {
+  check_nchwc(convs({with(cs(64, 64, 10, 10, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     with(cs(48, 130, 6, 7, 3), [](ConvSpec& s) { s.strides = {2, 2}; s.pads = {0, 1, 1, 0}; s.dirty = true; }),
+                     with(cs(70, 20, 5, 5, 1), [](ConvSpec&) {})}),
+              64);
+}
+TEST(NchwcConv, Regular256) {
+  check_nchwc(convs({with(cs(300, 260, 5, 5, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     with(cs(20, 48, 4, 6, 1), [](ConvSpec&) {})}),
+              256);
+}
+
+std::vector<ConvSpec> depthwise_specs() {
+  auto dw = [](int64_t C, int64_t H, int64_t K, std::function<void(ConvSpec&)> f) {
+    ConvSpec s = cs(C, C, H, H + 1, K);
+    s.group = C;
+    f(s);
+    return s;
+  };
+  return {
+      dw(16, 9, 3, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+      dw(20, 10, 3, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.strides = {2, 2}; s.dirty = true; }),
+      dw(48, 11, 5, [](ConvSpec& s) { s.pads = {2, 2, 2, 2}; s.bias = false; }),
+      dw(3, 8, 3, [](ConvSpec& s) { s.dilations = {2, 2}; s.pads = {2, 1, 2, 1}; s.N = 2; }),
+      dw(24, 7, 3, [](ConvSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 2}; }),
+  };
+}
+
+TEST(NchwcConv, Depthwise) {
+  for (int64_t blk : {4, 16}) check_nchwc(convs(depthwise_specs()), blk);
+  check_nchwc(convs({depthwise_specs()[1], depthwise_specs()[2]}), 64);
+}
+
+std::vector<ConvSpec> first_layer_specs() {
+  return {
+      with(cs(3, 16, 15, 16, 7), [](ConvSpec& s) { s.first = true; s.pads = {3, 3, 3, 3}; s.strides = {2, 2}; }),
+      with(cs(3, 20, 9, 9, 3), [](ConvSpec& s) { s.first = true; s.pads = {1, 1, 1, 1}; }),
+      with(cs(1, 8, 8, 10, 3), [](ConvSpec& s) { s.first = true; s.bias = false; s.N = 2; }),
+      with(cs(4, 48, 9, 9, 3), [](ConvSpec& s) { s.first = true; s.dilations = {2, 1}; s.auto_pad = "SAME_LOWER"; }),
+  };
+}
+
+TEST(NchwcConv, FirstLayer) {
+  for (int64_t blk : {8, 16}) check_nchwc(convs(first_layer_specs()), blk);
+  check_nchwc(convs({first_layer_specs()[0]}), 64);
+}
+
+TEST(NchwcConv, GroupedWholeBlocks) {
+  auto grp = [](int64_t C, int64_t M, int64_t G, std::function<void(ConvSpec&)> f) {
+    ConvSpec s = cs(C, M, 8, 9, 3);
+    s.group = G;
+    f(s);
+    return s;
+  };
+  check_nchwc(convs({grp(32, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     grp(16, 8, 2, [](ConvSpec& s) { s.strides = {2, 2}; }),
+                     grp(64, 32, 8, [](ConvSpec& s) { s.KH = s.KW = 1; s.bias = false; })}),
+              4);
+  check_nchwc(convs({grp(64, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     grp(32, 96, 2, [](ConvSpec& s) { s.pads = {0, 1, 0, 1}; })}),
+              16);
+}
+
+TEST(NchwcConv, SupportsOnlyWhatTheKernelDoes) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 24, 8, 8});
+  auto node_of = [](Value* v) { return v->producer; };
+  // Groups that are not whole blocks of 16 (but are of 4).
+  Value* g3 = b.node("Conv", {x, b.random_constant("w1", {24, 8, 3, 3})}, {{"group", attr_int(3)}});
+  EXPECT_FALSE(node_of(g3)->op->supports_nchwc(*node_of(g3), 16));
+  EXPECT_TRUE(node_of(g3)->op->supports_nchwc(*node_of(g3), 4));
+  // Depthwise with a channel multiplier.
+  Value* dm = b.node("Conv", {x, b.random_constant("w2", {48, 1, 3, 3})}, {{"group", attr_int(24)}});
+  EXPECT_FALSE(node_of(dm)->op->supports_nchwc(*node_of(dm), 8));
+  // Runtime weights.
+  Value* wr = b.input("w", {16, 24, 3, 3});
+  Value* rw = b.node("Conv", {x, wr});
+  EXPECT_FALSE(node_of(rw)->op->supports_nchwc(*node_of(rw), 16));
+  // 1-D and 3-D convs.
+  Value* x1 = b.input("x1", {1, 16, 10});
+  Value* c1 = b.node("Conv", {x1, b.random_constant("w3", {16, 16, 3})});
+  EXPECT_FALSE(node_of(c1)->op->supports_nchwc(*node_of(c1), 16));
+  Value* x3 = b.input("x3", {1, 16, 4, 4, 4});
+  Value* c3 = b.node("Conv", {x3, b.random_constant("w4", {16, 16, 3, 3, 3})});
+  EXPECT_FALSE(node_of(c3)->op->supports_nchwc(*node_of(c3), 16));
+}
+
+}  // namespace
+}  // namespace onnxc::test
