@@ -705,7 +705,7 @@ class Conv : public Op {
     const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
 
     e("/* NCHW{}c {} convolution: tasks (image, output block, output row); interior outputs in tiles of", b,
-      first ? "first-layer (X plain NCHW)" : dw ? "depthwise" : g.G > 1 ? "grouped" : "");
+      first ? "first-layer (X plain NCHW)" : dw ? "depthwise" : g.G > 1 ? "grouped" : "regular");
     e(" * pixels x {} lanes, edges one output at a time with their valid taps. */", b);
     open_tasks(e, {{"n", g.N, 1}, {"ob", MB, 1}, {"oh", OH, 1}}, macs() >= (1 << 16) && g.N * MB * OH > 1);
     if (first) e("const float* restrict xn = {} + n * {};", X, g.C * IH * IW);
@@ -730,11 +730,13 @@ class Conv : public Op {
     std::string kh0 = "0", kh1 = std::to_string(KH);
     if (PH > 0) {
       kh0 = "kh0";
-      e("const int64_t kh0 = ih0 < 0 ? (-ih0 + {}) / {} : 0;", DH - 1, DH);
+      if (DH == 1) e("const int64_t kh0 = ih0 < 0 ? -ih0 : 0;");
+      else e("const int64_t kh0 = ih0 < 0 ? (-ih0 + {}) / {} : 0;", DH - 1, DH);
     }
     if ((OH - 1) * SH - PH + (KH - 1) * DH > IH - 1) {
       kh1 = "kh1";
-      e("const int64_t kh1 = ({} - ih0 + {}) / {} < {} ? ({} - ih0 + {}) / {} : {};", IH, DH - 1, DH, KH, IH, DH - 1, DH, KH);
+      std::string room = DH == 1 ? fmt::format("{} - ih0", IH) : fmt::format("({} - ih0 + {}) / {}", IH, DH - 1, DH);
+      e("const int64_t kh1 = {0} < {1} ? {0} : {1};", room, KH);
     }
     // Interior [lo, hi) of the row: outputs whose KW taps are all in range.
     int64_t lo = 0, hi = OW;
@@ -761,8 +763,10 @@ class Conv : public Op {
       if (edge) {
         kw0 = "kw0", kw1 = "kw1";
         e("const int64_t iw0 = {};", affine("ow", SW, -PW));
-        e("const int64_t kw0 = iw0 < 0 ? (-iw0 + {}) / {} : 0;", DW - 1, DW);
-        e("const int64_t kw1 = ({} - iw0 + {}) / {} < {} ? ({} - iw0 + {}) / {} : {};", IW, DW - 1, DW, KW, IW, DW - 1, DW, KW);
+        if (DW == 1) e("const int64_t kw0 = iw0 < 0 ? -iw0 : 0;");
+        else e("const int64_t kw0 = iw0 < 0 ? (-iw0 + {}) / {} : 0;", DW - 1, DW);
+        std::string room = DW == 1 ? fmt::format("{} - iw0", IW) : fmt::format("({} - iw0 + {}) / {}", IW, DW - 1, DW);
+        e("const int64_t kw1 = {0} < {1} ? {0} : {1};", room, KW);
       }
       // Reduction over input channels (blocks).
       if (first) {
@@ -788,19 +792,19 @@ class Conv : public Op {
       if (!first && !dw) {
         e("for (int64_t i = 0; i < {}; ++i) {{", g.CG % b != 0 ? "ni" : std::to_string(b));
         std::string xs;
-        for (int64_t r = 0; r < R; ++r) xs += fmt::format("{}x{} = xw[{}]", r ? ", " : "", r, affine("i", 1, r * SW * b));
+        for (int64_t r = 0; r < R; ++r) xs += fmt::format("{}xv{} = xw[{}]", r ? ", " : "", r, affine("i", 1, r * SW * b));
         e("const float {};", xs);
         e("const float* restrict wv = ww + i * {};", b);
       } else if (first) {
         std::string xs;
-        for (int64_t r = 0; r < R; ++r) xs += fmt::format("{}x{} = xw[{}]", r ? ", " : "", r, r * SW);
+        for (int64_t r = 0; r < R; ++r) xs += fmt::format("{}xv{} = xw[{}]", r ? ", " : "", r, r * SW);
         e("const float {};", xs);
       }
       e("ONNXC_PRAGMA(omp simd)");
       e("for (int64_t l = 0; l < {}; ++l) {{", b);
       e("const float w = {}[l];", !first && !dw ? "wv" : "ww");
       for (int64_t r = 0; r < R; ++r) {
-        std::string xv = dw ? fmt::format("xw[{}]", affine("l", 1, r * SW * b)) : fmt::format("x{}", r);
+        std::string xv = dw ? fmt::format("xw[{}]", affine("l", 1, r * SW * b)) : fmt::format("xv{}", r);
         e("a{0}[l] = ONNXC_FMA({1}, w, a{0}[l]);", r, xv);
       }
       e("}}");
