@@ -233,5 +233,198 @@ TEST(NchwcConv, SupportsOnlyWhatTheKernelDoes) {
   EXPECT_FALSE(node_of(c3)->op->supports_nchwc(*node_of(c3), 16));
 }
 
+// ---------------------------------------------------------------------------------------
+// MaxPool / AveragePool
+
+struct PoolSpec {
+  bool max = true;
+  Shape x = {1, 16, 9, 9};
+  std::vector<int64_t> k = {3, 3}, strides, pads, dilations;
+  int64_t ceil = 0, count_include_pad = 0;
+  std::string auto_pad;
+  bool dirty = false;
+};
+
+void pool(GraphBuilder& b, int64_t blk, const PoolSpec& s, const std::string& name) {
+  Value* x = b.input(name + "_x", s.x);
+  Value* xin = s.dirty ? dirty(b, x, blk) : to_blocked(b, x, blk);
+  std::map<std::string, Attr> at{{"kernel_shape", attr_ints(s.k)}};
+  if (!s.strides.empty()) at["strides"] = attr_ints(s.strides);
+  if (!s.pads.empty()) at["pads"] = attr_ints(s.pads);
+  if (!s.dilations.empty()) at["dilations"] = attr_ints(s.dilations);
+  if (!s.auto_pad.empty()) at["auto_pad"] = attr_string(s.auto_pad);
+  if (s.ceil) at["ceil_mode"] = attr_int(1);
+  if (!s.max && s.count_include_pad) at["count_include_pad"] = attr_int(1);
+  Value* y = b.node(s.max ? "MaxPool" : "AveragePool", {xin}, at, name);
+  b.output(from_blocked(b, y, blk));
+}
+
+std::vector<PoolSpec> pool_specs() {
+  std::vector<PoolSpec> v;
+  for (bool max : {true, false}) {
+    auto p = [&](Shape x, std::vector<int64_t> k, std::function<void(PoolSpec&)> f) {
+      PoolSpec s;
+      s.max = max, s.x = std::move(x), s.k = std::move(k);
+      f(s);
+      v.push_back(s);
+    };
+    p({1, 16, 9, 9}, {3, 3}, [](PoolSpec& s) { s.strides = {2, 2}; s.pads = {1, 1, 1, 1}; });
+    p({2, 20, 10, 11}, {3, 3}, [](PoolSpec& s) { s.strides = {2, 2}; s.ceil = 1; s.dirty = true; });
+    p({1, 3, 8, 9}, {2, 3}, [](PoolSpec& s) { s.pads = {1, 0, 1, 2}; s.count_include_pad = 1; s.dirty = true; });
+    p({1, 48, 11, 11}, {3, 3}, [](PoolSpec& s) { s.strides = {2, 2}; s.pads = {1, 1, 0, 0}; s.ceil = 1; s.count_include_pad = 1; });
+    p({1, 16, 12, 12}, {3, 2}, [](PoolSpec& s) { s.dilations = {2, 3}; s.pads = {2, 1, 2, 1}; });
+    p({1, 20, 7, 8}, {3, 3}, [](PoolSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 2}; });
+    p({1, 16, 7, 7}, {4, 4}, [](PoolSpec& s) { s.auto_pad = "SAME_LOWER"; });
+    p({1, 16, 6, 6}, {2, 2}, [](PoolSpec& s) { s.strides = {2, 2}; });
+  }
+  return v;
+}
+
+Build pools(std::vector<PoolSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) pool(b, blk, specs[k], "pool" + std::to_string(k));
+  };
+}
+
+TEST(NchwcPool, Blocks4And16) {
+  check_nchwc(pools(pool_specs()), 4);
+  check_nchwc(pools(pool_specs()), 16);
+}
+
+TEST(NchwcPool, Blocks8_64_256) {
+  auto all = pool_specs();
+  check_nchwc(pools({all[1], all[3], all[9], all[11]}), 8);
+  check_nchwc(pools({all[1], all[3], all[9], all[11]}), 64);
+  check_nchwc(pools({all[3], all[10]}), 256);
+}
+
+TEST(NchwcPool, OneAndThreeSpatialDims) {
+  PoolSpec p1;
+  p1.x = {1, 20, 13}, p1.k = {3}, p1.strides = {2}, p1.pads = {1, 1};
+  PoolSpec p3;
+  p3.max = false, p3.x = {1, 16, 5, 6, 7}, p3.k = {2, 3, 3}, p3.pads = {0, 1, 1, 1, 1, 0}, p3.count_include_pad = 1;
+  check_nchwc(pools({p1, p3}), 8);
+}
+
+TEST(NchwcPool, SupportsOnlyWhatTheKernelDoes) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 8, 8});
+  std::map<std::string, Attr> at{{"kernel_shape", attr_ints({2, 2})}};
+  auto with_idx = b.node_n("MaxPool", {x}, 2, at);
+  EXPECT_FALSE(with_idx[0]->producer->op->supports_nchwc(*with_idx[0]->producer, 16));
+  Value* xi = b.input("xi", {1, 16, 8, 8}, DType::U8);
+  Value* mi = b.node("MaxPool", {xi}, at);
+  EXPECT_FALSE(mi->producer->op->supports_nchwc(*mi->producer, 16));
+  Value* mf = b.node("MaxPool", {x}, at);
+  EXPECT_TRUE(mf->producer->op->supports_nchwc(*mf->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
+// GlobalAveragePool / GlobalMaxPool
+
+Build global_pools(std::vector<Shape> shapes) {
+  return [shapes](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < shapes.size(); ++k)
+      for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+        std::string name = std::string(op) + std::to_string(k);
+        Value* x = b.input(name + "_x", shapes[k]);
+        Value* xin = k % 2 ? dirty(b, x, blk) : to_blocked(b, x, blk);
+        Value* y = b.node(op, {xin}, {}, name);
+        b.output(from_blocked(b, y, blk));
+      }
+  };
+}
+
+TEST(NchwcGlobalPool, Ranks3To5) {
+  std::vector<Shape> shapes{{1, 16, 7, 7}, {2, 20, 5, 6}, {1, 3, 9}, {1, 48, 3, 4, 5}};
+  for (int64_t blk : {4, 16, 64}) check_nchwc(global_pools(shapes), blk);
+  check_nchwc(global_pools({{1, 260, 3, 3}}), 256);
+}
+
+// ---------------------------------------------------------------------------------------
+// Concat
+
+Build concat(std::vector<Shape> shapes) {
+  return [shapes](GraphBuilder& b, int64_t blk) {
+    std::vector<Value*> ins;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      Value* x = b.input("x" + std::to_string(k), shapes[k]);
+      ins.push_back(k + 1 == shapes.size() ? dirty(b, x, blk) : to_blocked(b, x, blk));
+    }
+    Value* y = b.node("Concat", ins, {{"axis", attr_int(1)}}, "concat");
+    b.output(from_blocked(b, y, blk));
+  };
+}
+
+TEST(NchwcConcat, WholeBlocks) {
+  check_nchwc(concat({{1, 16, 5, 6}, {1, 32, 5, 6}, {1, 20, 5, 6}}), 16);
+  check_nchwc(concat({{2, 16, 5, 6}, {2, 8, 5, 6}, {2, 3, 5, 6}}), 8);
+  check_nchwc(concat({{1, 64, 3, 3}, {1, 48, 3, 3}}), 64);
+  check_nchwc(concat({{2, 4, 7}, {2, 12, 7}, {2, 16, 7}}), 4);
+  check_nchwc(concat({{1, 256, 2, 2}, {1, 20, 2, 2}}), 256);
+}
+
+TEST(NchwcConcat, SupportsOnlyWholeBlocks) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 20, 4, 4});
+  Value* z = b.input("z", {1, 16, 4, 4});
+  Value* c1 = b.node("Concat", {x, z}, {{"axis", attr_int(1)}});
+  EXPECT_FALSE(c1->producer->op->supports_nchwc(*c1->producer, 16));  // 20 % 16 != 0 before the last
+  EXPECT_TRUE(c1->producer->op->supports_nchwc(*c1->producer, 4));
+  Value* c2 = b.node("Concat", {z, x}, {{"axis", attr_int(1)}});
+  EXPECT_TRUE(c2->producer->op->supports_nchwc(*c2->producer, 16));
+  Value* c3 = b.node("Concat", {z, z}, {{"axis", attr_int(2)}});
+  EXPECT_FALSE(c3->producer->op->supports_nchwc(*c3->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
+// A small network kept in NCHWc from end to end, as the layout pass would leave it:
+// first-layer conv → max pool → conv → depthwise conv → concat → global average pool.
+void network(GraphBuilder& b, int64_t blk) {
+  auto nc = [&](Value* v) {
+    if (blk) v->layout = Layout::nchwc(blk);
+    return v;
+  };
+  auto cw = [&](const std::string& name, Shape s, int64_t bi) {
+    Tensor w = rand_tensor(b, s);
+    return blk ? add_constant(*b.g, name, w, Layout::filter(blk, bi)) : b.constant(name, w);
+  };
+  Value* x = b.input("x", {1, 3, 20, 20});
+  Value* c1 = nc(b.node("Conv", {x, cw("w1", {16, 3, 3, 3}, 1), b.random_constant("b1", {16})},
+                        {{"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({2, 2})}}));
+  Value* r1 = nc(b.node("Relu", {c1}));
+  Value* p1 = nc(b.node("MaxPool", {r1}, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}));
+  Value* c2 = nc(b.node("Conv", {p1, cw("w2", {20, 16, 3, 3}, blk), b.random_constant("b2", {20})}, {{"pads", attr_ints({1, 1, 1, 1})}}));
+  Value* c3 = nc(b.node("Conv", {p1, cw("w3", {16, 1, 3, 3}, 1)}, {{"pads", attr_ints({1, 1, 1, 1})}, {"group", attr_int(16)}}));
+  Value* cat = nc(b.node("Concat", {c3, c2}, {{"axis", attr_int(1)}}));
+  Value* gp = nc(b.node("GlobalAveragePool", {cat}));
+  b.output(blk ? b.node("onnxc.layout_transform", {gp}, {{"from", attr_int(blk)}, {"to", attr_int(0)}}) : gp);
+  if (blk) {  // also an intermediate output
+    b.output(b.node("onnxc.layout_transform", {c2}, {{"from", attr_int(blk)}, {"to", attr_int(0)}}));
+  } else {
+    b.output(c2);
+  }
+}
+
+TEST(NchwcNetwork, EndToEnd) {
+  for (int64_t blk : {8, 16}) check_nchwc(network, blk);
+}
+
+TEST(NchwcNetwork, ClangO3WarningFree) {
+  if (std::system("clang --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "clang not installed";
+  GraphBuilder b;
+  network(b, 16);
+  pool(b, 16, pool_specs()[3], "pool");
+  pool(b, 16, pool_specs()[11], "apool");
+  conv(b, 16, depthwise_specs()[3], "dwconv");
+  conv(b, 16, regular_specs()[2], "dilated");
+  auto in = random_inputs(*b.g);
+  auto ref = reference_outputs(*b.g, in);
+  CRunOptions o;
+  o.cc = "clang";
+  o.cflags = "-O3 -march=native";
+  expect_close(ref, run_c(*b.g, in, o), 1e-4);
+}
+
 }  // namespace
 }  // namespace onnxc::test
