@@ -378,6 +378,59 @@ TEST(NchwcConcat, SupportsOnlyWholeBlocks) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Pad (spatial pads; constant, reflect and edge; crops; a runtime constant_value)
+
+struct PadSpec {
+  Shape x;
+  std::vector<int64_t> pads;
+  std::string mode = "constant";
+  float value = 0;
+  bool runtime_value = false;
+  bool dirty = false;
+};
+
+Build pads(std::vector<PadSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const PadSpec& s = specs[k];
+      std::string name = "pad" + std::to_string(k);
+      Value* x = b.input(name + "_x", s.x);
+      Value* xin = s.dirty ? dirty(b, x, blk) : to_blocked(b, x, blk);
+      std::vector<Value*> ins{xin, b.constant(name + "_pads", Tensor::from_i64(s.pads))};
+      if (s.runtime_value) ins.push_back(b.input(name + "_v", {}));
+      else if (s.value != 0) ins.push_back(b.constant(name + "_v", Tensor::from_f32({s.value}, {})));
+      Value* y = b.node("Pad", ins, {{"mode", attr_string(s.mode)}}, name);
+      b.output(from_blocked(b, y, blk));
+    }
+  };
+}
+
+std::vector<PadSpec> pad_specs() {
+  return {
+      {{1, 20, 5, 6}, {0, 0, 1, 2, 0, 0, 2, 1}, "constant", 0.5f, false, true},
+      {{2, 16, 4, 4}, {0, 0, 2, 1, 0, 0, 1, 3}, "reflect"},
+      {{1, 3, 5, 5}, {0, 0, 1, 3, 0, 0, 2, 0}, "edge"},
+      {{1, 16, 6, 6}, {0, 0, -1, 1, 0, 0, 2, -2}, "constant"},
+      {{1, 20, 7}, {0, 0, 2, 0, 0, 3}, "constant", 0, true},
+      {{1, 8, 3, 4, 5}, {0, 0, 1, 0, 1, 0, 0, 1, 1, 0}, "edge"},
+  };
+}
+
+TEST(NchwcPad, SpatialPads) {
+  for (int64_t blk : {4, 16}) check_nchwc(pads(pad_specs()), blk);
+  check_nchwc(pads({pad_specs()[0], pad_specs()[1]}), 64);
+}
+
+TEST(NchwcPad, SupportsOnlySpatialPads) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 4, 4});
+  Value* pc = b.node("Pad", {x, b.constant("p1", Tensor::from_i64({0, 1, 0, 0, 0, 0, 0, 0}))});
+  EXPECT_FALSE(pc->producer->op->supports_nchwc(*pc->producer, 16));
+  Value* ps = b.node("Pad", {x, b.constant("p2", Tensor::from_i64({0, 0, 1, 0, 0, 0, 0, 1}))});
+  EXPECT_TRUE(ps->producer->op->supports_nchwc(*ps->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
 // A small network kept in NCHWc from end to end, as the layout pass would leave it:
 // first-layer conv → max pool → conv → depthwise conv → concat → global average pool.
 void network(GraphBuilder& b, int64_t blk) {
