@@ -1,5 +1,5 @@
 // tests/passes/test_nchwc_ops.cc — the NCHWc branches of the layout-aware ops' emitters
-// (Conv, MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, Concat).
+// (Conv, MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, Concat, Pad, Resize).
 //
 // Each test builds the same small network twice by hand: plain, and with the op in NCHWc
 // block b as the layout pass would place it (plain input → onnxc.layout_transform → op with
@@ -431,6 +431,65 @@ TEST(NchwcPad, SupportsOnlySpatialPads) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Resize (nearest / linear on the spatial axes)
+
+struct ResizeSpec {
+  Shape x;
+  std::vector<float> scales;    // or
+  std::vector<int64_t> sizes;
+  std::vector<float> roi;       // tf_crop_and_resize
+  std::map<std::string, Attr> attrs;
+  bool dirty = false;
+};
+
+Build resizes(std::vector<ResizeSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const ResizeSpec& s = specs[k];
+      std::string name = "resize" + std::to_string(k);
+      Value* x = b.input(name + "_x", s.x);
+      Value* xin = s.dirty ? dirty(b, x, blk) : to_blocked(b, x, blk);
+      Value* roi = s.roi.empty() ? nullptr : b.constant(name + "_roi", Tensor::from_f32(s.roi, {static_cast<int64_t>(s.roi.size())}));
+      std::vector<Value*> ins{xin, roi};
+      if (!s.scales.empty()) ins.push_back(b.constant(name + "_scales", Tensor::from_f32(s.scales, {static_cast<int64_t>(s.scales.size())})));
+      else ins.insert(ins.end(), {nullptr, b.constant(name + "_sizes", Tensor::from_i64(s.sizes))});
+      Value* y = b.node("Resize", ins, s.attrs, name);
+      b.output(from_blocked(b, y, blk));
+    }
+  };
+}
+
+std::vector<ResizeSpec> resize_specs() {
+  auto m = [](const char* mode) { return attr_string(mode); };
+  return {
+      {{1, 20, 5, 6}, {1, 1, 2, 2}, {}, {}, {{"mode", m("nearest")}}},
+      {{2, 16, 4, 6}, {1, 1, 2, 1.5f}, {}, {}, {{"mode", m("linear")}}, true},
+      {{1, 3, 4, 5}, {}, {1, 3, 7, 9}, {}, {{"mode", m("linear")}, {"coordinate_transformation_mode", m("align_corners")}}},
+      {{1, 16, 8, 8}, {1, 1, 0.5f, 0.5f}, {}, {},
+       {{"mode", m("nearest")}, {"coordinate_transformation_mode", m("asymmetric")}, {"nearest_mode", m("floor")}}},
+      {{1, 16, 6, 6}, {}, {1, 16, 5, 7}, {0, 0, 0.1f, 0.2f, 1, 1, 1.2f, 0.7f},
+       {{"mode", m("linear")}, {"coordinate_transformation_mode", m("tf_crop_and_resize")}, {"extrapolation_value", attr_float(0.25)}}},
+      {{1, 20, 7}, {1, 1, 2}, {}, {}, {{"mode", m("linear")}}, true},
+  };
+}
+
+TEST(NchwcResize, SpatialNearestAndLinear) {
+  for (int64_t blk : {4, 16}) check_nchwc(resizes(resize_specs()), blk);
+  check_nchwc(resizes({resize_specs()[1], resize_specs()[4]}), 64);
+}
+
+TEST(NchwcResize, SupportsOnlySpatialNearestAndLinear) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 4, 4});
+  Value* rc = b.node("Resize", {x, nullptr, b.constant("s1", Tensor::from_f32({1, 2, 1, 1}, {4}))});
+  EXPECT_FALSE(rc->producer->op->supports_nchwc(*rc->producer, 16));
+  Value* cu = b.node("Resize", {x, nullptr, b.constant("s2", Tensor::from_f32({1, 1, 2, 2}, {4}))}, {{"mode", attr_string("cubic")}});
+  EXPECT_FALSE(cu->producer->op->supports_nchwc(*cu->producer, 16));
+  Value* ok = b.node("Resize", {x, nullptr, b.constant("s3", Tensor::from_f32({1, 1, 2, 2}, {4}))}, {{"mode", attr_string("linear")}});
+  EXPECT_TRUE(ok->producer->op->supports_nchwc(*ok->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
 // A small network kept in NCHWc from end to end, as the layout pass would leave it:
 // first-layer conv → max pool → conv → depthwise conv → concat → global average pool.
 void network(GraphBuilder& b, int64_t blk) {
@@ -471,6 +530,9 @@ TEST(NchwcNetwork, ClangO3WarningFree) {
   pool(b, 16, pool_specs()[11], "apool");
   conv(b, 16, depthwise_specs()[3], "dwconv");
   conv(b, 16, regular_specs()[2], "dilated");
+  resizes({resize_specs()[1], resize_specs()[4]})(b, 16);
+  pads({pad_specs()[0], pad_specs()[4]})(b, 16);
+  global_pools({{1, 20, 5, 6}})(b, 16);
   auto in = random_inputs(*b.g);
   auto ref = reference_outputs(*b.g, in);
   CRunOptions o;
