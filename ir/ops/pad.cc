@@ -10,7 +10,9 @@
 // reflecting (numpy's periodic reflection); reflect on a 1-element window repeats it.
 // Emitted C: axes without padding are merged; padded outer axes index a static table of
 // source rows (-1 = pad value); the innermost row is left pad, a memcpy of the kept part,
-// right pad. constant_value may be a runtime scalar. Gaps: mode "wrap" (opset 19).
+// right pad. constant_value may be a runtime scalar. NCHWc (spatial pads only, any mode):
+// per output position the source position from per-axis tables, b lanes copied or filled
+// (emit_nchwc). Gaps: mode "wrap" (opset 19).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -165,7 +167,67 @@ class Pad : public Op {
     }
   }
 
+  // NCHWc: pads on the spatial axes only (any mode; padding lanes get the pad value too).
+  bool supports_nchwc(const Node& n, int64_t b) const override {
+    if (b < 1 || axis_.size() < 3 || numel(n.out(0)->shape) == 0) return false;
+    return axis_[0].pb == 0 && axis_[0].pe == 0 && axis_[1].pb == 0 && axis_[1].pe == 0;
+  }
+
+  // NCHW[b]c: per (image, channel block) and output position, the source position from
+  // one table per spatial axis (-1 = pad value), then b lanes copied or filled.
+  void emit_nchwc(CEmit& e) const {
+    const char* ct = e.in_ctype(0);
+    const Shape& xs = e.in_shape(0);
+    const int64_t b = e.out_layout(0).block, CB = ceil_div_pos(xs[1], b);
+    ONNXC_ASSERT(e.in_layout(0) == Layout::nchwc(b), "NCHWc pad on " + e.node.in(0)->type_str());
+    const size_t r = axis_.size();
+    int64_t IS = 1, OS = 1;
+    for (size_t d = 2; d < r; ++d) IS *= axis_[d].in, OS *= axis_[d].out;
+    std::string v = c_literal(e.in_dtype(0), value_);
+    if (runtime_value_) {
+      e("const {} v = {}[0];", ct, e.in(2));
+      v = "v";
+    }
+    static const char* names[] = {"constant", "reflect", "edge"};
+    e("/* NCHW{}c {} pad of the spatial axes: source position per axis from a table (-1 = pad value). */", b,
+      names[static_cast<int>(mode_)]);
+    for (size_t d = 2; d < r; ++d) {
+      std::vector<int64_t> t;
+      for (int64_t o = 0; o < axis_[d].out; ++o) t.push_back(pad_source(axis_[d], mode_, o));
+      emit_table(e, fmt::format("int64_t src{}", d), t);
+    }
+    const int64_t planes = xs[0] * CB;
+    if (planes > 1 && planes * OS * b >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+    e("const {}* restrict x = {} + c * {};", ct, e.in(0), IS * b);
+    e("{}* restrict y = {} + c * {};", ct, e.out(0), OS * b);
+    for (size_t d = 2; d < r; ++d) {
+      e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", d, axis_[d].out);
+      e("const int64_t s{0} = src{0}[o{0}];", d);
+    }
+    std::string any_pad, src = "s2", dst = "o2";
+    for (size_t d = 2; d < r; ++d) {
+      any_pad += fmt::format("{}s{} < 0", d > 2 ? " || " : "", d);
+      if (d > 2) {
+        src = fmt::format("({}) * {} + s{}", src, axis_[d].in, d);
+        dst = fmt::format("({}) * {} + o{}", dst, axis_[d].out, d);
+      }
+    }
+    e("{}* restrict yp = y + ({}) * {};", ct, dst, b);
+    e("if ({}) {{", any_pad);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) yp[l] = {};", b, v);
+    e("}} else {{");
+    e("const {}* restrict xp = x + ({}) * {};", ct, src, b);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) yp[l] = xp[l];", b);
+    e("}}");
+    for (size_t d = 2; d < r; ++d) e("}}");
+    e("}}");
+  }
+
   void emit(CEmit& e) const override {
+    if (e.out_layout(0).is_nchwc()) return emit_nchwc(e);
     const char* ct = e.in_ctype(0);
     DType dt = e.in_dtype(0);
     int64_t total = numel(e.out_shape(0));

@@ -13,6 +13,8 @@
 // where no window can be clipped use constant ranges. Window loops are short and stay
 // scalar (no omp simd: clang cannot vectorize an fmaxf reduction and warns).
 // dtypes: AveragePool float32; MaxPool float32, float64, int8, uint8 (Indices is int64).
+// NCHWc (float32, no Indices): per output position, window taps outer and the channel-block
+// lanes innermost (emit_nchwc), any spatial rank.
 // Gaps: a window lying entirely in padding (pads >= kernel) yields the dtype's lowest value
 // for MaxPool and 0 for AveragePool without count_include_pad.
 #include <algorithm>
@@ -197,7 +199,104 @@ class Pool : public Op {
     }
   }
 
+  // NCHWc: float32 without the Indices output (see emit_nchwc).
+  bool supports_nchwc(const Node& n, int64_t b) const override {
+    return b >= 1 && n.in(0)->dtype == DType::F32 && !n.out(1) && n.in(0)->shape.size() >= 3;
+  }
+
+  // NCHW[b]c: tasks (image and channel block, first output dim); per output position the
+  // clipped window ranges as in the plain kernel, then per tap one simd loop over the b
+  // lanes into a lane accumulator. Padding lanes are pooled like the others (they only
+  // reach padding lanes of the output).
+  void emit_nchwc(CEmit& e) const {
+    const Shape& xs = e.in_shape(0);
+    const size_t r = dims_.size();
+    const int64_t b = e.out_layout(0).block, CB = ceil_div_pos(xs[1], b);
+    ONNXC_ASSERT(e.in_layout(0) == Layout::nchwc(b) && !e.node.out(1) && e.in_dtype(0) == DType::F32,
+                 "NCHWc pool on " + e.node.in(0)->type_str());
+    int64_t planes = xs[0] * CB, in_sz = 1, out_sz = 1, taps = 1;
+    for (auto& d : dims_) in_sz *= d.in, out_sz *= d.out, taps *= d.k;
+    e("/* NCHW{}c {}: per (image, channel block, output position) the window's valid taps, lanes innermost. */", b,
+      max_ ? "max pooling" : "average pooling");
+    if (planes * out_sz * taps * b >= (1 << 15) && planes * dims_[0].out > 1)
+      e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+    e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+    for (size_t i = 0; i < r; ++i) {
+      const Dim& d = dims_[i];
+      e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", i, d.out);
+      if (i == 0) {
+        e("const float* restrict x = {} + c * {};", e.in(0), in_sz * b);
+        e("float* restrict y = {} + c * {};", e.out(0), out_sz * b);
+      }
+      std::string start = d.s == 1 ? fmt::format("o{}", i) : fmt::format("o{} * {}", i, d.s);
+      if (d.pb) start += fmt::format(" - {}", d.pb);
+      e("const int64_t p{} = {};", i, start);
+      if (!d.clipped()) {
+        e("const int64_t lo{} = 0, hi{} = {};", i, i, d.k);
+        continue;
+      }
+      if (d.pb == 0) e("const int64_t lo{} = 0;", i);
+      else if (d.d == 1) e("const int64_t lo{0} = p{0} < 0 ? -p{0} : 0;", i);
+      else e("const int64_t lo{0} = p{0} < 0 ? (-p{0} + {1}) / {2} : 0;", i, d.d - 1, d.d);
+      std::string room = fmt::format("{} - p{}", d.in, i);
+      if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
+      e("const int64_t r{} = {};", i, room);
+      e("const int64_t hi{0} = r{0} < {1} ? r{0} : {1};", i, d.k);
+    }
+    std::string oidx = "o0";
+    for (size_t i = 1; i < r; ++i) oidx = fmt::format("{} * {} + o{}", i == 1 ? oidx : "(" + oidx + ")", dims_[i].out, i);
+    e("float a[{}];", b);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) a[l] = {};", b, max_ ? "-INFINITY" : "0.0f");
+    for (size_t i = 0; i < r; ++i) {
+      const Dim& d = dims_[i];
+      std::string pos = d.d == 1 ? fmt::format("p{0} + k{0}", i) : fmt::format("p{0} + k{0} * {1}", i, d.d);
+      e("for (int64_t k{0} = lo{0}; k{0} < hi{0}; ++k{0}) {{", i);
+      if (i == 0) e("const int64_t q{} = {};", i, pos);
+      else e("const int64_t q{} = q{} * {} + {};", i, i - 1, d.in, pos);
+    }
+    e("const float* restrict xp = x + q{} * {};", r - 1, b);
+    e("ONNXC_PRAGMA(omp simd)");
+    if (max_) e("for (int64_t l = 0; l < {}; ++l) a[l] = fmaxf(a[l], xp[l]);", b);
+    else e("for (int64_t l = 0; l < {}; ++l) a[l] += xp[l];", b);
+    for (size_t i = 0; i < r; ++i) e("}}");
+    e("float* restrict yp = y + ({}) * {};", oidx, b);
+    if (max_) {
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l];", b);
+    } else {
+      bool all_full = true;
+      for (auto& d : dims_) all_full = all_full && (count_pad_ ? !d.overhang() : !d.clipped());
+      std::string div = c_float(static_cast<double>(taps));
+      if (!all_full) {
+        std::string cnt;
+        for (size_t i = 0; i < r; ++i) {
+          const Dim& d = dims_[i];
+          std::string f;
+          if (!count_pad_) f = fmt::format("(hi{0} - lo{0})", i);
+          else if (!d.overhang()) f = std::to_string(d.k);
+          else {
+            std::string room = fmt::format("{} - p{}", d.in + d.pe, i);
+            if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
+            e("const int64_t e{} = {};", i, room);
+            f = fmt::format("(e{0} < {1} ? e{0} : {1})", i, d.k);
+          }
+          cnt += (cnt.empty() ? "" : " * ") + f;
+        }
+        e("const int64_t cnt = {};", cnt);
+        e("const float den = cnt > 0 ? (float)cnt : 1.0f;  /* no taps: a[] is 0 */");
+        div.clear();
+      }
+      e("ONNXC_PRAGMA(omp simd)");
+      if (!div.empty()) e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l] / {};", b, div);
+      else e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l] / den;", b);
+    }
+    for (size_t i = 0; i < r; ++i) e("}}");
+    e("}}");
+  }
+
   void emit(CEmit& e) const override {
+    if (e.out_layout(0).is_nchwc()) return emit_nchwc(e);
     const Shape& xs = e.in_shape(0);
     size_t r = dims_.size();
     DType t = e.in_dtype(0);

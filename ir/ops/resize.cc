@@ -26,6 +26,8 @@
 // Nearest upsampling copies an output block when its source equals the previous one's.
 // Filters with many taps (antialias at strong downscaling, cubic on 3+ axes) use tap
 // loops in the innermost body instead.
+// NCHWc (float32 nearest / linear of the spatial axes): per output position the same tap
+// tables, b lanes innermost (emit_nchwc).
 // Gaps: nearest is any dtype, linear/cubic are float32 only.
 #include <algorithm>
 #include <cmath>
@@ -442,7 +444,89 @@ class Resize : public Op {
     }
   }
 
+  // NCHWc: float32 nearest / linear resizes of the spatial axes (N and C unchanged).
+  bool supports_nchwc(const Node& n, int64_t b) const override {
+    if (b < 1 || axis_.size() < 3 || n.in(0)->dtype != DType::F32 || numel(n.out(0)->shape) == 0) return false;
+    if (interp_ != Interp::Nearest && interp_ != Interp::Linear) return false;
+    return tables_[0].identity(axis_[0]) && tables_[1].identity(axis_[1]);
+  }
+
+  // NCHW[b]c: per (image, channel block) and output position, the taps of every spatial
+  // axis from the same tables as the plain kernel; each tap combination adds weight × b
+  // lanes (a plain copy when every axis is a pure gather).
+  void emit_nchwc(CEmit& e) const {
+    const Shape& xs = e.in_shape(0);
+    const int64_t b = e.out_layout(0).block, CB = ceil_div_pos(xs[1], b);
+    ONNXC_ASSERT(e.in_layout(0) == Layout::nchwc(b), "NCHWc resize on " + e.node.in(0)->type_str());
+    const size_t r = axis_.size();
+    int64_t IS = 1, OS = 1;
+    bool unit = true;
+    for (size_t d = 2; d < r; ++d) IS *= axis_[d].in, OS *= axis_[d].out, unit = unit && tables_[d].unit();
+    e("/* NCHW{}c resize ({}) of the spatial axes: srcA, wtA = input indices and weights of the taps along axis A. */", b, desc_);
+    for (size_t d = 2; d < r; ++d) {
+      const AxisTable& t = tables_[d];
+      size_t rows = static_cast<size_t>(axis_[d].out);
+      std::vector<std::string> src, wt;
+      for (size_t j = 0; j < rows * t.k; ++j) {
+        src.push_back(std::to_string(t.idx[j]));
+        wt.push_back(c_float(t.w[j]));
+      }
+      emit_table(e, "int64_t", fmt::format("src{}", d), rows, t.k, src);
+      if (!unit) emit_table(e, "float", fmt::format("wt{}", d), rows, t.k, wt);
+    }
+    const int64_t planes = xs[0] * CB;
+    if (planes > 1 && planes * OS * b >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+    e("const float* restrict x = {} + c * {};", e.in(0), IS * b);
+    e("float* restrict y = {} + c * {};", e.out(0), OS * b);
+    std::string outside, dst = "o2";
+    for (size_t d = 2; d < r; ++d) {
+      e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", d, axis_[d].out);
+      if (d > 2) dst = fmt::format("({}) * {} + o{}", dst, axis_[d].out, d);
+      const AxisTable& t = tables_[d];
+      if (t.lo > 0) outside += fmt::format("{}o{} < {}", outside.empty() ? "" : " || ", d, t.lo);
+      if (t.hi < axis_[d].out) outside += fmt::format("{}o{} >= {}", outside.empty() ? "" : " || ", d, t.hi);
+    }
+    e("float* restrict yp = y + ({}) * {};", dst, b);
+    if (!outside.empty()) {
+      e("if ({}) {{", outside);
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t l = 0; l < {}; ++l) yp[l] = {};", b, c_float(extrapolation_));
+      e("continue;");
+      e("}}");
+    }
+    auto tap = [&](size_t d) { return tables_[d].k == 1 ? fmt::format("src{0}[o{0}]", d) : fmt::format("src{0}[o{0}][t{0}]", d); };
+    std::string src = tap(2);
+    for (size_t d = 3; d < r; ++d) src = fmt::format("({}) * {} + {}", src, axis_[d].in, tap(d));
+    if (unit) {
+      e("const float* restrict xp = x + ({}) * {};", src, b);
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t l = 0; l < {}; ++l) yp[l] = xp[l];", b);
+    } else {
+      e("float a[{}];", b);
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t l = 0; l < {}; ++l) a[l] = 0.0f;", b);
+      std::string w;
+      for (size_t d = 2; d < r; ++d) {
+        if (tables_[d].k > 1) e("for (int64_t t{0} = 0; t{0} < {1}; ++t{0}) {{", d, tables_[d].k);
+        w += fmt::format("{}{}", w.empty() ? "" : " * ",
+                         tables_[d].k == 1 ? fmt::format("wt{0}[o{0}]", d) : fmt::format("wt{0}[o{0}][t{0}]", d));
+      }
+      e("const float w = {};", w);
+      e("const float* restrict xp = x + ({}) * {};", src, b);
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t l = 0; l < {}; ++l) a[l] = ONNXC_FMA(w, xp[l], a[l]);", b);
+      for (size_t d = 2; d < r; ++d)
+        if (tables_[d].k > 1) e("}}");
+      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l];", b);
+    }
+    for (size_t d = 2; d < r; ++d) e("}}");
+    e("}}");
+  }
+
   void emit(CEmit& e) const override {
+    if (e.out_layout(0).is_nchwc()) return emit_nchwc(e);
     const char* ct = e.in_ctype(0);
     int64_t total = numel(e.out_shape(0));
     if (total == 0) { e("/* empty output */"); return; }

@@ -1,17 +1,21 @@
-// tests/passes/c_run.h — runs the generated C of a (passed) graph: emit_c_module into a
-// temporary folder, build it with the system C compiler as compile-model does (plus
-// -Wextra -Werror: generated C must be warning-free), run the binary on raw input files
-// and read its raw outputs back, so pass tests check the emitted code of what a pass
-// produced against the reference evaluator, not only the reference before and after.
-// Known gaps: -O1 only (quick); needs `cc` with OpenMP on PATH; float32/any dtype raw files.
+// tests/passes/c_run.h — running a hand-built graph through the C backend in a test: the
+// module is written with emit_c_module into a fresh temporary directory, built with the
+// system C compiler (warnings are errors, as tools/compile_model.cc builds it, plus
+// -Wextra) together with the runtime and the generic main, and run on raw input files;
+// the raw output files come back as Tensors in graph output order.
+//
+// Conventions: graph inputs and outputs must be plain (they always are); inputs are passed
+// by name. A failure (emit error, compiler diagnostics, non-zero exit) is a gtest failure
+// carrying the log, and the result is then empty. The directory is removed on success and
+// kept (its path printed) on failure, for a look at the generated C.
 #pragma once
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,54 +24,83 @@
 
 namespace onnxc::test {
 
-// Outputs of the built C module of g on `inputs` (graph inputs → tensors), by graph output
-// position; fails the test (and returns {}) when emitting, building or running fails.
-inline std::vector<Tensor> run_generated_c(const Graph& g, const std::map<const Value*, Tensor>& inputs, const std::string& tag) {
+struct CRunOptions {
+  std::string cc = "cc";
+  std::string cflags = "-O1";  // optimisation / target flags added to the fixed ones
+  int threads = 0;             // --threads for the binary (0: its default)
+};
+
+inline std::string c_run_read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Emits, builds and runs g on `in` (keyed by graph input Value); returns the outputs.
+inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Tensor>& in, const CRunOptions& o = {}) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(::testing::TempDir()) / ("onnxc_c_run_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  CodegenOptions opt;
-  opt.name = "m";
-  opt.outdir = dir.string();
-  opt.source = tag;
-  emit_c_module(g, opt);
-  auto q = [](const fs::path& p) { return "'" + p.string() + "'"; };
-  std::string cmd = "cc -std=c11 -O1 -fopenmp -Wall -Wextra -Werror -I" + q(dir) + " -DONNXC_MODEL_INFO=m_info -o " + q(dir / "m") + " " +
-                    q(dir / "m.c") + " " + q(dir / "onnxc_runtime.c") + " " + q(dir / "onnxc_main.c") + " -lm > " +
-                    q(dir / "cc.log") + " 2>&1";
-  if (std::system(cmd.c_str()) != 0) {
-    std::ifstream log(dir / "cc.log");
-    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-    ADD_FAILURE() << "building the generated C failed (" << dir.string() << "):\n" << text;
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_c_run_XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) {
+    ADD_FAILURE() << "mkdtemp failed";
     return {};
   }
-  std::string run = q(dir / "m") + " --quiet --threads 2";
+  const fs::path dir = tmpl;
+  const std::string name = "m";
+  auto fail = [&](const std::string& what) {
+    ADD_FAILURE() << what << " (files kept in " << dir.string() << ")";
+    return std::vector<Tensor>{};
+  };
+  try {
+    CodegenOptions co;
+    co.name = name;
+    co.outdir = dir.string();
+    co.source = g.model_path;
+    emit_c_module(g, co);
+  } catch (const std::exception& ex) {
+    return fail(std::string("emit_c_module: ") + ex.what());
+  }
+  const std::string d = dir.string() + "/";
+  std::string cmd = o.cc + " -std=c11 " + o.cflags + " -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MODEL_INFO=" + name +
+                    "_info -o " + d + name + " " + d + name + ".c " + d + "onnxc_runtime.c " + d + "onnxc_main.c -lm > " + d +
+                    "cc.log 2>&1";
+  if (std::system(cmd.c_str()) != 0) return fail("C build failed: " + cmd + "\n" + c_run_read_file(dir / "cc.log"));
+  std::string run = d + name + " --weights " + d + name + ".weights";
+  if (o.threads > 0) run += " --threads " + std::to_string(o.threads);
   for (size_t k = 0; k < g.inputs.size(); ++k) {
-    const Tensor& t = inputs.at(g.inputs[k]);
+    const Value* v = g.inputs[k];
+    auto it = in.find(v);
+    if (it == in.end()) return fail("no data for input '" + v->name + "'");
     fs::path f = dir / ("in" + std::to_string(k) + ".bin");
-    std::ofstream(f, std::ios::binary).write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.nbytes()));
-    run += " --input " + q(g.inputs[k]->name + "=" + f.string());
+    std::ofstream(f, std::ios::binary)
+        .write(reinterpret_cast<const char*>(it->second.bytes.data()), static_cast<std::streamsize>(it->second.bytes.size()));
+    run += " --input " + v->name + "=" + f.string();
   }
   for (size_t k = 0; k < g.outputs.size(); ++k)
-    run += " --output " + q(g.outputs[k]->name + "=" + (dir / ("out" + std::to_string(k) + ".bin")).string());
-  run += " > " + q(dir / "run.log") + " 2>&1";
-  if (std::system(run.c_str()) != 0) {
-    std::ifstream log(dir / "run.log");
-    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-    ADD_FAILURE() << "running the generated binary failed (" << dir.string() << "):\n" << text;
-    return {};
-  }
+    run += " --output " + g.outputs[k]->name + "=" + (dir / ("out" + std::to_string(k) + ".bin")).string();
+  run += " > " + d + "run.log 2>&1";
+  if (std::system(run.c_str()) != 0) return fail("run failed: " + run + "\n" + c_run_read_file(dir / "run.log"));
   std::vector<Tensor> out;
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const Value* v = g.outputs[k];
     Tensor t(v->dtype, v->shape);
-    std::ifstream f(dir / ("out" + std::to_string(k) + ".bin"), std::ios::binary);
-    f.read(reinterpret_cast<char*>(t.bytes.data()), static_cast<std::streamsize>(t.nbytes()));
-    EXPECT_EQ(static_cast<size_t>(f.gcount()), t.nbytes()) << "short output file for '" << v->name << "'";
+    std::string bytes = c_run_read_file(dir / ("out" + std::to_string(k) + ".bin"));
+    if (bytes.size() != t.bytes.size())
+      return fail("output '" + v->name + "': " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(t.bytes.size()));
+    std::copy(bytes.begin(), bytes.end(), t.bytes.begin());
     out.push_back(std::move(t));
   }
-  fs::remove_all(dir);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
   return out;
+}
+
+// run_c with 2 threads; `tag` names the case in failure messages.
+inline std::vector<Tensor> run_generated_c(const Graph& g, const std::map<const Value*, Tensor>& in, const std::string& tag) {
+  SCOPED_TRACE("generated C of " + tag);
+  CRunOptions o;
+  o.threads = 2;
+  return run_c(g, in, o);
 }
 
 }  // namespace onnxc::test

@@ -1,0 +1,545 @@
+// tests/passes/test_nchwc_ops.cc — the NCHWc branches of the layout-aware ops' emitters
+// (Conv, MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, Concat, Pad, Resize).
+//
+// Each test builds the same small network twice by hand: plain, and with the op in NCHWc
+// block b as the layout pass would place it (plain input → onnxc.layout_transform → op with
+// an NCHWc output, conv weights repacked into the filter layout → layout_transform back →
+// graph output). It then checks (a) that the reference evaluator gives the same outputs for
+// both graphs (eval converts layouts, so this checks the graph was built as intended) and
+// (b) that the generated C for the NCHWc graph, built with -O1 -Werror, matches the
+// reference. Several independent sub-networks share one C build to keep the test quick.
+#include "tests/passes/c_run.h"
+#include "tests/passes/pass_test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+// A builder of one network; blk = 0 builds it plain, blk > 0 with NCHW[blk]c ops.
+using Build = std::function<void(GraphBuilder& b, int64_t blk)>;
+
+Tensor rand_tensor(GraphBuilder& b, Shape s) {
+  Tensor t(DType::F32, std::move(s));
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, d(b.rng));
+  return t;
+}
+
+Value* to_blocked(GraphBuilder& b, Value* x, int64_t blk) {
+  if (blk == 0) return x;
+  return b.node("onnxc.layout_transform", {x}, {{"from", attr_int(0)}, {"to", attr_int(blk)}});
+}
+
+// x → Abs → Log, in NCHW[blk]c when blk > 0: real lanes become log|x| (finite), padding
+// lanes of the last block log(0) = -inf, so a kernel that lets padding lanes reach real
+// outputs produces inf or NaN there.
+Value* dirty(GraphBuilder& b, Value* x, int64_t blk) {
+  x = to_blocked(b, x, blk);
+  Value* a = b.node("Abs", {x});
+  if (blk) a->layout = Layout::nchwc(blk);
+  Value* l = b.node("Log", {a});
+  if (blk) l->layout = Layout::nchwc(blk);
+  return l;
+}
+
+// Marks y (just created) as NCHW[blk]c and appends the transform back to plain.
+Value* from_blocked(GraphBuilder& b, Value* y, int64_t blk) {
+  if (blk == 0) return y;
+  y->layout = Layout::nchwc(blk);
+  EXPECT_TRUE(y->producer->op->supports_nchwc(*y->producer, blk)) << y->producer->where() << " block " << blk;
+  return b.node("onnxc.layout_transform", {y}, {{"from", attr_int(blk)}, {"to", attr_int(0)}});
+}
+
+void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4) {
+  SCOPED_TRACE("block " + std::to_string(blk));
+  GraphBuilder plain, blocked;
+  build(plain, 0);
+  build(blocked, blk);
+  verify_graph(*plain.g);
+  verify_graph(*blocked.g);
+  auto in = random_inputs(*blocked.g);
+  std::map<const Value*, Tensor> in_plain;
+  for (Value* v : plain.g->inputs)
+    for (auto& [bv, t] : in)
+      if (bv->name == v->name) in_plain[v] = t;
+  auto ref_plain = reference_outputs(*plain.g, in_plain);
+  auto ref = reference_outputs(*blocked.g, in);
+  {
+    SCOPED_TRACE("reference: plain graph vs NCHWc graph");
+    expect_close(ref_plain, ref, tol);
+  }
+  auto c = run_c(*blocked.g, in);
+  SCOPED_TRACE("generated C vs reference");
+  expect_close(ref, c, tol);
+}
+
+// ---------------------------------------------------------------------------------------
+// Conv
+
+struct ConvSpec {
+  int64_t N = 1, C = 16, M = 16, H = 9, W = 9, KH = 3, KW = 3, group = 1;
+  std::vector<int64_t> strides, pads, dilations;
+  std::string auto_pad;
+  bool bias = true;
+  bool first = false;  // NCHWc: read a plain X (first-layer conv)
+  bool dirty = false;  // X through dirty() (padding lanes -inf)
+};
+
+void conv(GraphBuilder& b, int64_t blk, const ConvSpec& s, const std::string& name) {
+  Value* x = b.input(name + "_x", {s.N, s.C, s.H, s.W});
+  Tensor w = rand_tensor(b, {s.M, s.C / s.group, s.KH, s.KW});
+  Tensor bias = rand_tensor(b, {s.M});
+  std::map<std::string, Attr> at;
+  if (s.group != 1) at["group"] = attr_int(s.group);
+  if (!s.strides.empty()) at["strides"] = attr_ints(s.strides);
+  if (!s.pads.empty()) at["pads"] = attr_ints(s.pads);
+  if (!s.dilations.empty()) at["dilations"] = attr_ints(s.dilations);
+  if (!s.auto_pad.empty()) at["auto_pad"] = attr_string(s.auto_pad);
+  Value* wv;
+  Value* xin = x;
+  if (blk == 0) {
+    wv = b.constant(name + "_w", w);
+  } else {
+    bool dw = s.group > 1 && s.group == s.C && s.group == s.M;
+    wv = add_constant(*b.g, name + "_w", w, Layout::filter(blk, s.first || dw ? 1 : blk));
+    if (!s.first && !s.dirty) xin = to_blocked(b, x, blk);
+  }
+  if (s.dirty) xin = dirty(b, x, blk);
+  std::vector<Value*> ins{xin, wv};
+  if (s.bias) ins.push_back(b.constant(name + "_b", bias));
+  Value* y = b.node("Conv", ins, at, name);
+  b.output(from_blocked(b, y, blk));
+}
+
+Build convs(std::vector<ConvSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) conv(b, blk, specs[k], "conv" + std::to_string(k));
+  };
+}
+
+ConvSpec cs(int64_t C, int64_t M, int64_t H, int64_t W, int64_t K) {
+  ConvSpec s;
+  s.C = C, s.M = M, s.H = H, s.W = W, s.KH = s.KW = K;
+  return s;
+}
+ConvSpec with(ConvSpec s, std::function<void(ConvSpec&)> f) {
+  f(s);
+  return s;
+}
+
+// Regular convs: channels multiple and not multiple of the block, strides, pads,
+// dilations, auto_pad, rectangular kernels, no bias, batch 2.
+std::vector<ConvSpec> regular_specs() {
+  return {
+      with(cs(16, 16, 9, 11, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+      with(cs(20, 48, 8, 8, 3), [](ConvSpec& s) { s.pads = {1, 0, 2, 1}; s.strides = {2, 2}; s.dirty = true; }),
+      with(cs(48, 20, 13, 12, 3), [](ConvSpec& s) { s.dilations = {2, 3}; s.pads = {2, 3, 2, 3}; }),
+      with(cs(3, 16, 7, 7, 1), [](ConvSpec& s) { s.bias = false; s.N = 2; s.dirty = true; }),
+      with(cs(16, 3, 10, 9, 5), [](ConvSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 1}; }),
+      with(cs(20, 20, 6, 7, 3), [](ConvSpec& s) { s.auto_pad = "SAME_LOWER"; s.KW = 2; }),
+      with(cs(8, 24, 12, 12, 7), [](ConvSpec& s) { s.pads = {3, 3, 3, 3}; s.strides = {2, 2}; }),
+      with(cs(17, 9, 4, 30, 1), [](ConvSpec& s) { s.strides = {1, 3}; s.dirty = true; }),
+      with(cs(16, 16, 5, 5, 3), [](ConvSpec& s) { s.pads = {4, 4, 4, 4}; }),  // rows/cols wholly in padding
+      with(cs(5, 7, 3, 3, 3), [](ConvSpec& s) { s.auto_pad = "VALID"; }),
+  };
+}
+
+TEST(NchwcConv, Regular4) { check_nchwc(convs(regular_specs()), 4); }
+TEST(NchwcConv, Regular8) { check_nchwc(convs(regular_specs()), 8); }
+TEST(NchwcConv, Regular16) { check_nchwc(convs(regular_specs()), 16); }
+TEST(NchwcConv, Regular64) {
+  check_nchwc(convs({with(cs(64, 64, 10, 10, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     with(cs(48, 130, 6, 7, 3), [](ConvSpec& s) { s.strides = {2, 2}; s.pads = {0, 1, 1, 0}; s.dirty = true; }),
+                     with(cs(70, 20, 5, 5, 1), [](ConvSpec&) {})}),
+              64);
+}
+TEST(NchwcConv, Regular256) {
+  check_nchwc(convs({with(cs(300, 260, 5, 5, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     with(cs(20, 48, 4, 6, 1), [](ConvSpec&) {})}),
+              256);
+}
+
+std::vector<ConvSpec> depthwise_specs() {
+  auto dw = [](int64_t C, int64_t H, int64_t K, std::function<void(ConvSpec&)> f) {
+    ConvSpec s = cs(C, C, H, H + 1, K);
+    s.group = C;
+    f(s);
+    return s;
+  };
+  return {
+      dw(16, 9, 3, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+      dw(20, 10, 3, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.strides = {2, 2}; s.dirty = true; }),
+      dw(48, 11, 5, [](ConvSpec& s) { s.pads = {2, 2, 2, 2}; s.bias = false; }),
+      dw(3, 8, 3, [](ConvSpec& s) { s.dilations = {2, 2}; s.pads = {2, 1, 2, 1}; s.N = 2; }),
+      dw(24, 7, 3, [](ConvSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 2}; }),
+  };
+}
+
+TEST(NchwcConv, Depthwise) {
+  for (int64_t blk : {4, 16}) check_nchwc(convs(depthwise_specs()), blk);
+  check_nchwc(convs({depthwise_specs()[1], depthwise_specs()[2]}), 64);
+}
+
+std::vector<ConvSpec> first_layer_specs() {
+  return {
+      with(cs(3, 16, 15, 16, 7), [](ConvSpec& s) { s.first = true; s.pads = {3, 3, 3, 3}; s.strides = {2, 2}; }),
+      with(cs(3, 20, 9, 9, 3), [](ConvSpec& s) { s.first = true; s.pads = {1, 1, 1, 1}; }),
+      with(cs(1, 8, 8, 10, 3), [](ConvSpec& s) { s.first = true; s.bias = false; s.N = 2; }),
+      with(cs(4, 48, 9, 9, 3), [](ConvSpec& s) { s.first = true; s.dilations = {2, 1}; s.auto_pad = "SAME_LOWER"; }),
+  };
+}
+
+TEST(NchwcConv, FirstLayer) {
+  for (int64_t blk : {8, 16}) check_nchwc(convs(first_layer_specs()), blk);
+  check_nchwc(convs({first_layer_specs()[0]}), 64);
+}
+
+TEST(NchwcConv, GroupedWholeBlocks) {
+  auto grp = [](int64_t C, int64_t M, int64_t G, std::function<void(ConvSpec&)> f) {
+    ConvSpec s = cs(C, M, 8, 9, 3);
+    s.group = G;
+    f(s);
+    return s;
+  };
+  check_nchwc(convs({grp(32, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     grp(16, 8, 2, [](ConvSpec& s) { s.strides = {2, 2}; }),
+                     grp(64, 32, 8, [](ConvSpec& s) { s.KH = s.KW = 1; s.bias = false; })}),
+              4);
+  check_nchwc(convs({grp(64, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+                     grp(32, 96, 2, [](ConvSpec& s) { s.pads = {0, 1, 0, 1}; })}),
+              16);
+}
+
+TEST(NchwcConv, SupportsOnlyWhatTheKernelDoes) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 24, 8, 8});
+  auto node_of = [](Value* v) { return v->producer; };
+  // Groups that are not whole blocks of 16 (but are of 4).
+  Value* g3 = b.node("Conv", {x, b.random_constant("w1", {24, 8, 3, 3})}, {{"group", attr_int(3)}});
+  EXPECT_FALSE(node_of(g3)->op->supports_nchwc(*node_of(g3), 16));
+  EXPECT_TRUE(node_of(g3)->op->supports_nchwc(*node_of(g3), 4));
+  // Depthwise with a channel multiplier.
+  Value* dm = b.node("Conv", {x, b.random_constant("w2", {48, 1, 3, 3})}, {{"group", attr_int(24)}});
+  EXPECT_FALSE(node_of(dm)->op->supports_nchwc(*node_of(dm), 8));
+  // Runtime weights.
+  Value* wr = b.input("w", {16, 24, 3, 3});
+  Value* rw = b.node("Conv", {x, wr});
+  EXPECT_FALSE(node_of(rw)->op->supports_nchwc(*node_of(rw), 16));
+  // 1-D and 3-D convs.
+  Value* x1 = b.input("x1", {1, 16, 10});
+  Value* c1 = b.node("Conv", {x1, b.random_constant("w3", {16, 16, 3})});
+  EXPECT_FALSE(node_of(c1)->op->supports_nchwc(*node_of(c1), 16));
+  Value* x3 = b.input("x3", {1, 16, 4, 4, 4});
+  Value* c3 = b.node("Conv", {x3, b.random_constant("w4", {16, 16, 3, 3, 3})});
+  EXPECT_FALSE(node_of(c3)->op->supports_nchwc(*node_of(c3), 16));
+}
+
+// ---------------------------------------------------------------------------------------
+// MaxPool / AveragePool
+
+struct PoolSpec {
+  bool max = true;
+  Shape x = {1, 16, 9, 9};
+  std::vector<int64_t> k = {3, 3}, strides, pads, dilations;
+  int64_t ceil = 0, count_include_pad = 0;
+  std::string auto_pad;
+  bool dirty = false;
+};
+
+void pool(GraphBuilder& b, int64_t blk, const PoolSpec& s, const std::string& name) {
+  Value* x = b.input(name + "_x", s.x);
+  Value* xin = s.dirty ? dirty(b, x, blk) : to_blocked(b, x, blk);
+  std::map<std::string, Attr> at{{"kernel_shape", attr_ints(s.k)}};
+  if (!s.strides.empty()) at["strides"] = attr_ints(s.strides);
+  if (!s.pads.empty()) at["pads"] = attr_ints(s.pads);
+  if (!s.dilations.empty()) at["dilations"] = attr_ints(s.dilations);
+  if (!s.auto_pad.empty()) at["auto_pad"] = attr_string(s.auto_pad);
+  if (s.ceil) at["ceil_mode"] = attr_int(1);
+  if (!s.max && s.count_include_pad) at["count_include_pad"] = attr_int(1);
+  Value* y = b.node(s.max ? "MaxPool" : "AveragePool", {xin}, at, name);
+  b.output(from_blocked(b, y, blk));
+}
+
+std::vector<PoolSpec> pool_specs() {
+  std::vector<PoolSpec> v;
+  for (bool max : {true, false}) {
+    auto p = [&](Shape x, std::vector<int64_t> k, std::function<void(PoolSpec&)> f) {
+      PoolSpec s;
+      s.max = max, s.x = std::move(x), s.k = std::move(k);
+      f(s);
+      v.push_back(s);
+    };
+    p({1, 16, 9, 9}, {3, 3}, [](PoolSpec& s) { s.strides = {2, 2}; s.pads = {1, 1, 1, 1}; });
+    p({2, 20, 10, 11}, {3, 3}, [](PoolSpec& s) { s.strides = {2, 2}; s.ceil = 1; s.dirty = true; });
+    p({1, 3, 8, 9}, {2, 3}, [](PoolSpec& s) { s.pads = {1, 0, 1, 2}; s.count_include_pad = 1; s.dirty = true; });
+    p({1, 48, 11, 11}, {3, 3}, [](PoolSpec& s) { s.strides = {2, 2}; s.pads = {1, 1, 0, 0}; s.ceil = 1; s.count_include_pad = 1; });
+    p({1, 16, 12, 12}, {3, 2}, [](PoolSpec& s) { s.dilations = {2, 3}; s.pads = {2, 1, 2, 1}; });
+    p({1, 20, 7, 8}, {3, 3}, [](PoolSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 2}; });
+    p({1, 16, 7, 7}, {4, 4}, [](PoolSpec& s) { s.auto_pad = "SAME_LOWER"; });
+    p({1, 16, 6, 6}, {2, 2}, [](PoolSpec& s) { s.strides = {2, 2}; });
+  }
+  return v;
+}
+
+Build pools(std::vector<PoolSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) pool(b, blk, specs[k], "pool" + std::to_string(k));
+  };
+}
+
+TEST(NchwcPool, Blocks4And16) {
+  check_nchwc(pools(pool_specs()), 4);
+  check_nchwc(pools(pool_specs()), 16);
+}
+
+TEST(NchwcPool, Blocks8_64_256) {
+  auto all = pool_specs();
+  check_nchwc(pools({all[1], all[3], all[9], all[11]}), 8);
+  check_nchwc(pools({all[1], all[3], all[9], all[11]}), 64);
+  check_nchwc(pools({all[3], all[10]}), 256);
+}
+
+TEST(NchwcPool, OneAndThreeSpatialDims) {
+  PoolSpec p1;
+  p1.x = {1, 20, 13}, p1.k = {3}, p1.strides = {2}, p1.pads = {1, 1};
+  PoolSpec p3;
+  p3.max = false, p3.x = {1, 16, 5, 6, 7}, p3.k = {2, 3, 3}, p3.pads = {0, 1, 1, 1, 1, 0}, p3.count_include_pad = 1;
+  check_nchwc(pools({p1, p3}), 8);
+}
+
+TEST(NchwcPool, SupportsOnlyWhatTheKernelDoes) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 8, 8});
+  std::map<std::string, Attr> at{{"kernel_shape", attr_ints({2, 2})}};
+  auto with_idx = b.node_n("MaxPool", {x}, 2, at);
+  EXPECT_FALSE(with_idx[0]->producer->op->supports_nchwc(*with_idx[0]->producer, 16));
+  Value* xi = b.input("xi", {1, 16, 8, 8}, DType::U8);
+  Value* mi = b.node("MaxPool", {xi}, at);
+  EXPECT_FALSE(mi->producer->op->supports_nchwc(*mi->producer, 16));
+  Value* mf = b.node("MaxPool", {x}, at);
+  EXPECT_TRUE(mf->producer->op->supports_nchwc(*mf->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
+// GlobalAveragePool / GlobalMaxPool
+
+Build global_pools(std::vector<Shape> shapes) {
+  return [shapes](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < shapes.size(); ++k)
+      for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+        std::string name = std::string(op) + std::to_string(k);
+        Value* x = b.input(name + "_x", shapes[k]);
+        Value* xin = k % 2 ? dirty(b, x, blk) : to_blocked(b, x, blk);
+        Value* y = b.node(op, {xin}, {}, name);
+        b.output(from_blocked(b, y, blk));
+      }
+  };
+}
+
+TEST(NchwcGlobalPool, Ranks3To5) {
+  std::vector<Shape> shapes{{1, 16, 7, 7}, {2, 20, 5, 6}, {1, 3, 9}, {1, 48, 3, 4, 5}};
+  for (int64_t blk : {4, 16, 64}) check_nchwc(global_pools(shapes), blk);
+  check_nchwc(global_pools({{1, 260, 3, 3}}), 256);
+}
+
+// ---------------------------------------------------------------------------------------
+// Concat
+
+Build concat(std::vector<Shape> shapes) {
+  return [shapes](GraphBuilder& b, int64_t blk) {
+    std::vector<Value*> ins;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      Value* x = b.input("x" + std::to_string(k), shapes[k]);
+      ins.push_back(k + 1 == shapes.size() ? dirty(b, x, blk) : to_blocked(b, x, blk));
+    }
+    Value* y = b.node("Concat", ins, {{"axis", attr_int(1)}}, "concat");
+    b.output(from_blocked(b, y, blk));
+  };
+}
+
+TEST(NchwcConcat, WholeBlocks) {
+  check_nchwc(concat({{1, 16, 5, 6}, {1, 32, 5, 6}, {1, 20, 5, 6}}), 16);
+  check_nchwc(concat({{2, 16, 5, 6}, {2, 8, 5, 6}, {2, 3, 5, 6}}), 8);
+  check_nchwc(concat({{1, 64, 3, 3}, {1, 48, 3, 3}}), 64);
+  check_nchwc(concat({{2, 4, 7}, {2, 12, 7}, {2, 16, 7}}), 4);
+  check_nchwc(concat({{1, 256, 2, 2}, {1, 20, 2, 2}}), 256);
+}
+
+TEST(NchwcConcat, SupportsOnlyWholeBlocks) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 20, 4, 4});
+  Value* z = b.input("z", {1, 16, 4, 4});
+  Value* c1 = b.node("Concat", {x, z}, {{"axis", attr_int(1)}});
+  EXPECT_FALSE(c1->producer->op->supports_nchwc(*c1->producer, 16));  // 20 % 16 != 0 before the last
+  EXPECT_TRUE(c1->producer->op->supports_nchwc(*c1->producer, 4));
+  Value* c2 = b.node("Concat", {z, x}, {{"axis", attr_int(1)}});
+  EXPECT_TRUE(c2->producer->op->supports_nchwc(*c2->producer, 16));
+  Value* c3 = b.node("Concat", {z, z}, {{"axis", attr_int(2)}});
+  EXPECT_FALSE(c3->producer->op->supports_nchwc(*c3->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
+// Pad (spatial pads; constant, reflect and edge; crops; a runtime constant_value)
+
+struct PadSpec {
+  Shape x;
+  std::vector<int64_t> pads;
+  std::string mode = "constant";
+  float value = 0;
+  bool runtime_value = false;
+  bool dirty = false;
+};
+
+Build pads(std::vector<PadSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const PadSpec& s = specs[k];
+      std::string name = "pad" + std::to_string(k);
+      Value* x = b.input(name + "_x", s.x);
+      Value* xin = s.dirty ? dirty(b, x, blk) : to_blocked(b, x, blk);
+      std::vector<Value*> ins{xin, b.constant(name + "_pads", Tensor::from_i64(s.pads))};
+      if (s.runtime_value) ins.push_back(b.input(name + "_v", {}));
+      else if (s.value != 0) ins.push_back(b.constant(name + "_v", Tensor::from_f32({s.value}, {})));
+      Value* y = b.node("Pad", ins, {{"mode", attr_string(s.mode)}}, name);
+      b.output(from_blocked(b, y, blk));
+    }
+  };
+}
+
+std::vector<PadSpec> pad_specs() {
+  return {
+      {{1, 20, 5, 6}, {0, 0, 1, 2, 0, 0, 2, 1}, "constant", 0.5f, false, true},
+      {{2, 16, 4, 4}, {0, 0, 2, 1, 0, 0, 1, 3}, "reflect"},
+      {{1, 3, 5, 5}, {0, 0, 1, 3, 0, 0, 2, 0}, "edge"},
+      {{1, 16, 6, 6}, {0, 0, -1, 1, 0, 0, 2, -2}, "constant"},
+      {{1, 20, 7}, {0, 0, 2, 0, 0, 3}, "constant", 0, true},
+      {{1, 8, 3, 4, 5}, {0, 0, 1, 0, 1, 0, 0, 1, 1, 0}, "edge"},
+  };
+}
+
+TEST(NchwcPad, SpatialPads) {
+  for (int64_t blk : {4, 16}) check_nchwc(pads(pad_specs()), blk);
+  check_nchwc(pads({pad_specs()[0], pad_specs()[1]}), 64);
+}
+
+TEST(NchwcPad, SupportsOnlySpatialPads) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 4, 4});
+  Value* pc = b.node("Pad", {x, b.constant("p1", Tensor::from_i64({0, 1, 0, 0, 0, 0, 0, 0}))});
+  EXPECT_FALSE(pc->producer->op->supports_nchwc(*pc->producer, 16));
+  Value* ps = b.node("Pad", {x, b.constant("p2", Tensor::from_i64({0, 0, 1, 0, 0, 0, 0, 1}))});
+  EXPECT_TRUE(ps->producer->op->supports_nchwc(*ps->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
+// Resize (nearest / linear on the spatial axes)
+
+struct ResizeSpec {
+  Shape x;
+  std::vector<float> scales;    // or
+  std::vector<int64_t> sizes;
+  std::vector<float> roi;       // tf_crop_and_resize
+  std::map<std::string, Attr> attrs;
+  bool dirty = false;
+};
+
+Build resizes(std::vector<ResizeSpec> specs) {
+  return [specs](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const ResizeSpec& s = specs[k];
+      std::string name = "resize" + std::to_string(k);
+      Value* x = b.input(name + "_x", s.x);
+      Value* xin = s.dirty ? dirty(b, x, blk) : to_blocked(b, x, blk);
+      Value* roi = s.roi.empty() ? nullptr : b.constant(name + "_roi", Tensor::from_f32(s.roi, {static_cast<int64_t>(s.roi.size())}));
+      std::vector<Value*> ins{xin, roi};
+      if (!s.scales.empty()) ins.push_back(b.constant(name + "_scales", Tensor::from_f32(s.scales, {static_cast<int64_t>(s.scales.size())})));
+      else ins.insert(ins.end(), {nullptr, b.constant(name + "_sizes", Tensor::from_i64(s.sizes))});
+      Value* y = b.node("Resize", ins, s.attrs, name);
+      b.output(from_blocked(b, y, blk));
+    }
+  };
+}
+
+std::vector<ResizeSpec> resize_specs() {
+  auto m = [](const char* mode) { return attr_string(mode); };
+  return {
+      {{1, 20, 5, 6}, {1, 1, 2, 2}, {}, {}, {{"mode", m("nearest")}}},
+      {{2, 16, 4, 6}, {1, 1, 2, 1.5f}, {}, {}, {{"mode", m("linear")}}, true},
+      {{1, 3, 4, 5}, {}, {1, 3, 7, 9}, {}, {{"mode", m("linear")}, {"coordinate_transformation_mode", m("align_corners")}}},
+      {{1, 16, 8, 8}, {1, 1, 0.5f, 0.5f}, {}, {},
+       {{"mode", m("nearest")}, {"coordinate_transformation_mode", m("asymmetric")}, {"nearest_mode", m("floor")}}},
+      {{1, 16, 6, 6}, {}, {1, 16, 5, 7}, {0, 0, 0.1f, 0.2f, 1, 1, 1.2f, 0.7f},
+       {{"mode", m("linear")}, {"coordinate_transformation_mode", m("tf_crop_and_resize")}, {"extrapolation_value", attr_float(0.25)}}},
+      {{1, 20, 7}, {1, 1, 2}, {}, {}, {{"mode", m("linear")}}, true},
+  };
+}
+
+TEST(NchwcResize, SpatialNearestAndLinear) {
+  for (int64_t blk : {4, 16}) check_nchwc(resizes(resize_specs()), blk);
+  check_nchwc(resizes({resize_specs()[1], resize_specs()[4]}), 64);
+}
+
+TEST(NchwcResize, SupportsOnlySpatialNearestAndLinear) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 4, 4});
+  Value* rc = b.node("Resize", {x, nullptr, b.constant("s1", Tensor::from_f32({1, 2, 1, 1}, {4}))});
+  EXPECT_FALSE(rc->producer->op->supports_nchwc(*rc->producer, 16));
+  Value* cu = b.node("Resize", {x, nullptr, b.constant("s2", Tensor::from_f32({1, 1, 2, 2}, {4}))}, {{"mode", attr_string("cubic")}});
+  EXPECT_FALSE(cu->producer->op->supports_nchwc(*cu->producer, 16));
+  Value* ok = b.node("Resize", {x, nullptr, b.constant("s3", Tensor::from_f32({1, 1, 2, 2}, {4}))}, {{"mode", attr_string("linear")}});
+  EXPECT_TRUE(ok->producer->op->supports_nchwc(*ok->producer, 16));
+}
+
+// ---------------------------------------------------------------------------------------
+// A small network kept in NCHWc from end to end, as the layout pass would leave it:
+// first-layer conv → max pool → conv → depthwise conv → concat → global average pool.
+void network(GraphBuilder& b, int64_t blk) {
+  auto nc = [&](Value* v) {
+    if (blk) v->layout = Layout::nchwc(blk);
+    return v;
+  };
+  auto cw = [&](const std::string& name, Shape s, int64_t bi) {
+    Tensor w = rand_tensor(b, s);
+    return blk ? add_constant(*b.g, name, w, Layout::filter(blk, bi)) : b.constant(name, w);
+  };
+  Value* x = b.input("x", {1, 3, 20, 20});
+  Value* c1 = nc(b.node("Conv", {x, cw("w1", {16, 3, 3, 3}, 1), b.random_constant("b1", {16})},
+                        {{"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({2, 2})}}));
+  Value* r1 = nc(b.node("Relu", {c1}));
+  Value* p1 = nc(b.node("MaxPool", {r1}, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}));
+  Value* c2 = nc(b.node("Conv", {p1, cw("w2", {20, 16, 3, 3}, blk), b.random_constant("b2", {20})}, {{"pads", attr_ints({1, 1, 1, 1})}}));
+  Value* c3 = nc(b.node("Conv", {p1, cw("w3", {16, 1, 3, 3}, 1)}, {{"pads", attr_ints({1, 1, 1, 1})}, {"group", attr_int(16)}}));
+  Value* cat = nc(b.node("Concat", {c3, c2}, {{"axis", attr_int(1)}}));
+  Value* gp = nc(b.node("GlobalAveragePool", {cat}));
+  b.output(blk ? b.node("onnxc.layout_transform", {gp}, {{"from", attr_int(blk)}, {"to", attr_int(0)}}) : gp);
+  if (blk) {  // also an intermediate output
+    b.output(b.node("onnxc.layout_transform", {c2}, {{"from", attr_int(blk)}, {"to", attr_int(0)}}));
+  } else {
+    b.output(c2);
+  }
+}
+
+TEST(NchwcNetwork, EndToEnd) {
+  for (int64_t blk : {8, 16}) check_nchwc(network, blk);
+}
+
+TEST(NchwcNetwork, ClangO3WarningFree) {
+  if (std::system("clang --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "clang not installed";
+  GraphBuilder b;
+  network(b, 16);
+  pool(b, 16, pool_specs()[3], "pool");
+  pool(b, 16, pool_specs()[11], "apool");
+  conv(b, 16, depthwise_specs()[3], "dwconv");
+  conv(b, 16, regular_specs()[2], "dilated");
+  resizes({resize_specs()[1], resize_specs()[4]})(b, 16);
+  pads({pad_specs()[0], pad_specs()[4]})(b, 16);
+  global_pools({{1, 20, 5, 6}})(b, 16);
+  auto in = random_inputs(*b.g);
+  auto ref = reference_outputs(*b.g, in);
+  CRunOptions o;
+  o.cc = "clang";
+  o.cflags = "-O3 -march=native";
+  expect_close(ref, run_c(*b.g, in, o), 1e-4);
+}
+
+}  // namespace
+}  // namespace onnxc::test
