@@ -16,6 +16,7 @@ struct Entry {
 const std::vector<Entry>& pipeline() {
   static const std::vector<Entry> p = {
       {"fold-constants", fold_constants},
+      {"layout", layout_nchwc},
   };
   return p;
 }
