@@ -207,6 +207,9 @@ std::string dump_ir(const Graph& g) {
   for (auto& v : g.values)
     if (v->constant && !v->producer) ++consts, const_bytes += v->constant->nbytes();
   s += fmt::format("  {} initializers/constants, {} bytes\n", consts, const_bytes);
+  size_t transforms = 0;
+  for (auto& n : g.nodes) transforms += n->op_type == "onnxc.layout_transform";
+  if (transforms) s += fmt::format("  # {} layout transform{}\n", transforms, transforms == 1 ? "" : "s");
   auto args = [](const std::vector<Value*>& vs) {
     std::string r;
     for (Value* v : vs) {
