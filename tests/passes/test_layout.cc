@@ -246,6 +246,7 @@ struct Case {
   bool contract;
   int64_t b;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << (c.contract ? "contract" : "ops") << ", b=" << c.b; }
 
 class LayoutPass : public ::testing::TestWithParam<Case> {
  protected:
