@@ -232,9 +232,9 @@ std::string dump_ir(const Graph& g) {
   s += fmt::format("  {} initializers/constants, {} bytes\n", consts, const_bytes);
   size_t transforms = 0;
   for (auto& n : g.nodes) transforms += n->op_type == "onnxc.layout_transform";
-  if (transforms) s += fmt::format("  {} layout transforms\n", transforms);
+  if (transforms) s += fmt::format("  # {} layout transform{}\n", transforms, transforms == 1 ? "" : "s");
   if (g.arena_bytes >= 0)
-    s += fmt::format("  memory plan: arena {} bytes for intermediate tensors of {} bytes in all\n", g.arena_bytes, g.arena_tensor_bytes);
+    s += fmt::format("  # memory plan: arena {} bytes for intermediate tensors of {} bytes in all\n", g.arena_bytes, g.arena_tensor_bytes);
   auto args = [](const std::vector<Value*>& vs) {
     std::string r;
     for (Value* v : vs) {

@@ -35,6 +35,9 @@ std::vector<std::string> run_pipeline(Graph& g, const PassOptions& o);
 bool fold_constants(Graph& g, const PassOptions& o);   // passes/fold_constants.cc
 bool simplify(Graph& g, const PassOptions& o);         // passes/simplify.cc
 bool layout_nchwc(Graph& g, const PassOptions& o);     // passes/layout.cc
+// The layout pass with `supports` answering instead of Op::supports_nchwc (tests use it to
+// place ops in NCHWc whose emitters do not have it yet; the reference eval works on any layout).
+bool layout_nchwc_with(Graph& g, const PassOptions& o, const std::function<bool(const Node&, int64_t)>& supports);
 bool fuse_ops(Graph& g, const PassOptions& o);         // passes/fuse.cc
 bool plan_memory(Graph& g, const PassOptions& o);      // passes/memory_plan.cc
 

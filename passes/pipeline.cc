@@ -17,6 +17,7 @@ const std::vector<Entry>& pipeline() {
   static const std::vector<Entry> p = {
       {"fold-constants", fold_constants},
       {"simplify", simplify},
+      {"layout", layout_nchwc},
       {"fuse", fuse_ops},
       {"memory-plan", plan_memory},  // last: offsets depend on the final node order
   };

@@ -220,8 +220,13 @@ int compile(Options& o) {
   };
   Timer t_pass;
   run_pipeline(*g, po);
+  size_t transforms = 0;
+  for (auto& n : g->nodes) transforms += n->op_type == "onnxc.layout_transform";
   say(fmt::format("passes: {} → {} nodes, layout {}{} ({:.2f} s)", nodes_before, g->nodes.size(), o.layout,
-                  po.nchwc ? fmt::format(" with {}-channel blocks", po.channel_block) : "", t_pass.seconds()));
+                  po.nchwc ? fmt::format(" with {}-channel blocks, {} layout transform{}", po.channel_block, transforms,
+                                         transforms == 1 ? "" : "s")
+                           : "",
+                  t_pass.seconds()));
   if (o.dump_ir) fmt::print("{}", dump_ir(*g));
 
   Timer t_gen;

@@ -36,6 +36,8 @@ Conventions:
   unsigned, bool, complex, string; a width difference is noted); floats pass
   when |actual - expected| <= atol + rtol*|expected| (NaN == NaN, inf == inf);
   everything else must be equal.
+- --extra-args passes more compile-model flags to every compile, e.g.
+  --extra-args "--channel-block 256" or "--layout nchw".
 - Output is deterministic: failures in case-name order, then the summary,
   the elapsed time, and last the line `N passed, M failed, K unsupported`.
   Exit status 0 iff no case failed (and passed >= --expect-min-pass).
@@ -51,6 +53,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -439,7 +442,7 @@ class Runner:
         os.makedirs(build)
         cmd = [self.args.compiler, model_path, "-o", build, "--name", "model",
                "--emit", "exe", "--cc", self.args.cc, "--cflags=" + self.args.cflags,
-               "--quiet"]
+               "--quiet"] + shlex.split(self.args.extra_args)
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                universal_newlines=True, errors="replace",
@@ -591,6 +594,8 @@ def main(argv=None):
     ap.add_argument("--keep", action="store_true", help="keep the temp work dir")
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--cflags", default="-O1")
+    ap.add_argument("--extra-args", default="",
+                    help="more compile-model flags, shell-quoted (e.g. \"--channel-block 256\")")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--bake", choices=("dtype", "shape"), default="dtype",
@@ -612,7 +617,7 @@ def main(argv=None):
     joined = []
     i = 0
     while i < len(argv):
-        if argv[i] in ("--cflags", "--cc") and i + 1 < len(argv):
+        if argv[i] in ("--cflags", "--cc", "--extra-args") and i + 1 < len(argv):
             joined.append(argv[i] + "=" + argv[i + 1])
             i += 2
         else:
