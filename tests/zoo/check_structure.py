@@ -6,7 +6,10 @@ BatchNorm folded into the convs by the exporter, Dropout gone in eval mode). The
 histogram must match: a group kind that appears or disappears is a failure.
 
 Usage: check_structure.py --compiler COMPILE_MODEL --zoo DIR [--work DIR] [--layout nchw] MODEL...
-Known gaps: tables exist for the plain NCHW layout only (the NCHWc layout adds transforms).
+With --layout nchwc (16-channel blocks) the same groups are expected plus exactly one
+onnxc.layout_transform: each model's first conv reads the NCHW input directly, every later
+op runs on blocked channels (the concats of googlenet join branches whose widths are
+multiples of 16), and the classifier's Flatten needs plain NCHW again.
 """
 import argparse
 import collections
@@ -58,6 +61,7 @@ def googlenet():
 
 EXPECTED = {"nchw": {"resnet50": resnet50(), "mobilenet_v2": mobilenet_v2(),
                      "efficientnet_b0": efficientnet_b0(), "googlenet": googlenet()}}
+EXPECTED["nchwc"] = {m: dict(t, **{"onnxc.layout_transform": 1}) for m, t in EXPECTED["nchw"].items()}
 
 # "  %y : f32[..] = Conv+Add+Relu(%x, ... | %skip)  # names"
 NODE = re.compile(r"^  (\[folded\] )?%.* = ([A-Za-z0-9_.+]+)\(.*\)  # ")
@@ -86,6 +90,8 @@ def check(args, model):
     out = os.path.join(args.work, model)
     cmd = [args.compiler, os.path.join(args.zoo, model + ".onnx"), "-o", out, "--emit", "c",
            "--dump-ir", "--verify-passes", "--layout", args.layout, "--quiet"]
+    if args.layout == "nchwc":
+        cmd += ["--channel-block", "16"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         print(f"{model}: compile-model failed (exit {p.returncode}):\n{p.stdout}")
