@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <map>
 
+#include "codegen/c_fused.h"
 #include "ir/op.h"
 #include "passes/pass.h"
 
@@ -32,12 +33,6 @@ struct Buffer {
   std::vector<Value*> values;
   int64_t bytes = 0, first = 0, last = 0, offset = -1;
 };
-
-bool one_loop(const Node& n) {
-  if (n.outputs.size() != 1 || !n.out(0) || n.out(0)->dtype != DType::F32) return false;
-  std::vector<std::string> dummy(n.inputs.size(), "a");
-  return !n.op->c_expr(n, dummy).empty();
-}
 
 // Whether the one-loop node n reads input v at the output's own element index.
 bool same_index(const Node& n, const Value* v) {
@@ -69,7 +64,7 @@ bool plan_memory(Graph& g, const PassOptions&) {
   for (Value* v : planned) {
     const Node& n = *v->producer;
     size_t target = SIZE_MAX;
-    if (one_loop(n) && v == n.out(0)) {
+    if (group_is_one_loop(n) && v == n.out(0)) {
       for (Value* x : n.all_inputs()) {
         auto it = x ? buf_of.find(x) : buf_of.end();
         if (it == buf_of.end() || last.at(x) != def.at(v) || !same_index(n, x)) continue;

@@ -228,20 +228,7 @@ class Pool : public Op {
         e("const float* restrict x = {} + c * {};", e.in(0), in_sz * b);
         e("float* restrict y = {} + c * {};", e.out(0), out_sz * b);
       }
-      std::string start = d.s == 1 ? fmt::format("o{}", i) : fmt::format("o{} * {}", i, d.s);
-      if (d.pb) start += fmt::format(" - {}", d.pb);
-      e("const int64_t p{} = {};", i, start);
-      if (!d.clipped()) {
-        e("const int64_t lo{} = 0, hi{} = {};", i, i, d.k);
-        continue;
-      }
-      if (d.pb == 0) e("const int64_t lo{} = 0;", i);
-      else if (d.d == 1) e("const int64_t lo{0} = p{0} < 0 ? -p{0} : 0;", i);
-      else e("const int64_t lo{0} = p{0} < 0 ? (-p{0} + {1}) / {2} : 0;", i, d.d - 1, d.d);
-      std::string room = fmt::format("{} - p{}", d.in, i);
-      if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
-      e("const int64_t r{} = {};", i, room);
-      e("const int64_t hi{0} = r{0} < {1} ? r{0} : {1};", i, d.k);
+      emit_window(e, i);
     }
     std::string oidx = "o0";
     for (size_t i = 1; i < r; ++i) oidx = fmt::format("{} * {} + o{}", i == 1 ? oidx : "(" + oidx + ")", dims_[i].out, i);
@@ -295,6 +282,26 @@ class Pool : public Op {
     e("}}");
   }
 
+  // Inside output loop o{i}: the window start p{i} and the valid tap range [lo{i}, hi{i})
+  // of spatial dim i (shared by the plain and NCHWc kernels).
+  void emit_window(CEmit& e, size_t i) const {
+    const Dim& d = dims_[i];
+    std::string start = d.s == 1 ? fmt::format("o{}", i) : fmt::format("o{} * {}", i, d.s);
+    if (d.pb) start += fmt::format(" - {}", d.pb);
+    e("const int64_t p{} = {};", i, start);
+    if (!d.clipped()) {
+      e("const int64_t lo{} = 0, hi{} = {};", i, i, d.k);
+      return;
+    }
+    if (d.pb == 0) e("const int64_t lo{} = 0;", i);
+    else if (d.d == 1) e("const int64_t lo{0} = p{0} < 0 ? -p{0} : 0;", i);
+    else e("const int64_t lo{0} = p{0} < 0 ? (-p{0} + {1}) / {2} : 0;", i, d.d - 1, d.d);
+    std::string room = fmt::format("{} - p{}", d.in, i);
+    if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
+    e("const int64_t r{} = {};", i, room);
+    e("const int64_t hi{0} = r{0} < {1} ? r{0} : {1};", i, d.k);
+  }
+
   void emit(CEmit& e) const override {
     if (e.out_layout(0).is_nchwc()) return emit_nchwc(e);
     const Shape& xs = e.in_shape(0);
@@ -314,20 +321,7 @@ class Pool : public Op {
     for (size_t i = 0; i < r; ++i) {
       const Dim& d = dims_[i];
       e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", i, d.out);
-      std::string start = d.s == 1 ? fmt::format("o{}", i) : fmt::format("o{} * {}", i, d.s);
-      if (d.pb) start += fmt::format(" - {}", d.pb);
-      e("const int64_t p{} = {};", i, start);
-      if (!d.clipped()) {
-        e("const int64_t lo{} = 0, hi{} = {};", i, i, d.k);
-        continue;
-      }
-      if (d.pb == 0) e("const int64_t lo{} = 0;", i);
-      else if (d.d == 1) e("const int64_t lo{0} = p{0} < 0 ? -p{0} : 0;", i);
-      else e("const int64_t lo{0} = p{0} < 0 ? (-p{0} + {1}) / {2} : 0;", i, d.d - 1, d.d);
-      std::string room = fmt::format("{} - p{}", d.in, i);
-      if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
-      e("const int64_t r{} = {};", i, room);
-      e("const int64_t hi{0} = r{0} < {1} ? r{0} : {1};", i, d.k);
+      emit_window(e, i);
     }
     // Output offset of this position.
     std::string oidx = "o0";
