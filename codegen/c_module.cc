@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -56,14 +57,18 @@ std::string comment_safe(std::string s) {
   return s;
 }
 
-bool mentions(const std::string& body, const std::string& id) {
-  for (size_t p = body.find(id); p != std::string::npos; p = body.find(id, p + 1)) {
-    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    bool left = p == 0 || !word(body[p - 1]);
-    bool right = p + id.size() >= body.size() || !word(body[p + id.size()]);
-    if (left && right) return true;
+// The C identifiers (words of [A-Za-z0-9_]) in text, to ask which names it mentions.
+std::set<std::string> identifiers(const std::string& text) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::set<std::string> r;
+  for (size_t p = 0; p < text.size();) {
+    if (!word(text[p])) { ++p; continue; }
+    size_t q = p;
+    while (q < text.size() && word(text[q])) ++q;
+    r.insert(text.substr(p, q - p));
+    p = q;
   }
-  return false;
+  return r;
 }
 
 std::string shape_list(const Shape& s) {
@@ -91,12 +96,15 @@ struct Module {
   std::vector<const Value*> arena;
   std::map<const Value*, size_t> out_index;    // value → first graph output slot it fills
   std::set<std::string> used_names;
+  std::map<std::string, int> next_suffix;     // unique(): next suffix to try per stem
   uint64_t wbytes = 0, abytes = 0;
 
   std::string unique(const std::string& base) {
     std::string s = base.size() > 48 ? base.substr(0, 48) : base;
     std::string r = s;
-    for (int k = 2; !used_names.insert(r).second; ++k) r = s + "_" + std::to_string(k);
+    // Suffixes continue where the last clash on this stem stopped: many names that share
+    // their first 48 characters stay linear, not quadratic.
+    for (int& k = next_suffix.try_emplace(s, 2).first->second; !used_names.insert(r).second; ++k) r = s + "_" + std::to_string(k);
     return r;
   }
 
@@ -111,11 +119,14 @@ struct Module {
         name[v] = unique("v_" + c_identifier(v->name));
       }
     }
+    // Offsets are checked for overflow and the totals against the --max-memory cap before
+    // weights_blob() allocates the file image.
     auto need_weight = [&](const Value* v) {
       if (woff.count(v)) return;
       woff[v] = wbytes;
       weights.push_back(v);
-      wbytes = align_up(wbytes + v->constant->nbytes());
+      wbytes = align_up(add_bytes(wbytes, v->constant->nbytes() + kAlign, "the weights") - kAlign);
+      check_memory_cap(g, wbytes, "the weights file, with constant '" + v->name + "' " + v->type_str() + ",");
       name[v] = unique("w_" + c_identifier(v->name));
     };
     for (const Node* n : emitted) {
@@ -132,7 +143,8 @@ struct Module {
           aoff[v] = static_cast<uint64_t>(v->arena_offset);
         } else {
           aoff[v] = abytes;
-          abytes = align_up(abytes + v->nbytes());
+          abytes = align_up(add_bytes(abytes, v->nbytes() + kAlign, "the arena") - kAlign);
+          check_memory_cap(g, abytes, "the arena of intermediate tensors, with '" + v->name + "' " + v->type_str() + ",");
         }
         arena.push_back(v);
         name[v] = unique("t_" + c_identifier(v->name));
@@ -145,16 +157,28 @@ struct Module {
 
   std::string func_name(size_t k, const Node& n) { return unique("n" + std::to_string(k) + "_" + c_identifier(n.name)); }
 
-  // Whether arena value v overlaps another arena value among `others` (in-place reuse).
-  bool aliases(const Value* v, const std::vector<const Value*>& others) const {
-    auto it = aoff.find(v);
-    if (it == aoff.end()) return false;
-    for (const Value* o : others) {
-      auto jt = aoff.find(o);
-      if (o == v || jt == aoff.end()) continue;
-      if (it->second < jt->second + o->nbytes() && jt->second < it->second + v->nbytes()) return true;
+  // The arena values among `vs` that overlap another value of `vs` (in-place reuse): their
+  // parameters may alias and lose `restrict`. Sorted by offset, so a node with many
+  // parameters (a Sum of thousands of inputs) costs n log n, not n^2.
+  std::set<const Value*> aliased(const std::vector<const Value*>& vs) const {
+    struct Span { uint64_t begin, end; const Value* v; };
+    std::vector<Span> spans;
+    std::set<const Value*> seen;
+    for (const Value* v : vs) {
+      auto it = v ? aoff.find(v) : aoff.end();
+      if (it == aoff.end() || !seen.insert(v).second) continue;
+      uint64_t bytes = v->nbytes();
+      if (bytes) spans.push_back({it->second, it->second + bytes, v});
     }
-    return false;
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    std::set<const Value*> r;
+    uint64_t max_end = 0;  // of the spans before i
+    for (size_t i = 0; i < spans.size(); ++i) {
+      if (i > 0 && max_end > spans[i].begin) r.insert(spans[i].v);
+      if (i + 1 < spans.size() && spans[i + 1].begin < spans[i].end) r.insert(spans[i].v), r.insert(spans[i + 1].v);
+      max_end = std::max(max_end, spans[i].end);
+    }
+    return r;
   }
 
   std::string node_function(size_t k, const Node& n, std::string* call) {
@@ -163,7 +187,8 @@ struct Module {
     std::vector<const Value*> all;
     for (const Value* v : n.all_inputs()) all.push_back(v);
     for (const Value* v : n.outputs) all.push_back(v);
-    auto restrict_kw = [&](const Value* v) { return aliases(v, all) ? "" : " restrict"; };
+    const std::set<const Value*> may_alias = aliased(all);
+    auto restrict_kw = [&](const Value* v) { return may_alias.count(v) ? "" : " restrict"; };
     std::string sig_comment;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Value* v = n.inputs[i];
@@ -198,9 +223,10 @@ struct Module {
       emit_group_loop(e);
     }
     std::string unused;
+    const std::set<std::string> used = identifiers(e.body());
     for (auto* list : {&ins, &outs, &extras})
       for (auto& p : *list)
-        if (!p.empty() && !mentions(e.body(), p)) unused += "  (void)" + p + ";\n";
+        if (!p.empty() && !used.count(p)) unused += "  (void)" + p + ";\n";
     std::string fn = func_name(k, n);
     *call = fmt::format("{}({});", fn, fmt::join(args, ", "));
     std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", "));
@@ -293,11 +319,12 @@ struct Module {
     for (size_t k = 0; k < g.inputs.size(); ++k) nullchk.push_back(fmt::format("!in{}", k));
     for (size_t k = 0; k < g.outputs.size(); ++k) nullchk.push_back(fmt::format("!out{}", k));
     if (!nullchk.empty()) s += fmt::format("  if ({}) return ONNXC_ERR_ARG;\n", fmt::join(nullchk, " || "));
+    const std::set<std::string> called_with = identifiers(calls);
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       const Value* v = g.inputs[k];
       s += fmt::format("  const {}* const {} = in{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
       // An input only static or shape-only uses read (Shape, Dropout's ratio) is never passed on.
-      if (!v->is_output && !mentions(calls, name.at(v))) s += fmt::format("  (void){};\n", name.at(v));
+      if (!v->is_output && !called_with.count(name.at(v))) s += fmt::format("  (void){};\n", name.at(v));
     }
     for (size_t k = 0; k < g.outputs.size(); ++k) {  // graph order keeps the C deterministic
       const Value* v = g.outputs[k];
@@ -374,7 +401,7 @@ std::string c_identifier(const std::string& s) {
 }
 
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt) {
-  Module m{g, opt, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
+  Module m{g, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
   m.plan();
   uint64_t checksum = 0;
   std::string blob = m.weights_blob(&checksum);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "ir/eval.h"
@@ -58,6 +59,8 @@ class Importer {
     if (!m.has_graph()) fail_invalid("model has no graph");
     const onnx::GraphProto& gp = m.graph();
     g_->name = gp.name().empty() ? "main" : gp.name();
+    g_->max_memory = opt_.max_memory;
+    budget_ = std::make_unique<MemoryBudget>(*g_);
     read_opset(m);
     for (const auto& t : gp.initializer()) add_initializer(t);
     if (gp.sparse_initializer_size()) fail_unsupported("sparse initializers are not supported");
@@ -66,6 +69,7 @@ class Importer {
     read_outputs(gp);
     prepare_ops(*g_);
     infer_shapes(*g_);
+    for (Value* v : g_->outputs) check_memory_cap(*g_, v->nbytes(), "graph output '" + v->name + "' " + v->type_str());
     verify_graph(*g_);
     return std::move(g_);
   }
@@ -81,83 +85,136 @@ class Importer {
       fail_unsupported("opset " + std::to_string(g_->opset) + " is not supported (onnxc supports opsets 7 to 18, and some ops from earlier)");
   }
 
+  // Element count and bytes of a shape, or an error that names `what`.
+  static void bytes_of(const Shape& shape, DType dt, const std::string& what, int64_t* n, uint64_t* nbytes) {
+    try {
+      *n = numel(shape);
+      *nbytes = nbytes_of(shape, dt);
+    } catch (const CompileError& e) {
+      fail_invalid(what + ": " + e.what());
+    }
+  }
+
+  // Checks a TensorProto completely (dims, sizes, which data fields it uses, external data
+  // range) before allocating anything, charges its bytes to the memory budget, then copies.
   std::shared_ptr<const Tensor> convert_tensor(const onnx::TensorProto& t, const std::string& what) {
     DType dt = convert_dtype(t.data_type(), what);
     Shape shape(t.dims().begin(), t.dims().end());
     for (int64_t d : shape)
       if (d < 0) fail_invalid(what + " has negative dimension in " + shape_str(shape));
     if (t.has_segment()) fail_unsupported(what + " is segmented, which is not supported");
-    int64_t n = numel(shape);
-    size_t esize = dtype_size(dt);
-    if (n > int64_t{1} << 40 || static_cast<uint64_t>(n) * esize > (uint64_t{1} << 40))
-      fail_unsupported(what + " " + shape_str(shape) + " is larger than 1 TiB");
-    auto out = std::make_shared<Tensor>(dt, shape);
-    size_t nbytes = out->nbytes();
-    auto count_error = [&](const char* field, int64_t count) {
-      fail_invalid(what + " " + dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(n) + " elements but its " +
-                   field + " holds " + std::to_string(count));
-    };
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      read_external(t, what, out->bytes);
+    const std::string type = std::string(dtype_name(dt)) + shape_str(shape);
+    int64_t n;
+    uint64_t nbytes;
+    bytes_of(shape, dt, what, &n, &nbytes);
+    // The typed field this dtype's values belong in (ONNX TensorProto), and every typed
+    // field that holds values.
+    const char* field = dt == DType::F32 ? "float_data" : dt == DType::F64 ? "double_data" : dt == DType::I64 ? "int64_data"
+                        : dt == DType::U32 || dt == DType::U64 ? "uint64_data" : "int32_data";
+    std::vector<std::pair<const char*, int>> typed;
+    for (auto [name, count] : {std::pair<const char*, int>{"float_data", t.float_data_size()}, {"double_data", t.double_data_size()},
+                               {"int32_data", t.int32_data_size()}, {"int64_data", t.int64_data_size()},
+                               {"uint64_data", t.uint64_data_size()}, {"string_data", t.string_data_size()}})
+      if (count) typed.emplace_back(name, count);
+    const bool external = t.data_location() == onnx::TensorProto::EXTERNAL;
+    if (external && (t.has_raw_data() || !typed.empty()))
+      fail_invalid(what + " stores its data externally but also has " + (t.has_raw_data() ? "raw_data" : typed[0].first));
+    if (!external && t.external_data_size())
+      fail_invalid(what + " has external_data entries but its data_location is not EXTERNAL");
+    if (t.has_raw_data() && !typed.empty())
+      fail_invalid(what + " " + type + " has both raw_data (" + std::to_string(t.raw_data().size()) + " bytes) and " + typed[0].first +
+                   " (" + std::to_string(typed[0].second) + " values); a tensor keeps its data in one of them");
+    if (typed.size() > 1)
+      fail_invalid(what + " " + type + " has values in both " + typed[0].first + " and " + typed[1].first);
+    ExternalRange ext;
+    if (external) {
+      ext = external_range(t, what, nbytes);
     } else if (t.has_raw_data()) {
       if (t.raw_data().size() != nbytes)
-        fail_invalid(what + " " + dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(nbytes) + " bytes but raw_data has " +
-                     std::to_string(t.raw_data().size()));
+        fail_invalid(what + " " + type + " needs " + std::to_string(nbytes) + " bytes but raw_data has " + std::to_string(t.raw_data().size()));
+    } else if (!typed.empty() && std::strcmp(typed[0].first, field) != 0) {
+      fail_invalid(what + " " + type + " has its values in " + typed[0].first + ", but " + dtype_name(dt) + " values belong in " + field);
+    } else {
+      int64_t count = typed.empty() ? 0 : typed[0].second;
+      if (count != n)
+        fail_invalid(what + " " + type + " needs " + std::to_string(n) + " elements but its " + field + " holds " + std::to_string(count));
+    }
+    budget_->charge(nbytes, what + " " + type);
+    auto out = std::make_shared<Tensor>(dt, shape);
+    if (external) {
+      read_external(ext, what, out->bytes);
+    } else if (t.has_raw_data()) {
       std::memcpy(out->bytes.data(), t.raw_data().data(), nbytes);
     } else if (dt == DType::F32) {
-      if (t.float_data_size() != n) count_error("float_data", t.float_data_size());
       std::memcpy(out->bytes.data(), t.float_data().data(), nbytes);
     } else if (dt == DType::F64) {
-      if (t.double_data_size() != n) count_error("double_data", t.double_data_size());
       std::memcpy(out->bytes.data(), t.double_data().data(), nbytes);
     } else if (dt == DType::I64) {
-      if (t.int64_data_size() != n) count_error("int64_data", t.int64_data_size());
       std::memcpy(out->bytes.data(), t.int64_data().data(), nbytes);
     } else if (dt == DType::U32 || dt == DType::U64) {
-      if (t.uint64_data_size() != n) count_error("uint64_data", t.uint64_data_size());
       for (int64_t i = 0; i < n; ++i) out->set_i64(i, static_cast<int64_t>(t.uint64_data(static_cast<int>(i))));
     } else {
-      if (t.int32_data_size() != n) count_error("int32_data", t.int32_data_size());
       for (int64_t i = 0; i < n; ++i) out->set(i, t.int32_data(static_cast<int>(i)));
     }
     return out;
   }
 
-  void read_external(const onnx::TensorProto& t, const std::string& what, std::vector<unsigned char>& dst) {
+  struct ExternalRange {
+    fs::path file;
     std::string location;
-    int64_t offset = 0, length = -1;
+    int64_t offset = 0;
+  };
+
+  // Where an external tensor of `need` bytes lies; checks the location stays in the model's
+  // folder and that offset and length are numbers that describe a range inside the file.
+  ExternalRange external_range(const onnx::TensorProto& t, const std::string& what, uint64_t need) {
+    ExternalRange r;
+    std::optional<int64_t> length;
     for (const auto& kv : t.external_data()) {
+      if (kv.key() == "location") {
+        r.location = kv.value();
+        continue;
+      }
+      if (kv.key() != "offset" && kv.key() != "length") continue;  // "checksum" and others: not used
+      int64_t v = 0;
       try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoll(kv.value());
-        else if (kv.key() == "length") length = std::stoll(kv.value());
+        size_t used = 0;
+        v = std::stoll(kv.value(), &used);
+        if (used != kv.value().size()) throw std::invalid_argument("trailing characters");
       } catch (const std::exception&) {
         fail_invalid(what + ": external data " + kv.key() + " '" + kv.value() + "' is not a number");
       }
+      if (v < 0) fail_invalid(what + ": external data " + kv.key() + " " + std::to_string(v) + " is negative");
+      if (kv.key() == "offset") r.offset = v;
+      else length = v;
     }
-    if (location.empty()) fail_invalid(what + ": external data has no location");
-    if (dir_.empty()) fail_invalid(what + ": external data '" + location + "' cannot be resolved for a model read from memory");
-    fs::path rel(location);
-    if (rel.is_absolute()) fail_invalid(what + ": external data location '" + location + "' is an absolute path; it must be relative to the model's folder");
+    if (r.location.empty()) fail_invalid(what + ": external data has no location");
+    if (dir_.empty()) fail_invalid(what + ": external data '" + r.location + "' cannot be resolved for a model read from memory");
+    fs::path rel(r.location);
+    if (rel.is_absolute()) fail_invalid(what + ": external data location '" + r.location + "' is an absolute path; it must be relative to the model's folder");
     std::error_code ec;
     fs::path base = fs::weakly_canonical(fs::path(dir_), ec);
-    fs::path full = fs::weakly_canonical(base / rel, ec);
-    auto [bi, fi] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
-    if (ec || bi != base.end() || full == base)
-      fail_invalid(what + ": external data location '" + location + "' points outside the model's folder");
-    if (!fs::is_regular_file(full, ec)) fail_invalid(what + ": external data file '" + location + "' does not exist in the model's folder");
-    int64_t fsize = static_cast<int64_t>(fs::file_size(full, ec));
-    if (ec) fail_invalid(what + ": cannot read external data file '" + location + "'");
-    int64_t need = static_cast<int64_t>(dst.size());
-    if (length >= 0 && length != need)
-      fail_invalid(what + ": external data length " + std::to_string(length) + " does not match the tensor's " + std::to_string(need) + " bytes");
-    if (offset < 0 || offset > fsize || fsize - offset < need)
-      fail_invalid(what + ": external data range [" + std::to_string(offset) + ", +" + std::to_string(need) + ") is outside '" + location +
+    r.file = fs::weakly_canonical(base / rel, ec);
+    auto [bi, fi] = std::mismatch(base.begin(), base.end(), r.file.begin(), r.file.end());
+    if (ec || bi != base.end() || r.file == base)
+      fail_invalid(what + ": external data location '" + r.location + "' points outside the model's folder");
+    if (!fs::is_regular_file(r.file, ec)) fail_invalid(what + ": external data file '" + r.location + "' does not exist in the model's folder");
+    uint64_t fsize = fs::file_size(r.file, ec);
+    if (ec) fail_invalid(what + ": cannot read external data file '" + r.location + "'");
+    if (length && static_cast<uint64_t>(*length) != need)
+      fail_invalid(what + ": external data length " + std::to_string(*length) + " does not match the tensor's " + std::to_string(need) + " bytes");
+    const uint64_t off = static_cast<uint64_t>(r.offset);
+    if (off > fsize || fsize - off < need)
+      fail_invalid(what + ": external data range [" + std::to_string(off) + ", +" + std::to_string(need) + ") is outside '" + r.location +
                    "' (" + std::to_string(fsize) + " bytes)");
-    std::ifstream f(full, std::ios::binary);
-    f.seekg(offset);
-    f.read(reinterpret_cast<char*>(dst.data()), need);
-    if (!f) fail_invalid(what + ": error reading external data file '" + location + "'");
+    return r;
+  }
+
+  void read_external(const ExternalRange& r, const std::string& what, std::vector<unsigned char>& dst) {
+    std::ifstream f(r.file, std::ios::binary);
+    f.seekg(r.offset);
+    f.read(reinterpret_cast<char*>(dst.data()), static_cast<std::streamsize>(dst.size()));
+    if (!f) fail_invalid(what + ": error reading external data file '" + r.location + "'");
   }
 
   void add_initializer(const onnx::TensorProto& t) {
@@ -212,7 +269,10 @@ class Importer {
                          " in the model but --input-shape gives " + std::to_string(o[k]));
         shape = o;
       }
-      numel(shape);
+      int64_t n;
+      uint64_t nbytes;
+      bytes_of(shape, v->dtype, what, &n, &nbytes);
+      check_memory_cap(*g_, nbytes, what + " " + dtype_name(v->dtype) + shape_str(shape));
       v->shape = shape;
       v->shape_known = true;
       g_->inputs.push_back(v);
@@ -321,6 +381,7 @@ class Importer {
   std::string dir_;
   const ImportOptions& opt_;
   std::unique_ptr<Graph> g_;
+  std::unique_ptr<MemoryBudget> budget_;  // initializers and tensor attributes, before allocating each
 };
 
 }  // namespace

@@ -5,6 +5,9 @@
 // --input-shape overrides, sorts nodes topologically, creates each node's Op and runs
 // shape inference with constant propagation (ir/eval.h). Only the default ONNX domain,
 // opsets 7–18, is accepted. Errors are CompileErrors naming the node where there is one.
+// Limits: every tensor's size is checked for overflow and against ImportOptions::max_memory
+// before anything is allocated; node order comes from an iterative topological sort (no
+// recursion, any depth), which also reports cycles.
 #pragma once
 #include <map>
 #include <memory>
@@ -16,6 +19,9 @@ namespace onnxc {
 
 struct ImportOptions {
   std::map<std::string, Shape> input_shapes;  // --input-shape NAME=d0,d1,...
+  // --max-memory: becomes Graph::max_memory. The importer charges every initializer and
+  // tensor attribute to it before allocating, and checks each graph input and output.
+  uint64_t max_memory = kDefaultMaxMemory;
 };
 
 std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& opt);

@@ -100,6 +100,7 @@ std::vector<Tensor> eval_node(const Node& n, const std::vector<const Tensor*>& i
 }
 
 void infer_shapes(Graph& g, int64_t fold_limit) {
+  MemoryBudget budget(g);
   for (auto& np : g.nodes) {
     Node& n = *np;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -109,11 +110,14 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
     n.op->infer(n);
     bool all_const = true;
     int64_t out_elems = 0;
+    uint64_t out_bytes = 0;
     for (Value* v : n.outputs) {
       if (!v) continue;
       if (!v->shape_known || v->dtype == DType::Undefined)
         ONNXC_ASSERT(false, n.where() + ": infer left output '" + v->name + "' without type");
-      out_elems += numel(v->shape);
+      int64_t e = numel(v->shape);
+      out_elems = e > fold_limit ? fold_limit + 1 : std::min(out_elems + e, fold_limit + 1);  // no overflow
+      out_bytes = add_bytes(out_bytes, nbytes_of(v->shape, v->dtype), n.where() + ": the outputs");
       if (!v->constant) all_const = false;
     }
     if (all_const) continue;  // the op set its outputs itself (Constant, Shape)
@@ -123,7 +127,10 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
       if (v && !v->constant) { all_const = false; break; }
       in.push_back(v ? v->constant.get() : nullptr);
     }
-    if (!all_const || out_elems > fold_limit) continue;
+    // Too big to fold, or over the memory cap (then the node stays code; the arena check
+    // after memory planning sees its output).
+    if (!all_const || out_elems > fold_limit || !budget.fits(out_bytes)) continue;
+    budget.charge(out_bytes, n.where());
     std::vector<Tensor> out = eval_node(n, in);
     for (size_t j = 0; j < n.outputs.size(); ++j)
       if (Value* v = n.outputs[j]) v->constant = std::make_shared<const Tensor>(std::move(out[j]));

@@ -2,6 +2,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <sstream>
 
@@ -23,7 +24,41 @@ std::string Value::type_str() const {
   return std::string(dtype_name(dtype)) + shape_str(physical_shape()) + " " + layout.str(shape.size());
 }
 
-uint64_t Value::nbytes() const { return static_cast<uint64_t>(numel(physical_shape())) * dtype_size(dtype); }
+uint64_t Value::nbytes() const { return nbytes_of(physical_shape(), dtype); }
+
+std::string bytes_str(uint64_t bytes) {
+  static const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 6) v /= 1024, ++u;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s (%llu bytes)", v, kUnits[u], static_cast<unsigned long long>(bytes));
+  return buf;
+}
+
+void check_memory_cap(const Graph& g, uint64_t bytes, const std::string& what) {
+  if (!g.max_memory || bytes <= g.max_memory) return;
+  fail_unsupported(what + " needs " + bytes_str(bytes) + ", over the --max-memory cap of " + bytes_str(g.max_memory) +
+                   "; raise it with --max-memory SIZE (0 = no cap)");
+}
+
+uint64_t constant_bytes(const Graph& g) {
+  uint64_t n = 0;
+  for (auto& v : g.values)
+    if (v->constant) n = add_bytes(n, v->constant->nbytes(), "the graph's constants");
+  return n;
+}
+
+void MemoryBudget::charge(uint64_t bytes, const std::string& what) {
+  if (fits(bytes)) {
+    used_ += bytes;
+    return;
+  }
+  fail_unsupported(what + " (" + bytes_str(bytes) + ") would bring the constants held to " +
+                   bytes_str(add_bytes(used_, bytes, "the constants held")) + ", over the --max-memory cap of " +
+                   bytes_str(g_.max_memory) + "; raise it with --max-memory SIZE (0 = no cap)");
+}
 
 std::vector<Value*> Node::all_inputs() const {
   std::vector<Value*> r = inputs;

@@ -101,9 +101,42 @@ struct Graph {
   void drop_unused_values();
   int64_t arena_bytes = -1;  // size of the planned arena (memory plan), -1 = not planned
   int64_t arena_tensor_bytes = 0;  // memory plan: sum of the sizes of the tensors it placed
+  // Memory cap in bytes (compile-model --max-memory), 0 = none. It bounds the constants the
+  // compiler holds (initializers as they are read, tensors made by folding or repacking:
+  // MemoryBudget), the weights file, the arena, and each graph input and output.
+  uint64_t max_memory = 0;
 
  private:
   std::map<std::string, Value*> by_name_;
+};
+
+// The default of --max-memory (and ImportOptions::max_memory): 8 GiB.
+constexpr uint64_t kDefaultMaxMemory = uint64_t{8} << 30;
+
+// "1.5 GiB (1610612736 bytes)".
+std::string bytes_str(uint64_t bytes);
+// Throws CompileError(Unsupported) when `bytes` is over the graph's cap:
+//   "<what> needs N bytes, over the --max-memory cap of C; raise it with --max-memory SIZE (0 = no cap)"
+void check_memory_cap(const Graph& g, uint64_t bytes, const std::string& what);
+
+// Bytes of every constant the graph holds (values with `constant` set).
+uint64_t constant_bytes(const Graph& g);
+
+// Counts the bytes of constant tensors a stage creates against Graph::max_memory, starting
+// from what the graph holds when it is made. Tensors are counted when created and not
+// released when they become unused: the count bounds what the stage can hold at once.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(const Graph& g) : g_(g), used_(constant_bytes(g)) {}
+  // Whether `bytes` more fit under the cap (folding asks, and leaves the node as code if not).
+  bool fits(uint64_t bytes) const { return !g_.max_memory || (bytes <= g_.max_memory && used_ <= g_.max_memory - bytes); }
+  // Counts `bytes` more; CompileError(Unsupported) naming `what` when they do not fit.
+  void charge(uint64_t bytes, const std::string& what);
+  uint64_t used() const { return used_; }
+
+ private:
+  const Graph& g_;
+  uint64_t used_;
 };
 
 // Reads a node's attributes for Op::parse: applies ONNX defaults, checks types, and

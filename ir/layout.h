@@ -39,7 +39,7 @@ struct Layout {
   std::string str(size_t rank) const;
 };
 
-inline int64_t ceil_div_pos(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t ceil_div_pos(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 0, b > 0; no overflow
 
 // Stored dims of a tensor of logical shape `s` in layout `l` (rank >= 2 for non-plain).
 Shape physical_shape(const Shape& s, const Layout& l);

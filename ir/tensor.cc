@@ -3,6 +3,8 @@
 
 #include <cstring>
 #include <limits>
+#include <new>
+#include <stdexcept>
 
 #include "ir/error.h"
 
@@ -60,6 +62,21 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
+uint64_t nbytes_of(const Shape& s, DType t) {
+  const uint64_t n = static_cast<uint64_t>(numel(s)), es = dtype_size(t);
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (es && n > kMax / es)
+    fail_invalid(std::string("a ") + dtype_name(t) + " tensor of shape " + shape_str(s) + " has " + std::to_string(n) +
+                 " elements, more than 2^63 bytes");
+  return n * es;
+}
+
+uint64_t add_bytes(uint64_t a, uint64_t b, const std::string& what) {
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (a > kMax || b > kMax - a) fail_invalid(what + " comes to more than 2^63 bytes");
+  return a + b;
+}
+
 std::string shape_str(const Shape& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
@@ -93,7 +110,16 @@ bool normalize_axis(int64_t& axis, int64_t rank) {
 }
 
 Tensor::Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)) {
-  bytes.assign(static_cast<size_t>(onnxc::numel(shape)) * dtype_size(t), 0);
+  const uint64_t n = nbytes_of(shape, t);
+  if (n > std::numeric_limits<size_t>::max()) fail_unsupported("a tensor of shape " + shape_str(shape) + " does not fit in memory");
+  try {
+    bytes.assign(static_cast<size_t>(n), 0);
+  } catch (const std::bad_alloc&) {
+    fail_unsupported("out of memory allocating " + std::to_string(n) + " bytes for a " + dtype_name(t) + " tensor of shape " +
+                     shape_str(shape));
+  } catch (const std::length_error&) {
+    fail_unsupported("cannot allocate " + std::to_string(n) + " bytes for a " + dtype_name(t) + " tensor of shape " + shape_str(shape));
+  }
 }
 
 template <class T> static T load(const unsigned char* p) { T v; std::memcpy(&v, p, sizeof v); return v; }

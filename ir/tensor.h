@@ -18,6 +18,11 @@ using Shape = std::vector<int64_t>;
 
 // Number of elements; throws CompileError(Invalid) on negative dims or overflow.
 int64_t numel(const Shape& s);
+// Bytes of a tensor of shape s and element type t: numel(s) * dtype_size(t), checked; throws
+// CompileError(Invalid) when it does not fit in 63 bits. Every allocation size comes from here.
+uint64_t nbytes_of(const Shape& s, DType t);
+// a + b for byte counts, or CompileError(Invalid) naming `what` when the sum passes 2^63.
+uint64_t add_bytes(uint64_t a, uint64_t b, const std::string& what);
 std::string shape_str(const Shape& s);  // "[1,3,224,224]"
 Shape strides_of(const Shape& s);       // C-order element strides
 // ONNX multidirectional (numpy) broadcasting; returns false when not broadcastable.
@@ -31,7 +36,7 @@ struct Tensor {
   std::vector<unsigned char> bytes;
 
   Tensor() = default;
-  Tensor(DType t, Shape s);  // zero-filled
+  Tensor(DType t, Shape s);  // zero-filled; sizes checked (nbytes_of), out of memory is a CompileError
   int64_t numel() const { return onnxc::numel(shape); }
   size_t nbytes() const { return bytes.size(); }
   template <class T> T* data() { return reinterpret_cast<T*>(bytes.data()); }

@@ -32,6 +32,7 @@
 // A node absorbed into one group is never an anchor or a step elsewhere: a value read by
 // two groups (x in x * SE(x)) stays between them.
 //
+// A group holds at most kMaxSteps steps; a longer chain continues as the next group.
 // Known gaps: no injective/reduction fusion (Reshape, Transpose, Concat, Softmax stay
 // separate); steps must keep the anchor's shape, so a broadcast that grows the output
 // (the SE block's Mul) starts its own one-loop group instead of joining its producer;
@@ -48,6 +49,9 @@ namespace onnxc {
 namespace {
 
 constexpr size_t kMaxClosure = 16;  // nodes one growth step may take at once
+// Steps one group may hold: a longer chain continues in a new group. It keeps each emitted
+// function (and its parameter list of extra inputs) a reasonable size for the C compiler.
+constexpr size_t kMaxSteps = 64;
 
 // An elementwise/broadcast node the C loop can compute as a float32 expression.
 bool is_float_expr(const Node& n) {
@@ -93,7 +97,7 @@ struct Fuser {
       for (Value* v : n->all_inputs()) {
         if (!v) continue;
         auto& u = users[v];
-        if (std::find(u.begin(), u.end(), n) == u.end()) u.push_back(n);
+        if (u.empty() || u.back() != n) u.push_back(n);  // a node's reads are consecutive
       }
     }
   }
@@ -139,13 +143,13 @@ struct Fuser {
       if (frontier.empty()) break;
     }
     // Every other input must be a value of the group, a static constant or readable.
-    std::set<const Value*> ours(internal);
-    ours.insert(run);
-    for (const Node* u : order) ours.insert(u->out(0));
+    // (`internal` is not copied: a long chain would make that quadratic.)
+    std::set<const Value*> step_outs;
+    for (const Node* u : order) step_outs.insert(u->out(0));
     for (const Node* u : order)
       for (size_t i = 0; i < u->inputs.size(); ++i) {
         const Value* v = u->inputs[i];
-        if (!v || ours.count(v) || (v->constant && u->op->static_input(i))) continue;
+        if (!v || v == run || internal.count(v) || step_outs.count(v) || (v->constant && u->op->static_input(i))) continue;
         if (!readable(v, run)) return {};
       }
     return order;
@@ -160,9 +164,9 @@ struct Fuser {
     }
     Value* run = a->out(0);
     std::vector<Node*> steps;
-    for (;;) {
+    for (size_t have = a->epilogue.size();;) {
       std::vector<Node*> add = close_over(run, internal);
-      if (add.empty()) break;
+      if (add.empty() || have + steps.size() + add.size() > kMaxSteps) break;
       internal.insert(run);
       for (size_t s = 0; s + 1 < add.size(); ++s) internal.insert(add[s]->out(0));
       run = add.back()->out(0);
@@ -171,11 +175,12 @@ struct Fuser {
     }
     if (steps.empty()) return false;
     if (!a->anchor_out) a->anchor_out = a->out(0);
+    std::set<const Value*> extras(a->extra_inputs.begin(), a->extra_inputs.end());
     for (Node* u : steps) {
       for (size_t i = 0; i < u->inputs.size(); ++i) {
         Value* v = u->inputs[i];
         if (!v || internal.count(v) || (v->constant && u->op->static_input(i))) continue;
-        if (std::find(a->extra_inputs.begin(), a->extra_inputs.end(), v) == a->extra_inputs.end()) a->extra_inputs.push_back(v);
+        if (extras.insert(v).second) a->extra_inputs.push_back(v);
       }
       a->epilogue.push_back(std::move(g.nodes[pos.at(u)]));  // the slot stays empty until the end
     }

@@ -30,7 +30,8 @@
 // its consumers (a blocked Relu whose only consumer is plain could have stayed plain at the
 // same cost, one transform either way). A Concat whose inputs are not whole blocks stays
 // plain, with a transform on every branch and after it (GoogLeNet and DenseNet at b ≥ 64).
-// Running the pass again on its own output changes nothing.
+// Running the pass again on its own output changes nothing. Repacked constants (padded to
+// whole blocks, up to b times larger) count against --max-memory before they are made.
 #include <map>
 #include <tuple>
 
@@ -64,7 +65,7 @@ int64_t block_of(const Layout& l) { return l.is_nchwc() ? l.block : 0; }
 
 class LayoutPass {
  public:
-  LayoutPass(Graph& g, int64_t b, const NchwcQuery& q) : g_(g), b_(b), query_(q) {}
+  LayoutPass(Graph& g, int64_t b, const NchwcQuery& q) : g_(g), b_(b), query_(q), budget_(g) {}
 
   bool run() {
     std::vector<Node*> order;
@@ -187,7 +188,9 @@ class LayoutPass {
     auto key = std::make_pair(v, key_of(l));
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     Value* r = nullptr;
-    if (v->constant) {
+    if (v->constant) {  // repacked (padded up to whole blocks): counted before it is made
+      budget_.charge(nbytes_of(physical_shape(v->shape, l), v->dtype), "repacking constant '" + v->name + "' " + v->type_str() +
+                     " as " + dtype_name(v->dtype) + shape_str(physical_shape(v->shape, l)) + (before ? " for " + before->where() : std::string()));
       r = add_constant(g_, v->name + "_" + (l.is_plain() ? std::string("plain") : l.str(v->shape.size())),
                        to_plain(*v->constant, v->shape, v->layout), l);
     } else if (auto src = source_.find(v); src != source_.end() && src->second->layout == l) {
@@ -213,9 +216,10 @@ class LayoutPass {
     if (v->layout == Layout::nchwc(b_) && v->shape.size() == rank) return v;
     auto key = std::make_pair(v, rank);
     if (auto it = aligned_.find(key); it != aligned_.end()) return it->second;
-    Tensor t = to_plain(*v->constant, v->shape, v->layout);
     Shape s(rank - v->shape.size(), 1);
     s.insert(s.end(), v->shape.begin(), v->shape.end());
+    budget_.charge(nbytes_of(physical_shape(s, Layout::nchwc(b_)), v->dtype), "repacking constant '" + v->name + "' " + v->type_str());
+    Tensor t = to_plain(*v->constant, v->shape, v->layout);
     t.shape = s;
     Value* r = add_constant(g_, v->name + "_" + Layout::nchwc(b_).str(rank), t, Layout::nchwc(b_));
     aligned_[key] = r;
@@ -245,6 +249,7 @@ class LayoutPass {
   const int64_t b_;
   const NchwcQuery& query_;
   bool changed_ = false;
+  MemoryBudget budget_;  // repacked constants against --max-memory
   std::map<std::pair<Value*, LayoutKey>, Value*> memo_;
   std::map<std::pair<Value*, size_t>, Value*> aligned_;
   std::map<Value*, Value*> source_;  // output of an inserted transform → its input

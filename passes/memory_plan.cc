@@ -14,7 +14,9 @@
 //     size"; TFLite's arena planner does the same).
 // The result is Value::arena_offset and Graph::arena_bytes (the arena size, also the
 // generated header's NAME_ARENA_BYTES); Graph::arena_tensor_bytes is the sum of all planned
-// tensors, what an arena without reuse would need. Codegen drops `restrict` on parameters
+// tensors, what an arena without reuse would need.
+// Limits: every tensor and the arena must stay under Graph::max_memory (--max-memory), an
+// Unsupported error naming the tensor otherwise; sizes and offsets are checked for overflow. Codegen drops `restrict` on parameters
 // that share memory. Known gap: Reshape/Flatten/Squeeze still copy (they could alias).
 #include <algorithm>
 #include <map>
@@ -26,8 +28,8 @@
 namespace onnxc {
 namespace {
 
-constexpr int64_t kAlign = 64;
-int64_t align_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+constexpr uint64_t kAlign = 64;
+uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }  // x < 2^63: no overflow
 
 struct Buffer {
   std::vector<Value*> values;
@@ -84,37 +86,48 @@ bool plan_memory(Graph& g, const PassOptions&) {
       ++in_place;
     }
   }
-  // Greedy by size.
+  // Greedy by size. Placed buffers are indexed by the start of their interval: the ones a
+  // buffer can overlap in time start within max_len before it, so a chain of 100,000 nodes
+  // looks at a few neighbours per buffer, not at every buffer placed.
+  // Sizes and offsets stay below 2^63 (add_bytes) and under the --max-memory cap.
   std::vector<size_t> order(bufs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
-  std::vector<size_t> placed;
-  int64_t arena = 0, total = 0;
+  std::multimap<int64_t, size_t> placed;  // interval start → buffer
+  int64_t max_len = 0;
+  uint64_t arena = 0, total = 0;
   for (size_t i : order) {
     Buffer& b = bufs[i];
-    std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of live-overlapping buffers
-    for (size_t j : placed) {
-      const Buffer& o = bufs[j];
+    const Value* v0 = b.values.front();
+    check_memory_cap(g, static_cast<uint64_t>(b.bytes), "intermediate tensor '" + v0->name + "' " + v0->type_str());
+    std::vector<std::pair<uint64_t, uint64_t>> busy;  // [offset, end) of live-overlapping buffers
+    for (auto it = placed.lower_bound(b.first - max_len); it != placed.end() && it->first <= b.last; ++it) {
+      const Buffer& o = bufs[it->second];
       if (o.first <= b.last && b.first <= o.last) busy.emplace_back(o.offset, o.offset + o.bytes);
     }
     std::sort(busy.begin(), busy.end());
-    int64_t off = 0;
-    for (auto& [s, e] : busy) {
-      if (off + b.bytes <= s) break;
+    uint64_t off = 0;
+    for (auto& [st, e] : busy) {
+      if (off + static_cast<uint64_t>(b.bytes) <= st) break;
       off = std::max(off, align_up(e));
     }
-    b.offset = off;
-    arena = std::max(arena, align_up(off + b.bytes));
-    placed.push_back(i);
+    const std::string what = "the arena (intermediate tensors, memory plan)";
+    const uint64_t stop = add_bytes(off, static_cast<uint64_t>(b.bytes), what);
+    const uint64_t end = align_up(add_bytes(stop, kAlign, what) - kAlign);  // align_up cannot wrap
+    check_memory_cap(g, end, "the arena of intermediate tensors (memory plan) with '" + v0->name + "' " + v0->type_str() + " placed");
+    b.offset = static_cast<int64_t>(off);
+    arena = std::max(arena, end);
+    placed.emplace(b.first, i);
+    max_len = std::max(max_len, b.last - b.first);
   }
   for (Buffer& b : bufs)
     for (Value* v : b.values) {
       v->arena_offset = b.offset;
-      total += align_up(static_cast<int64_t>(v->nbytes()));
+      total = add_bytes(total, align_up(v->nbytes()), "the intermediate tensors");
     }
-  bool changed = g.arena_bytes != arena || in_place > 0;
-  g.arena_bytes = arena;
-  g.arena_tensor_bytes = total;
+  bool changed = g.arena_bytes != static_cast<int64_t>(arena) || in_place > 0;
+  g.arena_bytes = static_cast<int64_t>(arena);
+  g.arena_tensor_bytes = static_cast<int64_t>(total);
   return changed;
 }
 

@@ -5,6 +5,9 @@
 // them top to bottom. Rewrites match fully before they change anything; each has a
 // before → after comment. Helpers here keep the graph's invariants: Graph::nodes in
 // topological order, every Value with one producer, graph inputs/outputs plain.
+// Walks are loops, never recursion (a 100,000-node chain is a valid model); a rewrite that
+// may apply to every node batches its edits (erase_nodes, one substitution sweep) rather
+// than calling the O(nodes) helpers once per node.
 #pragma once
 #include <functional>
 #include <map>
@@ -54,6 +57,8 @@ bool can_replace(const Value* from, const Value* to);
 size_t use_count(const Graph& g, const Value* v);
 // Removes node n (its outputs must be unused) from Graph::nodes.
 void erase_node(Graph& g, Node* n);
+// Removes all of `nodes` in one sweep (erase_node one by one is quadratic on long graphs).
+void erase_nodes(Graph& g, const std::set<const Node*>& nodes);
 // Creates a node of `op_type` with the given inputs and fresh outputs, parses `attrs`,
 // infers its outputs and inserts it before `before` (nullptr: at the end). The node name
 // and its output names derive from `name`. Returns the node.

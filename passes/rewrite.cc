@@ -47,6 +47,15 @@ void erase_node(Graph& g, Node* n) {
   g.nodes.erase(it);
 }
 
+void erase_nodes(Graph& g, const std::set<const Node*>& nodes) {
+  if (nodes.empty()) return;
+  for (auto& n : g.nodes)
+    if (nodes.count(n.get()))
+      for (Value* v : n->outputs)
+        if (v && v->producer == n.get()) v->producer = nullptr;
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](auto& p) { return nodes.count(p.get()) != 0; }), g.nodes.end());
+}
+
 Node* insert_node(Graph& g, Node* before, const std::string& op_type, const std::string& name,
                   const std::vector<Value*>& inputs, size_t num_outputs, std::map<std::string, Attr> attrs) {
   auto n = std::make_unique<Node>();
@@ -85,23 +94,24 @@ Value* add_constant(Graph& g, const std::string& name, const Tensor& t, Layout l
 }
 
 bool remove_dead_nodes(Graph& g) {
-  bool changed = false;
-  for (bool again = true; again;) {
-    again = false;
-    std::set<const Value*> used(g.outputs.begin(), g.outputs.end());
-    for (auto& n : g.nodes)
-      for (Value* v : n->all_inputs()) used.insert(v);
-    for (size_t k = g.nodes.size(); k-- > 0;) {
-      Node* n = g.nodes[k].get();
-      bool live = false;
-      for (Value* v : n->outputs) live = live || (v && used.count(v));
-      if (live) continue;
-      erase_node(g, n);
-      again = changed = true;
+  // One backward sweep: in topological order every reader comes after its producer, so a
+  // node's liveness is known once the nodes after it are decided (a dead chain goes at once).
+  std::set<const Value*> used(g.outputs.begin(), g.outputs.end());
+  std::set<const Node*> dead;
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const Node* n = g.nodes[k].get();
+    bool live = false;
+    for (Value* v : n->outputs) live = live || (v && used.count(v));
+    if (!live) {
+      dead.insert(n);
+      continue;
     }
+    for (Value* v : n->all_inputs()) used.insert(v);
   }
-  if (changed) g.drop_unused_values();
-  return changed;
+  if (dead.empty()) return false;
+  erase_nodes(g, dead);
+  g.drop_unused_values();
+  return true;
 }
 
 void topo_sort(Graph& g) {

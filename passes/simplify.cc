@@ -65,10 +65,23 @@ void reprepare(Node& n) {
   n.op->infer(n);
 }
 
+// `into` takes over the later node `from` (a BN or Mul after a conv): into's names, then from's.
 void absorb_origin(Node& into, const Node& from) {
   if (into.origin.empty()) into.origin.push_back(into.name);
   if (from.origin.empty()) into.origin.push_back(from.name);
   else into.origin.insert(into.origin.end(), from.origin.begin(), from.origin.end());
+}
+
+// `into` takes over the earlier node `from`, which is dead after the rewrite (the inner
+// Transpose or Reshape of a pair): from's names, then into's. from's list moves rather than
+// being copied, so merging a chain of n nodes one by one stays linear.
+void absorb_earlier_origin(Node& into, Node& from) {
+  std::vector<std::string> r = std::move(from.origin);
+  from.origin = {};
+  if (r.empty()) r.push_back(from.name);
+  if (into.origin.empty()) r.push_back(into.name);
+  else r.insert(r.end(), into.origin.begin(), into.origin.end());
+  into.origin = std::move(r);
 }
 
 double attr_f(const Node& n, const std::string& name, double def) {
@@ -111,12 +124,13 @@ bool conv_foldable(const Node& conv) {
 }
 
 // conv(x) * a[m] + c[m]  ⇒  conv with W[m] * a[m] and bias b[m] * a[m] + c[m].
-void fold_affine_into_conv(Graph& g, Node& conv, const std::vector<double>& a, const std::vector<double>& c) {
+void fold_affine_into_conv(Graph& g, MemoryBudget& mb, Node& conv, const std::vector<double>& a, const std::vector<double>& c) {
   const Value* w = conv.in(1);
   const Value* b = conv.in(2);
   int64_t M = w->shape[0];
   ONNXC_ASSERT(static_cast<int64_t>(a.size()) == M && static_cast<int64_t>(c.size()) == M, "simplify: channel count");
   const Tensor& wt = *w->constant;
+  mb.charge(add_bytes(wt.nbytes(), static_cast<uint64_t>(M) * 4, "new weights"), "folding into the weights of " + conv.where());
   Tensor w2(DType::F32, w->shape);
   int64_t per = M ? wt.numel() / M : 0;
   for (int64_t i = 0; i < wt.numel(); ++i) w2.set(i, wt.get(i) * a[static_cast<size_t>(i / per)]);
@@ -135,7 +149,7 @@ void fold_affine_into_conv(Graph& g, Node& conv, const std::vector<double>& a, c
 
 // Gemm(A, B, C) * a[n] + c[n]  ⇒  Gemm(A, B * a[n], beta * C * a[n] + c[n]) with beta = 1.
 // False when B or C is not a plain float32 constant.
-bool fold_affine_into_gemm(Graph& g, Node& gemm, const std::vector<double>& a, const std::vector<double>& c) {
+bool fold_affine_into_gemm(Graph& g, MemoryBudget& mb, Node& gemm, const std::vector<double>& a, const std::vector<double>& c) {
   Value* bv = gemm.in(1);
   Value* cv = gemm.in(2);
   Value* y = gemm.out(0);
@@ -145,6 +159,7 @@ bool fold_affine_into_gemm(Graph& g, Node& gemm, const std::vector<double>& a, c
   bool trans_b = attr_i(gemm, "transB", 0) != 0;
   double beta = attr_f(gemm, "beta", 1.0);
   const Tensor& bt = *bv->constant;
+  mb.charge(add_bytes(bt.nbytes(), nbytes_of({M, N}, DType::F32), "new weights"), "folding into the weights of " + gemm.where());
   int64_t K = N ? bt.numel() / N : 0;
   Tensor b2(DType::F32, bv->shape);
   for (int64_t i = 0; i < bt.numel(); ++i) {
@@ -176,7 +191,7 @@ bool fold_affine_into_gemm(Graph& g, Node& gemm, const std::vector<double>& a, c
 }
 
 // Rewrite 1: y = Conv/Gemm(...); z = BN(y)   ⇒   z = Conv/Gemm(... folded weights ...).
-bool fold_bn_into_producer(Graph& g, Node& bn) {
+bool fold_bn_into_producer(Graph& g, MemoryBudget& mb, Node& bn) {
   std::vector<double> a, c;
   if (!bn_affine(bn, &a, &c)) return false;
   Value* y = bn.in(0);
@@ -184,9 +199,9 @@ bool fold_bn_into_producer(Graph& g, Node& bn) {
   if (!p || !sole_use(g, y) || !can_replace(bn.out(0), y)) return false;
   if (p->op_type == "Conv") {
     if (!conv_foldable(*p) || p->in(1)->shape[0] != y->shape[1]) return false;
-    fold_affine_into_conv(g, *p, a, c);
+    fold_affine_into_conv(g, mb, *p, a, c);
   } else if (p->op_type == "Gemm") {
-    if (!simple_node(*p) || y->shape.size() != 2 || !fold_affine_into_gemm(g, *p, a, c)) return false;
+    if (!simple_node(*p) || y->shape.size() != 2 || !fold_affine_into_gemm(g, mb, *p, a, c)) return false;
   } else {
     return false;
   }
@@ -197,7 +212,7 @@ bool fold_bn_into_producer(Graph& g, Node& bn) {
 }
 
 // Rewrite 2: z = BN(x)   ⇒   z = Add(Mul(x, s), t) with [C, 1, ..., 1] constants.
-bool bn_to_mul_add(Graph& g, Node& bn) {
+bool bn_to_mul_add(Graph& g, MemoryBudget& mb, Node& bn) {
   std::vector<double> a, c;
   if (!bn_affine(bn, &a, &c)) return false;
   Value* x = bn.in(0);
@@ -205,6 +220,7 @@ bool bn_to_mul_add(Graph& g, Node& bn) {
   int64_t C = x->shape[1];
   Shape cs(x->shape.size() - 1, 1);
   cs[0] = C;
+  mb.charge(2 * nbytes_of(cs, DType::F32), "the scale and shift of " + bn.where());
   Tensor st(DType::F32, cs), tt(DType::F32, cs);
   for (int64_t k = 0; k < C; ++k) {
     st.set(k, a[static_cast<size_t>(k)]);
@@ -239,7 +255,7 @@ bool channel_values(const Value* v, const Shape& ys, std::vector<double>* out) {
 }
 
 // Rewrite 3: z = Mul/Add/Sub/Div(Conv(...), v)   ⇒   z = Conv(... folded weights ...).
-bool fold_binary_into_conv(Graph& g, Node& n) {
+bool fold_binary_into_conv(Graph& g, MemoryBudget& mb, Node& n) {
   const std::string& op = n.op_type;
   if ((op != "Mul" && op != "Add" && op != "Sub" && op != "Div") || !simple_node(n) || n.inputs.size() != 2 || !n.out(0))
     return false;
@@ -263,7 +279,7 @@ bool fold_binary_into_conv(Graph& g, Node& n) {
       else ok = false;
     }
     if (!ok) return false;
-    fold_affine_into_conv(g, *p, a, c);
+    fold_affine_into_conv(g, mb, *p, a, c);
     absorb_origin(*p, n);
     replace_all_uses(g, n.out(0), y);
     erase_node(g, &n);
@@ -322,7 +338,7 @@ bool compose_transposes(Graph& g, Node& t2) {
   if (!t1 || !sole_use(g, t2.in(0))) return false;
   t2.inputs[0] = t1->in(0);
   t2.attrs["perm"] = attr_ints(q);
-  absorb_origin(t2, *t1);
+  absorb_earlier_origin(t2, *t1);
   reprepare(t2);
   return true;
 }
@@ -342,7 +358,7 @@ bool merge_reshapes(Graph& g, Node& r2) {
     if (d == 0) return false;  // a literal 0 would need allowzero
   r2.inputs[0] = r1->in(0);
   r2.inputs[1] = add_constant(g, r2.name + "_shape", Tensor::from_i64(s));
-  absorb_origin(r2, *r1);
+  absorb_earlier_origin(r2, *r1);
   reprepare(r2);
   return true;
 }
@@ -359,7 +375,7 @@ bool remove_noop_reshape(Graph& g, Node& n) {
 }
 
 // One sweep over the nodes; each node is tried as the last node of a pattern.
-bool sweep(Graph& g) {
+bool sweep(Graph& g, MemoryBudget& mb) {
   bool changed = false;
   for (size_t k = 0; k < g.nodes.size();) {
     Node& n = *g.nodes[k];
@@ -367,12 +383,12 @@ bool sweep(Graph& g) {
       ++k;
       continue;
     }
-    if (fold_bn_into_producer(g, n) || fold_binary_into_conv(g, n) || cancel_transposes(g, n) ||
+    if (fold_bn_into_producer(g, mb, n) || fold_binary_into_conv(g, mb, n) || cancel_transposes(g, n) ||
         remove_noop_reshape(g, n)) {
       changed = true;  // n was erased; nodes[k] is the next one
       continue;
     }
-    if (bn_to_mul_add(g, n)) {
+    if (bn_to_mul_add(g, mb, n)) {
       changed = true;  // Mul and Add now sit at k, k + 1
       k += 2;
       continue;
@@ -387,8 +403,9 @@ bool sweep(Graph& g) {
 
 bool simplify(Graph& g, const PassOptions&) {
   bool changed = false;
+  MemoryBudget mb(g);  // new weights count against --max-memory (old ones go at the end of a round)
   for (int round = 0; round < 8; ++round) {
-    bool c = sweep(g);
+    bool c = sweep(g, mb);
     c |= remove_dead_nodes(g);
     if (!c) break;
     changed = true;

@@ -5,12 +5,14 @@
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
-// does not support; 4 internal compiler error; 5 the C compiler failed; 6 --verify found
-// outputs outside tolerance.
+// does not support, or over a limit (--max-memory); 4 internal compiler error; 5 the C
+// compiler failed; 6 --verify found outputs outside tolerance.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -40,6 +42,7 @@ struct Options {
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::string layout = "nchwc";
   int64_t channel_block = 0;  // 0 = from the target
+  std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false;
   double verify_tol = 1e-3;
 };
@@ -69,6 +72,33 @@ Shape parse_dims(const std::string& spec, const std::string& text) {
     p = q + 1;
   }
   return s;
+}
+
+// --max-memory SIZE: bytes, or a number with a K, M, G or T suffix (powers of 1024, an
+// optional trailing B or iB: 512M, 8G, 8GiB); 0 = no cap.
+uint64_t parse_size(const std::string& text) {
+  auto bad = [&]() -> uint64_t {
+    throw CompileError(CompileError::Kind::Io, "--max-memory '" + text + "' is not a size (bytes, or a number with K, M, G or T: 512M, 8G; 0 = no cap)");
+  };
+  size_t p = 0;
+  uint64_t v = 0;
+  while (p < text.size() && std::isdigit(static_cast<unsigned char>(text[p]))) {
+    if (v > (UINT64_MAX - 9) / 10) bad();
+    v = v * 10 + static_cast<uint64_t>(text[p++] - '0');
+  }
+  if (p == 0) bad();
+  std::string unit = text.substr(p);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (!unit.empty() && std::string("KMGT").find(unit[0]) != std::string::npos) {
+    shift = 10 * (1 + static_cast<int>(std::string("KMGT").find(unit[0])));
+    unit = unit.substr(1);
+  }
+  if (!unit.empty() && unit != "B" && (shift == 0 || unit != "IB")) bad();
+  if (shift && v > (uint64_t{1} << (63 - shift))) bad();
+  v <<= shift;
+  if (v > static_cast<uint64_t>(INT64_MAX)) bad();
+  return v;
 }
 
 std::string quote(const std::string& s) {
@@ -181,6 +211,7 @@ int verify(const Options& o, const Graph& g, const VerifyData& d) {
 int compile(Options& o) {
   Target target = parse_target(o.target);
   ImportOptions io;
+  io.max_memory = parse_size(o.max_memory);
   for (auto& spec : o.input_shapes) {
     auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -256,7 +287,7 @@ int main(int argc, char** argv) {
       "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N).\n\n"
-      "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc, 4 internal error,\n"
+      "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error,\n"
       "5 C compiler failed, 6 --verify mismatch.",
       "compile-model"};
   app.add_option("model", o.model, "ONNX model file (.onnx)");
@@ -288,6 +319,11 @@ int main(int argc, char** argv) {
   app.add_option("--print-after", o.print_after, "print the IR after pass PASS (repeatable; 'all' for every pass, 'import' for the imported graph). Passes: " + pass_list)
       ->allow_extra_args(false);
   app.add_option("--disable-pass", o.disable_pass, "skip pass PASS (repeatable), for ablations and bisecting")->allow_extra_args(false);
+  app.add_option("--max-memory", o.max_memory,
+                 "cap on memory, in bytes or with a K/M/G/T suffix (512M, 8G), 0 = no cap: the constants the compiler holds "
+                 "(initializers, checked before each is read, and folded or repacked tensors), the weights file, the arena of "
+                 "intermediate tensors, and each graph input and output. Over it: exit 3, naming the tensor")
+      ->capture_default_str();
   app.add_flag("--verify-passes", o.verify_passes, "check the graph's invariants after every pass (always on in debug builds)");
   app.add_flag("--verify", o.verify, "run the reference evaluator and the built binary on one random input and compare");
   app.add_option("--verify-tol", o.verify_tol, "--verify tolerance: max abs error <= TOL * max(1, max |reference|)")->capture_default_str();
