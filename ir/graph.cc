@@ -55,7 +55,7 @@ void MemoryBudget::charge(uint64_t bytes, const std::string& what) {
     used_ += bytes;
     return;
   }
-  fail_unsupported(what + " (" + bytes_str(bytes) + ") would bring the constants held to " +
+  fail_unsupported(what + " needs " + bytes_str(bytes) + ", which would bring the constants held to " +
                    bytes_str(add_bytes(used_, bytes, "the constants held")) + ", over the --max-memory cap of " +
                    bytes_str(g_.max_memory) + "; raise it with --max-memory SIZE (0 = no cap)");
 }

@@ -5,6 +5,9 @@ Each case builds a bad model (with onnx.helper, or raw bytes) in a scratch folde
 compile-model on it (or a generated binary on a bad input file) and checks that it exits
 non-zero with the expected exit code, prints a message containing the expected words (the
 node's name for graph errors), and did not crash: no signal, no sanitizer report.
+A case may return (model path, extra compile-model arguments), e.g. a small --max-memory.
+Last, two 100,000-node chains (Relu; Add/Relu) must compile without stack overflow or
+quadratic passes, and the Add/Relu one must build and match numpy.
 Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
   run_bad_inputs.py --compiler build/compile-model [--cflags "-O1 -fsanitize=address,undefined"]
 Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
@@ -16,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -220,12 +224,218 @@ def _(d):
                 os.path.join(d, "opset.onnx"))
 
 
-def run_compile(args, compiler, d, src, cflags):
+def huge_dims_initializer(name, dims, dtype=TensorProto.FLOAT):
+    """An initializer with the given dims and no data at all (it must be refused before any allocation)."""
+    t = TensorProto()
+    t.name, t.data_type = name, dtype
+    t.dims.extend(dims)
+    return t
+
+
+@case("overflow: graph input dims [2^31, 2^31, 2^31]", INVALID, "graph input 'x'", "too many elements")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2**31] * 3)], [vi("y", None)])
+    return save(m, os.path.join(d, "overflow_input.onnx"))
+
+
+@case("overflow: initializer dims [2^31, 2^31, 2^31]", INVALID, "initializer 'w'", "too many elements")
+def _(d):
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [1])], [vi("y", None)], [huge_dims_initializer("w", [2**31] * 3)])
+    return save(m, os.path.join(d, "overflow_init.onnx"))
+
+
+@case("overflow: initializer of 2^61 f64 elements (2^64 bytes)", INVALID, "initializer 'w'", "2^63 bytes")
+def _(d):
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [1], TensorProto.DOUBLE)], [vi("y", None, TensorProto.DOUBLE)],
+              [huge_dims_initializer("w", [2**40, 2**21], TensorProto.DOUBLE)])
+    return save(m, os.path.join(d, "overflow_bytes.onnx"))
+
+
+@case("huge initializer without data (4 TiB declared, nothing allocated)", INVALID, "initializer 'w'", "raw_data", "4398046511104")
+def _(d):
+    w = huge_dims_initializer("w", [2**20, 2**20])
+    w.raw_data = b"\0" * 16
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [1])], [vi("y", None)], [w])
+    return save(m, os.path.join(d, "huge_init.onnx"))
+
+
+@case("graph input over the default --max-memory (4 TiB)", UNSUPPORTED, "graph input 'x'", "--max-memory")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2**20, 2**20])], [vi("y", None)])
+    return save(m, os.path.join(d, "input_cap.onnx"))
+
+
+@case("--max-memory 1K: weights over the cap", UNSUPPORTED, "initializer 'w'", "needs 4 KiB", "cap of 1 KiB", "--max-memory")
+def _(d):
+    w = numpy_helper.from_array(np.ones((1024,), np.float32), "w")
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [1024])], [vi("y", [1024])], [w])
+    return save(m, os.path.join(d, "weights_cap.onnx")), ["--max-memory", "1K"]
+
+
+@case("--max-memory 2K: the sum of the weights over the cap", UNSUPPORTED, "initializer 'w2'", "constants held", "--max-memory")
+def _(d):
+    w1 = numpy_helper.from_array(np.ones((300,), np.float32), "w1")
+    w2 = numpy_helper.from_array(np.full((300,), 2, np.float32), "w2")
+    n1 = helper.make_node("Add", ["x", "w1"], ["a"], name="add_1")
+    n2 = helper.make_node("Add", ["a", "w2"], ["y"], name="add_2")
+    m = model([n1, n2], [vi("x", [300])], [vi("y", [300])], [w1, w2])
+    return save(m, os.path.join(d, "weights_sum_cap.onnx")), ["--max-memory", "2K"]
+
+
+@case("--max-memory 4K: arena over the cap", UNSUPPORTED, "intermediate tensor", "'p'", "--max-memory")
+def _(d):
+    pads = numpy_helper.from_array(np.array([0, 0, 32, 32, 0, 0, 32, 32], np.int64), "pads")
+    n1 = helper.make_node("Pad", ["x", "pads"], ["p"], name="pad_1")
+    n2 = helper.make_node("ReduceMax", ["p"], ["y"], name="max_1", axes=[2, 3], keepdims=1)
+    m = model([n1, n2], [vi("x", [1, 1, 2, 2])], [vi("y", [1, 1, 1, 1])], [pads])
+    return save(m, os.path.join(d, "arena_cap.onnx")), ["--max-memory", "4K"]
+
+
+@case("--max-memory that is not a size", USAGE, "--max-memory '12X'", "not a size")
+def _(d):
+    return save(relu_model(), os.path.join(d, "bad_size.onnx")), ["--max-memory", "12X"]
+
+
+@case("raw_data and float_data both set", INVALID, "initializer 'w'", "both raw_data", "float_data")
+def _(d):
+    w = numpy_helper.from_array(np.ones((4,), np.float32), "w")
+    w.float_data.extend([1, 2, 3, 4])
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])], [w])
+    return save(m, os.path.join(d, "raw_and_typed.onnx"))
+
+
+@case("typed data in the wrong field (f32 values in int64_data)", INVALID, "initializer 'w'", "int64_data", "float_data")
+def _(d):
+    w = huge_dims_initializer("w", [4])
+    w.int64_data.extend([1, 2, 3, 4])
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])], [w])
+    return save(m, os.path.join(d, "wrong_field.onnx"))
+
+
+@case("typed data count does not match dims", INVALID, "initializer 'w'", "needs 4 elements", "float_data holds 3")
+def _(d):
+    w = huge_dims_initializer("w", [4])
+    w.float_data.extend([1, 2, 3])
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])], [w])
+    return save(m, os.path.join(d, "typed_count.onnx"))
+
+
+@case("Constant node with raw_data and float_data", INVALID, "node 'const_1'", "attribute 'value'", "both raw_data")
+def _(d):
+    t = numpy_helper.from_array(np.ones((2,), np.float32), "c")
+    t.float_data.extend([1, 2])
+    n1 = helper.make_node("Constant", [], ["c"], name="const_1", value=t)
+    n2 = helper.make_node("Add", ["x", "c"], ["y"], name="add_1")
+    m = model([n1, n2], [vi("x", [2])], [vi("y", [2])])
+    return save(m, os.path.join(d, "const_raw_typed.onnx"))
+
+
+@case("duplicate name: two nodes produce one value", INVALID, "'a'", "more than one node")
+def _(d):
+    n1 = helper.make_node("Relu", ["x"], ["a"], name="relu_1")
+    n2 = helper.make_node("Neg", ["x"], ["a"], name="neg_1")
+    n3 = helper.make_node("Relu", ["a"], ["y"], name="relu_2")
+    m = model([n1, n2, n3], [vi("x", [4])], [vi("y", [4])])
+    return save(m, os.path.join(d, "dup_producer.onnx"))
+
+
+@case("duplicate name: a node output named like an initializer", INVALID, "'w'", "node 'relu_1'", "initializer")
+def _(d):
+    w = numpy_helper.from_array(np.ones((4,), np.float32), "w")
+    n1 = helper.make_node("Relu", ["x"], ["w"], name="relu_1")
+    n2 = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n1, n2], [vi("x", [4])], [vi("y", [4])], [w])
+    return save(m, os.path.join(d, "dup_init_output.onnx"))
+
+
+@case("duplicate name: a node output named like a graph input", INVALID, "'x'", "node 'relu_1'", "graph input")
+def _(d):
+    n1 = helper.make_node("Relu", ["x"], ["x"], name="relu_1")
+    n2 = helper.make_node("Relu", ["x"], ["y"], name="relu_2")
+    m = model([n1, n2], [vi("x", [4])], [vi("y", [4])])
+    return save(m, os.path.join(d, "dup_input_output.onnx"))
+
+
+@case("duplicate name: a graph input listed twice", INVALID, "graph input 'x'", "listed twice")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [4]), vi("x", [4])], [vi("y", [4])])
+    return save(m, os.path.join(d, "dup_graph_input.onnx"))
+
+
+@case("duplicate name: an initializer defined twice", INVALID, "initializer 'w'", "defined twice")
+def _(d):
+    w = numpy_helper.from_array(np.ones((4,), np.float32), "w")
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])], [w, w])
+    return save(m, os.path.join(d, "dup_init.onnx"))
+
+
+@case("graph output never produced", INVALID, "graph output 'z'", "not produced")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [4])], [vi("y", [4]), vi("z", [4])])
+    return save(m, os.path.join(d, "output_missing.onnx"))
+
+
+def external_model(d, sub, kv, file_bytes=16):
+    """A model whose initializer w (f32[4], 16 bytes) is external data described by kv."""
+    sub = os.path.join(d, sub)
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, "w.bin"), "wb") as f:
+        f.write(b"\0" * file_bytes)
+    w = external_tensor()
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in kv:
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [4])], [vi("y", [4])], [w])
+    return save(m, os.path.join(sub, "m.onnx"))
+
+
+@case("external data: negative offset", INVALID, "initializer 'w'", "offset -8", "negative")
+def _(d):
+    return external_model(d, "ext_neg", [("location", "w.bin"), ("offset", "-8")])
+
+
+@case("external data: offset that is not a number", INVALID, "initializer 'w'", "offset '12abc'", "not a number")
+def _(d):
+    return external_model(d, "ext_nan", [("location", "w.bin"), ("offset", "12abc")])
+
+
+@case("external data: offset past the end of the file", INVALID, "initializer 'w'", "outside 'w.bin'")
+def _(d):
+    return external_model(d, "ext_past", [("location", "w.bin"), ("offset", str(2**62))])
+
+
+@case("external data: length does not match the tensor", INVALID, "initializer 'w'", "length 12", "16 bytes")
+def _(d):
+    return external_model(d, "ext_len", [("location", "w.bin"), ("length", "12")])
+
+
+@case("external data: huge tensor (4 TiB) in a small file, nothing allocated", INVALID, "initializer 'w'", "outside 'w.bin'")
+def _(d):
+    p = external_model(d, "ext_huge", [("location", "w.bin")])
+    m = onnx.load(p, load_external_data=False)
+    del m.graph.initializer[0].dims[:]
+    m.graph.initializer[0].dims.extend([2**20, 2**20])
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    return save(m, p)
+
+
+def run_compile(args, compiler, d, src, cflags, extra=(), timeout=300):
     out = os.path.join(d, "out_" + re.sub(r"\W", "_", os.path.basename(src)))
-    cmd = [compiler, src, "-o", out, "--name", "m", "--quiet"]
+    cmd = [compiler, src, "-o", out, "--name", "m", "--quiet"] + list(extra)
     if cflags:
         cmd += ["--cflags", cflags]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300), out
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout), out
 
 
 def check(name, p, code, needles):
@@ -289,6 +499,58 @@ def binary_cases(compiler, d, cflags):
     return results
 
 
+def chain_model(n, add_relu):
+    """n nodes: Relu chain, or Add(+0.5, its own initializer)/Relu alternating."""
+    nodes, inits, prev = [], [], "x"
+    for k in range(n):
+        out = "y" if k == n - 1 else f"v{k}"
+        if add_relu and k % 2 == 0:
+            inits.append(numpy_helper.from_array(np.array([0.5], np.float32), f"c{k}"))
+            nodes.append(helper.make_node("Add", [prev, f"c{k}"], [out], name=f"add_{k}"))
+        else:
+            nodes.append(helper.make_node("Relu", [prev], [out], name=f"relu_{k}"))
+        prev = out
+    return model(nodes, [vi("x", [1, 4, 2, 2])], [vi("y", [1, 4, 2, 2])], inits)
+
+
+def long_chain_cases(compiler, d, cflags, n=100_000):
+    """Deep graphs: no recursion may overflow the stack, no pass may be quadratic."""
+    results = []
+    for add_relu in (False, True):
+        name = f"{n}-node {'Add/Relu' if add_relu else 'Relu'} chain"
+        src = save(chain_model(n, add_relu), os.path.join(d, f"chain_{int(add_relu)}.onnx"))
+        t0 = time.monotonic()
+        p, out = run_compile(None, compiler, d, src, cflags, ["--emit", "c"] if not add_relu else [], timeout=600)
+        secs = time.monotonic() - t0
+        problems = []
+        if p.returncode != 0:
+            problems.append(f"exit {p.returncode}: {(p.stdout + p.stderr).strip()[:2000]}")
+        if not add_relu and secs > 60:  # a few seconds when linear; minutes when a pass is quadratic
+            problems.append(f"compile-model took {secs:.0f} s")
+        if add_relu and not problems:
+            # y = relu(... relu(x + 0.5) + 0.5 ...), checked against numpy in float32
+            x = np.linspace(-3, 3, 16, dtype=np.float32).reshape(1, 4, 2, 2)
+            ref = x.copy()
+            for k in range(n):
+                ref = ref + np.float32(0.5) if k % 2 == 0 else np.maximum(ref, np.float32(0))
+            np.save(os.path.join(d, "chain_x.npy"), x)
+            yp = os.path.join(d, "chain_y.npy")
+            r = subprocess.run([os.path.join(out, "m"), "--quiet", "--input", f"x={d}/chain_x.npy", "--output", f"y={yp}"],
+                               capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                problems.append(f"binary exit {r.returncode}: {(r.stdout + r.stderr).strip()[:2000]}")
+            else:
+                got = np.load(yp)
+                err = float(np.max(np.abs(got - ref)))
+                if err > 1e-3 * max(1.0, float(np.max(np.abs(ref)))):
+                    problems.append(f"output differs from numpy by {err}")
+        print(f"{'ok  ' if not problems else 'FAIL'} {name}: compiled{' and ran' if add_relu else ' (--emit c)'} in {secs:.1f} s")
+        for pr in problems:
+            print(f"     {pr}")
+        results.append(not problems)
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compiler", required=True)
@@ -299,12 +561,14 @@ def main():
         for name, code, needles, fn in CASES:
             try:
                 src = fn(d)
-                p, _ = run_compile(args, args.compiler, d, src, args.cflags)
+                src, extra = src if isinstance(src, tuple) else (src, ())
+                p, _ = run_compile(args, args.compiler, d, src, args.cflags, extra)
                 results.append(check(name, p, code, needles))
             except Exception as e:  # a broken case is a failure, not a crash of the runner
                 print(f"FAIL {name}: runner error {e!r}")
                 results.append(False)
         results += binary_cases(args.compiler, d, args.cflags)
+        results += long_chain_cases(args.compiler, d, args.cflags)
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
