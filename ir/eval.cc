@@ -109,10 +109,17 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
     n.op->infer(n);
     bool all_const = true;
     int64_t out_elems = 0;
-    for (Value* v : n.outputs) {
+    for (size_t j = 0; j < n.outputs.size(); ++j) {
+      Value* v = n.outputs[j];
       if (!v) continue;
-      if (!v->shape_known || v->dtype == DType::Undefined)
+      if (!v->shape_known || v->dtype == DType::Undefined) {
+        // Ops type every output they define; an untyped one past the first is an output
+        // the op does not have (a model that lists too many outputs).
+        if (j > 0)
+          n.invalid("output " + std::to_string(j) + " '" + v->name + "' is not an output of " + n.op_type + " (it has " +
+                    std::to_string(n.outputs.size()) + " outputs, the op defines fewer)");
         ONNXC_ASSERT(false, n.where() + ": infer left output '" + v->name + "' without type");
+      }
       out_elems += numel(v->shape);
       if (!v->constant) all_const = false;
     }
