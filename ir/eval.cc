@@ -111,10 +111,17 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
     bool all_const = true;
     int64_t out_elems = 0;
     uint64_t out_bytes = 0;
-    for (Value* v : n.outputs) {
+    for (size_t j = 0; j < n.outputs.size(); ++j) {
+      Value* v = n.outputs[j];
       if (!v) continue;
-      if (!v->shape_known || v->dtype == DType::Undefined)
+      if (!v->shape_known || v->dtype == DType::Undefined) {
+        // Ops type every output they define; an untyped one past the first is an output
+        // the op does not have (a model that lists too many outputs).
+        if (j > 0)
+          n.invalid("output " + std::to_string(j) + " '" + v->name + "' is not an output of " + n.op_type + " (it has " +
+                    std::to_string(n.outputs.size()) + " outputs, the op defines fewer)");
         ONNXC_ASSERT(false, n.where() + ": infer left output '" + v->name + "' without type");
+      }
       int64_t e = numel(v->shape);
       out_elems = e > fold_limit ? fold_limit + 1 : std::min(out_elems + e, fold_limit + 1);  // no overflow
       out_bytes = add_bytes(out_bytes, nbytes_of(v->shape, v->dtype), n.where() + ": the outputs");
