@@ -141,7 +141,9 @@ class Importer {
     }
     budget_->charge(nbytes, what + " " + type);
     auto out = std::make_shared<Tensor>(dt, shape);
-    if (external) {
+    if (nbytes == 0) {
+      // an empty tensor: nothing to copy (its data fields may be null)
+    } else if (external) {
       read_external(ext, what, out->bytes);
     } else if (t.has_raw_data()) {
       std::memcpy(out->bytes.data(), t.raw_data().data(), nbytes);

@@ -6,6 +6,7 @@
 // exception, and, through the sanitizers, every crash, leak, out-of-bounds access and
 // undefined behaviour.
 #pragma once
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -14,6 +15,11 @@
 #include "ir/error.h"
 
 namespace onnxc::fuzz {
+
+// --max-memory for fuzzed models: 256 MiB of weights, constants and arena, well under
+// libFuzzer's 1 GiB allocation limit (tools/fuzz.sh), so any allocation past it is a
+// size that escaped the checks.
+constexpr uint64_t kMaxMemory = uint64_t{256} << 20;
 
 template <class F>
 void run_guarded(const char* target, F&& body) {

@@ -15,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   onnxc::fuzz::run_guarded("fuzz_import", [&] {
     onnxc::ImportOptions opt;
+    opt.max_memory = onnxc::fuzz::kMaxMemory;
     auto g = onnxc::import_onnx_bytes(bytes, "", "fuzz.onnx", opt);
   });
   return 0;

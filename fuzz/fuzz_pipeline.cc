@@ -308,6 +308,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t h = std::hash<std::string>()(bytes);
   onnxc::fuzz::run_guarded("fuzz_pipeline", [&] {
     onnxc::ImportOptions io;
+    io.max_memory = onnxc::fuzz::kMaxMemory;
     auto g = onnxc::import_onnx_bytes(bytes, "", "fuzz.onnx", io);
     onnxc::PassOptions po;
     po.nchwc = h % 4 != 0;
