@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs onnxc's build and test dependencies from Debian 12's packages, then configures
+# Installs onnxc's build and test dependencies from Debian 12's packages (clang-14 and its
+# runtime libraries build the fuzz targets: tools/fuzz.sh), then configures
 # and builds into BUILD_DIR (default: build/). Used by tools/demo.sh and tools/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
-PACKAGES="cmake make g++ gcc clang libonnx-dev libprotobuf-dev protobuf-compiler llvm-dev libomp-dev
+PACKAGES="cmake make g++ gcc clang clang-14 libclang-rt-14-dev libonnx-dev libprotobuf-dev protobuf-compiler llvm-dev libomp-dev
   libfmt-dev libcli11-dev libgtest-dev python3 python3-numpy python3-onnx python3-torch python3-torchvision"
 if [ "${ONNXC_SKIP_APT:-0}" != 1 ]; then
   echo "== installing Debian packages"
