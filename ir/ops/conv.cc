@@ -427,6 +427,9 @@ class Conv : public Op {
   static constexpr int64_t kPlaneXbFloats = 4096, kPlaneAccFloats = 8192;  // 16 + 32 KiB of stack
   bool plane_fits() const {
     if (g_.rank() != 2) return false;
+    // Every stride phase needs a slot of the plane buffer, so strides beyond its size never
+    // fit (and plane_geom would size its phase tables by them).
+    if (g_.s[0] > kPlaneXbFloats || g_.s[1] > kPlaneXbFloats || g_.s[0] * g_.s[1] > kPlaneXbFloats) return false;
     Plane p = plane_geom();
     return p.OCB * p.QP <= kPlaneAccFloats && p.CB <= kPlaneXbFloats;
   }
