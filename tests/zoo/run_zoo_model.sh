@@ -5,7 +5,8 @@
 # that a second compile gives byte-identical C and weights (the emitter is deterministic) and
 # that gcc and clang (at -O3) find no warning in the C with -Wall -Wextra.
 # Usage: run_zoo_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR [COMPILE_MODEL_FLAGS...]
-# (extra flags such as --channel-block 256 or --layout nchw go to both compiles).
+# (extra flags such as --channel-block 256, --layout nchw or "--cflags=-O2 -fsanitize=address"
+# go to both compiles). A sanitizer report in the binary's output fails the test.
 set -euo pipefail
 cc_model=$1 zoo=$2 name=$3 work=$4
 shift 4
@@ -23,6 +24,11 @@ rm -rf "$work/$name.again"
 (cd "$work/$name" && gcc -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" "$name.c" onnxc_runtime.c onnxc_main.c)
 (cd "$work/$name" && clang -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -Werror -c "$name.c" -o /dev/null)
 (cd "$work/$name" && clang -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" onnxc_runtime.c onnxc_main.c)
-"$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output.npy" --bench 3
+# A sanitized build (--cflags with -fsanitize=...) must run without a sanitizer report.
+"$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output.npy" --bench 3 2>&1 | tee "$work/$name/run.log"
+if grep -q -e "runtime error:" -e "Sanitizer" "$work/$name/run.log"; then
+  echo "zoo $name: sanitizer report in the binary's output" >&2
+  exit 1
+fi
 /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output.npy" --tol 1e-3
 echo "zoo $name: total $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
