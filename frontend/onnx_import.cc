@@ -97,22 +97,26 @@ class Importer {
       fail_invalid(what + " " + dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(n) + " elements but its " +
                    field + " holds " + std::to_string(count));
     };
+    // An empty tensor's buffers may be null, and memcpy from or to null is undefined even for 0 bytes.
+    auto copy_in = [&](const void* src) {
+      if (nbytes) std::memcpy(out->bytes.data(), src, nbytes);
+    };
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       read_external(t, what, out->bytes);
     } else if (t.has_raw_data()) {
       if (t.raw_data().size() != nbytes)
         fail_invalid(what + " " + dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(nbytes) + " bytes but raw_data has " +
                      std::to_string(t.raw_data().size()));
-      std::memcpy(out->bytes.data(), t.raw_data().data(), nbytes);
+      copy_in(t.raw_data().data());
     } else if (dt == DType::F32) {
       if (t.float_data_size() != n) count_error("float_data", t.float_data_size());
-      std::memcpy(out->bytes.data(), t.float_data().data(), nbytes);
+      copy_in(t.float_data().data());
     } else if (dt == DType::F64) {
       if (t.double_data_size() != n) count_error("double_data", t.double_data_size());
-      std::memcpy(out->bytes.data(), t.double_data().data(), nbytes);
+      copy_in(t.double_data().data());
     } else if (dt == DType::I64) {
       if (t.int64_data_size() != n) count_error("int64_data", t.int64_data_size());
-      std::memcpy(out->bytes.data(), t.int64_data().data(), nbytes);
+      copy_in(t.int64_data().data());
     } else if (dt == DType::U32 || dt == DType::U64) {
       if (t.uint64_data_size() != n) count_error("uint64_data", t.uint64_data_size());
       for (int64_t i = 0; i < n; ++i) out->set_i64(i, static_cast<int64_t>(t.uint64_data(static_cast<int>(i))));
