@@ -343,7 +343,8 @@ struct Module {
       const Value* v = g.outputs[k];
       auto it = out_index.find(v);
       if (it != out_index.end() && it->second == k) continue;
-      s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), v->nbytes());
+      // An empty output's buffer may be NULL, which memcpy must not get even for 0 bytes.
+      if (v->nbytes()) s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), v->nbytes());
     }
     s += "  return ONNXC_OK;\n}\n\n";
     std::vector<std::string> args;

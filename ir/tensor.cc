@@ -204,7 +204,7 @@ Tensor Tensor::from_i64(const std::vector<int64_t>& v, DType t, Shape s) {
 Tensor Tensor::from_f32(const std::vector<float>& v, Shape s) {
   Tensor r(DType::F32, std::move(s));
   ONNXC_ASSERT(static_cast<size_t>(r.numel()) == v.size(), "from_f32 size");
-  std::memcpy(r.bytes.data(), v.data(), v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(r.bytes.data(), v.data(), v.size() * sizeof(float));  // data() may be null when empty
   return r;
 }
 

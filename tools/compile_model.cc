@@ -118,12 +118,13 @@ int run_command(const std::string& cmd, std::string* output) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-// Builds the executable or shared library; returns the C compiler's exit status.
+// Builds the executable or shared library with -Wall -Wextra (the generated C and the runtime
+// are warning-free under both; the tests add -Werror); returns the C compiler's exit status.
 int build(const Options& o, const Target& t, double* seconds) {
   Timer tm;
   std::string flags = o.cflags.empty() ? "-O3 " + t.march : o.cflags;
   std::string dir = quote(o.outdir) + "/";
-  std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -I{}", o.cc, flags, quote(o.outdir));
+  std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", o.cc, flags, quote(o.outdir));
   if (o.emit == "so")
     cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c {}onnxc_runtime.c -lm", dir, o.name, dir, o.name, dir);
   else

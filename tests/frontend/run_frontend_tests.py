@@ -3,7 +3,9 @@
 folder, symbolic dimensions fixed with --input-shape, initializers listed as graph inputs
 (IR version 3), nodes stored out of topological order, Constant-only outputs, --emit so and
 --emit c. Expected outputs are computed with numpy, independently of onnxc.
-Usage: run_frontend_tests.py --compiler build/compile-model. Ends with "N passed, M failed".
+Usage: run_frontend_tests.py --compiler build/compile-model [--cflags "-O1 -fsanitize=address,undefined"].
+A sanitizer report in the output of compile-model or a generated binary fails the check.
+Ends with "N passed, M failed".
 """
 import argparse
 import os
@@ -28,9 +30,16 @@ def make(nodes, inputs, outputs, inits=(), opset=13, ir_version=None):
     return m
 
 
+def sanitizer_check(p, what):
+    for line in (p.stdout or "").splitlines() + (p.stderr or "").splitlines():
+        if "runtime error:" in line or "Sanitizer" in line:
+            raise AssertionError(f"sanitizer report from {what}: {line}")
+    return p
+
+
 class Runner:
-    def __init__(self, compiler, work):
-        self.compiler, self.work, self.results = compiler, work, []
+    def __init__(self, compiler, work, cflags):
+        self.compiler, self.work, self.cflags, self.results = compiler, work, cflags, []
 
     def compile(self, name, m, extra=(), subdir=None):
         d = os.path.join(self.work, subdir or name)
@@ -40,9 +49,9 @@ class Runner:
             with open(path, "wb") as f:
                 f.write(m.SerializeToString())
         out = os.path.join(self.work, name + "_out")
-        p = subprocess.run([self.compiler, path, "-o", out, "--name", "m", "--quiet", "--cflags", "-O1", *extra],
+        p = subprocess.run([self.compiler, path, "-o", out, "--name", "m", "--quiet", "--cflags=" + self.cflags, *extra],
                            capture_output=True, text=True, timeout=300)
-        return p, out
+        return sanitizer_check(p, "compile-model"), out
 
     def run(self, out, inputs, outputs):
         args = []
@@ -53,6 +62,7 @@ class Runner:
         for k in outputs:
             args += ["--output", f"{k}={os.path.join(out, 'out_' + k + '.npy')}"]
         p = subprocess.run([os.path.join(out, "m"), "--quiet", *args], capture_output=True, text=True, timeout=60)
+        sanitizer_check(p, "the binary")
         if p.returncode != 0:
             raise RuntimeError(f"binary failed: {p.stderr}")
         return {k: np.load(os.path.join(out, "out_" + k + ".npy")) for k in outputs}
@@ -75,10 +85,11 @@ def expect(cond, msg):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--compiler", required=True)
+    ap.add_argument("--cflags", default="-O1", help="compile-model --cflags for the generated C")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory(prefix="onnxc-frontend-") as work:
-        r = Runner(a.compiler, work)
+        r = Runner(a.compiler, work, a.cflags)
 
         def external_data():
             d = os.path.join(work, "ext")
@@ -142,7 +153,7 @@ def main():
             for k in range(4):
                 args += ["--output", f"{['y', 'x', 'c', 'y'][k]}={out}/o{k}.npy"]
             # names repeat: the binary writes outputs by name, so check the first three by name
-            q = subprocess.run([f"{out}/m", *args[:3 + 6]], capture_output=True, text=True)
+            q = sanitizer_check(subprocess.run([f"{out}/m", *args[:3 + 6]], capture_output=True, text=True), "the binary")
             expect(q.returncode == 0, q.stderr)
             expect(np.array_equal(np.load(f"{out}/o0.npy"), np.abs(x)), "computed output")
             expect(np.array_equal(np.load(f"{out}/o1.npy"), x), "input passed through")

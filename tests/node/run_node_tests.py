@@ -36,6 +36,11 @@ Conventions:
   unsigned, bool, complex, string; a width difference is noted); floats pass
   when |actual - expected| <= atol + rtol*|expected| (NaN == NaN, inf == inf);
   everything else must be equal.
+- --cflags go to compile-model's C build (which adds -Wall -Wextra): CMake
+  passes "-O1 -Werror", so a warning in generated C fails the case, plus
+  -fsanitize=address,undefined in the sanitized build. A case whose binary or
+  compile-model prints a sanitizer report ("runtime error:",
+  "AddressSanitizer", "LeakSanitizer") fails whatever the exit status.
 - --extra-args passes more compile-model flags to every compile, e.g.
   --extra-args "--channel-block 256" or "--layout nchw".
 - Output is deterministic: failures in case-name order, then the summary,
@@ -132,6 +137,17 @@ def one_line(text, limit=400):
 def numeric_suffix(path):
     m = re.search(r"(\d+)(\.pb)?$", os.path.basename(path))
     return (int(m.group(1)) if m else -1, path)
+
+
+SANITIZER_MARKS = ("runtime error:", "AddressSanitizer", "LeakSanitizer")
+
+
+def sanitizer_report(text):
+    """The first line of an ASan/UBSan/LSan report in text, or None."""
+    for line in text.splitlines():
+        if any(m in line for m in SANITIZER_MARKS):
+            return one_line(line, 300)
+    return None
 
 
 def signal_name(rc):
@@ -452,6 +468,12 @@ class Runner:
             r.reason = "compile-model timed out after %d s" % self.args.compile_timeout
             return None
         err = (p.stderr or "").replace(gdir + os.sep, "").replace(gdir, r.name)
+        report = sanitizer_report(err + (p.stdout or ""))
+        if report:
+            r.status = FAIL
+            r.reason = "compile-model exit %d with a sanitizer report: %s" % (p.returncode, report)
+            r.detail = err + p.stdout
+            return None
         if p.returncode == 3:
             r.status, r.kind = UNSUPPORTED, "compiler"
             lines = [l for l in err.splitlines() if l.strip()]
@@ -500,6 +522,9 @@ class Runner:
         if p.returncode < 0:
             return ("binary crashed with %s %s" % (signal_name(p.returncode),
                                                    one_line(p.stderr, 200))).rstrip()
+        report = sanitizer_report(p.stdout + p.stderr)
+        if report:
+            return "binary exit %d with a sanitizer report: %s" % (p.returncode, report)
         if p.returncode != 0:
             return "binary exit %d: %s" % (p.returncode, one_line(p.stderr or p.stdout))
         msgs = []

@@ -2,7 +2,9 @@
 // module is written with emit_c_module into a fresh temporary directory, built with the
 // system C compiler (warnings are errors, as tools/compile_model.cc builds it, plus
 // -Wextra) together with the runtime and the generic main, and run on raw input files;
-// the raw output files come back as Tensors in graph output order.
+// the raw output files come back as Tensors in graph output order. ONNXC_TEST_GENERATED_CFLAGS
+// (tests/CMakeLists.txt: ASan+UBSan flags in the sanitized build, else empty) is added to
+// every build unless CRunOptions::sanitize is off; a sanitizer report in the run's output fails the test like a non-zero exit.
 //
 // Conventions: graph inputs and outputs must be plain (they always are); inputs are passed
 // by name. A failure (emit error, compiler diagnostics, non-zero exit) is a gtest failure
@@ -22,12 +24,19 @@
 #include "codegen/c_module.h"
 #include "ir/graph.h"
 
+#ifndef ONNXC_TEST_GENERATED_CFLAGS
+#define ONNXC_TEST_GENERATED_CFLAGS ""
+#endif
+
 namespace onnxc::test {
 
 struct CRunOptions {
   std::string cc = "cc";
   std::string cflags = "-O1";  // optimisation / target flags added to the fixed ones
   int threads = 0;             // --threads for the binary (0: its default)
+  // Add ONNXC_TEST_GENERATED_CFLAGS. Off for checks of what the optimizer does with the
+  // plain C (clang warns that it cannot vectorize `omp simd` loops once ASan instruments them).
+  bool sanitize = true;
 };
 
 inline std::string c_run_read_file(const std::filesystem::path& p) {
@@ -61,7 +70,8 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
     return fail(std::string("emit_c_module: ") + ex.what());
   }
   const std::string d = dir.string() + "/";
-  std::string cmd = o.cc + " -std=c11 " + o.cflags + " -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MODEL_INFO=" + name +
+  std::string cmd = o.cc + " -std=c11 " + o.cflags + (o.sanitize ? " " ONNXC_TEST_GENERATED_CFLAGS : "") +
+                    " -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MODEL_INFO=" + name +
                     "_info -o " + d + name + " " + d + name + ".c " + d + "onnxc_runtime.c " + d + "onnxc_main.c -lm > " + d +
                     "cc.log 2>&1";
   if (std::system(cmd.c_str()) != 0) return fail("C build failed: " + cmd + "\n" + c_run_read_file(dir / "cc.log"));
@@ -79,7 +89,10 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
   for (size_t k = 0; k < g.outputs.size(); ++k)
     run += " --output " + g.outputs[k]->name + "=" + (dir / ("out" + std::to_string(k) + ".bin")).string();
   run += " > " + d + "run.log 2>&1";
-  if (std::system(run.c_str()) != 0) return fail("run failed: " + run + "\n" + c_run_read_file(dir / "run.log"));
+  int rc = std::system(run.c_str());
+  std::string log = c_run_read_file(dir / "run.log");
+  bool report = log.find("runtime error:") != std::string::npos || log.find("Sanitizer") != std::string::npos;
+  if (rc != 0 || report) return fail("run failed: " + run + "\n" + log);
   std::vector<Tensor> out;
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     const Value* v = g.outputs[k];

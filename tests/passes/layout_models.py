@@ -8,7 +8,8 @@ squeeze-excitation, elementwise chains on the input, odd channel counts) and
 runs `compile-model --verify --verify-passes --channel-block B` on each for
 B in 4, 16, 64, 256, plus `--layout nchw`: the built binary must match the
 reference evaluator run on the imported graph, and the generated C must
-compile with -Wall -Wextra -Werror.
+compile with -Wall -Wextra -Werror (--cflags; the sanitized build adds ASan+UBSan
+flags there, and a sanitizer report in the output fails the run).
 
   layout_models.py --compiler build/compile-model [--work DIR] [--blocks 4,16]
 
@@ -159,7 +160,8 @@ def main():
             cmd = [args.compiler, path, "-o", out, "--verify", "--verify-passes", "--cflags=" + args.cflags] + flags
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
             passes = re.search(r"^passes: .*$", p.stdout, re.M)
-            ok = p.returncode == 0 and "MISMATCH" not in p.stdout
+            report = "runtime error:" in p.stdout or "Sanitizer" in p.stdout
+            ok = p.returncode == 0 and "MISMATCH" not in p.stdout and not report
             print("%-4s %-22s %-20s %s" % ("ok" if ok else "FAIL", make.__name__, " ".join(flags),
                                           passes.group(0) if passes else ""))
             if not ok:

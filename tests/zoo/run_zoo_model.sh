@@ -5,7 +5,11 @@
 # that a second compile gives byte-identical C and weights (the emitter is deterministic) and
 # that gcc and clang (at -O3) find no warning in the C with -Wall -Wextra.
 # Usage: run_zoo_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR [COMPILE_MODEL_FLAGS...]
-# (extra flags such as --channel-block 256 or --layout nchw go to both compiles).
+# (extra flags such as --channel-block 256, --layout nchw or "--cflags=-O2 -fsanitize=address"
+# go to both compiles). A sanitizer report in the binary's output fails the test.
+# ONNXC_ZOO_SANITIZED=1 (the sanitized build's tests set it): compile, build and run once, no
+# second compile, warning checks or --bench: those concern the same C text, which the
+# unsanitized build checks, and an instrumented resnet50 takes ~30 s per inference.
 set -euo pipefail
 cc_model=$1 zoo=$2 name=$3 work=$4
 shift 4
@@ -14,15 +18,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work/$name" && mkdir -p "$work"
 start=$(date +%s.%N)
 "$cc_model" "$zoo/$name.onnx" -o "$work/$name" --name "$name" --verify-passes "${extra[@]}"
-# The emitted C and weights must be deterministic: a second compile gives identical files.
-"$cc_model" "$zoo/$name.onnx" -o "$work/$name.again" --name "$name" --emit c --quiet "${extra[@]}"
-for f in "$name.c" "$name.h" "$name.weights"; do cmp "$work/$name/$f" "$work/$name.again/$f"; done
-rm -rf "$work/$name.again"
-# The generated C is warning-free under gcc and clang with -Wall -Wextra; clang compiles at -O3
-# for real, since its optimizer warns about loops it was asked to vectorize and could not.
-(cd "$work/$name" && gcc -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" "$name.c" onnxc_runtime.c onnxc_main.c)
-(cd "$work/$name" && clang -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -Werror -c "$name.c" -o /dev/null)
-(cd "$work/$name" && clang -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" onnxc_runtime.c onnxc_main.c)
-"$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output.npy" --bench 3
+bench=(--bench 3)
+if [ "${ONNXC_ZOO_SANITIZED:-0}" = 1 ]; then
+  bench=()
+else
+  # The emitted C and weights must be deterministic: a second compile gives identical files.
+  "$cc_model" "$zoo/$name.onnx" -o "$work/$name.again" --name "$name" --emit c --quiet "${extra[@]}"
+  for f in "$name.c" "$name.h" "$name.weights"; do cmp "$work/$name/$f" "$work/$name.again/$f"; done
+  rm -rf "$work/$name.again"
+  # The generated C is warning-free under gcc and clang with -Wall -Wextra; clang compiles at -O3
+  # for real, since its optimizer warns about loops it was asked to vectorize and could not.
+  (cd "$work/$name" && gcc -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" "$name.c" onnxc_runtime.c onnxc_main.c)
+  (cd "$work/$name" && clang -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -Werror -c "$name.c" -o /dev/null)
+  (cd "$work/$name" && clang -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" onnxc_runtime.c onnxc_main.c)
+fi
+# A sanitized build (--cflags with -fsanitize=...) must run without a sanitizer report.
+"$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output.npy" "${bench[@]}" 2>&1 | tee "$work/$name/run.log"
+if grep -q -e "runtime error:" -e "Sanitizer" "$work/$name/run.log"; then
+  echo "zoo $name: sanitizer report in the binary's output" >&2
+  exit 1
+fi
 /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output.npy" --tol 1e-3
 echo "zoo $name: total $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
