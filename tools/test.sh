@@ -8,7 +8,9 @@
 # the run. There the zoo variants (64/256-channel blocks, NCHW) are "long" too. build-asan is
 # RelWithDebInfo, not Debug: the instrumented compile-model at -O0 took 3x the CPU on resnet50
 # (16.6 s against 5.3 s), and the one thing Debug adds, always-on --verify-passes, the zoo and
-# layout tests pass explicitly. Prints how long each part took.
+# layout tests pass explicitly. Last, tools/fuzz.sh builds the libFuzzer targets (build-fuzz/,
+# clang) and runs each for ONNXC_FUZZ_SECONDS (default 60) from the committed corpus; a finding
+# fails the run. Prints how long each part took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -27,4 +29,7 @@ part "build (build-asan/)"
 echo "== ctest under ASan+UBSan (build-asan/)"
 (cd build-asan && ctest --output-on-failure -j 2 "${exclude[@]}")
 part "ctest (build-asan/)"
+echo "== fuzz targets from the committed corpus, ${ONNXC_FUZZ_SECONDS:-60} s each (build-fuzz/)"
+bash tools/fuzz.sh "${ONNXC_FUZZ_SECONDS:-60}"
+part "fuzz (build-fuzz/)"
 echo "== all tests passed in $(($SECONDS - start)) s"
