@@ -87,6 +87,8 @@ class Importer {
 
   // Element count and bytes of a shape, or an error that names `what`.
   static void bytes_of(const Shape& shape, DType dt, const std::string& what, int64_t* n, uint64_t* nbytes) {
+    if (shape.size() > kMaxRank)
+      fail_unsupported(what + " has " + std::to_string(shape.size()) + " dimensions; onnxc supports up to " + std::to_string(kMaxRank));
     try {
       *n = numel(shape);
       *nbytes = nbytes_of(shape, dt);

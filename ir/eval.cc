@@ -122,6 +122,9 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
                     std::to_string(n.outputs.size()) + " outputs, the op defines fewer)");
         ONNXC_ASSERT(false, n.where() + ": infer left output '" + v->name + "' without type");
       }
+      if (v->shape.size() > kMaxRank)
+        n.unsupported("output '" + v->name + "' would have " + std::to_string(v->shape.size()) + " dimensions; onnxc supports up to " +
+                      std::to_string(kMaxRank));
       int64_t e = numel(v->shape);
       out_elems = e > fold_limit ? fold_limit + 1 : std::min(out_elems + e, fold_limit + 1);  // no overflow
       out_bytes = add_bytes(out_bytes, nbytes_of(v->shape, v->dtype), n.where() + ": the outputs");

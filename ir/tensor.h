@@ -16,6 +16,10 @@ namespace onnxc {
 
 using Shape = std::vector<int64_t>;
 
+// Most dimensions a tensor may have (as numpy's .npy files). Loops and the reference
+// evaluator nest once per dimension, so the importer and shape inference refuse more.
+constexpr size_t kMaxRank = 32;
+
 // Number of elements; throws CompileError(Invalid) on negative dims or overflow.
 int64_t numel(const Shape& s);
 // Bytes of a tensor of shape s and element type t: numel(s) * dtype_size(t), checked; throws

@@ -377,6 +377,20 @@ def _(d):
     return save(m, os.path.join(d, "dup_init.onnx"))
 
 
+@case("rank: graph input with 40 dimensions", UNSUPPORTED, "graph input 'x'", "40 dimensions", "up to 32")
+def _(d):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [1] * 40)], [vi("y", None)])
+    return save(m, os.path.join(d, "rank_input.onnx"))
+
+
+@case("rank: Reshape to 33 dimensions", UNSUPPORTED, "node 'reshape_1'", "33 dimensions", "up to 32")
+def _(d):
+    s = numpy_helper.from_array(np.ones(33, np.int64), "s")
+    n = helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape_1")
+    m = model([n], [vi("x", [1])], [vi("y", None)], [s])
+    return save(m, os.path.join(d, "rank_reshape.onnx"))
+
+
 @case("graph output never produced", INVALID, "graph output 'z'", "not produced")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [4])], [vi("y", [4]), vi("z", [4])])
