@@ -344,7 +344,10 @@ struct Module {
       auto it = out_index.find(v);
       if (it != out_index.end() && it->second == k) continue;
       // An empty output's buffer may be NULL, which memcpy must not get even for 0 bytes.
-      if (v->nbytes()) s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), v->nbytes());
+      if (v->nbytes())
+        s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), v->nbytes());
+      else
+        s += fmt::format("  (void)out{}; (void){}; /* empty: nothing to copy */\n", k, name.at(v));
     }
     s += "  return ONNXC_OK;\n}\n\n";
     std::vector<std::string> args;
