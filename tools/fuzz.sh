@@ -50,7 +50,7 @@ for t in "${targets[@]}"; do
      "$root/$work" "$root/tests/fuzz/corpus/$t" "$root/tests/fuzz/regressions") > "$log" 2>&1
   rc=$?
   set -e
-  grep -E "^#[0-9]+ +(INITED|DONE)" "$log" | tail -2 || true
+  grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$log" | tail -2 || true
   grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$log" || true
   if [ $rc != 0 ]; then
     echo "$t: FINDING (exit $rc); see $log and build-fuzz/findings/"
