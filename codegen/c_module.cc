@@ -216,7 +216,14 @@ struct Module {
       args.push_back(name.at(v));
     }
     CEmit e(n, ins, outs, extras);
-    if (n.epilogue.empty()) {
+    // A node whose outputs are all empty computes nothing (and its emitter never sees shapes
+    // whose strides only an empty tensor can have).
+    bool empty = true;
+    for (const Value* v : n.outputs)
+      if (v && numel(v->shape) != 0) empty = false;
+    if (empty) {
+      e("/* every output is empty: nothing to compute */");
+    } else if (n.epilogue.empty()) {
       n.op->emit(e);
     } else {
       if (!group_is_one_loop(n)) n.op->emit(e);

@@ -85,7 +85,16 @@ std::string shape_str(const Shape& s) {
 
 Shape strides_of(const Shape& s) {
   Shape st(s.size(), 1);
-  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  for (size_t i = s.size(); i-- > 1;) {
+    if (s[i] != 0 && st[i] > std::numeric_limits<int64_t>::max() / s[i]) {
+      // Only an empty tensor (a zero dimension elsewhere) gets here without overflowing
+      // numel; nothing of it is ever addressed, so its remaining strides are 0.
+      numel(s);
+      for (size_t j = 0; j < i; ++j) st[j] = 0;
+      break;
+    }
+    st[i - 1] = st[i] * s[i];
+  }
   return st;
 }
 
