@@ -362,6 +362,8 @@ class Importer {
         n->attrs[a.name()] = convert_attr(a, n->where());
       }
       for (const auto& i : np.input()) n->inputs.push_back(i.empty() ? nullptr : g_->find(i));
+      // Every op's first output is required (only later ones may be left out with "").
+      if (np.output_size() == 0 || np.output(0).empty()) n->invalid("has no first output (every op's first output is required)");
       for (const auto& o : np.output()) {
         if (o.empty()) { n->outputs.push_back(nullptr); continue; }
         Value* v = g_->add_value(o);

@@ -391,6 +391,13 @@ def _(d):
     return save(m, os.path.join(d, "rank_reshape.onnx"))
 
 
+@case("node without outputs", INVALID, "node 'shape_1'", "no first output")
+def _(d):
+    nodes = [helper.make_node("Shape", ["x"], [], name="shape_1"), helper.make_node("Relu", ["x"], ["y"], name="relu_1")]
+    m = model(nodes, [vi("x", [4])], [vi("y", [4])])
+    return save(m, os.path.join(d, "no_outputs.onnx"))
+
+
 @case("graph output never produced", INVALID, "graph output 'z'", "not produced")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [4])], [vi("y", [4]), vi("z", [4])])
