@@ -38,15 +38,24 @@ if [ "${1:-}" = --make-corpus ]; then
 fi
 
 secs=${1:-60}
+# ONNXC_FUZZ_SEED fixes libFuzzer's seed, and ONNXC_FUZZ_RUNS_<TARGET> caps the executions, so a
+# run is repeatable: the same inputs on every machine, within SECONDS. tools/test.sh sets
+# them, so CI fails on a regression, not on whatever a random seed happens to reach first;
+# exploratory runs leave them unset.
+seed_opts=()
+[ -n "${ONNXC_FUZZ_SEED:-}" ] && seed_opts=(-seed="$ONNXC_FUZZ_SEED")
 mkdir -p build-fuzz/findings
 status=0
 for t in "${targets[@]}"; do
   work=build-fuzz/corpus/$t
   mkdir -p "$work"
   log=build-fuzz/$t.log
+  runs_var=ONNXC_FUZZ_RUNS_${t^^}
+  run_opts=("${seed_opts[@]}")
+  [ -n "${!runs_var:-}" ] && run_opts+=(-runs="${!runs_var}")
   echo "== $t for ${secs} s (corpus: tests/fuzz/corpus/$t + tests/fuzz/regressions, grown in $work)"
   set +e
-  (cd build-fuzz && "$root/build-fuzz/fuzz/$t" "${opts[@]}" -max_total_time="$secs" -artifact_prefix="$root/build-fuzz/findings/$t-" \
+  (cd build-fuzz && "$root/build-fuzz/fuzz/$t" "${opts[@]}" "${run_opts[@]}" -max_total_time="$secs" -artifact_prefix="$root/build-fuzz/findings/$t-" \
      "$root/$work" "$root/tests/fuzz/corpus/$t" "$root/tests/fuzz/regressions") > "$log" 2>&1
   rc=$?
   set -e

@@ -9,8 +9,8 @@
 # RelWithDebInfo, not Debug: the instrumented compile-model at -O0 took 3x the CPU on resnet50
 # (16.6 s against 5.3 s), and the one thing Debug adds, always-on --verify-passes, the zoo and
 # layout tests pass explicitly. Last, tools/fuzz.sh builds the libFuzzer targets (build-fuzz/,
-# clang) and runs each for ONNXC_FUZZ_SECONDS (default 60) from the committed corpus; a finding
-# fails the run. Prints how long each part took.
+# clang) and runs each for at most ONNXC_FUZZ_SECONDS (default 60) from the committed corpus,
+# with a fixed seed and execution count so the run is repeatable; a finding fails the run. Prints how long each part took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -30,6 +30,7 @@ echo "== ctest under ASan+UBSan (build-asan/)"
 (cd build-asan && ctest --output-on-failure -j 2 "${exclude[@]}")
 part "ctest (build-asan/)"
 echo "== fuzz targets from the committed corpus, ${ONNXC_FUZZ_SECONDS:-60} s each (build-fuzz/)"
-bash tools/fuzz.sh "${ONNXC_FUZZ_SECONDS:-60}"
+ONNXC_FUZZ_SEED=${ONNXC_FUZZ_SEED:-1} ONNXC_FUZZ_RUNS_FUZZ_IMPORT=${ONNXC_FUZZ_RUNS_FUZZ_IMPORT:-200000} \
+  ONNXC_FUZZ_RUNS_FUZZ_PIPELINE=${ONNXC_FUZZ_RUNS_FUZZ_PIPELINE:-20000} bash tools/fuzz.sh "${ONNXC_FUZZ_SECONDS:-60}"
 part "fuzz (build-fuzz/)"
 echo "== all tests passed in $(($SECONDS - start)) s"
