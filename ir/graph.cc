@@ -37,10 +37,14 @@ std::string bytes_str(uint64_t bytes) {
   return buf;
 }
 
+// "over the --max-memory cap of C; raise it ...": how every cap error ends.
+static std::string over_cap(const Graph& g) {
+  return "over the --max-memory cap of " + bytes_str(g.max_memory) + "; raise it with --max-memory SIZE (0 = no cap)";
+}
+
 void check_memory_cap(const Graph& g, uint64_t bytes, const std::string& what) {
   if (!g.max_memory || bytes <= g.max_memory) return;
-  fail_unsupported(what + " needs " + bytes_str(bytes) + ", over the --max-memory cap of " + bytes_str(g.max_memory) +
-                   "; raise it with --max-memory SIZE (0 = no cap)");
+  fail_unsupported(what + " needs " + bytes_str(bytes) + ", " + over_cap(g));
 }
 
 uint64_t constant_bytes(const Graph& g) {
@@ -56,8 +60,7 @@ void MemoryBudget::charge(uint64_t bytes, const std::string& what) {
     return;
   }
   fail_unsupported(what + " needs " + bytes_str(bytes) + ", which would bring the constants held to " +
-                   bytes_str(add_bytes(used_, bytes, "the constants held")) + ", over the --max-memory cap of " +
-                   bytes_str(g_.max_memory) + "; raise it with --max-memory SIZE (0 = no cap)");
+                   bytes_str(add_bytes(used_, bytes, "the constants held")) + ", " + over_cap(g_));
 }
 
 std::vector<Value*> Node::all_inputs() const {
