@@ -252,25 +252,10 @@ class Pool : public Op {
       e("ONNXC_PRAGMA(omp simd)");
       e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l];", b);
     } else {
-      bool all_full = true;
-      for (auto& d : dims_) all_full = all_full && (count_pad_ ? !d.overhang() : !d.clipped());
+      const bool all_full = avg_all_full();
       std::string div = c_float(static_cast<double>(taps));
       if (!all_full) {
-        std::string cnt;
-        for (size_t i = 0; i < r; ++i) {
-          const Dim& d = dims_[i];
-          std::string f;
-          if (!count_pad_) f = fmt::format("(hi{0} - lo{0})", i);
-          else if (!d.overhang()) f = std::to_string(d.k);
-          else {
-            std::string room = fmt::format("{} - p{}", d.in + d.pe, i);
-            if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
-            e("const int64_t e{} = {};", i, room);
-            f = fmt::format("(e{0} < {1} ? e{0} : {1})", i, d.k);
-          }
-          cnt += (cnt.empty() ? "" : " * ") + f;
-        }
-        e("const int64_t cnt = {};", cnt);
+        emit_avg_count(e);
         e("const float den = cnt > 0 ? (float)cnt : 1.0f;  /* no taps: a[] is 0 */");
         div.clear();
       }
@@ -284,6 +269,33 @@ class Pool : public Op {
 
   // Inside output loop o{i}: the window start p{i} and the valid tap range [lo{i}, hi{i})
   // of spatial dim i (shared by the plain and NCHWc kernels).
+  // AveragePool's divisor is the tap count everywhere when no window is clipped (or, with
+  // count_include_pad, none overhangs the padded extent).
+  bool avg_all_full() const {
+    bool all_full = true;
+    for (auto& d : dims_) all_full = all_full && (count_pad_ ? !d.overhang() : !d.clipped());
+    return all_full;
+  }
+  // Otherwise: `cnt`, the taps of the current window inside the input (or inside the padded
+  // extent with count_include_pad), from the window bounds lo/hi and the pad offsets p.
+  void emit_avg_count(CEmit& e) const {
+    std::string cnt;
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      const Dim& d = dims_[i];
+      std::string f;
+      if (!count_pad_) f = fmt::format("(hi{0} - lo{0})", i);
+      else if (!d.overhang()) f = std::to_string(d.k);
+      else {
+        std::string room = fmt::format("{} - p{}", d.in + d.pe, i);
+        if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
+        e("const int64_t e{} = {};", i, room);
+        f = fmt::format("(e{0} < {1} ? e{0} : {1})", i, d.k);
+      }
+      cnt += (cnt.empty() ? "" : " * ") + f;
+    }
+    e("const int64_t cnt = {};", cnt);
+  }
+
   void emit_window(CEmit& e, size_t i) const {
     const Dim& d = dims_[i];
     std::string start = d.s == 1 ? fmt::format("o{}", i) : fmt::format("o{} * {}", i, d.s);
@@ -378,26 +390,11 @@ class Pool : public Op {
       if (want_idx) e("yi[{}] = c * {} + (mi < 0 ? 0 : mi);", oidx, in_sz);
     } else {
       // Divisor: taps inside the input, or inside the padded extent with count_include_pad.
-      bool all_full = true;
-      for (auto& d : dims_) all_full = all_full && (count_pad_ ? !d.overhang() : !d.clipped());
+      const bool all_full = avg_all_full();
       if (all_full) {
         e("y[{}] = s / {};", oidx, c_float(static_cast<double>(taps)));
       } else {
-        std::string cnt;
-        for (size_t i = 0; i < r; ++i) {
-          const Dim& d = dims_[i];
-          std::string f;
-          if (!count_pad_) f = fmt::format("(hi{0} - lo{0})", i);
-          else if (!d.overhang()) f = std::to_string(d.k);
-          else {
-            std::string room = fmt::format("{} - p{}", d.in + d.pe, i);
-            if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
-            e("const int64_t e{} = {};", i, room);
-            f = fmt::format("(e{0} < {1} ? e{0} : {1})", i, d.k);
-          }
-          cnt += (cnt.empty() ? "" : " * ") + f;
-        }
-        e("const int64_t cnt = {};", cnt);
+        emit_avg_count(e);
         e("y[{}] = cnt > 0 ? s / (float)cnt : 0.0f;", oidx);
       }
     }
