@@ -29,7 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_module.h"
+#include "codegen/backend.h"
+#include "codegen/target.h"
 #include "frontend/onnx_import.h"
 #include "fuzz/fuzz_common.h"
 #include "ir/op.h"
@@ -310,14 +311,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     onnxc::ImportOptions io;
     io.max_memory = onnxc::fuzz::kMaxMemory;
     auto g = onnxc::import_onnx_bytes(bytes, "", "fuzz.onnx", io);
+    // A fixed target (16-float vectors), so a finding replays the same on any machine.
+    static const std::unique_ptr<onnxc::Backend> backend = onnxc::make_c_backend(onnxc::parse_target("generic-vector:16"));
     onnxc::PassOptions po;
+    po.backend = backend.get();
     po.nchwc = h % 4 != 0;
     static const int64_t blocks[] = {4, 16, 64, 8};
     po.channel_block = blocks[(h >> 8) % 4];
     po.verify_each = true;
     onnxc::run_pipeline(*g, po);
     onnxc::CodegenOptions co{"fuzz_model", scratch_dir(), "fuzz.onnx"};
-    onnxc::emit_c_module(*g, co);
+    backend->write_module(*g, co);
   });
   return 0;
 }

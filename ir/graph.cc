@@ -227,4 +227,12 @@ void expect_dtype(const Node& n, size_t i, std::initializer_list<DType> allowed)
 
 void expect_float(const Node& n, size_t i) { expect_dtype(n, i, {DType::F32}); }
 
+bool is_index_aligned_elementwise(const Node& n) {
+  if (!n.op || !n.op->index_aligned() || n.outputs.size() != 1 || !n.out(0) || n.out(0)->dtype != DType::F32 || n.folded())
+    return false;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.in(i) && !n.op->static_input(i) && n.in(i)->dtype != DType::F32) return false;
+  return true;
+}
+
 }  // namespace onnxc

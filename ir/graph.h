@@ -1,9 +1,10 @@
 // ir/graph.h — the graph IR: values, nodes, attributes, and the graph that owns them.
 //
 // Conventions: every Value has a static shape and a dtype once shape inference has run
-// (ir/infer.cc). A Value with `constant` set is known at compile time (an initializer, a
-// Constant node, or something computed from constants); codegen stores such values in the
-// weights file and never emits code for the nodes that produce them. Absent optional
+// (each op's Op::infer, called by the importer and when a pass inserts a node). A Value
+// with `constant` set is known at compile time (an initializer, a Constant node, or
+// something computed from constants); the backends store such values in the weights file
+// and emit no code for the nodes that produce them. Absent optional
 // inputs and outputs ("" in ONNX) are nullptr in Node::inputs / Node::outputs.
 // Graph::nodes is kept in topological order. Passes (passes/) rewrite the graph in place.
 // A Value's shape is logical; `layout` says how it is stored (ir/layout.h).

@@ -1,14 +1,20 @@
-// ir/op.h — the interface every ONNX op implements, one file per op under ir/ops/.
+// ir/op.h — the interface every ONNX op implements, one file per op under ir/ops/: what
+// the op means, never how a target runs it (that is the backends', one kernel family per
+// file: kernels/ of the C backend).
 //
 // An Op object is created per node (ir/ops/registry.cc maps op types to factories) and
 // holds that node's parsed attributes. It knows:
 //   parse  — read attributes with ONNX defaults; unknown attributes are errors (AttrReader)
 //   infer  — set output dtypes and static shapes; may read constant inputs (shape, axes...)
 //   eval   — naive reference evaluation in C++ (constant folding, --verify, pass tests)
-//   emit   — the body of this node's C function (codegen/c_emit.h)
 //   kind   — TVM-style fusion kind, used by the fusion pass
+//   index_aligned — whether output elements depend only on the inputs' elements at the same
+//            (broadcast) index (see is_index_aligned_elementwise)
 // Inputs the op consumes at compile time (Reshape's shape, Clip's min/max, Pad's pads...)
-// are declared with static_input(); they must be constants and are not passed to C.
+// are declared with static_input(); they must be constants and are not passed to the
+// generated code. What a backend needs beyond the node's values (parsed attributes,
+// resolved geometry) an op publishes as a struct in its header, ir/ops/<op>.h, with an
+// accessor taking the node (e.g. conv_geom(n)).
 #pragma once
 #include <memory>
 #include <string>
@@ -17,8 +23,6 @@
 #include "ir/graph.h"
 
 namespace onnxc {
-
-class CEmit;
 
 enum class FusionKind { Elementwise, Broadcast, Injective, Reduction, OutElementwiseFusable, Opaque };
 
@@ -30,8 +34,10 @@ class Op {
   // `in[i]` is nullptr for an absent input; `out[j]` arrives allocated with the inferred
   // dtype and shape of output j (empty for an absent output).
   virtual void eval(const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const = 0;
-  virtual void emit(CEmit& e) const = 0;
   virtual FusionKind kind() const { return FusionKind::Opaque; }
+  // Whether each element of output 0 is a function of the inputs' elements at the same
+  // index under numpy broadcasting, and of nothing else (Relu, Add, Clip, Max...).
+  virtual bool index_aligned() const { return false; }
   virtual bool static_input(size_t i) const { (void)i; return false; }
   // Oldest opset whose semantics this implementation follows. Most ops changed before
   // opset 7 (consumed_inputs, legacy broadcast), so that is the default.
@@ -40,19 +46,24 @@ class Op {
   // Layouts (ir/layout.h). eval() normally sees logical tensors; an op whose eval works on
   // the stored form (layout_transform) returns true here.
   virtual bool layout_native() const { return false; }
-  // Whether emit() can run this node with its activations in NCHWc with block b (the
-  // layout pass asks; the op then finds the layouts on its Values at emit time).
-  virtual bool supports_nchwc(const Node& n, int64_t b) const { (void)n; (void)b; return false; }
-
-  // Fusion: a side-effect-free C expression of output 0 for one element, given C
-  // expressions of the inputs' elements (present inputs only; each may be evaluated more
-  // than once). Empty when the node cannot be expressed this way (then it is not fused
-  // into a loop).
-  virtual std::string c_expr(const Node& n, const std::vector<std::string>& args) const {
-    (void)n; (void)args;
-    return {};
-  }
 };
+
+// The one answer to "is n computed element by element, in float32": an index-aligned op
+// (Op::index_aligned) with exactly one output, not folded, whose output and runtime
+// (non-static) inputs are float32. For a fused group it describes the anchor. The fusion
+// pass chains such nodes into one loop; backends let them write over an input that dies
+// there (memory planning asks Backend::may_inplace), and every backend can compute them
+// one element at a time.
+bool is_index_aligned_elementwise(const Node& n);
+
+// The op of node n as its concrete class T (the accessors of ir/ops/<op>.h use it);
+// an internal error when n holds another op.
+template <class T>
+const T& op_as(const Node& n) {
+  const T* p = dynamic_cast<const T*>(n.op.get());
+  ONNXC_ASSERT(p, n.where() + ": the node's op is not of the expected class");
+  return *p;
+}
 
 using OpFactory = std::unique_ptr<Op> (*)();
 OpFactory find_op(const std::string& op_type);

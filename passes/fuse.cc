@@ -1,9 +1,9 @@
 // passes/fuse.cc — operator fusion: elementwise tails join the node that produces their input.
 //
 // TVM-style, by Op::kind(). Anchors: OutElementwiseFusable ops (Conv, ConvTranspose, Gemm,
-// MatMul, pools, global pools) and Elementwise/Broadcast ops with a float32 c_expr (their
-// group becomes one loop, codegen/c_fused.cc). Steps: Elementwise/Broadcast ops with a
-// float32 c_expr whose output has the anchor output's shape, dtype and layout; their other
+// MatMul, pools, global pools) and index-aligned elementwise nodes (is_index_aligned_elementwise,
+// ir/op.h: their group becomes one loop, codegen/c/fused.cc). Steps: index-aligned
+// elementwise nodes whose output has the anchor output's shape, dtype and layout; their other
 // inputs become the group's extra inputs and must be readable in that layout (NCHWc: an
 // nchwc_broadcast_view exists; plain: numpy broadcasting that does not grow the output).
 // Injective, Reduction and Opaque ops are never fused here. The representation is in
@@ -36,7 +36,7 @@
 // Known gaps: no injective/reduction fusion (Reshape, Transpose, Concat, Softmax stay
 // separate); steps must keep the anchor's shape, so a broadcast that grows the output
 // (the SE block's Mul) starts its own one-loop group instead of joining its producer;
-// float32 only; a conv's epilogue is a second sweep over its output (codegen/c_fused.h).
+// float32 only; a conv's epilogue is a second sweep over its output (codegen/c/fused.h).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -53,22 +53,11 @@ constexpr size_t kMaxClosure = 16;  // nodes one growth step may take at once
 // function (and its parameter list of extra inputs) a reasonable size for the C compiler.
 constexpr size_t kMaxSteps = 64;
 
-// An elementwise/broadcast node the C loop can compute as a float32 expression.
-bool is_float_expr(const Node& n) {
-  FusionKind k = n.op->kind();
-  if (k != FusionKind::Elementwise && k != FusionKind::Broadcast) return false;
-  if (n.outputs.size() != 1 || !n.out(0) || n.out(0)->dtype != DType::F32 || n.folded()) return false;
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (n.in(i) && !n.op->static_input(i) && n.in(i)->dtype != DType::F32) return false;
-  std::vector<std::string> dummy(n.inputs.size(), "a");
-  return !n.op->c_expr(n, dummy).empty();
-}
-
 bool can_anchor(const Node& n) {
   if (n.folded() || !n.out(0) || n.out(0)->dtype != DType::F32) return false;
   for (size_t j = 1; j < n.outputs.size(); ++j)
     if (n.outputs[j]) return false;  // MaxPool's indices: the group has one output
-  return n.op->kind() == FusionKind::OutElementwiseFusable || is_float_expr(n);
+  return n.op->kind() == FusionKind::OutElementwiseFusable || is_index_aligned_elementwise(n);
 }
 
 // Whether a loop over `out` (in its layout) can read outer value v element by element.
@@ -103,7 +92,7 @@ struct Fuser {
   }
 
   bool step_ok(const Node& u, const Value* run) const {
-    if (absorbed.count(&u) || !is_float_expr(u)) return false;
+    if (absorbed.count(&u) || !is_index_aligned_elementwise(u)) return false;
     const Value* o = u.out(0);
     return o->shape == run->shape && o->layout == run->layout;
   }

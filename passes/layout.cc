@@ -3,12 +3,13 @@
 // b = PassOptions::channel_block) and inserts onnxc.layout_transform nodes where a consumer
 // needs another layout than its producer gives.
 //
-// Nodes are visited in topological order; a node goes NCHWc when its op says it can
-// (Op::supports_nchwc(n, b)) and its inputs can be given the layouts the contract asks for:
-//  - Conv: X blocked, except a "first layer" (group 1, C < b, X plain — the graph input)
-//    which reads NCHW directly; W (a constant) repacked into Layout::filter(b, bi), bi = 1
-//    for depthwise (group == C == M) and first-layer convs, b otherwise; bias stays plain.
-//    Grouped convs whose groups are not whole blocks stay plain.
+// Nodes are visited in topological order; a node goes NCHWc when the backend says it can
+// run it so (Backend::supports(n, NCHWc(b))) and its inputs can be given the layouts the
+// contract asks for:
+//  - Conv: as conv_blocking (ir/ops/conv.h) says: X blocked, except a "first layer"
+//    (group 1, C < b, X plain — the graph input) which reads NCHW directly; W (a constant)
+//    repacked into Layout::filter(b, bi); bias stays plain. Grouped convs whose groups are
+//    not whole blocks stay plain.
 //  - elementwise/broadcast ops (FusionKind Elementwise/Broadcast): full-channel inputs
 //    blocked (a per-channel constant [C,1,1] becomes a rank-aligned [1,C,1,1] constant
 //    stored NCHWc), channel-1 inputs and scalars plain; a full-channel activation of lower
@@ -35,7 +36,9 @@
 #include <map>
 #include <tuple>
 
+#include "codegen/backend.h"
 #include "ir/op.h"
+#include "ir/ops/conv.h"
 #include "passes/pass.h"
 
 namespace onnxc {
@@ -110,17 +113,12 @@ class LayoutPass {
   bool plan_conv(const Node& n, Plan& p) const {
     Value* x = n.in(0);
     Value* w = n.in(1);
-    if (!x || !w || !w->constant || x->shape.size() < 3 || w->shape.size() != x->shape.size()) return false;
-    int64_t group = 1;
-    if (auto it = n.attrs.find("group"); it != n.attrs.end()) group = it->second.i;
-    const int64_t C = x->shape[1], M = w->shape[0];
-    if (group < 1 || C % group || M % group) return false;
-    const bool first = group == 1 && C < b_ && x->layout.is_plain();
-    const bool depthwise = group == C && C == M;
-    if (group > 1 && !depthwise && ((C / group) % b_ || (M / group) % b_)) return false;
-    p.roles[0] = first ? Role::Plain : Role::Blocked;
+    if (!x || !w || !w->constant) return false;
+    const ConvBlocked v = conv_blocking(n, b_, x->layout.is_plain());
+    if (v.kind == ConvBlocking::None) return false;
+    p.roles[0] = v.kind == ConvBlocking::FirstLayer ? Role::Plain : Role::Blocked;
     p.roles[1] = Role::Filter;
-    p.filter_bi = first || depthwise ? 1 : b_;
+    p.filter_bi = v.filter_in_block;
     return true;
   }
 
@@ -265,7 +263,8 @@ bool layout_nchwc_with(Graph& g, const PassOptions& o, const std::function<bool(
 }
 
 bool layout_nchwc(Graph& g, const PassOptions& o) {
-  return layout_nchwc_with(g, o, [](const Node& n, int64_t b) { return n.op->supports_nchwc(n, b); });
+  ONNXC_ASSERT(!o.nchwc || o.backend, "layout needs PassOptions::backend");
+  return layout_nchwc_with(g, o, [&](const Node& n, int64_t b) { return o.backend->supports(n, Layout::nchwc(b)); });
 }
 
 }  // namespace onnxc

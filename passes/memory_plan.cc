@@ -4,11 +4,10 @@
 // Tensors planned: outputs of emitted (not folded) nodes that are not graph outputs (those
 // are the caller's buffers). Each has a live interval [producer's position, last reader's
 // position] in Graph::nodes order, which is the order codegen calls the nodes in.
-//  1. In place: an elementwise node written as one loop (its op has a c_expr — plain
-//     elementwise/broadcast ops and one-loop fused groups) may write its output over an
-//     input that dies at that node, has the same stored size and is read at the output's
-//     own index (same view, not broadcast). The two then form one buffer whose interval is
-//     the union.   y = Relu(x), x used only here   ⇒   y at x's offset
+//  1. In place: a node may write its output over an input that dies at that node when the
+//     backend allows it (Backend::may_inplace: for C, index-aligned elementwise nodes and
+//     one-loop fused groups reading that input at the output's own index). The two then form
+//     one buffer whose interval is the union.   y = Relu(x), x used only here   ⇒   y at x's offset
 //  2. Offsets: buffers in decreasing size order, each at the lowest 64-byte aligned offset
 //     that overlaps no already placed buffer with an intersecting live interval ("greedy by
 //     size"; TFLite's arena planner does the same).
@@ -21,7 +20,7 @@
 #include <algorithm>
 #include <map>
 
-#include "codegen/c_fused.h"
+#include "codegen/backend.h"
 #include "ir/op.h"
 #include "passes/pass.h"
 
@@ -36,16 +35,10 @@ struct Buffer {
   int64_t bytes = 0, first = 0, last = 0, offset = -1;
 };
 
-// Whether the one-loop node n reads input v at the output's own element index.
-bool same_index(const Node& n, const Value* v) {
-  const Value* o = n.out(0);
-  if (v->dtype != o->dtype || v->nbytes() != o->nbytes() || v->shape != o->shape) return false;
-  return v->layout == o->layout;
-}
-
 }  // namespace
 
-bool plan_memory(Graph& g, const PassOptions&) {
+bool plan_memory(Graph& g, const PassOptions& o) {
+  ONNXC_ASSERT(o.backend, "memory-plan needs PassOptions::backend");
   std::map<const Value*, int64_t> def, last;
   std::vector<Value*> planned;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -66,14 +59,12 @@ bool plan_memory(Graph& g, const PassOptions&) {
   for (Value* v : planned) {
     const Node& n = *v->producer;
     size_t target = SIZE_MAX;
-    if (group_is_one_loop(n) && v == n.out(0)) {
-      for (Value* x : n.all_inputs()) {
-        auto it = x ? buf_of.find(x) : buf_of.end();
-        if (it == buf_of.end() || last.at(x) != def.at(v) || !same_index(n, x)) continue;
-        if (bufs[it->second].last != def.at(v)) continue;  // another value of that buffer lives on
-        target = it->second;
-        break;
-      }
+    for (Value* x : n.all_inputs()) {
+      auto it = x ? buf_of.find(x) : buf_of.end();
+      if (it == buf_of.end() || last.at(x) != def.at(v) || !o.backend->may_inplace(n, *v, *x)) continue;
+      if (bufs[it->second].last != def.at(v)) continue;  // another value of that buffer lives on
+      target = it->second;
+      break;
     }
     if (target == SIZE_MAX) {
       bufs.push_back({{v}, static_cast<int64_t>(v->nbytes()), def.at(v), last.at(v), -1});

@@ -19,7 +19,13 @@
 
 namespace onnxc {
 
+class Backend;
+
 struct PassOptions {
+  // The backend the graph is compiled for (codegen/backend.h): the layout pass asks it which
+  // layouts a node can run in, memory planning which outputs may overwrite an input, and its
+  // target sizes the channel blocks. Required by those two passes.
+  const Backend* backend = nullptr;
   bool nchwc = true;          // --layout nchwc (default) or nchw
   int64_t channel_block = 16;  // NCHWc block (from the target or --channel-block)
   std::set<std::string> disabled;      // --disable-pass
@@ -38,8 +44,8 @@ std::vector<std::string> run_pipeline(Graph& g, const PassOptions& o);
 bool fold_constants(Graph& g, const PassOptions& o);   // passes/fold_constants.cc
 bool simplify(Graph& g, const PassOptions& o);         // passes/simplify.cc
 bool layout_nchwc(Graph& g, const PassOptions& o);     // passes/layout.cc
-// The layout pass with `supports` answering instead of Op::supports_nchwc (tests use it to
-// place ops in NCHWc whose emitters do not have it yet; the reference eval works on any layout).
+// The layout pass with `supports` answering instead of the backend (tests use it to place
+// ops in NCHWc whose kernels do not have it yet; the reference eval works on any layout).
 bool layout_nchwc_with(Graph& g, const PassOptions& o, const std::function<bool(const Node&, int64_t)>& supports);
 bool fuse_ops(Graph& g, const PassOptions& o);         // passes/fuse.cc
 bool plan_memory(Graph& g, const PassOptions& o);      // passes/memory_plan.cc

@@ -23,12 +23,13 @@
 #include <random>
 #include <sys/wait.h>
 
-#include "codegen/c_module.h"
+#include "codegen/backend.h"
+#include "codegen/c/module.h"
+#include "codegen/target.h"
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
 #include "ir/op.h"
 #include "passes/pass.h"
-#include "tools/target.h"
 
 namespace fs = std::filesystem;
 using namespace onnxc;
@@ -38,7 +39,7 @@ namespace {
 enum Exit { kOk = 0, kUsage = 1, kInvalid = 2, kUnsupported = 3, kInternal = 4, kCcFailed = 5, kVerifyFailed = 6 };
 
 struct Options {
-  std::string model, outdir, name, emit = "exe", cc = "cc", cflags, target = "host";
+  std::string model, outdir, name, emit = "exe", cc, cflags, target = "host";
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::string layout = "nchwc";
   int64_t channel_block = 0;  // 0 = from the target
@@ -122,9 +123,8 @@ int run_command(const std::string& cmd, std::string* output) {
 // are warning-free under both; the tests add -Werror); returns the C compiler's exit status.
 int build(const Options& o, const Target& t, double* seconds) {
   Timer tm;
-  std::string flags = o.cflags.empty() ? "-O3 " + t.march : o.cflags;
   std::string dir = quote(o.outdir) + "/";
-  std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", o.cc, flags, quote(o.outdir));
+  std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", t.cc, t.cflags, quote(o.outdir));
   if (o.emit == "so")
     cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c {}onnxc_runtime.c -lm", dir, o.name, dir, o.name, dir);
   else
@@ -211,6 +211,9 @@ int verify(const Options& o, const Graph& g, const VerifyData& d) {
 
 int compile(Options& o) {
   Target target = parse_target(o.target);
+  if (!o.cc.empty()) target.cc = o.cc;
+  if (!o.cflags.empty()) target.cflags = o.cflags;
+  const std::unique_ptr<Backend> backend = make_c_backend(target);
   ImportOptions io;
   io.max_memory = parse_size(o.max_memory);
   for (auto& spec : o.input_shapes) {
@@ -235,6 +238,7 @@ int compile(Options& o) {
   if (o.verify) vd = verify_prepare(o, *g);
 
   PassOptions po;
+  po.backend = backend.get();
   po.nchwc = o.layout == "nchwc";
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
@@ -259,11 +263,11 @@ int compile(Options& o) {
                                          transforms == 1 ? "" : "s")
                            : "",
                   t_pass.seconds()));
-  if (o.dump_ir) fmt::print("{}", dump_ir(*g));
+  if (o.dump_ir) fmt::print("target {}\n{}", target.describe(), dump_ir(*g));
 
   Timer t_gen;
   CodegenOptions co{o.name, o.outdir, o.model};
-  CodegenResult r = emit_c_module(*g, co);
+  CodegenResult r = backend->write_module(*g, co);
   std::string plan = g->arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g->arena_tensor_bytes / 1e6) : "";
   say(fmt::format("codegen: {} functions, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", r.functions, r.weights_bytes / 1e6,
                   r.arena_bytes / 1e6, plan, o.outdir, o.name, t_gen.seconds()));
@@ -271,7 +275,7 @@ int compile(Options& o) {
   double cc_s = 0;
   int rc = build(o, target, &cc_s);
   if (rc != 0) {
-    fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", o.cc, rc, o.outdir, o.name);
+    fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, o.name);
     return kCcFailed;
   }
   say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, o.emit == "so" ? "lib" + o.name + ".so" : o.name, cc_s));
@@ -296,11 +300,12 @@ int main(int argc, char** argv) {
   app.add_option("--name", o.name, "C name of the model: file and symbol prefix (default: the model file's stem)");
   app.add_option("--emit", o.emit, "what to produce: c (sources only), so (shared library), exe (executable)")
       ->check(CLI::IsMember({"c", "so", "exe"}))->capture_default_str();
-  app.add_option("--cc", o.cc, "C compiler used to build the output")->capture_default_str();
-  app.add_option("--cflags", o.cflags, "C compiler flags, replacing the default \"-O3 -march=native\"");
+  app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
+  app.add_option("--cflags", o.cflags, "C compiler flags, replacing the target's (host: \"-O3 -march=native\", plus -mprefer-vector-width=512 on AVX-512)");
   app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims")
       ->allow_extra_args(false);
-  app.add_option("--target", o.target, "target: host (LLVM host detection), avx512, avx2, sse, neon, sve128..sve2048, generic-<bits>")
+  app.add_option("--target", o.target, "the machine to compile for: " + target_names() +
+                 ". host is detected with LLVM; the target sets the channel block, the C compiler flags and when loops go parallel")
       ->capture_default_str();
   app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from");
   app.add_option("--layout", o.layout, "activation layout: nchwc (blocked channels, the default) or nchw (plain, for ablations)")

@@ -3,14 +3,12 @@
 // X is [N, C, D1..Dk] (k >= 0), float32. With spatial=1 (the default, and the only form
 // from opset 9 on) scale/B/mean/var are [C]; with spatial=0 (opsets < 9) they have the
 // shape X.shape[1:] (one set per activation).
-// Emitted C: per (image, channel) the affine factors a = scale / sqrtf(var + eps) and
-// b = B - mean * a, then y = x * a + b over the contiguous spatial extent.
 // Unsupported: training_mode=1 and any of the training outputs (running mean/var, saved
 // mean/var) being present, and is_test=0 (opsets < 7: training mode, the default there).
 // momentum is accepted and has no effect in inference.
 #include <cmath>
 
-#include "codegen/c_emit.h"
+#include "ir/ops/norm.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
@@ -19,11 +17,11 @@ namespace {
 class BatchNorm : public Op {
  public:
   void parse(AttrReader& a) override {
-    eps_ = a.f("epsilon", 1e-5);
+    a_.eps = a.f("epsilon", 1e-5);
     a.ignore("momentum");
     if (a.opset() < 6) a.ignore("consumed_inputs");
     if (a.opset() < 7) is_test_ = a.i("is_test", 0);
-    if (a.opset() < 9) spatial_ = a.i("spatial", 1);
+    if (a.opset() < 9) a_.spatial = a.i("spatial", 1);
     if (a.opset() >= 14) training_ = a.i("training_mode", 0);
   }
 
@@ -37,15 +35,15 @@ class BatchNorm : public Op {
         n.unsupported("training output " + std::to_string(j) + " ('" + n.out(j)->name + "') is not supported (inference only)");
     const Shape& xs = n.in(0)->shape;
     if (xs.size() < 2) n.invalid("X " + shape_str(xs) + " must have rank >= 2 (N, C, ...)");
-    Shape ps = spatial_ ? Shape{xs[1]} : Shape(xs.begin() + 1, xs.end());
+    Shape ps = a_.spatial ? Shape{xs[1]} : Shape(xs.begin() + 1, xs.end());
     static const char* names[] = {"", "scale", "B", "mean", "var"};
     for (size_t i = 1; i < 5; ++i)
       if (n.in(i)->shape != ps)
         n.invalid(std::string(names[i]) + " " + shape_str(n.in(i)->shape) + " must have shape " + shape_str(ps) +
-                  (spatial_ ? "" : " (spatial=0)"));
-    C_ = xs[1];
-    S_ = 1;
-    for (size_t d = 2; d < xs.size(); ++d) S_ *= xs[d];
+                  (a_.spatial ? "" : " (spatial=0)"));
+    a_.C = xs[1];
+    a_.S = 1;
+    for (size_t d = 2; d < xs.size(); ++d) a_.S *= xs[d];
     set_output(n, 0, DType::F32, xs);
   }
 
@@ -54,55 +52,27 @@ class BatchNorm : public Op {
     float* y = out[0].data<float>();
     int64_t total = in[0]->numel();
     for (int64_t i = 0; i < total; ++i) {
-      int64_t c = i / S_ % C_;
-      int64_t p = spatial_ ? c : i % (C_ * S_);  // parameter index
+      int64_t c = i / a_.S % a_.C;
+      int64_t p = a_.spatial ? c : i % (a_.C * a_.S);  // parameter index
       double sc = in[1]->data<float>()[p], b = in[2]->data<float>()[p];
       double mean = in[3]->data<float>()[p], var = in[4]->data<float>()[p];
-      y[i] = static_cast<float>((x[i] - mean) / std::sqrt(var + eps_) * sc + b);
+      y[i] = static_cast<float>((x[i] - mean) / std::sqrt(var + a_.eps) * sc + b);
     }
   }
 
-  void emit(CEmit& e) const override {
-    int64_t N = e.in_shape(0)[0];
-    std::string X = e.in(0), sc = e.in(1), B = e.in(2), mean = e.in(3), var = e.in(4), Y = e.out(0);
-    std::string eps = c_float(eps_);
-    if (N * C_ * S_ >= (1 << 16) && N * C_ > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-    e("for (int64_t n = 0; n < {}; ++n) {{", N);
-    e("for (int64_t c = 0; c < {}; ++c) {{", C_);
-    e("const float* restrict xp = {} + (n * {} + c) * {};", X, C_, S_);
-    e("float* restrict yp = {} + (n * {} + c) * {};", Y, C_, S_);
-    if (spatial_) {
-      e("const float a = {}[c] / sqrtf({}[c] + {});", sc, var, eps);
-      e("const float b = {}[c] - {}[c] * a;", B, mean);
-    } else {
-      e("const float* restrict sp = {} + c * {};", sc, S_);
-      e("const float* restrict bp = {} + c * {};", B, S_);
-      e("const float* restrict mp = {} + c * {};", mean, S_);
-      e("const float* restrict vp = {} + c * {};", var, S_);
-    }
-    if (S_ >= 4) e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t i = 0; i < {}; ++i) {{", S_);
-    if (spatial_) {
-      e("yp[i] = ONNXC_FMA(xp[i], a, b);");
-    } else {
-      e("const float a = sp[i] / sqrtf(vp[i] + {});", eps);
-      e("yp[i] = ONNXC_FMA(xp[i] - mp[i], a, bp[i]);");
-    }
-    e("}}");
-    e("}}");
-    e("}}");
-  }
 
   FusionKind kind() const override { return FusionKind::Broadcast; }
   int64_t min_opset() const override { return 1; }  // consumed_inputs (opsets < 6) is ignored
+  const BatchNormAttrs& attrs() const { return a_; }
 
  private:
-  double eps_ = 1e-5;
-  int64_t spatial_ = 1, training_ = 0, is_test_ = 1;
-  int64_t C_ = 0, S_ = 1;
+  BatchNormAttrs a_;
+  int64_t training_ = 0, is_test_ = 1;
 };
 
 }  // namespace
+
+const BatchNormAttrs& batchnorm_attrs(const Node& n) { return op_as<BatchNorm>(n).attrs(); }
 
 void register_batchnorm(OpTable& t) {
   t["BatchNormalization"] = [] { return std::unique_ptr<Op>(std::make_unique<BatchNorm>()); };

@@ -127,50 +127,10 @@ class Binary : public Op {
     });
   }
 
-  std::string pow_stmt(CEmit& e, const std::string& a, const std::string& b, const std::string& y) const {
-    DType t = e.in_dtype(0), et = e.in_dtype(1);
-    if (t == DType::F32)
-      return et == DType::F64 ? fmt::format("{} = (float)pow((double){}, {});", y, a, b) : fmt::format("{} = powf({}, (float){});", y, a, b);
-    if (t == DType::F64) return fmt::format("{} = pow({}, (double){});", y, a, b);
-    if (dtype_is_float(et))
-      return fmt::format("{{ const double p = pow((double){}, (double){}); {} = {}; }}", a, b, y, c_convert(DType::F64, t, "p"));
-    // Integer power by squaring in uint64 (wraps), as int_pow().
-    return fmt::format(
-        "{{ const int64_t x = (int64_t){0}, n = (int64_t){1}; uint64_t p = (uint64_t)x, r = 1; "
-        "for (int64_t k = n; k > 0; k >>= 1) {{ if (k & 1) r *= p; p *= p; }} "
-        "if (n < 0) r = x == 1 ? 1u : x == -1 ? (n % 2 ? (uint64_t)-1 : 1u) : 0u; {2} = ({3})r; }}",
-        a, b, y, e.out_ctype(0));
-  }
 
-  void emit(CEmit& e) const override {
-    const char* op = k_ == B::Add ? "+" : k_ == B::Sub ? "-" : k_ == B::Mul ? "*" : "/";
-    DType t = e.out_dtype(0);
-    const char* ct = e.out_ctype(0);
-    const char* ut = dtype_size(t) <= 4 ? "uint32_t" : "uint64_t";
-    emit_broadcast(e, e.out_view(0), {e.in_view(0), e.in_view(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
-      std::string a = e.in(0) + "[" + idx[0] + "]", b = e.in(1) + "[" + idx[1] + "]", y = e.out(0) + "[" + o + "]";
-      if (k_ == B::Pow) return pow_stmt(e, a, b, y);
-      if (k_ == B::PRelu) return fmt::format("{{ const float x = {}; {} = x < 0.0f ? x * {} : x; }}", a, y, b);
-      if (dtype_is_float(t)) return fmt::format("{} = {} {} {};", y, a, op, b);
-      if (k_ != B::Div) return fmt::format("{} = ({})(({}){} {} ({}){});", y, ct, ut, a, op, ut, b);
-      // Integer division: x / 0 → 0, INT_MIN / -1 wraps (see the file comment).
-      if (t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64)
-        return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : ({0})(x / d); }}", ct, a, b, y);
-      return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : d == -1 ? ({0})(0u - ({4})x) : ({0})(x / d); }}", ct, a, b, y,
-                         ut);
-    });
-  }
 
   FusionKind kind() const override { return FusionKind::Broadcast; }
-  bool supports_nchwc(const Node& n, int64_t) const override {
-    return k_ != B::Pow && elementwise_nchwc_ok(n) && n.in(0)->dtype == DType::F32 && n.in(1)->dtype == DType::F32;
-  }
-  std::string c_expr(const Node& n, const std::vector<std::string>& a) const override {
-    if (n.out(0)->dtype != DType::F32 || n.in(1)->dtype != DType::F32 || k_ == B::Pow) return {};
-    if (k_ == B::PRelu) return fmt::format("{0} < 0.0f ? {0} * {1} : {0}", "(" + a.at(0) + ")", "(" + a.at(1) + ")");
-    const char* op = k_ == B::Add ? "+" : k_ == B::Sub ? "-" : k_ == B::Mul ? "*" : "/";
-    return fmt::format("({}) {} ({})", a.at(0), op, a.at(1));
-  }
+  bool index_aligned() const override { return true; }
 
  private:
   B k_;

@@ -1,7 +1,8 @@
 // ir/ops/cast.cc — Cast: elementwise conversion to the dtype of attribute `to`.
 //
 // Between every dtype of ir/dtype.h, bool included. Conventions (shared with Tensor::set
-// and ir/ops/elementwise.h's convert_value/c_convert, so folding, --verify and the C agree):
+// and ir/ops/elementwise.h's convert_value, which the C backend's c_convert mirrors, so
+// folding, --verify and the C agree):
 //   float → integer  truncates toward zero and SATURATES: NaN → 0, values at or beyond the
 //                    target's range → its lowest/max (ONNX leaves this undefined; plain C
 //                    conversion would be undefined behaviour)
@@ -52,16 +53,9 @@ class Cast : public Op {
     });
   }
 
-  void emit(CEmit& e) const override {
-    DType from = e.in_dtype(0);
-    std::string conv = c_convert(from, to_, "x");
-    emit_broadcast(e, e.out_shape(0), {e.in_shape(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
-      if (conv == "x") return fmt::format("{}[{}] = {}[{}];", e.out(0), o, e.in(0), idx[0]);
-      return fmt::format("{{ const {} x = {}[{}]; {}[{}] = {}; }}", e.in_ctype(0), e.in(0), idx[0], e.out(0), o, conv);
-    });
-  }
 
   FusionKind kind() const override { return FusionKind::Elementwise; }
+  bool index_aligned() const override { return true; }
 
  private:
   DType to_ = DType::F32;

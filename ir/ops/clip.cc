@@ -3,9 +3,9 @@
 // Bounds: opset < 11 reads the float attributes min/max (ONNX defaults ∓3.402823e+38, i.e.
 // ∓FLT_MAX); opset 11+ reads the optional inputs 1 (min) and 2 (max), scalars (a
 // one-element tensor is accepted too) of x's dtype; an absent bound does not clip (±inf,
-// or the integer type's limits). A bound that is a compile-time constant is written into
-// the C as a literal and is not passed to the function (static_input() reports it after
-// infer); a runtime bound is read once from its one-element buffer. float32/float64 and
+// or the integer type's limits). A bound that is a compile-time constant is static
+// (static_input() reports it after infer: a backend bakes it in); a runtime bound is an
+// input of the generated code. float32/float64 and
 // every integer dtype. The order max-then-min gives hi everywhere when lo > hi (as ONNX
 // and numpy); NaN in x stays NaN.
 #include "ir/ops/elementwise.h"
@@ -18,8 +18,8 @@ class Clip : public Op {
  public:
   void parse(AttrReader& a) override {
     if (a.opset() < 11) {
-      attr_lo_ = a.f("min", -3.402823e+38);
-      attr_hi_ = a.f("max", 3.402823e+38);
+      a_.lo = a.f("min", -3.402823e+38);
+      a_.hi = a.f("max", 3.402823e+38);
     }
     if (a.opset() < 6) a.ignore("consumed_inputs");
   }
@@ -55,8 +55,8 @@ class Clip : public Op {
     bool has_lo = true, has_hi = true;
     T lo{}, hi{};
     if (n.opset < 11) {  // attribute form, float dtypes only
-      lo = static_cast<T>(attr_lo_);
-      hi = static_cast<T>(attr_hi_);
+      lo = static_cast<T>(a_.lo);
+      hi = static_cast<T>(a_.hi);
     } else {
       has_lo = in.size() > 1 && in[1];
       has_hi = in.size() > 2 && in[2];
@@ -77,64 +77,19 @@ class Clip : public Op {
     visit_dtype(out[0].dtype, [&](auto v) { eval_t<decltype(v)>(n, in, out[0]); });
   }
 
-  void emit(CEmit& e) const override {
-    const Node& n = e.node;
-    DType t = e.out_dtype(0);
-    const char* ct = e.out_ctype(0);
-    // Bound expressions: a literal, a local read from the runtime scalar, or none.
-    std::string bound[3];
-    if (n.opset < 11) {
-      bound[1] = c_literal(t, attr_lo_);
-      bound[2] = c_literal(t, attr_hi_);
-    } else {
-      for (size_t i = 1; i < 3; ++i) {
-        Value* v = n.in(i);
-        if (!v) continue;
-        if (v->constant) {
-          bound[i] = c_elem_literal(*v->constant, 0);
-        } else {
-          bound[i] = i == 1 ? "lo" : "hi";
-          e("const {} {} = {}[0];", ct, bound[i], e.in(i));
-        }
-      }
-    }
-    emit_broadcast(e, e.out_view(0), {e.in_view(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
-      std::string s = fmt::format("{{ {} v = {}[{}];", ct, e.in(0), idx[0]);
-      if (!bound[1].empty()) s += fmt::format(" v = v < {0} ? {0} : v;", bound[1]);
-      if (!bound[2].empty()) s += fmt::format(" v = v > {0} ? {0} : v;", bound[2]);
-      return s + fmt::format(" {}[{}] = v; }}", e.out(0), o);
-    });
-  }
 
   FusionKind kind() const override { return FusionKind::Elementwise; }
-  bool supports_nchwc(const Node& n, int64_t) const override { return elementwise_nchwc_ok(n); }
-  // Only with compile-time bounds (the usual ReLU6): fmaxf/fminf would differ on NaN, so
-  // the comparisons mirror emit().
-  std::string c_expr(const Node& n, const std::vector<std::string>& a) const override {
-    if (n.out(0)->dtype != DType::F32) return {};
-    std::string lo, hi;
-    if (n.opset < 11) {
-      lo = c_float(attr_lo_), hi = c_float(attr_hi_);
-    } else {
-      for (size_t i = 1; i < 3; ++i) {
-        Value* v = n.in(i);
-        if (!v) continue;
-        if (!v->constant) return {};
-        (i == 1 ? lo : hi) = c_elem_literal(*v->constant, 0);
-      }
-    }
-    std::string x = "(" + a.at(0) + ")";
-    if (!lo.empty()) x = fmt::format("({0} < {1} ? {1} : {0})", x, lo);
-    if (!hi.empty()) x = fmt::format("({0} > {1} ? {1} : {0})", x, hi);
-    return x;
-  }
+  bool index_aligned() const override { return true; }
+  const ClipAttrs& attrs() const { return a_; }
 
  private:
-  double attr_lo_ = 0, attr_hi_ = 0;
+  ClipAttrs a_;
   bool static_[3] = {false, false, false};
 };
 
 }  // namespace
+
+const ClipAttrs& clip_attrs(const Node& n) { return op_as<Clip>(n).attrs(); }
 
 void register_clip(OpTable& t) {
   t["Clip"] = [] { return std::unique_ptr<Op>(std::make_unique<Clip>()); };

@@ -3,7 +3,7 @@
 // Constant: exactly one of the attributes value (a tensor), value_float / value_floats
 // (float32 scalar / 1-D) or value_int / value_ints (int64 scalar / 1-D; these four are
 // opset 12+). infer() sets the output's compile-time value directly, so a Constant never
-// reaches codegen. value_string(s) and sparse_value are unsupported (as are float16 or
+// reaches a backend. value_string(s) and sparse_value are unsupported (as are float16 or
 // string tensors, which the importer rejects).
 // ConstantOfShape (opset 9+): input 0 is the output shape, a static 1-D integer tensor with
 // non-negative entries (empty → a scalar); attribute value is a one-element tensor giving
@@ -63,7 +63,6 @@ class Constant : public Op {
 
   void eval(const Node&, const std::vector<const Tensor*>&, std::vector<Tensor>& out) const override { out[0] = *value_; }
 
-  void emit(CEmit& e) const override { ONNXC_ASSERT(false, e.node.where() + ": a Constant is never emitted"); }
 
   FusionKind kind() const override { return FusionKind::Opaque; }
 
@@ -99,21 +98,17 @@ class ConstantOfShape : public Op {
       std::copy(value_->bytes.begin(), value_->bytes.end(), out[0].bytes.begin() + static_cast<std::ptrdiff_t>(off));
   }
 
-  void emit(CEmit& e) const override {
-    int64_t n = numel(e.out_shape(0));
-    if (n == 0) return;
-    if (n >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for simd)");
-    else e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t i = 0; i < {}; ++i) {}[i] = {};", n, e.out(0), c_elem_literal(*value_, 0));
-  }
 
   FusionKind kind() const override { return FusionKind::Injective; }
+  const Tensor& value() const { return *value_; }
 
  private:
   std::shared_ptr<const Tensor> value_;
 };
 
 }  // namespace
+
+const Tensor& constant_of_shape_value(const Node& n) { return op_as<ConstantOfShape>(n).value(); }
 
 void register_constant(OpTable& t) {
   t["Constant"] = [] { return std::unique_ptr<Op>(std::make_unique<Constant>()); };

@@ -9,35 +9,16 @@
 //   auto_pad SAME_*:     O = I*s, pads derived as above
 //   otherwise:           O = s*(I-1) + output_padding + (K-1)*d + 1 - pads_begin - pads_end
 // Semantics: Y[n,m,o] = B[m] + Σ_{c in group(m), i, k : o = i*s - pad_begin + k*d} X[n,c,i] W[c,m%MG,k].
-// Emitted C: scatter form, tasks (image, output channel); per input row and kernel row the
-// target output row is checked once, then for each last-dim tap a loop over the input
-// positions whose target lies inside the output (compile-time bounds, no inner checks).
-// Not tuned: no model in the target zoo uses ConvTranspose.
+// The C kernel is kernels/conv_transpose.cc in the C backend.
+#include <fmt/format.h>
+
 #include <algorithm>
 
-#include "codegen/c_emit.h"
-#include "ir/ops/conv_common.h"
+#include "ir/ops/conv.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
 namespace {
-
-std::string affine(const std::string& var, int64_t coef, int64_t off) {
-  std::string s;
-  if (!var.empty() && coef != 0) s = coef == 1 ? var : fmt::format("{} * {}", coef, var);
-  if (s.empty()) return std::to_string(off);
-  if (off > 0) s += fmt::format(" + {}", off);
-  if (off < 0) s += fmt::format(" - {}", -off);
-  return s;
-}
-
-std::string dim_name(size_t d, size_t r) {
-  size_t from_end = r - 1 - d;
-  if (from_end == 0) return "w";
-  if (from_end == 1) return "h";
-  if (from_end == 2) return "d";
-  return std::to_string(d);
-}
 
 class ConvTranspose : public Op {
  public:
@@ -123,56 +104,9 @@ class ConvTranspose : public Op {
       }
   }
 
-  void emit(CEmit& e) const override {
-    const ConvGeom& g = g_;
-    const size_t r = g.rank(), L = r - 1;
-    const int64_t XS = g.in_size(), YS = g.out_size(), KS = g.k_size();
-    const int64_t IL = g.in[L], OL = g.out[L], KL = g.k[L], SL = g.s[L], DL = g.d[L], PL = g.pb[L];
-    const Shape xst = strides_of(g.in), kst = strides_of(g.k), yst = strides_of(g.out);
-    const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
-    std::vector<std::string> in_(r), kn(r), on(r);
-    for (size_t d = 0; d < r; ++d) in_[d] = "i" + dim_name(d, r), kn[d] = "k" + dim_name(d, r), on[d] = "o" + dim_name(d, r);
-    int64_t macs = g.N * g.M * XS * g.CG * KS;
-    e("/* transposed convolution (scatter): tasks (image, output channel) */");
-    if (macs >= (1 << 16) && g.N * g.M > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-    e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
-    e("for (int64_t m = 0; m < {}; ++m) {{", g.M);
-    e("float* restrict yp = {} + (n * {} + m) * {};", Y, g.M, YS);
-    if (YS >= 4) e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t i = 0; i < {}; ++i) yp[i] = {};", YS, e.has_in(2) ? e.in(2) + "[m]" : "0.0f");
-    std::string c0 = g.G == 1 ? "0" : fmt::format("m / {} * {}", g.MG, g.CG);
-    e("for (int64_t c = {0}; c < {0} + {1}; ++c) {{", c0, g.CG);
-    e("const float* restrict xc = {} + (n * {} + c) * {};", X, g.C, XS);
-    e("const float* restrict wc = {} + (c * {} + {}) * {};", W, g.MG, g.MG == 1 ? "0" : g.G == 1 ? "m" : fmt::format("m % {}", g.MG), KS);
-    std::string yoff, xoff, woff;
-    for (size_t d = 0; d < L; ++d) {
-      e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", in_[d], g.in[d]);
-      e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", kn[d], g.k[d]);
-      e("const int64_t {} = {} + {};", on[d], affine(in_[d], g.s[d], -g.pb[d]), affine(kn[d], g.d[d], 0));
-      e("if ({0} < 0 || {0} >= {1}) continue;", on[d], g.out[d]);
-      yoff += fmt::format(" + {}", affine(on[d], yst[d], 0));
-      xoff += fmt::format(" + {}", affine(in_[d], xst[d], 0));
-      woff += fmt::format(" + {}", affine(kn[d], kst[d], 0));
-    }
-    e("float* restrict yr = yp{};", yoff);
-    e("const float* restrict xr = xc{};", xoff);
-    e("const float* restrict wr = wc{};", woff);
-    for (int64_t t = 0; t < KL; ++t) {
-      // Input positions i whose target o = i*s - p + t*d lies in [0, OL).
-      int64_t lo = std::max<int64_t>(0, ceil_div(PL - t * DL, SL));
-      int64_t hi = std::min(IL, floor_div(OL - 1 + PL - t * DL, SL) + 1);
-      if (hi <= lo) continue;
-      if (SL == 1 && hi - lo >= 4) e("ONNXC_PRAGMA(omp simd)");
-      e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) yr[{3}] = ONNXC_FMA(wr[{4}], xr[{0}], yr[{3}]);", in_[L], lo, hi,
-        affine(in_[L], SL, t * DL - PL), t);
-    }
-    for (size_t d = 0; d < 2 * L; ++d) e("}}");  // input and kernel loops of the outer dims
-    e("}}");
-    e("}}");
-    e("}}");
-  }
 
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
+  const ConvGeom& geom() const { return g_; }
   int64_t min_opset() const override { return 1; }  // ConvTranspose-1 and -11 mean the same
 
  private:
@@ -181,6 +115,8 @@ class ConvTranspose : public Op {
 };
 
 }  // namespace
+
+const ConvGeom& conv_transpose_geom(const Node& n) { return op_as<ConvTranspose>(n).geom(); }
 
 void register_conv_transpose(OpTable& t) {
   t["ConvTranspose"] = [] { return std::unique_ptr<Op>(std::make_unique<ConvTranspose>()); };

@@ -1,8 +1,10 @@
 // ir/ops/flatten.cc — Flatten: reshapes X to 2-D [prod(dims before axis), prod(dims from axis)].
 //
 // axis defaults to 1 and may be negative (counted from rank); axis == rank is allowed and
-// gives [numel, 1], axis 0 gives [1, numel]. Any dtype. The data is unchanged, so the C code
-// is one memcpy (a later aliasing pass may remove it).
+// gives [numel, 1], axis 0 gives [1, numel]. Any dtype. The data is unchanged (the C
+// kernel is a memcpy; a later aliasing pass may remove it).
+#include <fmt/format.h>
+
 #include "ir/ops/move_common.h"
 #include "ir/ops/ops.h"
 
@@ -27,7 +29,6 @@ class Flatten : public Op {
 
   void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override { copy_all(out[0], *in[0]); }
 
-  void emit(CEmit& e) const override { emit_copy_all(e, e.out(0), e.in(0), numel(e.out_shape(0)), e.out_dtype(0)); }
 
   FusionKind kind() const override { return FusionKind::Injective; }
 

@@ -1,12 +1,12 @@
 // ir/ops/identity.cc — Identity, and Dropout in inference mode (also an identity).
 //
-// Both copy input 0 to output 0, for any dtype (a memcpy in C). Dropout:
+// Both copy input 0 to output 0, for any dtype. Dropout:
 //   opset < 12  ratio is an attribute (default 0.5, must lie in [0, 1]);
 //   opset 12+   inputs ratio (1) and training_mode (2), both optional; attribute seed.
 // training_mode must be absent or a constant false: training-mode dropout is random and
 // unsupported, except with a constant ratio of 0, where it is the identity too. In
-// inference the ratio has no effect, so inputs 1 and 2 are never passed to the C function
-// (static_input), constant or not; training_mode must be constant, the ratio only matters
+// inference the ratio has no effect, so inputs 1 and 2 are never passed to the generated
+// code (static_input), constant or not; training_mode must be constant, the ratio only matters
 // when training_mode is true. The optional mask output (opset 10+: bool; before: the
 // input's dtype) is all true / all ones. Identity of optional/sequence values is rejected
 // by the importer (graph inputs that are not tensors).
@@ -67,20 +67,9 @@ class Identity : public Op {
       for (int64_t i = 0, n = out[1].numel(); i < n; ++i) out[1].set(i, 1);
   }
 
-  void emit(CEmit& e) const override {
-    int64_t n = numel(e.out_shape(0));
-    if (n > 0) e("memcpy({}, {}, {});", e.out(0), e.in(0), n * static_cast<int64_t>(dtype_size(e.out_dtype(0))));
-    if (dropout_ && e.node.out(1) && n > 0) {
-      if (e.out_dtype(1) == DType::Bool || dtype_size(e.out_dtype(1)) == 1) {
-        e("memset({}, 1, {});", e.out(1), n);
-      } else {
-        e("ONNXC_PRAGMA(omp simd)");
-        e("for (int64_t i = 0; i < {}; ++i) {}[i] = {};", n, e.out(1), c_literal(e.out_dtype(1), 1));
-      }
-    }
-  }
 
   FusionKind kind() const override { return FusionKind::Elementwise; }
+  bool index_aligned() const override { return true; }
 
  private:
   bool dropout_;

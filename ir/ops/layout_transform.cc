@@ -7,11 +7,11 @@
 // padding lanes of the last block; blocked → plain drops them; blocked → blocked (another
 // block size) goes through the channel index. eval works on the stored form
 // (layout_native), so it is a second, independent implementation of ir/layout.cc's
-// repacking for the tests to compare against. Emitted C: parallel over (n, channel block),
-// the inner loop over positions, lanes innermost (contiguous writes for plain → blocked).
+// repacking for the tests to compare against. The C kernel is
+// kernels/layout_transform.cc in the C backend.
 #include <algorithm>
 
-#include "codegen/c_emit.h"
+#include "ir/ops/layout_transform.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
@@ -62,63 +62,21 @@ class LayoutTransform : public Op {
                       &out[0].bytes[static_cast<size_t>(index(to_, n, c, p, C, S)) * es]);
   }
 
-  void emit(CEmit& e) const override {
-    const Shape& s = e.in_shape(0);
-    int64_t N = s[0], C = s[1], S = 1;
-    for (size_t d = 2; d < s.size(); ++d) S *= s[d];
-    const char* ct = e.in_ctype(0);
-    if (N * C * S == 0) return;
-    if (to_ != 0 && from_ == 0) {  // plain → blocked: per (n, block), lanes innermost
-      int64_t b = to_, CB = (C + b - 1) / b;
-      e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-      e("for (int64_t n = 0; n < {}; ++n) {{", N);
-      e("for (int64_t cb = 0; cb < {}; ++cb) {{", CB);
-      e("{}* restrict yb = {} + (n * {} + cb) * {};", ct, e.out(0), CB, S * b);
-      e("const {}* restrict xb = {} + (n * {} + cb * {}) * {};", ct, e.in(0), C, b, S);
-      e("const int64_t lanes = {} - cb * {} < {} ? {} - cb * {} : {};", C, b, b, C, b, b);
-      e("for (int64_t p = 0; p < {}; ++p) {{", S);
-      e("ONNXC_PRAGMA(omp simd)");
-      e("for (int64_t l = 0; l < {}; ++l) yb[p * {} + l] = l < lanes ? xb[l * {} + p] : ({})0;", b, b, S, ct);
-      e("}}");
-      e("}}");
-      e("}}");
-      return;
-    }
-    if (to_ == 0) {  // blocked → plain: per (n, channel), positions innermost
-      int64_t b = from_, CB = (C + b - 1) / b;
-      e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-      e("for (int64_t n = 0; n < {}; ++n) {{", N);
-      e("for (int64_t c = 0; c < {}; ++c) {{", C);
-      e("const {}* restrict xb = {} + ((n * {} + c / {}) * {}) * {} + c % {};", ct, e.in(0), CB, b, S, b, b);
-      e("{}* restrict yc = {} + (n * {} + c) * {};", ct, e.out(0), C, S);
-      e("for (int64_t p = 0; p < {}; ++p) yc[p] = xb[p * {}];", S, b);
-      e("}}");
-      e("}}");
-      return;
-    }
-    // blocked → blocked with another block size: per output (n, block, position, lane).
-    int64_t bi = from_, bo = to_, CBi = (C + bi - 1) / bi, CBo = (C + bo - 1) / bo;
-    e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-    e("for (int64_t n = 0; n < {}; ++n) {{", N);
-    e("for (int64_t cb = 0; cb < {}; ++cb) {{", CBo);
-    e("for (int64_t p = 0; p < {}; ++p) {{", S);
-    e("for (int64_t l = 0; l < {}; ++l) {{", bo);
-    e("const int64_t c = cb * {} + l;", bo);
-    e("{}[((n * {} + cb) * {} + p) * {} + l] = c < {} ? {}[((n * {} + c / {}) * {} + p) * {} + c % {}] : ({})0;", e.out(0), CBo, S, bo,
-      C, e.in(0), CBi, bi, S, bi, bi, ct);
-    e("}}");
-    e("}}");
-    e("}}");
-    e("}}");
-  }
 
   FusionKind kind() const override { return FusionKind::Injective; }
+  int64_t from() const { return from_; }
+  int64_t to() const { return to_; }
 
  private:
   int64_t from_ = 0, to_ = 0;
 };
 
 }  // namespace
+
+LayoutTransformBlocks layout_transform_blocks(const Node& n) {
+  const auto& op = op_as<LayoutTransform>(n);
+  return {op.from(), op.to()};
+}
 
 void register_layout_transform(OpTable& t) {
   t["onnxc.layout_transform"] = [] { return std::unique_ptr<Op>(std::make_unique<LayoutTransform>()); };

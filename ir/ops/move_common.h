@@ -3,17 +3,40 @@
 //
 // These ops never look at element values, so everything here works on bytes and on any
 // dtype. The reference side offers index helpers (unravel/ravel) and a byte-wise element
-// copy; the C side offers a whole-tensor memcpy and a strided copy between two strided
-// views of the same logical shape, which merges dimensions, turns contiguous innermost
-// runs into memcpy and otherwise writes a plain loop nest with int64_t counters.
+// copy; the backends write their own copy loops.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "codegen/c_emit.h"
 #include "ir/op.h"
 
 namespace onnxc {
+
+// ---- what the ops publish to backends (resolved by shape inference) ----
+
+// Transpose: output dim d is input dim perm[d].
+const std::vector<int64_t>& transpose_perm(const Node& n);
+// Concat: the axis, normalised.
+int64_t concat_axis(const Node& n);
+// Split: the axis, normalised, and the size of each piece.
+struct SplitGeom {
+  int64_t axis = 0;
+  std::vector<int64_t> sizes;
+};
+const SplitGeom& split_geom(const Node& n);
+// Slice: per input dimension, the first element and the step.
+struct SliceGeom {
+  std::vector<int64_t> start, step;
+};
+const SliceGeom& slice_geom(const Node& n);
+// Gather: the axis, normalised; constant indices (normalised to [0, dim)) are `baked` into
+// the code when there are few enough of them (ir/ops/gather.cc), else read at run time.
+struct GatherGeom {
+  int64_t axis = 0;
+  bool baked = false;
+  std::vector<int64_t> idx;
+};
+const GatherGeom& gather_geom(const Node& n);
 
 // ---- compile-time helpers (infer) ----
 
@@ -34,23 +57,5 @@ int64_t ravel(const Shape& idx, const Shape& s);
 void copy_elem(Tensor& dst, int64_t di, const Tensor& src, int64_t si);
 // dst = src reinterpreted with dst's shape (same dtype and element count).
 void copy_all(Tensor& dst, const Tensor& src);
-
-// ---- C emission helpers (emit) ----
-
-// A strided view of a buffer: element (i_0, ..., i_{r-1}) of the logical shape lives at
-// element offset `offset + sum_d i_d * stride[d]` (strides in elements, may be negative).
-struct StridedView {
-  int64_t offset = 0;
-  Shape stride;
-};
-
-// Writes `memcpy(dst, src, numel * sizeof(T))` for a whole tensor (nothing when empty).
-void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int64_t numel, DType t);
-// Copies every element of the logical shape `dims` from view `sv` of `src` to view `dv`
-// of `dst`. Size-1 dimensions are dropped, adjacent dimensions that are contiguous in both
-// views are merged, a contiguous innermost dimension becomes one memcpy per run; the
-// outermost loop is OpenMP-parallel when the copy is large.
-void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
-                       const StridedView& sv, const Shape& dims, DType t);
 
 }  // namespace onnxc

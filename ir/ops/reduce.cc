@@ -5,19 +5,18 @@
 // repeated axes are invalid. No axes reduces everything, unless noop_with_empty_axes = 1
 // (input form only), which makes the op an identity. keepdims (default 1) keeps reduced
 // dims as 1.
-// The C code drops size-1 dims and merges neighbouring dims that are both reduced or both
-// kept. One trailing reduced group is a parallel set of contiguous reductions into a local
-// accumulator (SIMD for sums; max stays scalar, see softmax.cc); any other pattern
-// initialises Y, accumulates in a loop nest whose innermost loop runs over contiguous
-// memory, and (Mean) divides at the end. Only a leading kept group runs in parallel.
+// Shape inference resolves which dims are reduced (ReduceGeom, ir/ops/reduce.h); the C
+// kernel is kernels/reduce.cc in the C backend.
 // dtypes: Sum float32/float64/int32/int64, Mean float32/float64, Max float32/float64/int32/
 // int64/int8/uint8. Float sums accumulate in the input type; Max uses fmaxf (skips NaN).
 // Empty reductions give 0 (Sum), NaN (Mean) and the lowest value (Max).
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 
-#include "codegen/c_emit.h"
 #include "ir/ops/ops.h"
+#include "ir/ops/reduce.h"
 
 namespace onnxc {
 namespace {
@@ -58,18 +57,18 @@ class Reduce : public Op {
     }
     const Shape& x = n.in(0)->shape;
     int64_t rank = static_cast<int64_t>(x.size());
-    red_.assign(x.size(), false);
-    noop_now_ = axes.empty() && noop_;
-    if (axes.empty() && !noop_) red_.assign(x.size(), true);
+    g_.reduced.assign(x.size(), false);
+    g_.noop = axes.empty() && noop_;
+    if (axes.empty() && !noop_) g_.reduced.assign(x.size(), true);
     for (int64_t ax : axes) {
       int64_t a = ax;
       if (!normalize_axis(a, rank)) n.invalid(fmt::format("axis {} is out of range for input {}", ax, shape_str(x)));
-      if (red_[static_cast<size_t>(a)]) n.invalid(fmt::format("axis {} is repeated in axes [{}]", ax, fmt::join(axes, ",")));
-      red_[static_cast<size_t>(a)] = true;
+      if (g_.reduced[static_cast<size_t>(a)]) n.invalid(fmt::format("axis {} is repeated in axes [{}]", ax, fmt::join(axes, ",")));
+      g_.reduced[static_cast<size_t>(a)] = true;
     }
     Shape y;
     for (size_t d = 0; d < x.size(); ++d) {
-      if (!red_[d]) y.push_back(x[d]);
+      if (!g_.reduced[d]) y.push_back(x[d]);
       else if (keepdims_) y.push_back(1);
     }
     set_output(n, 0, n.in(0)->dtype, y);
@@ -92,16 +91,16 @@ class Reduce : public Op {
     int64_t ny = y.numel();
     int64_t count = 1;
     for (size_t d = 0; d < x.shape.size(); ++d)
-      if (red_[d]) count *= x.shape[d];
+      if (g_.reduced[d]) count *= x.shape[d];
     std::vector<double> acc(static_cast<size_t>(ny), k_ == R::Max ? lowest(x.dtype) : 0.0);
     std::vector<int64_t> iacc(static_cast<size_t>(ny), 0);  // exact integer sums
     // Output index of each input element: strides of kept dims, 0 on reduced ones.
     Shape ys;
     for (size_t d = 0; d < x.shape.size(); ++d)
-      if (!red_[d]) ys.push_back(x.shape[d]);
+      if (!g_.reduced[d]) ys.push_back(x.shape[d]);
     Shape yst = strides_of(ys), st(x.shape.size(), 0);
     for (size_t d = 0, k = 0; d < x.shape.size(); ++d)
-      if (!red_[d]) st[d] = yst[k++];
+      if (!g_.reduced[d]) st[d] = yst[k++];
     Shape pos(x.shape.size(), 0);
     for (int64_t i = 0, n = x.numel(); i < n; ++i) {
       int64_t o = 0;
@@ -123,117 +122,24 @@ class Reduce : public Op {
     }
   }
 
-  void emit(CEmit& e) const override {
-    const Shape& x = e.in_shape(0);
-    DType t = e.in_dtype(0);
-    const char* ct = e.in_ctype(0);
-    int64_t ny = numel(e.out_shape(0)), nx = numel(x);
-    if (noop_now_) {
-      e("memcpy({}, {}, {});", e.out(0), e.in(0), nx * static_cast<int64_t>(dtype_size(t)));
-      return;
-    }
-    // Groups of neighbouring dims with the same role, size-1 dims dropped.
-    std::vector<int64_t> size;
-    std::vector<bool> red;
-    int64_t count = 1;
-    for (size_t d = 0; d < x.size(); ++d) {
-      if (red_[d]) count *= x[d];
-      if (x[d] == 1) continue;
-      if (!red.empty() && red.back() == red_[d]) size.back() *= x[d];
-      else size.push_back(x[d]), red.push_back(red_[d]);
-    }
-    bool fl = t == DType::F32, dbl = t == DType::F64;
-    std::string init = k_ != R::Max ? c_literal(t, 0)
-                     : fl || dbl     ? "(-INFINITY)"
-                     : t == DType::I32 ? "INT32_MIN"
-                     : t == DType::I64 ? "INT64_MIN"
-                     : t == DType::I8  ? "INT8_MIN"
-                                       : "0";
-    auto combine = [&](const std::string& a, const std::string& b) {
-      if (k_ != R::Max) return fmt::format("{} + {}", a, b);
-      if (fl) return fmt::format("fmaxf({}, {})", a, b);
-      if (dbl) return fmt::format("fmax({}, {})", a, b);
-      return fmt::format("{1} > {0} ? {1} : {0}", a, b);
-    };
-    std::string divisor = c_literal(t, static_cast<double>(count));
-    auto finish = [&](const std::string& v) { return k_ == R::Mean ? fmt::format("{} / {}", v, divisor) : v; };
-    size_t m = size.size();
-    int nred = 0;
-    for (bool r : red) nred += r;
-
-    if (nred == 0) {  // only size-1 dims are reduced: a copy (Mean divides by 1)
-      e("ONNXC_PRAGMA(omp simd)");
-      e("for (int64_t i = 0; i < {}; ++i) {}[i] = {}[i];", nx, e.out(0), e.in(0));
-      return;
-    }
-    if (nred == 1 && red.back()) {  // [outer, R]: one contiguous reduction per output
-      int64_t r = size.back();
-      if (ny > 1 && nx >= (1 << 16)) e("ONNXC_PRAGMA(omp parallel for)");
-      e("for (int64_t o = 0; o < {}; ++o) {{", ny);
-      e("const {}* restrict x = {} + o * {};", ct, e.in(0), r);
-      e("{} acc = {};", ct, init);
-      if (k_ != R::Max) e("ONNXC_PRAGMA(omp simd reduction(+:acc))");
-      e("for (int64_t i = 0; i < {}; ++i) acc = {};", r, combine("acc", "x[i]"));
-      e("{}[o] = {};", e.out(0), finish("acc"));
-      e("}}");
-      return;
-    }
-    // General: Y = init; accumulate over a loop nest in input order; Mean divides at the end.
-    e("for (int64_t o = 0; o < {}; ++o) {}[o] = {};", ny, e.out(0), init);
-    Shape xst = strides_of(Shape(size.begin(), size.end()));
-    Shape kept;
-    for (size_t g = 0; g < m; ++g)
-      if (!red[g]) kept.push_back(size[g]);
-    Shape kst = strides_of(kept);
-    std::vector<int64_t> yst(m, 0);
-    for (size_t g = 0, k = 0; g < m; ++g)
-      if (!red[g]) yst[g] = kst[k++];
-    auto index = [&](const std::vector<int64_t>& st, size_t upto) {
-      std::string s;
-      for (size_t g = 0; g < upto; ++g)
-        if (st[g]) s += fmt::format("{}g{}{}", s.empty() ? "" : " + ", g, st[g] == 1 ? "" : fmt::format(" * {}", st[g]));
-      return s.empty() ? std::string("0") : s;
-    };
-    std::vector<int64_t> xs(xst.begin(), xst.end());
-    bool par = !red[0] && size[0] > 1 && nx >= (1 << 16);
-    for (size_t g = 0; g + 1 < m; ++g) {
-      if (g == 0 && par) e("ONNXC_PRAGMA(omp parallel for)");
-      e("for (int64_t g{0} = 0; g{0} < {1}; ++g{0}) {{", g, size[g]);
-    }
-    std::string xi = index(xs, m - 1), yi = index(yst, m - 1);
-    if (red.back()) {
-      e("const {}* restrict x = {} + {};", ct, e.in(0), xi);
-      e("{} acc = {};", ct, init);
-      if (k_ != R::Max) e("ONNXC_PRAGMA(omp simd reduction(+:acc))");
-      e("for (int64_t i = 0; i < {}; ++i) acc = {};", size.back(), combine("acc", "x[i]"));
-      e("{0}[{1}] = {2};", e.out(0), yi, combine(fmt::format("{}[{}]", e.out(0), yi), "acc"));
-    } else {
-      e("const {}* restrict x = {} + {};", ct, e.in(0), xi);
-      e("{}* restrict y = {} + {};", ct, e.out(0), yi);
-      e("ONNXC_PRAGMA(omp simd)");
-      e("for (int64_t i = 0; i < {}; ++i) y[i] = {};", size.back(), combine("y[i]", "x[i]"));
-    }
-    for (size_t g = 0; g + 1 < m; ++g) e("}}");
-    if (k_ == R::Mean) {
-      e("ONNXC_PRAGMA(omp simd)");
-      e("for (int64_t o = 0; o < {}; ++o) {}[o] = {};", ny, e.out(0), finish(fmt::format("{}[o]", e.out(0))));
-    }
-  }
 
   FusionKind kind() const override { return FusionKind::Reduction; }
+  const ReduceGeom& geom() const { return g_; }
 
  private:
   R k_;
   int64_t keepdims_ = 1, noop_ = 0;
-  bool input_form_ = false, noop_now_ = false;
+  bool input_form_ = false;
   std::vector<int64_t> attr_axes_;
-  std::vector<bool> red_;
+  ReduceGeom g_;
 };
 
 template <R k>
 std::unique_ptr<Op> make() { return std::make_unique<Reduce>(k); }
 
 }  // namespace
+
+const ReduceGeom& reduce_geom(const Node& n) { return op_as<Reduce>(n).geom(); }
 
 void register_reduce(OpTable& t) {
   t["ReduceSum"] = make<R::Sum>;

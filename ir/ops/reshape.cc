@@ -4,7 +4,10 @@
 // Shape → Gather → Unsqueeze → Concat subgraphs). Entries: -1 (at most one) takes the
 // remaining size; 0 copies the input dimension at the same index, unless allowzero=1
 // (opset 14), where 0 is a literal zero (and then -1 may not appear with a 0). Any dtype.
-// The C code is one memcpy. Known gap: the opset 1-4 attribute form (onnxc starts at 7).
+// The data is unchanged (the C kernel is a memcpy). Known gap: the opset 1-4 attribute form
+// (onnxc starts at 7).
+#include <fmt/format.h>
+
 #include <limits>
 
 #include "ir/ops/move_common.h"
@@ -62,7 +65,6 @@ class Reshape : public Op {
 
   void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override { copy_all(out[0], *in[0]); }
 
-  void emit(CEmit& e) const override { emit_copy_all(e, e.out(0), e.in(0), numel(e.out_shape(0)), e.out_dtype(0)); }
 
   FusionKind kind() const override { return FusionKind::Injective; }
 

@@ -1,12 +1,11 @@
 // ir/ops/shape.cc — Shape: the input's shape as a 1-D int64 tensor.
 //
 // Shapes are static in onnxc, so the output is always a compile-time constant: infer()
-// sets it directly and a Shape node never reaches codegen. Opset 15's start/end
+// sets it directly and a Shape node never reaches a backend. Opset 15's start/end
 // attributes select dims [start, end): negative values count from the back, then both
 // are clamped to [0, rank] (an empty range gives an empty tensor), as the ONNX spec says.
 #include <algorithm>
 
-#include "codegen/c_emit.h"
 #include "ir/ops/ops.h"
 
 namespace onnxc {
@@ -42,7 +41,6 @@ class ShapeOp : public Op {
     out[0] = compute(in[0]->shape);
   }
 
-  void emit(CEmit& e) const override { ONNXC_ASSERT(false, e.node.where() + ": a Shape is never emitted"); }
 
   FusionKind kind() const override { return FusionKind::Opaque; }
 

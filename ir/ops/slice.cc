@@ -5,8 +5,8 @@
 // may be negative and must be distinct; a negative start/end has the axis size added; then
 // for step > 0 both are clamped to [0, dim], for step < 0 start to [0, dim-1] and end to
 // [-1, dim-1], so INT64_MAX / INT64_MIN mean "to the end". step 0 is invalid.
-// The C code copies through a strided view of the input (offset = starts, strides = steps);
-// runs that stay contiguous become memcpy.
+#include <fmt/format.h>
+
 #include "ir/ops/move_common.h"
 #include "ir/ops/ops.h"
 
@@ -55,8 +55,8 @@ class Slice : public Op {
       for (size_t i = 0; i < k; ++i) (*axes)[i] = static_cast<int64_t>(i);
     }
     if (steps.empty()) steps.assign(k, 1);
-    start_.assign(static_cast<size_t>(r), 0);
-    step_.assign(static_cast<size_t>(r), 1);
+    g_.start.assign(static_cast<size_t>(r), 0);
+    g_.step.assign(static_cast<size_t>(r), 1);
     Shape out = x.shape;
     std::vector<bool> seen(static_cast<size_t>(r), false);
     for (size_t i = 0; i < k; ++i) {
@@ -79,8 +79,8 @@ class Slice : public Op {
         len = b > en ? static_cast<int64_t>(static_cast<uint64_t>(b - en - 1) / mag) + 1 : 0;
       }
       out[a] = len;
-      start_[a] = len > 0 ? b : 0;
-      step_[a] = len > 1 ? st : 1;  // |step| < dim when it matters, so strides cannot overflow
+      g_.start[a] = len > 0 ? b : 0;
+      g_.step[a] = len > 1 ? st : 1;  // |step| < dim when it matters, so strides cannot overflow
     }
     set_output(n, 0, x.dtype, out);
   }
@@ -90,31 +90,24 @@ class Slice : public Op {
     const Shape& os = out[0].shape;
     for (int64_t i = 0, total = out[0].numel(); i < total; ++i) {
       Shape idx = unravel(i, os);
-      for (size_t d = 0; d < idx.size(); ++d) idx[d] = start_[d] + idx[d] * step_[d];
+      for (size_t d = 0; d < idx.size(); ++d) idx[d] = g_.start[d] + idx[d] * g_.step[d];
       copy_elem(out[0], i, *in[0], ravel(idx, is));
     }
   }
 
-  void emit(CEmit& e) const override {
-    const Shape& os = e.out_shape(0);
-    Shape ist = strides_of(e.in_shape(0));
-    StridedView dv{0, strides_of(os)}, sv{0, Shape(os.size())};
-    for (size_t d = 0; d < os.size(); ++d) {
-      sv.offset += start_[d] * ist[d];
-      sv.stride[d] = step_[d] * ist[d];
-    }
-    emit_strided_copy(e, e.out(0), dv, e.in(0), sv, os, e.out_dtype(0));
-  }
 
   FusionKind kind() const override { return FusionKind::Injective; }
+  const SliceGeom& geom() const { return g_; }
 
  private:
   std::vector<int64_t> starts_attr_, ends_attr_;
   std::optional<std::vector<int64_t>> axes_attr_;
-  std::vector<int64_t> start_, step_;  // per input dimension, set by infer
+  SliceGeom g_;  // set by infer
 };
 
 }  // namespace
+
+const SliceGeom& slice_geom(const Node& n) { return op_as<Slice>(n).geom(); }
 
 void register_slice(OpTable& t) {
   t["Slice"] = [] { return std::unique_ptr<Op>(std::make_unique<Slice>()); };

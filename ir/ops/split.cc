@@ -5,7 +5,8 @@
 // (opset 13+), which must sum to the axis size; the `num_outputs` attribute (opset 18), which
 // must equal the number of outputs and gives pieces of ceil(dim / num_outputs) with a smaller
 // last piece; otherwise equal pieces, one per output (the axis size must divide evenly).
-// The C code copies each piece as [outer, size_k * inner] rows, one memcpy per row.
+#include <fmt/format.h>
+
 #include "ir/ops/move_common.h"
 #include "ir/ops/ops.h"
 
@@ -30,8 +31,8 @@ class Split : public Op {
     const Value& x = need_input(n, 0, "input");
     int64_t r = static_cast<int64_t>(x.shape.size());
     if (r == 0) n.invalid("cannot split a scalar (rank 0)");
-    axis_ = move_axis(n, axis_attr_, r, "axis");
-    int64_t dim = x.shape[static_cast<size_t>(axis_)];
+    g_.axis = move_axis(n, axis_attr_, r, "axis");
+    int64_t dim = x.shape[static_cast<size_t>(g_.axis)];
     int64_t k = static_cast<int64_t>(n.outputs.size());
     if (k == 0) n.invalid("expects at least 1 output");
     std::optional<std::vector<int64_t>> split = split_attr_;
@@ -46,21 +47,21 @@ class Split : public Op {
         sum += s;
       }
       if (sum != dim) n.invalid(fmt::format("split {} sums to {}, the axis size is {}", shape_str(*split), sum, dim));
-      sizes_ = *split;
+      g_.sizes = *split;
     } else if (num_outputs_) {
       if (*num_outputs_ != k) n.invalid(fmt::format("num_outputs is {} but the node has {} outputs", *num_outputs_, k));
       int64_t chunk = (dim + k - 1) / k, last = dim - chunk * (k - 1);
       if (last < 0)
         n.invalid(fmt::format("axis size {} cannot be split into {} pieces of {} with a smaller last piece", dim, k, chunk));
-      sizes_.assign(static_cast<size_t>(k), chunk);
-      sizes_.back() = last;
+      g_.sizes.assign(static_cast<size_t>(k), chunk);
+      g_.sizes.back() = last;
     } else {
       if (dim % k != 0) n.invalid(fmt::format("axis size {} does not split evenly into {} outputs", dim, k));
-      sizes_.assign(static_cast<size_t>(k), dim / k);
+      g_.sizes.assign(static_cast<size_t>(k), dim / k);
     }
-    for (size_t j = 0; j < sizes_.size(); ++j) {
+    for (size_t j = 0; j < g_.sizes.size(); ++j) {
       Shape s = x.shape;
-      s[static_cast<size_t>(axis_)] = sizes_[j];
+      s[static_cast<size_t>(g_.axis)] = g_.sizes[j];
       set_output(n, j, x.dtype, s);
     }
   }
@@ -71,40 +72,27 @@ class Split : public Op {
     for (size_t j = 0; j < out.size(); ++j) {
       for (int64_t i = 0, total = n.out(j) ? out[j].numel() : 0; i < total; ++i) {
         Shape idx = unravel(i, out[j].shape);
-        idx[static_cast<size_t>(axis_)] += off;
+        idx[static_cast<size_t>(g_.axis)] += off;
         copy_elem(out[j], i, *in[0], ravel(idx, is));
       }
-      off += sizes_[j];
+      off += g_.sizes[j];
     }
   }
 
-  void emit(CEmit& e) const override {
-    const Shape& is = e.in_shape(0);
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < is.size(); ++d)
-      if (static_cast<int64_t>(d) < axis_) outer *= is[d];
-      else if (static_cast<int64_t>(d) > axis_) inner *= is[d];
-    int64_t row = is[static_cast<size_t>(axis_)] * inner, off = 0;
-    for (size_t j = 0; j < sizes_.size(); ++j) {
-      int64_t len = sizes_[j] * inner;
-      if (e.node.out(j)) {
-        StridedView dv{0, {len, 1}}, sv{off, {row, 1}};
-        emit_strided_copy(e, e.out(j), dv, e.in(0), sv, {outer, len}, e.in_dtype(0));
-      }
-      off += len;
-    }
-  }
 
   FusionKind kind() const override { return FusionKind::Injective; }
+  const SplitGeom& geom() const { return g_; }
 
  private:
-  int64_t axis_attr_ = 0, axis_ = 0;
+  int64_t axis_attr_ = 0;
   std::optional<std::vector<int64_t>> split_attr_;
   std::optional<int64_t> num_outputs_;
-  std::vector<int64_t> sizes_;  // set by infer
+  SplitGeom g_;  // set by infer
 };
 
 }  // namespace
+
+const SplitGeom& split_geom(const Node& n) { return op_as<Split>(n).geom(); }
 
 void register_split(OpTable& t) {
   t["Split"] = [] { return std::unique_ptr<Op>(std::make_unique<Split>()); };

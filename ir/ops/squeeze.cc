@@ -4,7 +4,9 @@
 // are normalised against the input rank, must be distinct and name size-1 dimensions;
 // without axes every size-1 dimension is removed. Unsqueeze: axes are required, normalised
 // against the output rank (input rank + number of axes) and distinct, in any order.
-// The data is unchanged, so the C code is one memcpy.
+// The data is unchanged (the C kernel is a memcpy).
+#include <fmt/format.h>
+
 #include "ir/ops/move_common.h"
 #include "ir/ops/ops.h"
 
@@ -63,7 +65,6 @@ class SqueezeLike : public Op {
 
   void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override { copy_all(out[0], *in[0]); }
 
-  void emit(CEmit& e) const override { emit_copy_all(e, e.out(0), e.in(0), numel(e.out_shape(0)), e.out_dtype(0)); }
 
   FusionKind kind() const override { return FusionKind::Injective; }
 

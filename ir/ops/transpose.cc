@@ -1,10 +1,8 @@
 // ir/ops/transpose.cc — Transpose: output dim d is input dim perm[d]; perm defaults to the
 // reversed dimensions. Any dtype.
 //
-// The C code walks the output in order (contiguous writes) and reads the input through
-// permuted strides; dimensions that stay adjacent and in order are merged, so an identity-like
-// perm is a single memcpy and a perm that keeps the innermost dims becomes memcpy runs.
-// Known gap: no cache tiling for large 2-D-like transposes (the innermost read is strided).
+#include <fmt/format.h>
+
 #include "ir/ops/move_common.h"
 #include "ir/ops/ops.h"
 
@@ -48,15 +46,9 @@ class Transpose : public Op {
     }
   }
 
-  void emit(CEmit& e) const override {
-    const Shape& os = e.out_shape(0);
-    Shape ist = strides_of(e.in_shape(0));
-    StridedView dv{0, strides_of(os)}, sv{0, Shape(os.size())};
-    for (size_t d = 0; d < os.size(); ++d) sv.stride[d] = ist[static_cast<size_t>(perm_[d])];
-    emit_strided_copy(e, e.out(0), dv, e.in(0), sv, os, e.out_dtype(0));
-  }
 
   FusionKind kind() const override { return FusionKind::Injective; }
+  const std::vector<int64_t>& perm() const { return perm_; }
 
  private:
   std::optional<std::vector<int64_t>> perm_attr_;
@@ -64,6 +56,8 @@ class Transpose : public Op {
 };
 
 }  // namespace
+
+const std::vector<int64_t>& transpose_perm(const Node& n) { return op_as<Transpose>(n).perm(); }
 
 void register_transpose(OpTable& t) {
   t["Transpose"] = [] { return std::unique_ptr<Op>(std::make_unique<Transpose>()); };

@@ -1,9 +1,9 @@
 // ir/ops/unary.cc — elementwise unary ops: Relu, LeakyRelu, Sigmoid, HardSigmoid,
 // HardSwish, Tanh, Elu, Erf, Exp, Log, Sqrt, Neg, Abs, Reciprocal.
 //
-// One table row per op: its attributes (alpha/beta with ONNX defaults), the C expression
-// over `x` (float32, with alpha/beta substituted as exact literals), and the reference in
-// double. float32 only, except Relu/Neg/Abs which also take float64 and signed integers;
+// Per op: its attributes (alpha/beta with ONNX defaults, published as UnaryAttrs) and the
+// reference in double; the C expressions are in kernels/elementwise.cc in the C backend.
+// float32 only, except Relu/Neg/Abs which also take float64 and signed integers;
 // on integers Neg/Abs wrap (-INT_MIN = INT_MIN, computed in unsigned arithmetic, no UB) and
 // the reference works in the integer type itself.
 #include <cmath>
@@ -22,9 +22,9 @@ class Unary : public Op {
 
   void parse(AttrReader& a) override {
     switch (k_) {
-      case U::LeakyRelu: alpha_ = a.f("alpha", 0.01); break;
-      case U::HardSigmoid: alpha_ = a.f("alpha", 0.2); beta_ = a.f("beta", 0.5); break;
-      case U::Elu: alpha_ = a.f("alpha", 1.0); break;
+      case U::LeakyRelu: a_.alpha = a.f("alpha", 0.01); break;
+      case U::HardSigmoid: a_.alpha = a.f("alpha", 0.2); a_.beta = a.f("beta", 0.5); break;
+      case U::Elu: a_.alpha = a.f("alpha", 1.0); break;
       default: break;
     }
   }
@@ -41,12 +41,12 @@ class Unary : public Op {
   double ref(double x) const {
     switch (k_) {
       case U::Relu: return x > 0 ? x : 0;
-      case U::LeakyRelu: return x >= 0 ? x : alpha_ * x;
+      case U::LeakyRelu: return x >= 0 ? x : a_.alpha * x;
       case U::Sigmoid: return 1 / (1 + std::exp(-x));
-      case U::HardSigmoid: return std::max(0.0, std::min(1.0, alpha_ * x + beta_));
+      case U::HardSigmoid: return std::max(0.0, std::min(1.0, a_.alpha * x + a_.beta));
       case U::HardSwish: return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
       case U::Tanh: return std::tanh(x);
-      case U::Elu: return x > 0 ? x : alpha_ * (std::exp(x) - 1);
+      case U::Elu: return x > 0 ? x : a_.alpha * (std::exp(x) - 1);
       case U::Erf: return std::erf(x);
       case U::Exp: return std::exp(x);
       case U::Log: return std::log(x);
@@ -79,61 +79,25 @@ class Unary : public Op {
     for (int64_t i = 0, n = in[0]->numel(); i < n; ++i) out[0].set(i, ref(in[0]->get(i)));
   }
 
-  std::string expr(DType t) const {
-    std::string a = c_float(alpha_), b = c_float(beta_);
-    if (t != DType::F32) {  // generic ops on float64 / integers
-      std::string zero = c_literal(t, 0);
-      if (k_ == U::Relu) return "x > " + zero + " ? x : " + zero;
-      std::string neg = "-x";
-      if (dtype_is_int(t)) neg = fmt::format("({})(0u - ({})x)", dtype_ctype(t), dtype_size(t) <= 4 ? "uint32_t" : "uint64_t");
-      if (k_ == U::Neg) return neg;
-      return "x < " + zero + " ? " + neg + " : x";
-    }
-    switch (k_) {
-      case U::Relu: return "x > 0.0f ? x : 0.0f";
-      case U::LeakyRelu: return "x >= 0.0f ? x : " + a + " * x";
-      case U::Sigmoid: return "1.0f / (1.0f + expf(-x))";
-      case U::HardSigmoid: return "fmaxf(0.0f, fminf(1.0f, " + a + " * x + " + b + "))";
-      case U::HardSwish: return "x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f))";
-      case U::Tanh: return "tanhf(x)";
-      case U::Elu: return "x > 0.0f ? x : " + a + " * (expf(x) - 1.0f)";
-      case U::Erf: return "erff(x)";
-      case U::Exp: return "expf(x)";
-      case U::Log: return "logf(x)";
-      case U::Sqrt: return "sqrtf(x)";
-      case U::Neg: return "-x";
-      case U::Abs: return "fabsf(x)";
-      case U::Reciprocal: return "1.0f / x";
-    }
-    return "x";
-  }
 
-  void emit(CEmit& e) const override {
-    std::string ex = expr(e.in_dtype(0));
-    const char* ct = e.in_ctype(0);
-    emit_broadcast(e, e.out_view(0), {e.in_view(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
-      return fmt::format("const {} x = {}[{}]; {}[{}] = {};", ct, e.in(0), idx[0], e.out(0), o, ex);
-    });
-  }
 
   FusionKind kind() const override { return FusionKind::Elementwise; }
-  bool supports_nchwc(const Node& n, int64_t) const override { return elementwise_nchwc_ok(n); }
-  std::string c_expr(const Node& n, const std::vector<std::string>& args) const override {
-    if (n.out(0)->dtype != DType::F32) return {};
-    return subst_x(expr(DType::F32), args.at(0));
-  }
+  bool index_aligned() const override { return true; }
+  const UnaryAttrs& attrs() const { return a_; }
   // Elu and HardSigmoid lost consumed_inputs at opset 6 and have not changed since.
   int64_t min_opset() const override { return k_ == U::Elu || k_ == U::HardSigmoid ? 6 : 7; }
 
  private:
   U k_;
-  double alpha_ = 0, beta_ = 0;
+  UnaryAttrs a_;
 };
 
 template <U k>
 std::unique_ptr<Op> make() { return std::make_unique<Unary>(k); }
 
 }  // namespace
+
+const UnaryAttrs& unary_attrs(const Node& n) { return op_as<Unary>(n).attrs(); }
 
 void register_unary(OpTable& t) {
   t["Relu"] = make<U::Relu>;

@@ -4,8 +4,7 @@
 // Sum takes float32/float64 (the ONNX type set; integer Sum is rejected as unsupported);
 // Max/Min take float32/float64 and every integer dtype. Max/Min propagate NaN like
 // numpy's maximum/minimum (the reference of the ONNX tests): a NaN in any input gives NaN.
-// Sum adds left to right, in the input dtype. One C loop nest over the output reads every
-// input through its own broadcast index (ir/ops/elementwise.h).
+// Sum adds left to right, in the input dtype.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 
@@ -65,39 +64,9 @@ class Variadic : public Op {
     visit_dtype(out[0].dtype, [&](auto v) { eval_t<decltype(v)>(in, out[0]); });
   }
 
-  void emit(CEmit& e) const override {
-    std::vector<Shape> shapes;
-    for (size_t i = 0; i < e.node.inputs.size(); ++i) shapes.push_back(e.in_view(i));
-    const char* ct = e.out_ctype(0);
-    bool fl = dtype_is_float(e.out_dtype(0));
-    const char* cmp = k_ == V::Max ? ">" : "<";
-    emit_broadcast(e, e.out_view(0), shapes, [&](const std::vector<std::string>& idx, const std::string& o) {
-      auto x = [&](size_t k) { return e.in(k) + "[" + idx[k] + "]"; };
-      if (shapes.size() == 1) return fmt::format("{}[{}] = {};", e.out(0), o, x(0));
-      if (k_ == V::Sum) {
-        std::string s = x(0);
-        for (size_t k = 1; k < shapes.size(); ++k) s += " + " + x(k);
-        return fmt::format("{}[{}] = {};", e.out(0), o, s);
-      }
-      // { T m = x0[..]; T v = x1[..]; m = v > m || v != v ? v : m; ... y0[o] = m; }
-      std::string s = fmt::format("{{ {} m = {};", ct, x(0));
-      for (size_t k = 1; k < shapes.size(); ++k) {
-        s += fmt::format(" const {} v{} = {};", ct, k, x(k));
-        if (fl) s += fmt::format(" m = v{0} {1} m || v{0} != v{0} ? v{0} : m;", k, cmp);
-        else s += fmt::format(" m = v{0} {1} m ? v{0} : m;", k, cmp);
-      }
-      return s + fmt::format(" {}[{}] = m; }}", e.out(0), o);
-    });
-  }
 
   FusionKind kind() const override { return FusionKind::Broadcast; }
-  bool supports_nchwc(const Node& n, int64_t) const override { return elementwise_nchwc_ok(n); }
-  std::string c_expr(const Node& n, const std::vector<std::string>& a) const override {
-    if (n.out(0)->dtype != DType::F32 || k_ != V::Sum) return {};
-    std::string s;
-    for (auto& x : a) s += (s.empty() ? "(" : " + (") + x + ")";
-    return s;
-  }
+  bool index_aligned() const override { return true; }
 
  private:
   V k_;

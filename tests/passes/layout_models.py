@@ -17,8 +17,8 @@ Conventions: weights are random with a fixed seed; channel counts are chosen so
 that some are and some are not multiples of each block. The summary line of
 each compile (layout transforms left) is printed. Exit status 0 iff every
 compile and verification passed.
-Gaps: which nodes end up in NCHWc depends on which ops' emitters support it
-(Op::supports_nchwc); the models are the same either way.
+Gaps: which nodes end up in NCHWc depends on which of the C backend's kernels
+support it (Backend::supports); the models are the same either way.
 """
 import argparse
 import os

@@ -13,12 +13,27 @@
 #include <string>
 #include <vector>
 
+#include "codegen/backend.h"
+#include "codegen/target.h"
 #include "ir/eval.h"
 #include "ir/graph.h"
 #include "ir/op.h"
 #include "passes/pass.h"
 
 namespace onnxc::test {
+
+// The backend the tests compile for: the C backend on a fixed target (16-float vectors,
+// 8 threads), so the tests do not depend on the machine they run on.
+inline const Backend& test_backend() {
+  static const std::unique_ptr<Backend> b = make_c_backend(parse_target("generic-vector:16"));
+  return *b;
+}
+// PassOptions with the test backend (the layout pass and memory planning ask it).
+inline PassOptions test_pass_options() {
+  PassOptions o;
+  o.backend = &test_backend();
+  return o;
+}
 
 // Builds a graph node by node; values are created by name, shapes inferred as we go.
 class GraphBuilder {

@@ -5,7 +5,7 @@
 namespace onnxc::test {
 namespace {
 
-PassOptions opts() { return PassOptions{}; }
+PassOptions opts() { return test_pass_options(); }
 
 TEST(FoldConstants, FoldsShapeSubgraphAndRemovesIt) {
   GraphBuilder b;

@@ -1,8 +1,8 @@
 // tests/passes/test_fuse.cc — operator fusion (passes/fuse.cc): which nodes form groups,
 // what their epilogues and extra inputs are, that the reference evaluator gives the same
 // outputs before and after (run_pass_checked), and for several groups that the generated C
-// (codegen/c_fused.cc) matches the reference too (tests/passes/c_run.h).
-#include "tests/passes/c_run.h"
+// (codegen/c/fused.cc) matches the reference too (tests/codegen/c_run.h).
+#include "tests/codegen/c_run.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace onnxc::test {

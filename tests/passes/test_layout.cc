@@ -7,15 +7,14 @@
 //  - Pass: hand-built graphs (chain, residual block, inception concat, depthwise block,
 //    squeeze-excitation), each checked for numerical equivalence and for the contract's
 //    layout rules (check_contract), with exact transform counts. Each runs twice: with the
-//    ops' own Op::supports_nchwc ("Ops") and with `contract_supports` below, a model of the
-//    answers the contract asks Conv, pools, global pools and Concat to give ("Contract").
-//    Counts that depend on which ops say yes are guarded by those answers, so the tests
-//    hold whichever emitters have NCHWc.
+//    C backend's answers (Backend::supports, "Ops") and with `contract_supports` below, a
+//    model of the answers the contract asks Conv, pools, global pools and Concat to give
+//    ("Contract"). Counts that depend on which ops say yes are guarded by those answers, so
+//    the tests hold whichever kernels have NCHWc.
 //  - Generated C: elementwise chains on NCHWc and transforms compiled with cc and run.
 #include <filesystem>
 #include <fstream>
 
-#include "codegen/c_module.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace onnxc::test {
@@ -30,12 +29,12 @@ int64_t attr_or(const Node& n, const char* name, int64_t def) {
   return it == n.attrs.end() ? def : it->second.i;
 }
 
-bool ops_supports(const Node& n, int64_t b) { return n.op->supports_nchwc(n, b); }
+bool ops_supports(const Node& n, int64_t b) { return test_backend().supports(n, Layout::nchwc(b)); }
 
 // The contract's answers for the ops whose NCHWc emitters live with the ops
 // (Conv, MaxPool/AveragePool, global pools, Concat on channels), on top of the ops' own.
 bool contract_supports(const Node& n, int64_t b) {
-  if (n.op->supports_nchwc(n, b)) return true;
+  if (ops_supports(n, b)) return true;
   const Value* y = n.out(0);
   if (!y || y->dtype != DType::F32 || y->shape.size() != 4) return false;
   const std::string& t = n.op_type;
@@ -268,7 +267,7 @@ class LayoutPass : public ::testing::TestWithParam<Case> {
   bool run(Graph& g) {
     std::vector<std::string> names;
     for (Value* v : g.outputs) names.push_back(v->name);
-    PassOptions o;
+    PassOptions o = test_pass_options();
     o.channel_block = b();
     Query q = query();
     bool changed = run_pass_checked(g, [&](Graph& gr) {
@@ -341,7 +340,7 @@ TEST_P(LayoutPass, DisabledDoesNothing) {
   GraphBuilder gb;
   Value* x = gb.input("x", {1, 3, 4, 4});
   gb.output(relu(gb, conv(gb, x, b(), 3)));
-  PassOptions o;
+  PassOptions o = test_pass_options();
   o.nchwc = false;
   o.channel_block = b();
   EXPECT_FALSE(run_pass_checked(*gb.g, [&](Graph& g) { return layout_nchwc_with(g, o, query()); }));
@@ -573,7 +572,7 @@ TEST(LayoutPassFilters, WeightsRepackedElementByElement) {
     Graph& g = *gb.g;
     std::vector<std::pair<Node*, std::shared_ptr<const Tensor>>> before;
     for (Value* v : {first, reg, dw, grp}) before.push_back({v->producer, v->producer->in(1)->constant});
-    PassOptions o;
+    PassOptions o = test_pass_options();
     o.channel_block = b;
     EXPECT_TRUE(run_pass_checked(g, [&](Graph& gr) { return layout_nchwc_with(gr, o, contract_supports); }));
     check_contract(g, b);
@@ -596,7 +595,7 @@ void expect_c_matches(const Graph& g, const std::map<const Value*, Tensor>& in, 
   fs::path dir = fs::path(::testing::TempDir()) / ("onnxc_layout_" + tag);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  emit_c_module(g, CodegenOptions{"m", dir.string(), "test.onnx"});
+  test_backend().write_module(g, CodegenOptions{"m", dir.string(), "test.onnx"});
   std::string d = dir.string() + "/";
   std::string cmd = "cc -std=c11 -O1 -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MODEL_INFO=m_info -o " + d + "m " + d + "m.c " +
                     d + "onnxc_runtime.c " + d + "onnxc_main.c -lm > " + d + "cc.log 2>&1";
@@ -647,7 +646,7 @@ TEST(LayoutCodegen, ElementwiseChainsOnNchwc) {
       Graph& g = *gb.g;
       auto in = random_inputs(g);
       auto ref = reference_outputs(g, in);
-      PassOptions o;
+      PassOptions o = test_pass_options();
       o.channel_block = b;
       EXPECT_TRUE(layout_nchwc(g, o));
       verify_graph(g);

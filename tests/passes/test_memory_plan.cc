@@ -50,7 +50,7 @@ void check_plan(const Graph& g) {
     }
 }
 
-bool plan(Graph& g) { return plan_memory(g, PassOptions{}); }
+bool plan(Graph& g) { return plan_memory(g, test_pass_options()); }
 
 TEST(MemoryPlan, ElementwiseChainRunsInPlace) {
   GraphBuilder b;

@@ -10,7 +10,7 @@ namespace onnxc::test {
 namespace {
 
 bool run_simplify(Graph& g) {
-  return run_pass_checked(g, [](Graph& gr) { return simplify(gr, PassOptions{}); });
+  return run_pass_checked(g, [](Graph& gr) { return simplify(gr, test_pass_options()); });
 }
 
 // BatchNormalization over C channels with random statistics (var in [0.5, 2)).

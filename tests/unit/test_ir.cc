@@ -1,4 +1,4 @@
-// Unit tests of IR basics: shapes and broadcasting, tensor element access, C literals,
+// Unit tests of IR basics: shapes and broadcasting, tensor element access,
 // attribute reading, and one-node reference evaluation against hand-computed values.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <limits>
 
-#include "codegen/c_emit.h"
 #include "ir/eval.h"
 #include "ir/op.h"
 
@@ -55,22 +54,6 @@ TEST(Tensor, GenericAccessSaturatesAndKeepsInt64) {
   b.set(0, 0.5);
   EXPECT_EQ(b.get(0), 1);
   EXPECT_EQ(b.get(1), 0);
-}
-
-TEST(CLiteral, FloatsRoundTripExactly) {
-  for (float v : {0.1f, 1.0f / 3.0f, 1e-38f, 3.4028235e38f, -2.5f, 1e-45f}) {
-    std::string s = c_float(v);
-    ASSERT_EQ(s.back() == ')' ? s[s.size() - 2] : s.back(), 'f') << s;
-    std::string digits = s;
-    for (char c : {'(', ')', 'f'}) digits.erase(std::remove(digits.begin(), digits.end(), c), digits.end());
-    EXPECT_EQ(std::strtof(digits.c_str(), nullptr), v) << s;
-  }
-  EXPECT_EQ(c_float(INFINITY), "INFINITY");
-  EXPECT_EQ(c_float(-INFINITY), "(-INFINITY)");
-  EXPECT_EQ(c_float(NAN), "NAN");
-  EXPECT_EQ(c_int(std::numeric_limits<int64_t>::min()), "(-9223372036854775807LL - 1)");
-  EXPECT_EQ(c_int(5000000000LL), "5000000000LL");
-  EXPECT_EQ(c_int(-3), "(-3)");
 }
 
 // Builds a graph with one node over constant inputs and runs import-style preparation.

@@ -1,4 +1,7 @@
-// ir/ops/pool_gemm.cc — the matrix-product loop nest of Gemm and MatMul (see pool_gemm.h).
+// codegen/c/kernels/gemm.cc — Gemm and MatMul in C: one matrix-product loop nest (emit_gemm)
+// for Y[bt] (M x N, row-major, contiguous batches) = alpha * op(A[bt]) * op(B[bt]) + beta * C,
+// float32. MatMul folds its batch into M when B has no batch of its own and A's batches are
+// contiguous (activations times a weight matrix), so the tiles see one tall matrix.
 //
 // Three shapes of loop nest:
 //  - dot form, when B is stored N x K (trans_b) and M < 4, or N == 1: every output is one
@@ -15,14 +18,32 @@
 // (fmaf where the target has FMA). The dot form keeps `s += a * b`: an fmaf recurrence is
 // not a reduction clang's vectorizer recognises.
 // Gaps: no register tiling or micro-kernel yet; bench/ decides when it is worth one.
-#include "ir/ops/pool_gemm.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "codegen/c/kernels/kernels.h"
+#include "codegen/c/loops.h"
+#include "ir/ops/gemm.h"
+
 namespace onnxc {
 namespace {
+
+// One product: batch offsets of A and B come from the broadcast batch shape and per-dim
+// element strides (0 = broadcast). C, when named, is indexed C[i * c_si + j * c_sj] (0
+// strides broadcast) and is the same for every batch.
+struct GemmSpec {
+  int64_t M = 0, N = 0, K = 0;
+  std::string a, b, y;           // C array names
+  bool trans_a = false, trans_b = false;
+  Shape batch_shape;             // output batch dims (empty: one product)
+  Shape a_bstride, b_bstride;    // element stride of A / B per batch dim, 0 on broadcast
+  double alpha = 1.0;
+  std::string c;                 // bias array, empty for none
+  double beta = 1.0;
+  int64_t c_si = 0, c_sj = 0;
+};
+
 
 // Tile sizes: a KB x NB block of B is 32 KiB (L1); MB rows reuse it. GEMV-like products
 // (M < 4) take kGemvNB-column chunks of whole rows of B instead.
@@ -65,8 +86,6 @@ std::string scaled(double f, const std::string& x) {
   return f == 1.0 ? x : fmt::format("{} * {}", c_float(f), x);
 }
 
-}  // namespace
-
 void emit_gemm(CEmit& e, const GemmSpec& g) {
   const int64_t M = g.M, N = g.N, K = g.K;
   int64_t batch = numel(g.batch_shape);
@@ -74,7 +93,7 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
   if (N == 1) trans_b = true;  // a K x 1 matrix is also a 1 x K one
   bool dot = trans_b && (M < 4 || N == 1);
   double work = static_cast<double>(batch) * M * N * (K ? K : 1);
-  bool par = work >= static_cast<double>(1 << 18);
+  bool par = e.parallel(work);
   std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
   std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";
   std::string yoff = batch > 1 ? term("bt", M * N) : "0";
@@ -176,6 +195,45 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
     e("}}");
   }
   for (size_t k = 0; k < std::max<size_t>(loops.size(), 1); ++k) e("}}");
+}
+
+void emit_gemm_node(CEmit& e) {
+  const GemmAttrs& a = gemm_attrs(e.node);
+  GemmSpec g;
+  g.M = a.M, g.N = a.N, g.K = a.K;
+  g.a = e.in(0), g.b = e.in(1), g.y = e.out(0);
+  g.trans_a = a.trans_a, g.trans_b = a.trans_b;
+  g.alpha = a.alpha;
+  if (e.has_in(2) && a.beta != 0.0) {
+    g.c = e.in(2), g.beta = a.beta, g.c_si = a.c_si, g.c_sj = a.c_sj;
+  }
+  emit_gemm(e, g);
+}
+
+void emit_matmul(CEmit& e) {
+  const MatMulGeom& m = matmul_geom(e.node);
+  GemmSpec g;
+  g.M = m.M, g.N = m.N, g.K = m.K;
+  g.a = e.in(0), g.b = e.in(1), g.y = e.out(0);
+  g.batch_shape = m.batch, g.a_bstride = m.a_st, g.b_bstride = m.b_st;
+  bool b_shared = true, a_full = true;
+  Shape cont = strides_of(m.batch);
+  for (size_t d = 0; d < m.batch.size(); ++d) {
+    b_shared = b_shared && (m.b_st[d] == 0 || m.batch[d] == 1);
+    a_full = a_full && (m.batch[d] == 1 || m.a_st[d] == cont[d] * m.M * m.K);
+  }
+  if (b_shared && a_full) {  // [..., M, K] x [K, N]: one (batch * M) x K product
+    g.M = numel(m.batch) * m.M;
+    g.batch_shape.clear(), g.a_bstride.clear(), g.b_bstride.clear();
+  }
+  emit_gemm(e, g);
+}
+
+}  // namespace
+
+void register_gemm(CKernelTable& t) {
+  t["Gemm"] = {emit_gemm_node, nullptr, nullptr, nullptr};
+  t["MatMul"] = {emit_matmul, nullptr, nullptr, nullptr};
 }
 
 }  // namespace onnxc

@@ -1,5 +1,5 @@
-// codegen/c_emit.cc — C literals and the per-node function body writer (see c_emit.h).
-#include "codegen/c_emit.h"
+// codegen/c/emit.cc — C literals and the per-node function body writer (see emit.h).
+#include "codegen/c/emit.h"
 
 #include <cmath>
 #include <cstdio>

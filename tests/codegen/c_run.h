@@ -1,5 +1,6 @@
-// tests/passes/c_run.h — running a hand-built graph through the C backend in a test: the
-// module is written with emit_c_module into a fresh temporary directory, built with the
+// tests/codegen/c_run.h — running a hand-built graph through the C backend in a test: the
+// module is written by the test backend (tests/passes/pass_test_util.h) into a fresh
+// temporary directory, built with the
 // system C compiler (warnings are errors, as tools/compile_model.cc builds it, plus
 // -Wextra) together with the runtime and the generic main, and run on raw input files;
 // the raw output files come back as Tensors in graph output order. ONNXC_TEST_GENERATED_CFLAGS
@@ -21,8 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/c_module.h"
+#include "codegen/backend.h"
 #include "ir/graph.h"
+#include "tests/passes/pass_test_util.h"
 
 #ifndef ONNXC_TEST_GENERATED_CFLAGS
 #define ONNXC_TEST_GENERATED_CFLAGS ""
@@ -65,9 +67,9 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
     co.name = name;
     co.outdir = dir.string();
     co.source = g.model_path;
-    emit_c_module(g, co);
+    test_backend().write_module(g, co);
   } catch (const std::exception& ex) {
-    return fail(std::string("emit_c_module: ") + ex.what());
+    return fail(std::string("write_module: ") + ex.what());
   }
   const std::string d = dir.string() + "/";
   std::string cmd = o.cc + " -std=c11 " + o.cflags + (o.sanitize ? " " ONNXC_TEST_GENERATED_CFLAGS : "") +

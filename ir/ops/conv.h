@@ -1,6 +1,8 @@
-// ir/ops/conv_common.h — what Conv and ConvTranspose share: their attributes (with ONNX
-// defaults), validation of the attribute vectors against the kernel rank, auto_pad
-// resolution, and small integer helpers for the emitters' loop-range arithmetic.
+// ir/ops/conv.h — what Conv and ConvTranspose mean, as the backends see it: their
+// attributes (with ONNX defaults), validation of the attribute vectors against the kernel
+// rank, auto_pad resolution, the resolved geometry of a node (conv_geom,
+// conv_transpose_geom), how a Conv runs on blocked channels (conv_blocking), and small
+// integer helpers for loop-range arithmetic.
 //
 // Conventions: "spatial" vectors have one entry per spatial dimension (rank of X minus 2);
 // pads are split into begin (pb) and end (pe) halves. Conv pads are never negative;
@@ -110,5 +112,26 @@ inline void read_conv_attrs(const Node& n, const ConvAttrs& a, ConvGeom& g) {
       for (size_t i = 0; i < r; ++i) g.pb[i] = a.pads[i], g.pe[i] = a.pads[r + i];
   }
 }
+
+// The geometry of a Conv / ConvTranspose node, resolved by its shape inference.
+const ConvGeom& conv_geom(const Node& n);
+const ConvGeom& conv_transpose_geom(const Node& n);
+
+// How a 2-D Conv runs on activations blocked as NCHWc with block b (ir/layout.h). The
+// layout pass lays the node's inputs out accordingly and the kernels read them so:
+//   Regular     group 1, X NCHWc, W Layout::filter(b, b)
+//   FirstLayer  group 1, C < b and X arriving plain (a graph input): X stays plain NCHW,
+//               W Layout::filter(b, 1)
+//   Depthwise   group == C == M (> 1), X NCHWc, W Layout::filter(b, 1)
+//   Grouped     groups of whole blocks (C/group and M/group multiples of b), X NCHWc,
+//               W Layout::filter(b, b)
+//   None        other grouped convs: they stay plain
+// `x_plain`: X is (or arrives) plain. The output is NCHWc(b) in every variant.
+enum class ConvBlocking { None, Regular, FirstLayer, Depthwise, Grouped };
+struct ConvBlocked {
+  ConvBlocking kind = ConvBlocking::None;
+  int64_t filter_in_block = 0;  // bi of W's Layout::filter(b, bi)
+};
+ConvBlocked conv_blocking(const Node& n, int64_t b, bool x_plain);
 
 }  // namespace onnxc

@@ -1,33 +1,23 @@
-// codegen/c_module.h — writes the generated C module for a graph:
+// codegen/c/module.h — the C backend's module writer: the generated C module of a graph:
 //   NAME.h        C API: NAME_init / NAME_init_from_memory / NAME_run / NAME_run_v / NAME_free,
 //                 input/output names, dtypes, shapes and sizes as macros, NAME_info
 //   NAME.c        one static function per emitted node, then the entry points
 //   NAME.weights  every constant the code reads, 64-byte aligned, behind a checksummed header
 // plus the runtime (onnxc_runtime.c/.h) and the generic main (onnxc_main.c), and a Makefile.
-// The plain NCHW emitter gives every intermediate tensor its own arena slot (no reuse yet).
+// Node function bodies come from the backend (Backend::emit_node); intermediate tensors live
+// at the arena offsets of the memory plan (passes/memory_plan.cc).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "codegen/backend.h"
 #include "ir/graph.h"
 
 namespace onnxc {
 
-struct CodegenOptions {
-  std::string name;    // C identifier used as prefix and file stem
-  std::string outdir;
-  std::string source;  // model path, for comments
-};
-
-struct CodegenResult {
-  std::vector<std::string> files;  // written, relative to outdir
-  uint64_t weights_bytes = 0;
-  uint64_t arena_bytes = 0;
-  size_t functions = 0;
-};
-
-CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt);
+// Writes the module; `b` emits the node functions (the C backend's write_module calls this).
+CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b);
 
 // Runtime sources embedded in the compiler at build time (codegen/runtime_sources.cc).
 extern const char* const kRuntimeHeader;

@@ -1,5 +1,5 @@
-// tests/passes/test_nchwc_ops.cc — the NCHWc branches of the layout-aware ops' emitters
-// (Conv, MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, Concat, Pad, Resize).
+// tests/codegen/test_nchwc_kernels.cc — the NCHWc kernels of the C backend (Conv,
+// MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, Concat, Pad, Resize).
 //
 // Each test builds the same small network twice by hand: plain, and with the op in NCHWc
 // block b as the layout pass would place it (plain input → onnxc.layout_transform → op with
@@ -8,11 +8,14 @@
 // both graphs (eval converts layouts, so this checks the graph was built as intended) and
 // (b) that the generated C for the NCHWc graph, built with -O1 -Werror, matches the
 // reference. Several independent sub-networks share one C build to keep the test quick.
-#include "tests/passes/c_run.h"
+#include "tests/codegen/c_run.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace onnxc::test {
 namespace {
+
+// Whether the C backend runs n in NCHWc with block b.
+bool supports_blocked(const Node& n, int64_t b) { return test_backend().supports(n, Layout::nchwc(b)); }
 
 // A builder of one network; blk = 0 builds it plain, blk > 0 with NCHW[blk]c ops.
 using Build = std::function<void(GraphBuilder& b, int64_t blk)>;
@@ -45,7 +48,7 @@ Value* dirty(GraphBuilder& b, Value* x, int64_t blk) {
 Value* from_blocked(GraphBuilder& b, Value* y, int64_t blk) {
   if (blk == 0) return y;
   y->layout = Layout::nchwc(blk);
-  EXPECT_TRUE(y->producer->op->supports_nchwc(*y->producer, blk)) << y->producer->where() << " block " << blk;
+  EXPECT_TRUE(supports_blocked(*y->producer, blk)) << y->producer->where() << " block " << blk;
   return b.node("onnxc.layout_transform", {y}, {{"from", attr_int(blk)}, {"to", attr_int(0)}});
 }
 
@@ -215,22 +218,22 @@ TEST(NchwcConv, SupportsOnlyWhatTheKernelDoes) {
   auto node_of = [](Value* v) { return v->producer; };
   // Groups that are not whole blocks of 16 (but are of 4).
   Value* g3 = b.node("Conv", {x, b.random_constant("w1", {24, 8, 3, 3})}, {{"group", attr_int(3)}});
-  EXPECT_FALSE(node_of(g3)->op->supports_nchwc(*node_of(g3), 16));
-  EXPECT_TRUE(node_of(g3)->op->supports_nchwc(*node_of(g3), 4));
+  EXPECT_FALSE(supports_blocked(*node_of(g3), 16));
+  EXPECT_TRUE(supports_blocked(*node_of(g3), 4));
   // Depthwise with a channel multiplier.
   Value* dm = b.node("Conv", {x, b.random_constant("w2", {48, 1, 3, 3})}, {{"group", attr_int(24)}});
-  EXPECT_FALSE(node_of(dm)->op->supports_nchwc(*node_of(dm), 8));
+  EXPECT_FALSE(supports_blocked(*node_of(dm), 8));
   // Runtime weights.
   Value* wr = b.input("w", {16, 24, 3, 3});
   Value* rw = b.node("Conv", {x, wr});
-  EXPECT_FALSE(node_of(rw)->op->supports_nchwc(*node_of(rw), 16));
+  EXPECT_FALSE(supports_blocked(*node_of(rw), 16));
   // 1-D and 3-D convs.
   Value* x1 = b.input("x1", {1, 16, 10});
   Value* c1 = b.node("Conv", {x1, b.random_constant("w3", {16, 16, 3})});
-  EXPECT_FALSE(node_of(c1)->op->supports_nchwc(*node_of(c1), 16));
+  EXPECT_FALSE(supports_blocked(*node_of(c1), 16));
   Value* x3 = b.input("x3", {1, 16, 4, 4, 4});
   Value* c3 = b.node("Conv", {x3, b.random_constant("w4", {16, 16, 3, 3, 3})});
-  EXPECT_FALSE(node_of(c3)->op->supports_nchwc(*node_of(c3), 16));
+  EXPECT_FALSE(supports_blocked(*node_of(c3), 16));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -311,12 +314,12 @@ TEST(NchwcPool, SupportsOnlyWhatTheKernelDoes) {
   Value* x = b.input("x", {1, 16, 8, 8});
   std::map<std::string, Attr> at{{"kernel_shape", attr_ints({2, 2})}};
   auto with_idx = b.node_n("MaxPool", {x}, 2, at);
-  EXPECT_FALSE(with_idx[0]->producer->op->supports_nchwc(*with_idx[0]->producer, 16));
+  EXPECT_FALSE(supports_blocked(*with_idx[0]->producer, 16));
   Value* xi = b.input("xi", {1, 16, 8, 8}, DType::U8);
   Value* mi = b.node("MaxPool", {xi}, at);
-  EXPECT_FALSE(mi->producer->op->supports_nchwc(*mi->producer, 16));
+  EXPECT_FALSE(supports_blocked(*mi->producer, 16));
   Value* mf = b.node("MaxPool", {x}, at);
-  EXPECT_TRUE(mf->producer->op->supports_nchwc(*mf->producer, 16));
+  EXPECT_TRUE(supports_blocked(*mf->producer, 16));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -369,12 +372,12 @@ TEST(NchwcConcat, SupportsOnlyWholeBlocks) {
   Value* x = b.input("x", {1, 20, 4, 4});
   Value* z = b.input("z", {1, 16, 4, 4});
   Value* c1 = b.node("Concat", {x, z}, {{"axis", attr_int(1)}});
-  EXPECT_FALSE(c1->producer->op->supports_nchwc(*c1->producer, 16));  // 20 % 16 != 0 before the last
-  EXPECT_TRUE(c1->producer->op->supports_nchwc(*c1->producer, 4));
+  EXPECT_FALSE(supports_blocked(*c1->producer, 16));  // 20 % 16 != 0 before the last
+  EXPECT_TRUE(supports_blocked(*c1->producer, 4));
   Value* c2 = b.node("Concat", {z, x}, {{"axis", attr_int(1)}});
-  EXPECT_TRUE(c2->producer->op->supports_nchwc(*c2->producer, 16));
+  EXPECT_TRUE(supports_blocked(*c2->producer, 16));
   Value* c3 = b.node("Concat", {z, z}, {{"axis", attr_int(2)}});
-  EXPECT_FALSE(c3->producer->op->supports_nchwc(*c3->producer, 16));
+  EXPECT_FALSE(supports_blocked(*c3->producer, 16));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -425,9 +428,9 @@ TEST(NchwcPad, SupportsOnlySpatialPads) {
   GraphBuilder b;
   Value* x = b.input("x", {1, 16, 4, 4});
   Value* pc = b.node("Pad", {x, b.constant("p1", Tensor::from_i64({0, 1, 0, 0, 0, 0, 0, 0}))});
-  EXPECT_FALSE(pc->producer->op->supports_nchwc(*pc->producer, 16));
+  EXPECT_FALSE(supports_blocked(*pc->producer, 16));
   Value* ps = b.node("Pad", {x, b.constant("p2", Tensor::from_i64({0, 0, 1, 0, 0, 0, 0, 1}))});
-  EXPECT_TRUE(ps->producer->op->supports_nchwc(*ps->producer, 16));
+  EXPECT_TRUE(supports_blocked(*ps->producer, 16));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -482,11 +485,11 @@ TEST(NchwcResize, SupportsOnlySpatialNearestAndLinear) {
   GraphBuilder b;
   Value* x = b.input("x", {1, 16, 4, 4});
   Value* rc = b.node("Resize", {x, nullptr, b.constant("s1", Tensor::from_f32({1, 2, 1, 1}, {4}))});
-  EXPECT_FALSE(rc->producer->op->supports_nchwc(*rc->producer, 16));
+  EXPECT_FALSE(supports_blocked(*rc->producer, 16));
   Value* cu = b.node("Resize", {x, nullptr, b.constant("s2", Tensor::from_f32({1, 1, 2, 2}, {4}))}, {{"mode", attr_string("cubic")}});
-  EXPECT_FALSE(cu->producer->op->supports_nchwc(*cu->producer, 16));
+  EXPECT_FALSE(supports_blocked(*cu->producer, 16));
   Value* ok = b.node("Resize", {x, nullptr, b.constant("s3", Tensor::from_f32({1, 1, 2, 2}, {4}))}, {{"mode", attr_string("linear")}});
-  EXPECT_TRUE(ok->producer->op->supports_nchwc(*ok->producer, 16));
+  EXPECT_TRUE(supports_blocked(*ok->producer, 16));
 }
 
 // ---------------------------------------------------------------------------------------

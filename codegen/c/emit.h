@@ -1,19 +1,23 @@
-// codegen/c_emit.h — what an op's emit() writes into: the body of one C function.
+// codegen/c/emit.h — what a C kernel writes into: the body of one C function, and exact C
+// literals.
 //
-// The module emitter (codegen/c_module.cc) gives every emitted node a function
+// The module writer (codegen/c/module.cc) gives every emitted node a function
 //   static void nK_name(const T* restrict x0, ..., T* restrict y0, ...)
 // where xI is present, non-static input I and yJ is output J, with shapes as
-// compile-time constants. An op writes the body line by line through operator():
+// compile-time constants. A kernel (codegen/c/kernels/) writes the body line by line
+// through operator():
 //   e("for (int64_t i = 0; i < {}; ++i) {{", n);  ... e("}}");
 // Lines ending in '{' indent what follows; lines starting with '}' dedent. Emitters use
 // ONNXC_PRAGMA(omp parallel for ...) / ONNXC_PRAGMA(omp simd) for parallel and vector
-// hints (they vanish without OpenMP). c_float()/c_int() print exact C literals.
+// hints (they vanish without OpenMP); whether a loop nest goes parallel is the target's
+// answer (parallel(work), codegen/target.h). c_float()/c_int() print exact C literals.
 #pragma once
 #include <fmt/format.h>
 
 #include <string>
 #include <vector>
 
+#include "codegen/target.h"
 #include "ir/graph.h"
 
 namespace onnxc {
@@ -25,10 +29,13 @@ std::string c_literal(DType t, double v);  // a literal of type t (float, double
 
 class CEmit {
  public:
-  CEmit(const Node& n, std::vector<std::string> in_names, std::vector<std::string> out_names,
+  CEmit(const Node& n, const Target& t, std::vector<std::string> in_names, std::vector<std::string> out_names,
         std::vector<std::string> extra_names = {})
-      : node(n), ins_(std::move(in_names)), outs_(std::move(out_names)), extras_(std::move(extra_names)) {}
+      : node(n), target(t), ins_(std::move(in_names)), outs_(std::move(out_names)), extras_(std::move(extra_names)) {}
   const Node& node;
+  const Target& target;
+  // Whether a loop nest doing `work` scalar operations goes parallel (Target::parallel).
+  bool parallel(double work) const { return target.parallel(work); }
 
   bool has_in(size_t i) const { return i < ins_.size() && !ins_[i].empty(); }
   const std::string& in(size_t i) const;

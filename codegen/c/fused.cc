@@ -1,17 +1,18 @@
-// codegen/c_fused.cc — fused group loops (see c_fused.h).
-#include "codegen/c_fused.h"
+// codegen/c/fused.cc — fused group loops (see fused.h).
+#include "codegen/c/fused.h"
 
 #include <algorithm>
 #include <map>
 
+#include "codegen/c/kernels/kernels.h"
+#include "codegen/c/loops.h"
 #include "ir/op.h"
-#include "ir/ops/elementwise.h"
 
 namespace onnxc {
 
 namespace {
 
-// Arguments of node m's c_expr: "" for absent/static inputs, reads of the anchor's inputs
+// Arguments of node m's element expression: "" for absent/static inputs, reads of the anchor's inputs
 // (when `anchor`), the local of an internal value of the group (`locals`), or reads of
 // extra inputs.
 std::vector<std::string> expr_args(const CEmit& e, const Node& m, bool anchor, const std::map<const Value*, std::string>& locals,
@@ -31,17 +32,19 @@ std::vector<std::string> expr_args(const CEmit& e, const Node& m, bool anchor, c
   return args;
 }
 
-}  // namespace
-
-bool group_is_one_loop(const Node& n) {
-  if (n.outputs.size() != 1 || !n.out(0) || n.out(0)->dtype != DType::F32) return false;
-  std::vector<std::string> dummy(n.inputs.size(), "a");
-  return !n.op->c_expr(n, dummy).empty();
+// `const float <dst> = <m's element>;` from m's kernel (CKernel::expr or stmts).
+std::string element(const Node& m, const std::vector<std::string>& args, const std::string& dst) {
+  const CKernel* k = find_c_kernel(m.op_type);
+  ONNXC_ASSERT(k && (k->expr || k->stmts), m.where() + ": fused step has no C expression");
+  if (k->stmts) return k->stmts(m, args, dst);
+  return fmt::format("const float {} = {};", dst, k->expr(m, args));
 }
+
+}  // namespace
 
 void emit_group_loop(CEmit& e) {
   const Node& n = e.node;
-  bool one = group_is_one_loop(n);
+  bool one = is_index_aligned_elementwise(n);
   // Loop operands: the anchor's inputs (one loop only), then the extra inputs.
   std::vector<Shape> shapes;
   for (size_t i = 0; i < n.inputs.size(); ++i)
@@ -52,18 +55,15 @@ void emit_group_loop(CEmit& e) {
     std::map<const Value*, std::string> locals;
     std::string s = "{ ";
     if (one) {
-      std::string ex = n.op->c_expr(n, expr_args(e, n, true, locals, idx));
-      s += fmt::format("const float t0 = {};", ex);
+      s += element(n, expr_args(e, n, true, locals, idx), "t0");
     } else {
       s += fmt::format("const float t0 = {}[{}];", e.out(0), o);
     }
     locals[n.anchor_out] = "t0";
     size_t k = 0;
     for (auto& step : n.epilogue) {
-      std::string ex = step->op->c_expr(*step, expr_args(e, *step, false, locals, idx));
-      ONNXC_ASSERT(!ex.empty(), step->where() + ": fused step has no C expression");
       ++k;
-      s += fmt::format(" const float t{} = {};", k, ex);
+      s += " " + element(*step, expr_args(e, *step, false, locals, idx), "t" + std::to_string(k));
       locals[step->out(0)] = "t" + std::to_string(k);
     }
     return s + fmt::format(" {}[{}] = t{}; }}", e.out(0), o, k);

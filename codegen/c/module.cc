@@ -1,14 +1,15 @@
-// codegen/c_module.cc — the C module writer (see c_module.h).
+// codegen/c/module.cc — the C module writer (see module.h).
 //
 // Emitted nodes: every node with at least one output not known at compile time. Each gets
-// `static void nK_<name>(inputs..., outputs..., extras...)` whose body comes from its op's
-// emit() and, for a fused group, the group loop (codegen/c_fused.h). Tensors are passed in
+// `static void nK_<name>(inputs..., outputs..., extras...)` whose body comes from the
+// backend (Backend::emit_node: the node's kernel and, for a fused group, the group loop of
+// codegen/c/fused.h). Tensors are passed in
 // their stored layout (Value::physical_shape). Buffers: graph inputs/outputs are the
 // caller's pointers; constants live in the weights blob; other tensors live in one arena,
 // at the offsets of the memory plan (passes/memory_plan.cc) when there is one, otherwise
 // each in its own 64-byte aligned slot. Pointers that may alias another parameter of the
 // same function (in-place reuse) are declared without `restrict`.
-#include "codegen/c_module.h"
+#include "codegen/c/module.h"
 
 #include <fmt/format.h>
 
@@ -21,8 +22,7 @@
 #include <regex>
 #include <set>
 
-#include "codegen/c_emit.h"
-#include "codegen/c_fused.h"
+#include "codegen/c/emit.h"
 #include "ir/op.h"
 
 namespace fs = std::filesystem;
@@ -88,6 +88,7 @@ void write_file(const fs::path& p, const std::string& data) {
 struct Module {
   const Graph& g;
   const CodegenOptions& opt;
+  const Backend& backend;
   std::vector<const Node*> emitted;
   std::map<const Value*, std::string> name;   // C local name of each buffer
   std::map<const Value*, uint64_t> woff;       // weights offsets
@@ -215,22 +216,9 @@ struct Module {
       params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), extras[j]));
       args.push_back(name.at(v));
     }
-    CEmit e(n, ins, outs, extras);
-    // A node whose outputs are all empty computes nothing (and its emitter never sees shapes
-    // whose strides only an empty tensor can have).
-    bool empty = true;
-    for (const Value* v : n.outputs)
-      if (v && numel(v->shape) != 0) empty = false;
-    if (empty) {
-      e("/* every output is empty: nothing to compute */");
-    } else if (n.epilogue.empty()) {
-      n.op->emit(e);
-    } else {
-      if (!group_is_one_loop(n)) n.op->emit(e);
-      emit_group_loop(e);
-    }
+    const std::string body = backend.emit_node(n, {ins, outs, extras});
     std::string unused;
-    const std::set<std::string> used = identifiers(e.body());
+    const std::set<std::string> used = identifiers(body);
     for (auto* list : {&ins, &outs, &extras})
       for (auto& p : *list)
         if (!p.empty() && !used.count(p)) unused += "  (void)" + p + ";\n";
@@ -243,7 +231,7 @@ struct Module {
     }
     return fmt::format("/* {}: {}({}) -> {} */\nstatic void {}({}) {{\n{}{}}}\n\n", comment_safe(from), ops,
                        comment_safe(sig_comment), comment_safe(outs_comment), fn,
-                       params.empty() ? "void" : fmt::format("{}", fmt::join(params, ", ")), unused, e.body());
+                       params.empty() ? "void" : fmt::format("{}", fmt::join(params, ", ")), unused, body);
   }
 
   std::string run_params() {
@@ -411,8 +399,8 @@ std::string c_identifier(const std::string& s) {
   return r;
 }
 
-CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt) {
-  Module m{g, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
+CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
+  Module m{g, opt, b, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
   m.plan();
   uint64_t checksum = 0;
   std::string blob = m.weights_blob(&checksum);

@@ -1,0 +1,65 @@
+// codegen/backend.h — what a code-generation backend answers and does. The passes ask it
+// questions (which layouts a node can run in, which outputs may overwrite an input) and the
+// driver has it write the module. Backends: codegen/c/ (C11 + OpenMP, the default), and
+// codegen/cuda/ (to come: CUDA for the GPU part of split models).
+//
+// A backend owns its Target (codegen/target.h) and hands it to every kernel. How a backend
+// runs an op lives with the backend, one kernel family per file (codegen/c/kernels/); what
+// the op means lives in ir/ops/ and is shared by all backends.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/graph.h"
+
+namespace onnxc {
+
+struct CodegenOptions {
+  std::string name;    // C identifier used as prefix and file stem
+  std::string outdir;
+  std::string source;  // model path, for comments
+};
+
+struct CodegenResult {
+  std::vector<std::string> files;  // written, relative to outdir
+  uint64_t weights_bytes = 0;
+  uint64_t arena_bytes = 0;
+  size_t functions = 0;
+};
+
+// The parameter names of the function computing one node: per input, output and extra
+// input of a fused group (Node::extra_inputs), "" where absent or static.
+struct NodeParams {
+  std::vector<std::string> inputs, outputs, extras;
+};
+
+class Backend {
+ public:
+  explicit Backend(Target t) : target_(std::move(t)) {}
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  const Target& target() const { return target_; }
+
+  // Whether the backend can run node n with its activations stored in layout l: plain, or
+  // NCHWc(b) for the outputs and the activation inputs the op blocks (the layout pass asks).
+  virtual bool supports(const Node& n, const Layout& l) const = 0;
+  // Whether n may write its output `out` over the buffer of its input `in` (ONNX Runtime's
+  // MayInplace): the kernel reads each element of `in` only where it writes that element of
+  // `out`. Memory planning asks, and adds its own condition (`in` dies at n).
+  virtual bool may_inplace(const Node& n, const Value& out, const Value& in) const = 0;
+  // The body of the function that computes n (a plain node or a fused group).
+  virtual std::string emit_node(const Node& n, const NodeParams& p) const = 0;
+  // Writes the module of the whole graph into o.outdir.
+  virtual CodegenResult write_module(const Graph& g, const CodegenOptions& o) const = 0;
+
+ private:
+  Target target_;
+};
+
+// The C backend (codegen/c/backend.cc).
+std::unique_ptr<Backend> make_c_backend(const Target& t);
+
+}  // namespace onnxc

@@ -1,0 +1,64 @@
+// codegen/c/backend.cc — the C backend: answers the passes from the kernel table
+// (codegen/c/kernels/kernels.h), emits node functions through the kernels and the fused
+// loops (codegen/c/fused.h), and writes the module (codegen/c/module.h).
+#include <algorithm>
+
+#include "codegen/backend.h"
+#include "codegen/c/emit.h"
+#include "codegen/c/fused.h"
+#include "codegen/c/kernels/kernels.h"
+#include "codegen/c/module.h"
+#include "ir/op.h"
+
+namespace onnxc {
+namespace {
+
+class CBackend : public Backend {
+ public:
+  using Backend::Backend;
+  std::string name() const override { return "c"; }
+
+  bool supports(const Node& n, const Layout& l) const override {
+    const CKernel* k = find_c_kernel(n.op_type);
+    if (!k) return false;
+    if (l.is_plain()) return true;
+    return l.is_nchwc() && k->nchwc && k->nchwc(n, l.block);
+  }
+
+  // The one-loop kernel of an index-aligned elementwise node reads each input at the
+  // output's own index when the input has the output's shape, dtype and layout.
+  bool may_inplace(const Node& n, const Value& out, const Value& in) const override {
+    if (&out != n.out(0) || !is_index_aligned_elementwise(n)) return false;
+    return in.dtype == out.dtype && in.nbytes() == out.nbytes() && in.shape == out.shape && in.layout == out.layout;
+  }
+
+  std::string emit_node(const Node& n, const NodeParams& p) const override {
+    CEmit e(n, target(), p.inputs, p.outputs, p.extras);
+    // A node whose outputs are all empty computes nothing (and its kernel never sees shapes
+    // whose strides only an empty tensor can have).
+    bool empty = true;
+    for (const Value* v : n.outputs)
+      if (v && numel(v->shape) != 0) empty = false;
+    if (empty) {
+      e("/* every output is empty: nothing to compute */");
+      return e.body();
+    }
+    const CKernel* k = find_c_kernel(n.op_type);
+    ONNXC_ASSERT(k && k->emit, n.where() + ": the C backend has no kernel for " + n.op_type);
+    if (n.epilogue.empty()) {
+      k->emit(e);
+    } else {
+      if (!is_index_aligned_elementwise(n)) k->emit(e);
+      emit_group_loop(e);
+    }
+    return e.body();
+  }
+
+  CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, *this); }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_c_backend(const Target& t) { return std::make_unique<CBackend>(t); }
+
+}  // namespace onnxc

@@ -1,0 +1,22 @@
+// codegen/c/kernels/constant.cc — ConstantOfShape in C (when its output is not folded into
+// the weights): a fill loop. Constant and Shape are always folded and have no kernel.
+#include "codegen/c/kernels/kernels.h"
+#include "codegen/c/loops.h"
+#include "ir/ops/elementwise.h"
+
+namespace onnxc {
+namespace {
+
+void emit_constant_of_shape(CEmit& e) {
+  int64_t n = numel(e.out_shape(0));
+  if (n == 0) return;
+  if (e.parallel(static_cast<double>(n))) e("ONNXC_PRAGMA(omp parallel for simd)");
+  else e("ONNXC_PRAGMA(omp simd)");
+  e("for (int64_t i = 0; i < {}; ++i) {}[i] = {};", n, e.out(0), c_elem_literal(constant_of_shape_value(e.node), 0));
+}
+
+}  // namespace
+
+void register_constant(CKernelTable& t) { t["ConstantOfShape"] = {emit_constant_of_shape, nullptr, nullptr, nullptr}; }
+
+}  // namespace onnxc

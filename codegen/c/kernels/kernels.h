@@ -1,0 +1,57 @@
+// codegen/c/kernels/kernels.h — the C backend's kernel table: how the C backend runs each
+// op type. One file per kernel family (conv_nchw.cc, pool.cc, resize.cc...) defines
+// register_<family>(CKernelTable&), which fills the entries of its op types; registry.cc
+// calls them all. Adding an op: its ir/ops/ file, then its kernel here and one line in
+// registry.cc.
+//
+// An entry says:
+//   emit   the body of the node's C function (codegen/c/emit.h); the node's values carry
+//          their stored layouts. Required.
+//   nchwc  whether emit() runs the node with its activations in NCHWc with block b (the
+//          layout pass asks through Backend::supports). Absent: plain layout only.
+//   expr   for index-aligned elementwise ops (is_index_aligned_elementwise, ir/op.h): the
+//          float32 C expression of one output element, given C expressions of the inputs'
+//          elements (present, non-static inputs; "" for the others; each may be evaluated
+//          more than once). Fused loops (codegen/c/fused.cc) use it.
+//   stmts  instead of expr, where one expression would repeat its arguments too often
+//          (Max, Min of many inputs): statements that declare `float <dst>` and leave the
+//          element's value in it.
+// Every op with Op::index_aligned() has expr or stmts (tests/codegen/test_kernels.cc
+// checks it), so that the fusion pass may take any index-aligned node.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/c/emit.h"
+
+namespace onnxc {
+
+struct CKernel {
+  void (*emit)(CEmit& e) = nullptr;
+  bool (*nchwc)(const Node& n, int64_t b) = nullptr;
+  std::string (*expr)(const Node& n, const std::vector<std::string>& args) = nullptr;
+  std::string (*stmts)(const Node& n, const std::vector<std::string>& args, const std::string& dst) = nullptr;
+};
+
+using CKernelTable = std::map<std::string, CKernel>;
+
+// The kernel of an op type; nullptr when the C backend has none.
+const CKernel* find_c_kernel(const std::string& op_type);
+
+void register_elementwise(CKernelTable&);     // unary, binary, variadic, Clip, Cast, Identity/Dropout
+void register_conv(CKernelTable&);            // Conv (conv.cc picks among conv_*.cc)
+void register_conv_transpose(CKernelTable&);  // ConvTranspose
+void register_norm(CKernelTable&);            // BatchNormalization, LRN
+void register_pool(CKernelTable&);            // MaxPool, AveragePool
+void register_global_pool(CKernelTable&);     // GlobalAveragePool, GlobalMaxPool
+void register_gemm(CKernelTable&);            // Gemm, MatMul
+void register_reduce(CKernelTable&);          // ReduceMean, ReduceSum, ReduceMax
+void register_softmax(CKernelTable&);         // Softmax, LogSoftmax
+void register_movement(CKernelTable&);        // Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather
+void register_layout_transform(CKernelTable&);  // onnxc.layout_transform
+void register_pad(CKernelTable&);             // Pad
+void register_resize(CKernelTable&);          // Resize, Upsample
+void register_constant(CKernelTable&);        // ConstantOfShape
+
+}  // namespace onnxc

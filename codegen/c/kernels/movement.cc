@@ -1,0 +1,179 @@
+// codegen/c/kernels/movement.cc — the data-movement ops in C: Flatten, Reshape, Squeeze,
+// Unsqueeze (one memcpy: the data is unchanged), Transpose, Concat, Split, Slice, Gather.
+// Everything is a copy between strided views (emit_strided_copy, codegen/c/loops.h), which
+// merges dimensions and turns contiguous runs into memcpy, any dtype.
+//  Transpose  walks the output in order (contiguous writes) and reads the input through
+//             permuted strides; an identity-like perm is a single memcpy and a perm that
+//             keeps the innermost dims becomes memcpy runs. Known gap: no cache tiling for
+//             large 2-D-like transposes (the innermost read is strided).
+//  Concat     each input as [outer, axis_k * inner] rows into its slot of the output rows.
+//             NCHWc (axis 1, every input but the last a whole number of channel blocks):
+//             the same copies over whole blocks, one run per input and image.
+//  Split      each piece as [outer, size_k * inner] rows.
+//  Slice      a strided view of the input (offset = starts, strides = steps).
+//  Gather     constant indices in arithmetic progression: a strided copy; other constant
+//             indices: a static index table; runtime indices: read, wrapped once and
+//             clamped to the axis (ir/ops/gather.cc). The innermost block is a memcpy.
+#include <algorithm>
+#include <cstdint>
+
+#include "codegen/c/kernels/kernels.h"
+#include "codegen/c/loops.h"
+#include "ir/ops/move_common.h"
+
+namespace onnxc {
+namespace {
+
+void emit_copy(CEmit& e) { emit_copy_all(e, e.out(0), e.in(0), numel(e.out_shape(0)), e.out_dtype(0)); }
+
+void emit_transpose(CEmit& e) {
+  const std::vector<int64_t>& perm = transpose_perm(e.node);
+  const Shape& os = e.out_shape(0);
+  Shape ist = strides_of(e.in_shape(0));
+  StridedView dv{0, strides_of(os)}, sv{0, Shape(os.size())};
+  for (size_t d = 0; d < os.size(); ++d) sv.stride[d] = ist[static_cast<size_t>(perm[d])];
+  emit_strided_copy(e, e.out(0), dv, e.in(0), sv, os, e.out_dtype(0));
+}
+
+// NCHWc: channel concatenation where every input but the last fills whole blocks, so each
+// input is a run of whole blocks of the output (the last one's padding lanes become the
+// output's).
+bool concat_nchwc(const Node& n, int64_t b) {
+  if (concat_axis(n) != 1 || b < 1 || n.out(0)->shape.size() < 3) return false;
+  for (size_t k = 0; k + 1 < n.inputs.size(); ++k)
+    if (n.in(k)->shape[1] % b != 0) return false;
+  return true;
+}
+
+// Per image, input k's ceil(C_k/b) blocks × positions × b lanes are one contiguous run.
+void emit_concat_nchwc(CEmit& e) {
+  const Shape& os = e.out_shape(0);
+  const int64_t b = e.out_layout(0).block;
+  int64_t inner = 1;
+  for (size_t d = 2; d < os.size(); ++d) inner *= os[d];
+  const int64_t row = ceil_div_pos(os[1], b) * inner * b;  // one image of the output
+  int64_t off = 0;
+  for (size_t k = 0; k < e.node.inputs.size(); ++k) {
+    ONNXC_ASSERT(e.in_layout(k) == Layout::nchwc(b) && (k + 1 == e.node.inputs.size() || e.in_shape(k)[1] % b == 0),
+                 "NCHWc concat input " + e.node.in(k)->type_str());
+    int64_t len = ceil_div_pos(e.in_shape(k)[1], b) * inner * b;
+    StridedView dv{off, {row, 1}}, sv{0, {len, 1}};
+    emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {os[0], len}, e.out_dtype(0));
+    off += len;
+  }
+}
+
+void emit_concat(CEmit& e) {
+  if (e.out_layout(0).is_nchwc()) return emit_concat_nchwc(e);
+  const int64_t axis = concat_axis(e.node);
+  const Shape& os = e.out_shape(0);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < os.size(); ++d)
+    if (static_cast<int64_t>(d) < axis) outer *= os[d];
+    else if (static_cast<int64_t>(d) > axis) inner *= os[d];
+  int64_t row = os[static_cast<size_t>(axis)] * inner, off = 0;
+  for (size_t k = 0; k < e.node.inputs.size(); ++k) {
+    int64_t len = e.in_shape(k)[static_cast<size_t>(axis)] * inner;
+    StridedView dv{off, {row, 1}}, sv{0, {len, 1}};
+    emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {outer, len}, e.out_dtype(0));
+    off += len;
+  }
+}
+
+void emit_split(CEmit& e) {
+  const SplitGeom& g = split_geom(e.node);
+  const Shape& is = e.in_shape(0);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < is.size(); ++d)
+    if (static_cast<int64_t>(d) < g.axis) outer *= is[d];
+    else if (static_cast<int64_t>(d) > g.axis) inner *= is[d];
+  int64_t row = is[static_cast<size_t>(g.axis)] * inner, off = 0;
+  for (size_t j = 0; j < g.sizes.size(); ++j) {
+    int64_t len = g.sizes[j] * inner;
+    if (e.node.out(j)) {
+      StridedView dv{0, {len, 1}}, sv{off, {row, 1}};
+      emit_strided_copy(e, e.out(j), dv, e.in(0), sv, {outer, len}, e.in_dtype(0));
+    }
+    off += len;
+  }
+}
+
+void emit_slice(CEmit& e) {
+  const SliceGeom& g = slice_geom(e.node);
+  const Shape& os = e.out_shape(0);
+  Shape ist = strides_of(e.in_shape(0));
+  StridedView dv{0, strides_of(os)}, sv{0, Shape(os.size())};
+  for (size_t d = 0; d < os.size(); ++d) {
+    sv.offset += g.start[d] * ist[d];
+    sv.stride[d] = g.step[d] * ist[d];
+  }
+  emit_strided_copy(e, e.out(0), dv, e.in(0), sv, os, e.out_dtype(0));
+}
+
+void emit_gather(CEmit& e) {
+  const GatherGeom& g = gather_geom(e.node);
+  const Shape& xs = e.in_shape(0);
+  int64_t outer = 1, inner = 1, dim = xs[static_cast<size_t>(g.axis)];
+  for (size_t d = 0; d < xs.size(); ++d)
+    if (static_cast<int64_t>(d) < g.axis) outer *= xs[d];
+    else if (static_cast<int64_t>(d) > g.axis) inner *= xs[d];
+  int64_t k = numel(e.in_shape(1));
+  if (outer * k * inner == 0) return;
+  DType t = e.out_dtype(0);
+  const char* ct = dtype_ctype(t);
+  if (g.baked) {
+    int64_t step = k > 1 ? g.idx[1] - g.idx[0] : 1;
+    bool progression = true;
+    for (int64_t j = 1; j < k && progression; ++j) progression = g.idx[static_cast<size_t>(j)] - g.idx[static_cast<size_t>(j - 1)] == step;
+    if (progression) {
+      StridedView dv{0, {k * inner, inner, 1}}, sv{g.idx[0] * inner, {dim * inner, step * inner, 1}};
+      emit_strided_copy(e, e.out(0), dv, e.in(0), sv, {outer, k, inner}, t);
+      return;
+    }
+    bool small = dim <= INT32_MAX;
+    e("static const {} idx[{}] = {{", small ? "int32_t" : "int64_t", k);
+    for (int64_t j0 = 0; j0 < k; j0 += 16) {
+      std::string row;
+      for (int64_t j = j0; j < std::min(k, j0 + 16); ++j) row += (j == j0 ? "" : ", ") + std::to_string(g.idx[static_cast<size_t>(j)]);
+      e("{}{}", row, j0 + 16 < k ? "," : "");
+    }
+    e("}};");
+  }
+  bool big = e.parallel(static_cast<double>(outer * k * inner));
+  std::string dst_row, src_row;  // element offsets of the output row (o, j) and input row (o, q)
+  if (outer > 1) {
+    if (big) e("ONNXC_PRAGMA(omp parallel for)");
+    e("for (int64_t o = 0; o < {}; ++o) {{", outer);
+    dst_row = fmt::format("(o * {} + j)", k);
+    src_row = fmt::format("(o * {} + q)", dim);
+  } else {
+    dst_row = "j";
+    src_row = "q";
+  }
+  if (outer == 1 && big) e("ONNXC_PRAGMA(omp parallel for)");
+  e("for (int64_t j = 0; j < {}; ++j) {{", k);
+  if (g.baked) {
+    e("const int64_t q = idx[j];");
+  } else {
+    e("int64_t q = (int64_t){}[j];", e.in(1));
+    e("if (q < 0) q += {};", dim);
+    e("q = q < 0 ? 0 : q > {0} ? {0} : q; /* out-of-range indices are clamped */", dim - 1);
+  }
+  if (inner == 1) e("{}[{}] = {}[{}];", e.out(0), dst_row, e.in(0), src_row);
+  else e("memcpy({} + {} * {}, {} + {} * {}, {} * sizeof({}));", e.out(0), dst_row, inner, e.in(0), src_row, inner, inner, ct);
+  e("}}");
+  if (outer > 1) e("}}");
+}
+
+}  // namespace
+
+void register_movement(CKernelTable& t) {
+  for (const char* k : {"Flatten", "Reshape", "Squeeze", "Unsqueeze"}) t[k] = {emit_copy, nullptr, nullptr, nullptr};
+  t["Transpose"] = {emit_transpose, nullptr, nullptr, nullptr};
+  t["Concat"] = {emit_concat, concat_nchwc, nullptr, nullptr};
+  t["Split"] = {emit_split, nullptr, nullptr, nullptr};
+  t["Slice"] = {emit_slice, nullptr, nullptr, nullptr};
+  t["Gather"] = {emit_gather, nullptr, nullptr, nullptr};
+}
+
+}  // namespace onnxc

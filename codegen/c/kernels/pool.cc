@@ -1,0 +1,222 @@
+// codegen/c/kernels/pool.cc — MaxPool and AveragePool in C.
+//
+// Plain NCHW: loops over N*C planes (parallel), then output positions; each position
+// computes its clipped window range per dim once, so the window loops carry no bounds
+// tests. Dims where no window can be clipped use constant ranges. Window loops are short
+// and stay scalar (no omp simd: clang cannot vectorize an fmaxf reduction and warns).
+// NCHWc (float32, no Indices): per output position, window taps outer and the channel-block
+// lanes innermost (emit_pool_nchwc), any spatial rank. Work for the parallel decision: a
+// load and a max or add per tap.
+#include "codegen/c/kernels/kernels.h"
+#include "codegen/c/loops.h"
+#include "ir/ops/pool.h"
+
+namespace onnxc {
+namespace {
+
+// Inside output loop o{i}: the window start p{i} and the valid tap range [lo{i}, hi{i})
+// of spatial dim i (shared by the plain and NCHWc kernels).
+void emit_window(CEmit& e, const PoolGeom& g, size_t i) {
+  const PoolDim& d = g.dims[i];
+  std::string start = d.s == 1 ? fmt::format("o{}", i) : fmt::format("o{} * {}", i, d.s);
+  if (d.pb) start += fmt::format(" - {}", d.pb);
+  e("const int64_t p{} = {};", i, start);
+  if (!d.clipped()) {
+    e("const int64_t lo{} = 0, hi{} = {};", i, i, d.k);
+    return;
+  }
+  if (d.pb == 0) e("const int64_t lo{} = 0;", i);
+  else if (d.d == 1) e("const int64_t lo{0} = p{0} < 0 ? -p{0} : 0;", i);
+  else e("const int64_t lo{0} = p{0} < 0 ? (-p{0} + {1}) / {2} : 0;", i, d.d - 1, d.d);
+  std::string room = fmt::format("{} - p{}", d.in, i);
+  if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
+  e("const int64_t r{} = {};", i, room);
+  e("const int64_t hi{0} = r{0} < {1} ? r{0} : {1};", i, d.k);
+}
+
+// Where not PoolGeom::avg_all_full(): `cnt`, the taps of the current window inside the input (or inside the padded
+// extent with count_include_pad), from the window bounds lo/hi and the pad offsets p.
+void emit_avg_count(CEmit& e, const PoolGeom& g) {
+  std::string cnt;
+  for (size_t i = 0; i < g.dims.size(); ++i) {
+    const PoolDim& d = g.dims[i];
+    std::string f;
+    if (!g.count_pad) f = fmt::format("(hi{0} - lo{0})", i);
+    else if (!d.overhang()) f = std::to_string(d.k);
+    else {
+      std::string room = fmt::format("{} - p{}", d.in + d.pe, i);
+      if (d.d != 1) room = fmt::format("({} + {}) / {}", room, d.d - 1, d.d);
+      e("const int64_t e{} = {};", i, room);
+      f = fmt::format("(e{0} < {1} ? e{0} : {1})", i, d.k);
+    }
+    cnt += (cnt.empty() ? "" : " * ") + f;
+  }
+  e("const int64_t cnt = {};", cnt);
+}
+
+// NCHW[b]c: tasks (image and channel block, first output dim); per output position the
+// clipped window ranges as in the plain kernel, then per tap one simd loop over the b
+// lanes into a lane accumulator. Padding lanes are pooled like the others (they only
+// reach padding lanes of the output).
+void emit_pool_nchwc(CEmit& e) {
+  const PoolGeom& g = pool_geom(e.node);
+  const Shape& xs = e.in_shape(0);
+  const size_t r = g.dims.size();
+  const int64_t b = e.out_layout(0).block, CB = ceil_div_pos(xs[1], b);
+  ONNXC_ASSERT(e.in_layout(0) == Layout::nchwc(b) && !e.node.out(1) && e.in_dtype(0) == DType::F32,
+               "NCHWc pool on " + e.node.in(0)->type_str());
+  int64_t planes = xs[0] * CB, in_sz = 1, out_sz = 1, taps = 1;
+  for (auto& d : g.dims) in_sz *= d.in, out_sz *= d.out, taps *= d.k;
+  e("/* NCHW{}c {}: per (image, channel block, output position) the window's valid taps, lanes innermost. */", b,
+    g.max ? "max pooling" : "average pooling");
+  if (e.parallel(static_cast<double>(2 * planes * out_sz * taps * b)) && planes * g.dims[0].out > 1)
+    e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  for (size_t i = 0; i < r; ++i) {
+    const PoolDim& d = g.dims[i];
+    e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", i, d.out);
+    if (i == 0) {
+      e("const float* restrict x = {} + c * {};", e.in(0), in_sz * b);
+      e("float* restrict y = {} + c * {};", e.out(0), out_sz * b);
+    }
+    emit_window(e, g, i);
+  }
+  std::string oidx = "o0";
+  for (size_t i = 1; i < r; ++i) oidx = fmt::format("{} * {} + o{}", i == 1 ? oidx : "(" + oidx + ")", g.dims[i].out, i);
+  e("float a[{}];", b);
+  e("ONNXC_PRAGMA(omp simd)");
+  e("for (int64_t l = 0; l < {}; ++l) a[l] = {};", b, g.max ? "-INFINITY" : "0.0f");
+  for (size_t i = 0; i < r; ++i) {
+    const PoolDim& d = g.dims[i];
+    std::string pos = d.d == 1 ? fmt::format("p{0} + k{0}", i) : fmt::format("p{0} + k{0} * {1}", i, d.d);
+    e("for (int64_t k{0} = lo{0}; k{0} < hi{0}; ++k{0}) {{", i);
+    if (i == 0) e("const int64_t q{} = {};", i, pos);
+    else e("const int64_t q{} = q{} * {} + {};", i, i - 1, d.in, pos);
+  }
+  e("const float* restrict xp = x + q{} * {};", r - 1, b);
+  e("ONNXC_PRAGMA(omp simd)");
+  if (g.max) e("for (int64_t l = 0; l < {}; ++l) a[l] = fmaxf(a[l], xp[l]);", b);
+  else e("for (int64_t l = 0; l < {}; ++l) a[l] += xp[l];", b);
+  for (size_t i = 0; i < r; ++i) e("}}");
+  e("float* restrict yp = y + ({}) * {};", oidx, b);
+  if (g.max) {
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l];", b);
+  } else {
+    const bool all_full = g.avg_all_full();
+    std::string div = c_float(static_cast<double>(taps));
+    if (!all_full) {
+      emit_avg_count(e, g);
+      e("const float den = cnt > 0 ? (float)cnt : 1.0f;  /* no taps: a[] is 0 */");
+      div.clear();
+    }
+    e("ONNXC_PRAGMA(omp simd)");
+    if (!div.empty()) e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l] / {};", b, div);
+    else e("for (int64_t l = 0; l < {}; ++l) yp[l] = a[l] / den;", b);
+  }
+  for (size_t i = 0; i < r; ++i) e("}}");
+  e("}}");
+}
+
+void emit_pool(CEmit& e) {
+  if (e.out_layout(0).is_nchwc()) return emit_pool_nchwc(e);
+  const PoolGeom& g = pool_geom(e.node);
+  const Shape& xs = e.in_shape(0);
+  size_t r = g.dims.size();
+  DType t = e.in_dtype(0);
+  const char* ct = e.in_ctype(0);
+  bool want_idx = e.node.out(1) != nullptr;
+  int64_t planes = xs[0] * xs[1], in_sz = 1, out_sz = 1, taps = 1;
+  for (auto& d : g.dims) in_sz *= d.in, out_sz *= d.out, taps *= d.k;
+  std::string lowest = t == DType::F32 || t == DType::F64 ? "(-INFINITY)" : t == DType::U8 ? "0" : "(-128)";
+  if (planes > 1 && e.parallel(static_cast<double>(2 * planes * out_sz * taps))) e("ONNXC_PRAGMA(omp parallel for)");
+  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  e("const {}* restrict x = {} + c * {};", ct, e.in(0), in_sz);
+  e("{}* restrict y = {} + c * {};", ct, e.out(0), out_sz);
+  if (want_idx) e("int64_t* restrict yi = {} + c * {};", e.out(1), out_sz);
+  // Output position loops; per dim the window start p{i} and tap range [lo{i}, hi{i}).
+  for (size_t i = 0; i < r; ++i) {
+    const PoolDim& d = g.dims[i];
+    e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", i, d.out);
+    emit_window(e, g, i);
+  }
+  // Output offset of this position.
+  std::string oidx = "o0";
+  for (size_t i = 1; i < r; ++i) oidx = fmt::format("{} * {} + o{}", i == 1 ? oidx : "(" + oidx + ")", g.dims[i].out, i);
+  if (g.max) {
+    e("{} m = {};", ct, lowest);
+    if (want_idx) e("int64_t mi = -1;");
+  } else {
+    e("float s = 0.0f;");
+  }
+  // Window loops; q{i} is the row offset in the plane through dim i.
+  for (size_t i = 0; i < r; ++i) {
+    const PoolDim& d = g.dims[i];
+    std::string pos = d.d == 1 ? fmt::format("p{0} + k{0}", i) : fmt::format("p{0} + k{0} * {1}", i, d.d);
+    bool last = i + 1 == r;
+    if (last && !want_idx) {
+      std::string base = i == 0 ? "x" : fmt::format("x + q{} * {}", i - 1, d.in);
+      if (i > 0) e("const {}* restrict row = {};", ct, base);
+      e("for (int64_t k{0} = lo{0}; k{0} < hi{0}; ++k{0}) {{", i);
+      std::string v = fmt::format("{}[{}]", i > 0 ? "row" : "x", pos);
+      if (!g.max) e("s += {};", v);
+      else if (t == DType::F32) e("m = fmaxf(m, {});", v);
+      else if (t == DType::F64) e("m = fmax(m, {});", v);
+      else e("m = {0} > m ? {0} : m;", v);
+    } else {
+      e("for (int64_t k{0} = lo{0}; k{0} < hi{0}; ++k{0}) {{", i);
+      if (i == 0) e("const int64_t q{} = {};", i, pos);
+      else e("const int64_t q{} = q{} * {} + {};", i, i - 1, d.in, pos);
+      if (last) {  // MaxPool with Indices
+        e("const {} v = x[q{}];", ct, i);
+        e("if (mi < 0 || v > m) {{");
+        if (g.storage_order == 0) {
+          e("mi = q{};", i);
+        } else {
+          // Column-major over spatial dims: the index of (h, w, ...) is h + H * (w + W * ...).
+          std::string cm = fmt::format("p{0} + k{0}", r - 1);
+          if (g.dims[r - 1].d != 1) cm = fmt::format("p{0} + k{0} * {1}", r - 1, g.dims[r - 1].d);
+          for (size_t j = r - 1; j-- > 0;) {
+            std::string pj = g.dims[j].d == 1 ? fmt::format("p{0} + k{0}", j) : fmt::format("p{0} + k{0} * {1}", j, g.dims[j].d);
+            cm = fmt::format("{} + {} * ({})", pj, g.dims[j].in, cm);
+          }
+          e("mi = {};", cm);
+        }
+        e("}}");
+        if (t == DType::F32) e("m = fmaxf(m, v);");
+        else if (t == DType::F64) e("m = fmax(m, v);");
+        else e("m = v > m ? v : m;");
+      }
+    }
+  }
+  for (size_t i = 0; i < r; ++i) e("}}");
+  if (g.max) {
+    e("y[{}] = m;", oidx);
+    if (want_idx) e("yi[{}] = c * {} + (mi < 0 ? 0 : mi);", oidx, in_sz);
+  } else {
+    // Divisor: taps inside the input, or inside the padded extent with count_include_pad.
+    const bool all_full = g.avg_all_full();
+    if (all_full) {
+      e("y[{}] = s / {};", oidx, c_float(static_cast<double>(taps)));
+    } else {
+      emit_avg_count(e, g);
+      e("y[{}] = cnt > 0 ? s / (float)cnt : 0.0f;", oidx);
+    }
+  }
+  for (size_t i = 0; i < r; ++i) e("}}");
+  e("}}");
+}
+
+// NCHWc: float32 without the Indices output (see emit_pool_nchwc).
+bool pool_nchwc(const Node& n, int64_t b) {
+  return b >= 1 && n.in(0)->dtype == DType::F32 && !n.out(1) && n.in(0)->shape.size() >= 3;
+}
+
+}  // namespace
+
+void register_pool(CKernelTable& t) {
+  t["MaxPool"] = {emit_pool, pool_nchwc, nullptr, nullptr};
+  t["AveragePool"] = {emit_pool, pool_nchwc, nullptr, nullptr};
+}
+
+}  // namespace onnxc

@@ -1,0 +1,31 @@
+// codegen/c/kernels/registry.cc — the C kernel table: op type → kernel (see kernels.h).
+#include "codegen/c/kernels/kernels.h"
+
+namespace onnxc {
+
+static CKernelTable build_table() {
+  CKernelTable t;
+  register_elementwise(t);
+  register_conv(t);
+  register_conv_transpose(t);
+  register_norm(t);
+  register_pool(t);
+  register_global_pool(t);
+  register_gemm(t);
+  register_reduce(t);
+  register_softmax(t);
+  register_movement(t);
+  register_layout_transform(t);
+  register_pad(t);
+  register_resize(t);
+  register_constant(t);
+  return t;
+}
+
+const CKernel* find_c_kernel(const std::string& op_type) {
+  static const CKernelTable t = build_table();
+  auto it = t.find(op_type);
+  return it == t.end() ? nullptr : &it->second;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,226 @@
+// codegen/c/loops.cc — the loop helpers of the C kernels (see loops.h).
+#include "codegen/c/loops.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <type_traits>
+
+#include "ir/ops/elementwise.h"
+
+namespace onnxc {
+
+// "2 * ow - 1", "ow + 3", "ow", "5" (var empty → constant).
+std::string affine(const std::string& var, int64_t coef, int64_t off) {
+  std::string s;
+  if (!var.empty() && coef != 0) s = coef == 1 ? var : fmt::format("{} * {}", coef, var);
+  if (s.empty()) return std::to_string(off);
+  if (off > 0) s += fmt::format(" + {}", off);
+  if (off < 0) s += fmt::format(" - {}", -off);
+  return s;
+}
+
+// `omp simd` for a loop of `trip` iterations; none for very short loops (clang warns that
+// it cannot vectorize them).
+void simd(CEmit& e, int64_t trip) {
+  if (trip >= 4) e("ONNXC_PRAGMA(omp simd)");
+}
+
+// Opens `for (int64_t v = 0; v < end; v += step) {`, or, when that would run once, a
+// block declaring `const int64_t v = 0;` (clang 14 fails to vectorize simd loops nested in
+// some single-trip loops). One `}` closes either.
+void open_loop(CEmit& e, const std::string& v, int64_t end, int64_t step) {
+  if (end > 0 && end <= step) {
+    e("{{");
+    e("const int64_t {} = 0;", v);
+  } else if (step == 1) {
+    e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", v, end);
+  } else {
+    e("for (int64_t {0} = 0; {0} < {1}; {0} += {2}) {{", v, end, step);
+  }
+}
+
+// The task loops of a kernel, (variable, end, step) outermost first: the single-trip ones
+// become constants, then the others open, the first carrying `omp parallel for` that
+// collapses them all when `par`. One `}` per loop closes them.
+void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int64_t>>& loops, bool par) {
+  int64_t real = 0;
+  for (auto& [v, end, step] : loops) real += end > step;
+  for (auto& [v, end, step] : loops)
+    if (end > 0 && end <= step) open_loop(e, v, end, step);
+  bool first = true;
+  for (auto& [v, end, step] : loops) {
+    if (end > 0 && end <= step) continue;
+    if (first && par) {
+      if (real > 1) e("ONNXC_PRAGMA(omp parallel for collapse({}) schedule(static))", real);
+      else e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    }
+    first = false;
+    open_loop(e, v, end, step);
+  }
+}
+
+// `omp simd` on a loop that calls libm (expf, tanhf, powf...) cannot be honoured without
+// fast-math, and clang warns "loop not vectorized" at -O3: leave the hint off there.
+static bool vectorizable(const std::string& body) {
+  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod"})
+    if (body.find(f) != std::string::npos) return false;
+  return true;
+}
+
+void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
+                    const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt) {
+  int64_t n = numel(out);
+  bool flat = true;
+  for (auto& s : ins) flat = flat && numel(s) == n;
+  if (flat || out.empty()) {
+    std::vector<std::string> idx(ins.size());
+    for (size_t k = 0; k < ins.size(); ++k) idx[k] = numel(ins[k]) == 1 && n != 1 ? "0" : "i";
+    std::string body = stmt(idx, "i");
+    bool simd = vectorizable(body);
+    if (e.parallel(static_cast<double>(n))) e("ONNXC_PRAGMA(omp parallel for{})", simd ? " simd" : "");
+    else if (simd) e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i = 0; i < {}; ++i) {{", n);
+    e("{}", body);
+    e("}}");
+    return;
+  }
+  // Merge adjacent output dimensions where every input either spans both or broadcasts both.
+  std::vector<Shape> st;
+  for (auto& s : ins) st.push_back(broadcast_strides(out, s));
+  Shape dims;
+  std::vector<Shape> mst(ins.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; merge && k < ins.size(); ++k) {
+      int64_t prev = mst[k].back();
+      merge = (prev == 0 && st[k][d] == 0) || (prev != 0 && prev == st[k][d] * out[d]);
+    }
+    if (merge) {
+      dims.back() *= out[d];
+      for (size_t k = 0; k < ins.size(); ++k) mst[k].back() = st[k][d];
+    } else {
+      dims.push_back(out[d]);
+      for (size_t k = 0; k < ins.size(); ++k) mst[k].push_back(st[k][d]);
+    }
+  }
+  std::vector<std::string> idx(ins.size());
+  std::string oi;
+  Shape ost = strides_of(dims);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (mst[k][d]) idx[k] += fmt::format("{}i{}{}", idx[k].empty() ? "" : " + ", d, mst[k][d] == 1 ? "" : fmt::format(" * {}", mst[k][d]));
+    oi += fmt::format("{}i{}{}", oi.empty() ? "" : " + ", d, ost[d] == 1 ? "" : fmt::format(" * {}", ost[d]));
+  }
+  for (auto& s : idx)
+    if (s.empty()) s = "0";
+  std::string body = stmt(idx, oi.empty() ? "0" : oi);
+  bool simd = vectorizable(body);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
+    if (d + 1 == dims.size() && simd) e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
+  }
+  e("{}", body);
+  for (size_t d = 0; d < dims.size(); ++d) e("}}");
+}
+
+void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int64_t numel, DType t) {
+  if (numel == 0) return;
+  e("memcpy({}, {}, {} * sizeof({}));", dst, src, numel, dtype_ctype(t));
+}
+
+// "5 + i0 * 20 - i1 * 3": the element offset of a view at loop counters i0..i{k-1}.
+static std::string offset_expr(int64_t off, const Shape& st) {
+  std::string s = off ? c_int(off) : "";
+  for (size_t d = 0; d < st.size(); ++d) {
+    if (st[d] == 0) continue;
+    int64_t a = st[d] < 0 ? -st[d] : st[d];
+    std::string term = fmt::format("i{}{}", d, a == 1 ? "" : " * " + c_int(a));
+    if (s.empty()) s = st[d] < 0 ? "-" + term : term;
+    else s += (st[d] < 0 ? " - " : " + ") + term;
+  }
+  return s;
+}
+
+void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
+                       const StridedView& sv, const Shape& dims, DType t) {
+  ONNXC_ASSERT(dv.stride.size() == dims.size() && sv.stride.size() == dims.size(), "strided copy rank mismatch");
+  int64_t total = numel(dims);
+  if (total == 0) return;
+  // Drop size-1 dimensions and merge neighbours that are contiguous in both views.
+  Shape n, ds, ss;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!n.empty() && ds.back() == dv.stride[d] * dims[d] && ss.back() == sv.stride[d] * dims[d]) {
+      n.back() *= dims[d];
+      ds.back() = dv.stride[d];
+      ss.back() = sv.stride[d];
+      continue;
+    }
+    n.push_back(dims[d]);
+    ds.push_back(dv.stride[d]);
+    ss.push_back(sv.stride[d]);
+  }
+  int64_t run = 0;  // elements of the contiguous innermost run, copied by memcpy
+  if (!n.empty() && ds.back() == 1 && ss.back() == 1) {
+    run = n.back();
+    n.pop_back();
+    ds.pop_back();
+    ss.pop_back();
+  }
+  const char* ct = dtype_ctype(t);
+  for (size_t d = 0; d < n.size(); ++d) {
+    if (d == 0 && e.parallel(static_cast<double>(total)) && n[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
+    else if (d + 1 == n.size() && run == 0) e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, n[d]);
+  }
+  std::string di = offset_expr(dv.offset, ds), si = offset_expr(sv.offset, ss);
+  if (run) {
+    e("memcpy({}, {}, {} * sizeof({}));", di.empty() ? dst : dst + " + " + di, si.empty() ? src : src + " + " + si, run, ct);
+  } else {
+    e("{}[{}] = {}[{}];", dst, di.empty() ? "0" : di, src, si.empty() ? "0" : si);
+  }
+  for (size_t d = 0; d < n.size(); ++d) e("}}");
+}
+
+std::string c_elem_literal(const Tensor& t, int64_t i) {
+  switch (t.dtype) {
+    case DType::F32: return c_float(t.get(i));
+    case DType::F64: return c_double(t.get(i));
+    case DType::U64: return std::to_string(static_cast<uint64_t>(t.get_i64(i))) + "ULL";
+    default: return c_int(t.get_i64(i));
+  }
+}
+
+// Limits of an integer dtype as C literals, and as the float type `from` (rounded; max
+// rounds up to a power of two for the wide types, which is what the comparison needs).
+template <class D>
+static void int_limits(DType from, std::string* lo, std::string* hi, std::string* flo, std::string* fhi) {
+  using L = std::numeric_limits<D>;
+  *lo = c_int(static_cast<int64_t>(L::lowest()));
+  *hi = std::is_same_v<D, uint64_t> ? "18446744073709551615ULL" : c_int(static_cast<int64_t>(L::max()));
+  if (from == DType::F32) {
+    *flo = c_float(static_cast<float>(L::lowest()));
+    *fhi = c_float(static_cast<float>(L::max()));
+  } else {
+    *flo = c_double(static_cast<double>(L::lowest()));
+    *fhi = c_double(static_cast<double>(L::max()));
+  }
+}
+
+std::string c_convert(DType from, DType to, const std::string& x) {
+  std::string ct = dtype_ctype(to);
+  if (to == DType::Bool) return from == DType::Bool ? x : fmt::format("({})({} != 0)", ct, x);
+  if (from == to) return x;
+  if (!dtype_is_float(from) || dtype_is_float(to)) return fmt::format("({}){}", ct, x);
+  std::string lo, hi, flo, fhi;
+  visit_dtype(to, [&](auto v) {
+    using D = decltype(v);
+    if constexpr (std::is_integral_v<D>) int_limits<D>(from, &lo, &hi, &flo, &fhi);
+  });
+  return fmt::format("({})({} != {} ? 0 : {} <= {} ? {} : {} >= {} ? {} : ({}){})", ct, x, x, x, flo, lo, x, fhi, hi, ct, x);
+}
+
+}  // namespace onnxc

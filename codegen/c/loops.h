@@ -1,0 +1,66 @@
+// codegen/c/loops.h — the loop helpers every C kernel shares: index arithmetic, loops and
+// task loops, the broadcasting loop nest of elementwise code, and copies.
+//
+// Conventions: loop counters are int64_t; bounds are compile-time constants. Parallel
+// loops are OpenMP `parallel for` through ONNXC_PRAGMA, and whether a nest goes parallel
+// is asked of the target (CEmit::parallel, codegen/target.h) with the nest's work in
+// scalar operations. Single-trip loops become blocks declaring their counter (clang 14
+// fails to vectorize simd loops nested in some single-trip loops), and loops shorter than
+// 4 iterations get no simd hint (clang warns it cannot vectorize them).
+#pragma once
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "codegen/c/emit.h"
+
+namespace onnxc {
+
+// "2 * ow - 1", "ow + 3", "ow", "5" (var empty → constant).
+std::string affine(const std::string& var, int64_t coef, int64_t off);
+
+// `omp simd` for a loop of `trip` iterations; none for very short loops.
+void simd(CEmit& e, int64_t trip);
+
+// Opens `for (int64_t v = 0; v < end; v += step) {`, or, when that would run once, a block
+// declaring `const int64_t v = 0;`. One `}` closes either.
+void open_loop(CEmit& e, const std::string& v, int64_t end, int64_t step = 1);
+
+// The task loops of a kernel, (variable, end, step) outermost first: the single-trip ones
+// become constants, then the others open, the first carrying `omp parallel for` that
+// collapses them all when `par`. One `}` per loop closes them.
+void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int64_t>>& loops, bool par);
+
+// Emits a loop nest over `out`; stmt() receives, per input shape, the C index expression of
+// the element to read, and the output index; it returns one C statement. One flat loop when
+// every input has the output's element count, otherwise one loop per (merged) output
+// dimension, each input indexed with its own strides (0 on broadcast dimensions). The
+// outer loop goes parallel when the target says so for numel(out) operations.
+void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
+                    const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt);
+
+// A strided view of a buffer: element (i_0, ..., i_{r-1}) of the logical shape lives at
+// element offset `offset + sum_d i_d * stride[d]` (strides in elements, may be negative).
+struct StridedView {
+  int64_t offset = 0;
+  Shape stride;
+};
+
+// Writes `memcpy(dst, src, numel * sizeof(T))` for a whole tensor (nothing when empty).
+void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int64_t numel, DType t);
+// Copies every element of the logical shape `dims` from view `sv` of `src` to view `dv`
+// of `dst`. Size-1 dimensions are dropped, adjacent dimensions that are contiguous in both
+// views are merged, a contiguous innermost dimension becomes one memcpy per run; the
+// outermost loop goes parallel when the copy is large.
+void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
+                       const StridedView& sv, const Shape& dims, DType t);
+
+// Exact C literal of element i of t, in t's own dtype ("0.5f", "-3", "18446744073709551615ULL").
+std::string c_elem_literal(const Tensor& t, int64_t i);
+// C expression converting `x` (a side-effect-free expression of dtype `from`) to dtype `to`
+// with the semantics of convert_value (ir/ops/elementwise.h); `x` may be evaluated several
+// times.
+std::string c_convert(DType from, DType to, const std::string& x);
+
+}  // namespace onnxc
