@@ -120,16 +120,17 @@ int run_command(const std::string& cmd, std::string* output) {
 
 // Builds the executable or shared library with -Wall -Wextra (the generated C and the runtime
 // are warning-free under both; the tests add -Werror); returns the C compiler's exit status.
+// NAME.c includes the runtime itself; the executable adds the generic driver onnxc_main.c,
+// which runs the model NAME.c points it to when built with -DONNXC_MAIN_MODEL.
 int build(const Options& o, const Target& t, double* seconds) {
   Timer tm;
   std::string flags = o.cflags.empty() ? "-O3 " + t.march : o.cflags;
   std::string dir = quote(o.outdir) + "/";
   std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", o.cc, flags, quote(o.outdir));
   if (o.emit == "so")
-    cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c {}onnxc_runtime.c -lm", dir, o.name, dir, o.name, dir);
+    cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, o.name, dir, o.name);
   else
-    cmd += fmt::format(" -DONNXC_MODEL_INFO={}_info -o {}{} {}{}.c {}onnxc_runtime.c {}onnxc_main.c -lm", o.name, dir, o.name, dir, o.name,
-                       dir, dir);
+    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {}onnxc_main.c -lm", dir, o.name, dir, o.name, dir);
   std::string out;
   if (!o.quiet) fmt::print("cc: {}\n", cmd);
   int rc = run_command(cmd, &out);
@@ -287,7 +288,8 @@ int main(int argc, char** argv) {
       "compile-model — compile an ONNX model to C, and build it into an inference executable or library.\n\n"
       "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
-      "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N).\n\n"
+      "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
+      "(C API in NAME.h).\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error,\n"
       "5 C compiler failed, 6 --verify mismatch.",
       "compile-model"};
