@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #include "codegen/c_module.h"
+#include "codegen/py_module.h"
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
 #include "ir/op.h"
@@ -127,7 +128,7 @@ int build(const Options& o, const Target& t, double* seconds) {
   std::string flags = o.cflags.empty() ? "-O3 " + t.march : o.cflags;
   std::string dir = quote(o.outdir) + "/";
   std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", o.cc, flags, quote(o.outdir));
-  if (o.emit == "so")
+  if (o.emit == "so" || o.emit == "python")
     cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, o.name, dir, o.name);
   else
     cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {}onnxc_main.c -lm", dir, o.name, dir, o.name, dir);
@@ -275,7 +276,10 @@ int compile(Options& o) {
     fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", o.cc, rc, o.outdir, o.name);
     return kCcFailed;
   }
-  say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, o.emit == "so" ? "lib" + o.name + ".so" : o.name, cc_s));
+  bool lib = o.emit == "so" || o.emit == "python";
+  say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, lib ? "lib" + o.name + ".so" : o.name, cc_s));
+  if (o.emit == "python") say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
+                                          emit_python_module(*g, co), o.name, o.name));
   if (o.verify) return verify(o, *g, vd);
   return kOk;
 }
@@ -289,15 +293,17 @@ int main(int argc, char** argv) {
       "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
-      "(C API in NAME.h).\n\n"
+      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error,\n"
       "5 C compiler failed, 6 --verify mismatch.",
       "compile-model"};
   app.add_option("model", o.model, "ONNX model file (.onnx)");
   app.add_option("-o,--output-dir", o.outdir, "folder for the generated files (created if missing)");
   app.add_option("--name", o.name, "C name of the model: file and symbol prefix (default: the model file's stem)");
-  app.add_option("--emit", o.emit, "what to produce: c (sources only), so (shared library), exe (executable)")
-      ->check(CLI::IsMember({"c", "so", "exe"}))->capture_default_str();
+  app.add_option("--emit", o.emit,
+                 "what to produce: c (sources only), so (shared library), exe (executable), python (shared library and "
+                 "NAME.py, a ctypes + numpy wrapper)")
+      ->check(CLI::IsMember({"c", "so", "exe", "python"}))->capture_default_str();
   app.add_option("--cc", o.cc, "C compiler used to build the output")->capture_default_str();
   app.add_option("--cflags", o.cflags, "C compiler flags, replacing the default \"-O3 -march=native\"");
   app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims")
