@@ -4,10 +4,16 @@
 // `static void nK_<name>(inputs..., outputs..., extras...)` whose body comes from its op's
 // emit() and, for a fused group, the group loop (codegen/c_fused.h). Tensors are passed in
 // their stored layout (Value::physical_shape). Buffers: graph inputs/outputs are the
-// caller's pointers; constants live in the weights blob; other tensors live in one arena,
-// at the offsets of the memory plan (passes/memory_plan.cc) when there is one, otherwise
-// each in its own 64-byte aligned slot. Pointers that may alias another parameter of the
-// same function (in-place reuse) are declared without `restrict`.
+// caller's pointers; constants live in the weights blob; other tensors live in the
+// instance's arena, at the offsets of the memory plan (passes/memory_plan.cc) when there is
+// one, otherwise each in its own 64-byte aligned slot. Pointers that may alias another
+// parameter of the same function (in-place reuse) are declared without `restrict`.
+//
+// Entry points: the node functions never see the instance; NAME_run takes the weights and
+// arena pointers from its ctx (a struct private to NAME.c: the arena, a reference-counted
+// holder of the weights, the options, a busy flag) and passes buffers to the node functions
+// as before. The runtime is #included at the top of NAME.c, so its functions are static;
+// NAME_info's entry points are small static adapters with the instance type erased.
 #include "codegen/c_module.h"
 
 #include <fmt/format.h>
@@ -348,7 +354,8 @@ struct Module {
         "/* The same from the image of a weights file. The image is used in place when blob + 64 is 64-byte\n"
         " * aligned (it must then outlive every instance using it), otherwise copied. */\n"
         "int {0}_create_from_memory(const void* blob, size_t size, const onnxc_options* options, {0}_ctx** ctx);\n"
-        "/* New instance sharing other's weights (no copy, no reload); it has its own arena and options. */\n"
+        "/* New instance sharing other's weights (no copy, no reload), with its own arena and options. other may be\n"
+        " * destroyed before or after the new instance, but not during this call. */\n"
         "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx);\n"
         "/* One inference: in{{k}}/out{{k}} hold {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n"
         "int {0}_run({1});\n"
