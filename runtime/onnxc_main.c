@@ -1,8 +1,13 @@
 /* onnxc_main.c — generic command-line driver for any onnxc-generated model.
  *
- * Built together with a generated model:
- *   cc -O3 -fopenmp MODEL.c onnxc_runtime.c onnxc_main.c -DONNXC_MODEL_INFO=resnet50_info -lm -o resnet50
- * it only talks to the model through its onnxc_model_info (names, dtypes, shapes, init/run/free).
+ * It talks to the model only through the onnxc_model_info that `onnxc_main_model` points to
+ * (names, dtypes, shapes, create/run_v/destroy/last_error). A generated NAME.c defines that
+ * pointer when built with -DONNXC_MAIN_MODEL, so this file does not depend on the model and can
+ * be compiled once and linked with any number of models:
+ *   cc -std=c11 -O2 -c onnxc_main.c -o onnxc_main.o
+ *   cc -std=c11 -O3 -fopenmp -DONNXC_MAIN_MODEL resnet50.c onnxc_main.o -lm -o resnet50
+ * (or in one step: cc ... -DONNXC_MAIN_MODEL resnet50.c onnxc_main.c -lm -o resnet50). It needs no
+ * OpenMP itself: --threads becomes the instance's onnxc_options.num_threads.
  * Usage: NAME [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]
  *             [--threads N] [--seed S] [--quiet] [--help]
  *
@@ -10,16 +15,13 @@
  * deterministically (xorshift64*, floats uniform in [-1,1), integer/bool inputs zero); the first
  * run produces the reported/written outputs and doubles as the warm-up for --bench. Errors go to
  * stderr as "NAME: error: ..."; exit status 2 for usage errors, 1 for runtime failures, and every
- * allocation is released on every path.
+ * allocation is released on every path. Tensor files are read and written by this file's own
+ * private copy of the runtime; the model's failures are described by its last_error().
  *
  * Known gaps: the default weights path uses /proc/self/exe (Linux), falling back to argv[0]'s
  * directory (no PATH search); tensor files must fit in memory next to the model.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* readlink */
-#endif
-
-#include "onnxc_runtime.h"
+#include "onnxc_runtime.c" /* first: it sets _POSIX_C_SOURCE (also for readlink) */
 
 #include <errno.h>
 #include <math.h>
@@ -28,17 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
-#ifndef ONNXC_MODEL_INFO
-#error "compile with -DONNXC_MODEL_INFO=<model>_info"
-#endif
-#define ONNXC_SYM_(name) name
-#define ONNXC_SYM(name) ONNXC_SYM_(name)
-#define MODEL ONNXC_SYM(ONNXC_MODEL_INFO)
-extern const onnxc_model_info MODEL;
+/* Defined by the model's C when built with -DONNXC_MAIN_MODEL. */
+extern const onnxc_model_info* const onnxc_main_model;
+#define MODEL (*onnxc_main_model)
 
 #define DEFAULT_SEED 42u
 
@@ -56,9 +51,10 @@ static void error_msg(const char* fmt, ...) {
   va_end(ap);
 }
 
-/* Prints "NAME: error: what: <status string>[: <detail>]" and returns 1. */
-static int runtime_error(const char* what, int rc) {
-  const char* d = onnxc_last_error_detail();
+/* Prints "NAME: error: what: <status string>[: <detail>]" and returns 1. The detail is the
+ * model's (model_error) or this file's runtime's (tensor files). */
+static int report_error(const char* what, int rc, int model_error) {
+  const char* d = model_error ? MODEL.last_error() : onnxc_last_error_detail();
   fprintf(stderr, "%s: error: %s: %s%s%s\n", g_prog, what, onnxc_status_string(rc), d[0] ? ": " : "", d);
   return 1;
 }
@@ -287,10 +283,9 @@ static int cmp_double(const void* a, const void* b) {
 
 static int digits(double ms) { return ms >= 0.1 ? 3 : ms >= 0.01 ? 4 : ms >= 0.001 ? 5 : 6; }
 
-static int run_model(void** in, void** out) {
-  onnxc_clear_error_detail();
-  int rc = MODEL.run_v((const void* const*)in, (void* const*)out);
-  return rc ? runtime_error("inference failed", rc) : 0;
+static int run_model(void* ctx, void** in, const size_t* in_bytes, void** out, const size_t* out_bytes) {
+  int rc = MODEL.run_v(ctx, (const void* const*)in, in_bytes, (void* const*)out, out_bytes);
+  return rc ? report_error("inference failed", rc, 1) : 0;
 }
 
 /* ---------------------------------------------------------------- main */
@@ -304,7 +299,8 @@ int main(int argc, char** argv) {
     g_prog = m->model_name;
   }
 
-  int status = 0, initialized = 0, quiet = 0, rc = 0;
+  int status = 0, quiet = 0, rc = 0;
+  void* ctx = NULL;
   uint64_t bench = 0, threads = 0, seed = DEFAULT_SEED, rng = 0;
   const char* weights = NULL;
   char* weights_alloc = NULL;
@@ -314,7 +310,9 @@ int main(int argc, char** argv) {
   const char** out_files = (const char**)calloc(nout + 1, sizeof *out_files);
   void** in_bufs = (void**)calloc(nin + 1, sizeof *in_bufs);
   void** out_bufs = (void**)calloc(nout + 1, sizeof *out_bufs);
-  if (!in_files || !out_files || !in_bufs || !out_bufs) {
+  size_t* in_bytes = (size_t*)calloc(nin + 1, sizeof *in_bytes);
+  size_t* out_bytes = (size_t*)calloc(nout + 1, sizeof *out_bytes);
+  if (!in_files || !out_files || !in_bufs || !out_bufs || !in_bytes || !out_bytes) {
     error_msg("out of memory");
     status = 1;
     goto done;
@@ -365,13 +363,7 @@ int main(int argc, char** argv) {
     goto done;
   }
 
-  if (threads) {
-#ifdef _OPENMP
-    omp_set_num_threads((int)threads);
-#else
-    fprintf(stderr, "%s: warning: --threads ignored (built without OpenMP)\n", g_prog);
-#endif
-  }
+  if (threads && !m->openmp) fprintf(stderr, "%s: warning: --threads ignored (built without OpenMP)\n", g_prog);
   if (!weights && m->weights_file && m->weights_file[0]) {
     weights = weights_alloc = default_weights_path(argc > 0 ? argv[0] : NULL, m->weights_file);
     if (!weights) {
@@ -397,9 +389,11 @@ int main(int argc, char** argv) {
     }
     if (!is_in) {
       out_bufs[k - nin] = buf;
+      out_bytes[k - nin] = t->numel * es;
       continue;
     }
     in_bufs[k] = buf;
+    in_bytes[k] = t->numel * es;
     char type[512];
     onnxc_format_type(type, sizeof type, t->dtype, t->ndim, t->shape);
     if (in_files[k]) {
@@ -408,7 +402,7 @@ int main(int argc, char** argv) {
       if (rc) {
         char what[300];
         snprintf(what, sizeof what, "cannot read input '%s'", t->name);
-        status = runtime_error(what, rc);
+        status = report_error(what, rc, 0);
       } else if (!quiet) {
         printf("input '%s' %s: from %s\n", t->name, type, in_files[k]);
       }
@@ -421,17 +415,17 @@ int main(int argc, char** argv) {
   }
   if (status) goto done;
 
-  onnxc_clear_error_detail();
-  rc = m->init(weights);
-  initialized = 1; /* free_model is safe even after a failed init (see onnxc_runtime.h) */
+  onnxc_options options = {0};
+  options.num_threads = (int)threads;
+  rc = m->create(weights, &options, &ctx);
   if (rc) {
     char what[600];
     snprintf(what, sizeof what, "cannot initialize model '%s' with weights '%s'", m->model_name,
              weights ? weights : "(none)");
-    status = runtime_error(what, rc);
+    status = report_error(what, rc, 1);
     goto done;
   }
-  if ((status = run_model(in_bufs, out_bufs)) != 0) goto done;
+  if ((status = run_model(ctx, in_bufs, in_bytes, out_bufs, out_bytes)) != 0) goto done;
 
   for (size_t k = 0; k < nout && !status; ++k) {
     if (!quiet) summarize(&m->outputs[k], out_bufs[k]);
@@ -441,7 +435,7 @@ int main(int argc, char** argv) {
       if (rc) {
         char what[300];
         snprintf(what, sizeof what, "cannot write output '%s'", m->outputs[k].name);
-        status = runtime_error(what, rc);
+        status = report_error(what, rc, 0);
       }
     }
   }
@@ -456,7 +450,7 @@ int main(int argc, char** argv) {
     }
     for (uint64_t r = 0; r < bench && !status; ++r) {
       double t0 = onnxc_now_seconds();
-      status = run_model(in_bufs, out_bufs);
+      status = run_model(ctx, in_bufs, in_bytes, out_bufs, out_bytes);
       times[r] = onnxc_now_seconds() - t0;
     }
     if (!status) {
@@ -469,11 +463,13 @@ int main(int argc, char** argv) {
   }
 
 done:
-  if (initialized && m->free_model) m->free_model();
+  if (ctx) m->destroy(&ctx);
   for (size_t k = 0; in_bufs && k < nin; ++k) onnxc_aligned_free(in_bufs[k]);
   for (size_t k = 0; out_bufs && k < nout; ++k) onnxc_aligned_free(out_bufs[k]);
   free(in_bufs);
   free(out_bufs);
+  free(in_bytes);
+  free(out_bytes);
   free(in_files);
   free(out_files);
   free(weights_alloc);

@@ -1,7 +1,12 @@
 /* onnxc_runtime.c — implementation of the plain-C11 runtime declared in onnxc_runtime.h.
  *
+ * Not compiled on its own: a generated NAME.c and onnxc_main.c `#include` it as their first line
+ * (it sets _POSIX_C_SOURCE before any system header), which makes its functions private to that
+ * translation unit (see onnxc_runtime.h). The include guard lets several models' sources share
+ * one copy in a single translation unit.
+ *
  * Conventions: every fallible entry point validates its arguments, returns an onnxc_status and
- * records a one-line explanation with set_detail() (a thread-local buffer); nothing prints or
+ * records a one-line explanation with fail() (a thread-local buffer); nothing prints or
  * exits. All file parsing is bounded by the real file/blob size: lengths read from a file are
  * never trusted before they are checked against what is actually there. Header integers are
  * decoded byte by byte (little-endian), so the parsers themselves are endian-neutral and free of
@@ -11,6 +16,9 @@
  * shape) and plain 'xx' / "xx" strings without escapes; files must be regular files; the FNV-1a
  * checksum runs at roughly 1 byte/cycle, which is visible (~0.1 s) on 100 MB weights files.
  */
+#ifndef ONNXC_RUNTIME_C
+#define ONNXC_RUNTIME_C
+
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign, fileno, fstat */
 #endif
@@ -45,7 +53,7 @@ const char* onnxc_status_string(int code) {
     case ONNXC_ERR_CHECKSUM: return "weights file checksum mismatch";
     case ONNXC_ERR_NOMEM: return "out of memory";
     case ONNXC_ERR_ARG: return "invalid argument";
-    case ONNXC_ERR_STATE: return "invalid state (model not initialized?)";
+    case ONNXC_ERR_STATE: return "invalid state (instance already running?)";
     case ONNXC_ERR_DTYPE: return "data type mismatch";
     case ONNXC_ERR_SHAPE: return "shape mismatch";
     default: return "unknown error";
@@ -63,17 +71,26 @@ void onnxc_set_error_detail(const char* fmt, ...) {
   va_end(ap);
 }
 
-/* Sets the detail and returns `code`, so failures read `return fail(ONNXC_ERR_X, "...", ...)`. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int fail(int code, const char* fmt, ...) {
+int onnxc_fail(int code, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(g_detail, sizeof g_detail, fmt, ap);
   va_end(ap);
   return code;
 }
+
+void onnxc_prefix_error_detail(const char* prefix) {
+  size_t cap = sizeof g_detail, p = prefix ? strlen(prefix) : 0, d = strlen(g_detail);
+  if (p > cap - 3) p = cap - 3;
+  if (d > cap - 3 - p) d = cap - 3 - p;
+  memmove(g_detail + p + 2, g_detail, d);
+  memcpy(g_detail + p, ": ", 2);
+  if (p) memcpy(g_detail, prefix, p);
+  g_detail[p + 2 + d] = '\0';
+}
+
+/* The short name the failures below use: `return fail(ONNXC_ERR_X, "...", ...)`. */
+#define fail onnxc_fail
 
 /* ---------------------------------------------------------------- dtypes */
 
@@ -194,7 +211,7 @@ static int check_weights_header(const unsigned char* h, uint64_t total, uint64_t
     return fail(ONNXC_ERR_FORMAT, "%s: header size %u, expected %d", what, (unsigned)header_size,
                 ONNXC_WEIGHTS_HEADER_SIZE);
   if (payload != expected_size)
-    return fail(ONNXC_ERR_SIZE, "%s holds %llu bytes of weights, the model expects %llu", what,
+    return fail(ONNXC_ERR_SIZE, "%s holds %llu bytes of weights, the model expects %llu (weights of another model?)", what,
                 (unsigned long long)payload, (unsigned long long)expected_size);
   if (payload > UINT64_MAX - 64 || total != 64 + payload)
     return fail(ONNXC_ERR_SIZE, "%s is %llu bytes, expected %llu", what, (unsigned long long)total,
@@ -280,6 +297,22 @@ void onnxc_weights_free(onnxc_weights* w) {
   if (!w) return;
   onnxc_aligned_free(w->owned);
   memset(w, 0, sizeof *w);
+}
+
+/* ---------------------------------------------------------------- entry point arguments */
+
+int onnxc_check_buffers(const char* fn, const char* kind, const onnxc_tensor_info* t, int n,
+                        const void* const* bufs, const size_t* bytes) {
+  for (int k = 0; k < n; ++k) {
+    char type[512];
+    onnxc_format_type(type, sizeof type, t[k].dtype, t[k].ndim, t[k].shape);
+    if (!bufs[k]) return fail(ONNXC_ERR_ARG, "%s: %s %d '%s' (%s): the buffer is NULL", fn, kind, k, t[k].name, type);
+    size_t want = t[k].numel * onnxc_dtype_size(t[k].dtype);
+    if (bytes && bytes[k] != want)
+      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, %zu expected", fn, kind, k, t[k].name, type,
+                  bytes[k], want);
+  }
+  return ONNXC_OK;
 }
 
 /* ---------------------------------------------------------------- .npy header parsing */
@@ -534,3 +567,7 @@ int onnxc_write_tensor_file(const char* path, const onnxc_tensor_info* info, con
   if (!ok) return fail(ONNXC_ERR_IO, "cannot write tensor file '%s': %s", path, strerror(errno));
   return ONNXC_OK;
 }
+
+#undef fail
+
+#endif /* ONNXC_RUNTIME_C */

@@ -2,8 +2,16 @@
  *
  * It provides error codes with a per-thread detail message, aligned allocation, a monotonic
  * clock, the FNV-1a checksum, loading of the binary weights file (".weights", format below),
- * reading/writing input and output tensors (".npy" or raw bytes), and the model description
- * struct (onnxc_model_info) through which the generic onnxc_main.c drives any generated model.
+ * buffer checks for the models' entry points, and reading/writing input and output tensors
+ * (".npy" or raw bytes) for the generic driver onnxc_main.c. The public types (status and dtype
+ * codes, onnxc_tensor_info, onnxc_options, onnxc_model_info) are in onnxc_types.h.
+ *
+ * The runtime is private to each translation unit that uses it: a generated NAME.c and
+ * onnxc_main.c each `#include "onnxc_runtime.c"`, and every function here is `static` (marked
+ * unused, so a unit that needs only some of them builds warning-free). Any number of models thus
+ * link into one program, statically or as shared libraries, without clashing or interposing
+ * symbols, and each model keeps its own error detail. A unit may define ONNXC_RT_FN before the
+ * include to give the functions another linkage (the unit tests make them extern).
  *
  * Conventions: every fallible function returns an onnxc_status (0 = ONNXC_OK) and, on failure,
  * leaves a human-readable explanation in onnxc_last_error_detail(); nothing here calls exit(),
@@ -21,54 +29,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "onnxc_types.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum {
-  ONNXC_OK = 0,
-  ONNXC_ERR_IO = 1,
-  ONNXC_ERR_FORMAT = 2,
-  ONNXC_ERR_VERSION = 3,
-  ONNXC_ERR_SIZE = 4,
-  ONNXC_ERR_CHECKSUM = 5,
-  ONNXC_ERR_NOMEM = 6,
-  ONNXC_ERR_ARG = 7,
-  ONNXC_ERR_STATE = 8,
-  ONNXC_ERR_DTYPE = 9,
-  ONNXC_ERR_SHAPE = 10
-} onnxc_status;
+#ifndef ONNXC_RT_FN
+#if defined(__GNUC__) || defined(__clang__)
+#define ONNXC_RT_FN static __attribute__((unused))
+#else
+#define ONNXC_RT_FN static
+#endif
+#endif
 
 /* Short fixed description of a status code, e.g. "weights file checksum mismatch". */
-const char* onnxc_status_string(int code);
+ONNXC_RT_FN const char* onnxc_status_string(int code);
 /* Detail of the last failure in this thread ("" if none), e.g.
  * "weights file 'x.weights' is 1200 bytes, expected 4160". */
-const char* onnxc_last_error_detail(void);
+ONNXC_RT_FN const char* onnxc_last_error_detail(void);
 /* Lets generated code (and callers) set or clear that detail; printf-style, truncated to 1 KiB. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
-void onnxc_set_error_detail(const char* fmt, ...);
-void onnxc_clear_error_detail(void);
+ONNXC_RT_FN void onnxc_set_error_detail(const char* fmt, ...);
+ONNXC_RT_FN void onnxc_clear_error_detail(void);
+/* Sets the detail and returns `code`: `return onnxc_fail(ONNXC_ERR_ARG, "x is NULL");`. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+ONNXC_RT_FN int onnxc_fail(int code, const char* fmt, ...);
+/* Puts "prefix: " in front of the current detail (truncated to 1 KiB), e.g. the entry point's name. */
+ONNXC_RT_FN void onnxc_prefix_error_detail(const char* prefix);
 
-/* dtype codes are ONNX TensorProto.DataType codes */
-enum {
-  ONNXC_F32 = 1, ONNXC_U8 = 2, ONNXC_I8 = 3, ONNXC_U16 = 4, ONNXC_I16 = 5, ONNXC_I32 = 6,
-  ONNXC_I64 = 7, ONNXC_BOOL = 9, ONNXC_F64 = 11, ONNXC_U32 = 12, ONNXC_U64 = 13
-};
-size_t onnxc_dtype_size(int dtype);      /* 0 for unknown */
-const char* onnxc_dtype_name(int dtype); /* "float32", "int64", "bool", ...; "unknown" otherwise */
+ONNXC_RT_FN size_t onnxc_dtype_size(int dtype);      /* 0 for unknown */
+ONNXC_RT_FN const char* onnxc_dtype_name(int dtype); /* "float32", "int64", "bool", ...; "unknown" otherwise */
 /* Writes e.g. "float32[1,3,224,224]" (scalar: "float32[]") into buf, always NUL-terminated when
  * cap > 0 (truncated if needed); returns buf. */
-char* onnxc_format_type(char* buf, size_t cap, int dtype, int ndim, const int64_t* shape);
-#define ONNXC_MAX_NDIM 32 /* the most dimensions a tensor file may have */
+ONNXC_RT_FN char* onnxc_format_type(char* buf, size_t cap, int dtype, int ndim, const int64_t* shape);
 
 /* 64-byte aligned, zero-filled, size rounded up to a multiple of 64; NULL on failure or overflow.
  * bytes == 0 returns a valid 64-byte block. Release with onnxc_aligned_free (NULL is fine). */
-void* onnxc_aligned_alloc(size_t bytes);
-void onnxc_aligned_free(void* p);
-double onnxc_now_seconds(void);                      /* monotonic clock (CLOCK_MONOTONIC) */
-uint64_t onnxc_checksum(const void* data, size_t n); /* FNV-1a 64-bit */
+ONNXC_RT_FN void* onnxc_aligned_alloc(size_t bytes);
+ONNXC_RT_FN void onnxc_aligned_free(void* p);
+ONNXC_RT_FN double onnxc_now_seconds(void);                      /* monotonic clock (CLOCK_MONOTONIC) */
+ONNXC_RT_FN uint64_t onnxc_checksum(const void* data, size_t n); /* FNV-1a 64-bit */
 
 /* Weights file format (little-endian), written by the compiler:
  *   offset 0: magic "ONNXCWTS" (8 bytes); 8: u32 version (=1); 12: u32 header_size (=64);
@@ -85,37 +90,20 @@ typedef struct {
   uint64_t size;             /* payload bytes */
   void* owned;               /* block to release (NULL when data points into a caller's blob) */
 } onnxc_weights;
-int onnxc_weights_load_file(const char* path, uint64_t expected_size, uint64_t expected_checksum,
-                            onnxc_weights* out);
+ONNXC_RT_FN int onnxc_weights_load_file(const char* path, uint64_t expected_size, uint64_t expected_checksum,
+                                        onnxc_weights* out);
 /* blob = whole file image including the header. The payload is used in place when blob + 64 is
  * 64-byte aligned (the blob must then outlive *out), otherwise it is copied. */
-int onnxc_weights_from_memory(const void* blob, size_t blob_size, uint64_t expected_size,
-                              uint64_t expected_checksum, onnxc_weights* out);
-void onnxc_weights_free(onnxc_weights* w); /* idempotent; zeroes *w */
+ONNXC_RT_FN int onnxc_weights_from_memory(const void* blob, size_t blob_size, uint64_t expected_size,
+                                          uint64_t expected_checksum, onnxc_weights* out);
+ONNXC_RT_FN void onnxc_weights_free(onnxc_weights* w); /* idempotent; zeroes *w */
 
-/* Model description, emitted by the compiler for every model, consumed by onnxc_main.c.
- * Contract for generated code: init/init_from_memory clean up after themselves on failure;
- * free_model is idempotent and safe after a failed or missing init; run_v returns ONNXC_ERR_STATE
- * when called before a successful init. Input/output buffers are numel * dtype_size bytes. */
-typedef struct {
-  const char* name;
-  int dtype;
-  int ndim;
-  const int64_t* shape;
-  size_t numel;
-} onnxc_tensor_info;
-typedef struct {
-  const char* model_name;   /* C name, e.g. "resnet50" */
-  const char* weights_file; /* default weights file name, e.g. "resnet50.weights"; NULL/"" if none */
-  int num_inputs;
-  const onnxc_tensor_info* inputs;
-  int num_outputs;
-  const onnxc_tensor_info* outputs;
-  int (*init)(const char* weights_path);
-  int (*init_from_memory)(const void* blob, size_t size);
-  int (*run_v)(const void* const* inputs, void* const* outputs);
-  void (*free_model)(void);
-} onnxc_model_info;
+/* Checks the n buffers of a model's entry point `fn` against their tensors t[0..n-1]: a NULL
+ * buffer is ONNXC_ERR_ARG, and when `bytes` is not NULL a size other than numel * dtype size is
+ * ONNXC_ERR_SIZE; the detail names fn, the `kind` ("input"/"output"), the tensor's index, name
+ * and type, and for sizes the bytes given and expected. */
+ONNXC_RT_FN int onnxc_check_buffers(const char* fn, const char* kind, const onnxc_tensor_info* t, int n,
+                                    const void* const* bufs, const size_t* bytes);
 
 /* Tensor files. A path ending in ".npy" is NumPy format v1.0/2.0/3.0 (little-endian, C order);
  * its descr must match info->dtype exactly (ONNXC_ERR_DTYPE otherwise, also for big-endian or
@@ -124,8 +112,8 @@ typedef struct {
  * (ONNXC_ERR_SHAPE otherwise); data of the wrong length is ONNXC_ERR_SIZE. Any other path is
  * raw little-endian bytes whose size must equal numel * dtype_size (ONNXC_ERR_SIZE otherwise).
  * dst/src hold info->numel elements. Writing produces .npy v1.0 for ".npy" paths, else raw. */
-int onnxc_read_tensor_file(const char* path, const onnxc_tensor_info* info, void* dst);
-int onnxc_write_tensor_file(const char* path, const onnxc_tensor_info* info, const void* src);
+ONNXC_RT_FN int onnxc_read_tensor_file(const char* path, const onnxc_tensor_info* info, void* dst);
+ONNXC_RT_FN int onnxc_write_tensor_file(const char* path, const onnxc_tensor_info* info, const void* src);
 
 #ifdef __cplusplus
 }

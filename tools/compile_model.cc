@@ -25,6 +25,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/c/module.h"
+#include "codegen/c/py_module.h"
 #include "codegen/target.h"
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
@@ -121,15 +122,16 @@ int run_command(const std::string& cmd, std::string* output) {
 
 // Builds the executable or shared library with -Wall -Wextra (the generated C and the runtime
 // are warning-free under both; the tests add -Werror); returns the C compiler's exit status.
+// NAME.c includes the runtime itself; the executable adds the generic driver onnxc_main.c,
+// which runs the model NAME.c points it to when built with -DONNXC_MAIN_MODEL.
 int build(const Options& o, const Target& t, double* seconds) {
   Timer tm;
   std::string dir = quote(o.outdir) + "/";
   std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", t.cc, t.cflags, quote(o.outdir));
-  if (o.emit == "so")
-    cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c {}onnxc_runtime.c -lm", dir, o.name, dir, o.name, dir);
+  if (o.emit == "so" || o.emit == "python")
+    cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, o.name, dir, o.name);
   else
-    cmd += fmt::format(" -DONNXC_MODEL_INFO={}_info -o {}{} {}{}.c {}onnxc_runtime.c {}onnxc_main.c -lm", o.name, dir, o.name, dir, o.name,
-                       dir, dir);
+    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {}onnxc_main.c -lm", dir, o.name, dir, o.name, dir);
   std::string out;
   if (!o.quiet) fmt::print("cc: {}\n", cmd);
   int rc = run_command(cmd, &out);
@@ -278,7 +280,10 @@ int compile(Options& o) {
     fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, o.name);
     return kCcFailed;
   }
-  say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, o.emit == "so" ? "lib" + o.name + ".so" : o.name, cc_s));
+  bool lib = o.emit == "so" || o.emit == "python";
+  say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, lib ? "lib" + o.name + ".so" : o.name, cc_s));
+  if (o.emit == "python") say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
+                                          emit_python_module(*g, co), o.name, o.name));
   if (o.verify) return verify(o, *g, vd);
   return kOk;
 }
@@ -291,15 +296,18 @@ int main(int argc, char** argv) {
       "compile-model — compile an ONNX model to C, and build it into an inference executable or library.\n\n"
       "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
-      "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N).\n\n"
+      "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
+      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error,\n"
       "5 C compiler failed, 6 --verify mismatch.",
       "compile-model"};
   app.add_option("model", o.model, "ONNX model file (.onnx)");
   app.add_option("-o,--output-dir", o.outdir, "folder for the generated files (created if missing)");
   app.add_option("--name", o.name, "C name of the model: file and symbol prefix (default: the model file's stem)");
-  app.add_option("--emit", o.emit, "what to produce: c (sources only), so (shared library), exe (executable)")
-      ->check(CLI::IsMember({"c", "so", "exe"}))->capture_default_str();
+  app.add_option("--emit", o.emit,
+                 "what to produce: c (sources only), so (shared library), exe (executable), python (shared library and "
+                 "NAME.py, a ctypes + numpy wrapper)")
+      ->check(CLI::IsMember({"c", "so", "exe", "python"}))->capture_default_str();
   app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
   app.add_option("--cflags", o.cflags, "C compiler flags, replacing the target's (host: \"-O3 -march=native\", plus -mprefer-vector-width=512 on AVX-512)");
   app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims")

@@ -5,10 +5,16 @@
 // backend (Backend::emit_node: the node's kernel and, for a fused group, the group loop of
 // codegen/c/fused.h). Tensors are passed in
 // their stored layout (Value::physical_shape). Buffers: graph inputs/outputs are the
-// caller's pointers; constants live in the weights blob; other tensors live in one arena,
-// at the offsets of the memory plan (passes/memory_plan.cc) when there is one, otherwise
-// each in its own 64-byte aligned slot. Pointers that may alias another parameter of the
-// same function (in-place reuse) are declared without `restrict`.
+// caller's pointers; constants live in the weights blob; other tensors live in the
+// instance's arena, at the offsets of the memory plan (passes/memory_plan.cc) when there is
+// one, otherwise each in its own 64-byte aligned slot. Pointers that may alias another
+// parameter of the same function (in-place reuse) are declared without `restrict`.
+//
+// Entry points: the node functions never see the instance; NAME_run takes the weights and
+// arena pointers from its ctx (a struct private to NAME.c: the arena, a reference-counted
+// holder of the weights, the options, a busy flag) and passes buffers to the node functions
+// as before. The runtime is #included at the top of NAME.c, so its functions are static;
+// NAME_info's entry points are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
 
 #include <fmt/format.h>
@@ -235,10 +241,10 @@ struct Module {
   }
 
   std::string run_params() {
-    std::vector<std::string> p;
+    std::vector<std::string> p{opt.name + "_ctx* ctx"};
     for (size_t k = 0; k < g.inputs.size(); ++k) p.push_back(fmt::format("const {}* in{}", dtype_ctype(g.inputs[k]->dtype), k));
     for (size_t k = 0; k < g.outputs.size(); ++k) p.push_back(fmt::format("{}* out{}", dtype_ctype(g.outputs[k]->dtype), k));
-    return p.empty() ? "void" : fmt::format("{}", fmt::join(p, ", "));
+    return fmt::format("{}", fmt::join(p, ", "));
   }
 
   std::string tensor_macros(const char* kind, const std::vector<Value*>& vs) {
@@ -255,29 +261,104 @@ struct Module {
     return s;
   }
 
+  // The opening comment's example: create, run on zero-filled buffers, print, destroy.
+  std::string header_example() {
+    std::string N = opt.name, e, args = "ctx", frees;
+    auto buffers = [&](const char* kind, const char* var, const std::vector<Value*>& vs) {
+      for (size_t k = 0; k < vs.size(); ++k) {
+        const char* ct = dtype_ctype(vs[k]->dtype);
+        e += fmt::format(" *     {0}* {1}{2} = calloc({3}_{4}{2}_SIZE, sizeof({0}));  // {5} '{6}' {7}\n", ct, var, k, N, kind,
+                         var[0] == 'i' ? "input" : "output", comment_safe(vs[k]->name), vs[k]->type_str());
+        args += fmt::format(", {}{}", var, k);
+        frees += fmt::format(" *     free({}{});\n", var, k);
+      }
+    };
+    e += fmt::format(
+        " * Example (build: cc -std=c11 -O3 -fopenmp example.c {0}.c -lm; run next to {0}.weights):\n *\n"
+        " *   #include <stdio.h>\n *   #include <stdlib.h>\n *   #include \"{0}.h\"\n *\n"
+        " *   int main(void) {{\n"
+        " *     {0}_ctx* ctx = NULL;\n"
+        " *     onnxc_options options = {{0}};  // options.num_threads = 0: OpenMP's default\n"
+        " *     int rc = {0}_create(\"{0}.weights\", &options, &ctx);\n"
+        " *     if (rc != ONNXC_OK) {{\n"
+        " *       fprintf(stderr, \"%s: %s\\n\", {0}_status_string(rc), {0}_last_error());\n"
+        " *       return 1;\n"
+        " *     }}\n",
+        N);
+    buffers("INPUT", "in", g.inputs);
+    buffers("OUTPUT", "out", g.outputs);
+    e += fmt::format(" *     rc = {}_run({});\n", N, args);
+    e += fmt::format(" *     if (rc != ONNXC_OK) fprintf(stderr, \"%s: %s\\n\", {0}_status_string(rc), {0}_last_error());\n", N);
+    if (!g.outputs.empty() && numel(g.outputs[0]->shape) > 0)
+      e += fmt::format(" *     else printf(\"%s[0] = %g\\n\", {}_OUTPUT0_NAME, (double)out0[0]);\n", N);
+    e += frees;
+    e += fmt::format(" *     {}_destroy(&ctx);  // sets ctx to NULL\n *     return rc != ONNXC_OK;\n *   }}\n", N);
+    return e;
+  }
+
   std::string header(uint64_t checksum) {
     std::string N = opt.name, G = N;
     for (auto& c : G) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     std::string s = fmt::format(
-        "/* {}.h — C API of the model compiled by onnxc from {}.\n"
-        " * Call {}_init() once (weights file) or {}_init_from_memory() (whole weights file image),\n"
-        " * then {}_run() any number of times, then {}_free(). Functions return ONNXC_OK (0) or an\n"
-        " * onnxc_status code; onnxc_status_string()/onnxc_last_error_detail() describe it.\n"
-        " * State is global: one instance of the model per process, runs not concurrent. */\n"
-        "#ifndef ONNXC_{}_H\n#define ONNXC_{}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_runtime.h\"\n"
+        "/* {0}.h — C API of the model compiled by onnxc from {1}.\n"
+        " *\n"
+        " * Instances: {0}_create() loads {0}.weights ({0}_create_from_memory() takes the file's image) into a\n"
+        " * new instance with its own arena of intermediate tensors ({0}_ARENA_BYTES). {0}_create_sharing()\n"
+        " * makes another instance that shares an existing one's read-only weights; they are reference-counted\n"
+        " * and released with the last instance using them. {0}_run() takes typed pointers, {0}_run_v() arrays\n"
+        " * of buffers with their sizes in bytes (checked). {0}_destroy() frees an instance and sets the handle\n"
+        " * to NULL, so a second destroy or a run through that handle is an error, not a crash.\n"
+        " * Threads: different instances run concurrently from different threads. One instance runs one\n"
+        " * inference at a time: it is not meant to run concurrently with itself (a second run while one is in\n"
+        " * progress returns ONNXC_ERR_STATE). onnxc_options.num_threads sets the instance's OpenMP threads\n"
+        " * for the duration of each of its runs.\n"
+        " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): a NULL handle\n"
+        " * or buffer, a wrong size, weights of another model or of another format version, out of memory.\n"
+        " * {0}_status_string(code) names the code; {0}_last_error() is the detail of the last failure in the\n"
+        " * calling thread. Nothing prints, aborts or exits.\n"
+        " * Symbols: every external symbol of the model starts with {0}_; its runtime is private to {0}.c, so\n"
+        " * any number of models link into one program, statically or as shared libraries.\n"
+        " *\n",
+        N, comment_safe(opt.source));
+    s += header_example();
+    s += fmt::format(
+        " */\n"
+        "#ifndef ONNXC_{0}_H\n#define ONNXC_{0}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
         "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
-        N, comment_safe(opt.source), N, N, N, N, G, G);
+        G);
     s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
     s += tensor_macros("INPUT", g.inputs);
     s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
     s += tensor_macros("OUTPUT", g.outputs);
     s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, wbytes, N);
     s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
-    s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors */\n\n", N, abytes);
-    s += fmt::format("int {}_init(const char* weights_path);\nint {}_init_from_memory(const void* blob, size_t size);\n", N, N);
-    s += fmt::format("int {}_run({});\n", N, run_params());
-    s += fmt::format("int {}_run_v(const void* const* inputs, void* const* outputs);\nvoid {}_free(void);\n", N, N);
-    s += fmt::format("extern const onnxc_model_info {}_info;\n\n#ifdef __cplusplus\n}}\n#endif\n#endif\n", N);
+    s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors, per instance */\n\n", N, abytes);
+    s += fmt::format(
+        "/* An instance of the model: its arena and a reference to its weights. */\n"
+        "typedef struct {0}_ctx {0}_ctx;\n\n"
+        "/* New instance with the weights of a {0}.weights file; options may be NULL (defaults). On failure\n"
+        " * *ctx is NULL. */\n"
+        "int {0}_create(const char* weights_path, const onnxc_options* options, {0}_ctx** ctx);\n"
+        "/* The same from the image of a weights file. The image is used in place when blob + 64 is 64-byte\n"
+        " * aligned (it must then outlive every instance using it), otherwise copied. */\n"
+        "int {0}_create_from_memory(const void* blob, size_t size, const onnxc_options* options, {0}_ctx** ctx);\n"
+        "/* New instance sharing other's weights (no copy, no reload), with its own arena and options. other may be\n"
+        " * destroyed before or after the new instance, but not during this call. */\n"
+        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx);\n"
+        "/* One inference: in{{k}}/out{{k}} hold {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n"
+        "int {0}_run({1});\n"
+        "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes\n"
+        " * (ONNXC_ERR_SIZE otherwise, naming the tensor, the bytes given and expected). */\n"
+        "int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+        "{2:{3}}const size_t* output_bytes);\n"
+        "/* Frees *ctx (and the weights when no other instance shares them) and sets *ctx to NULL. */\n"
+        "int {0}_destroy({0}_ctx** ctx);\n"
+        "const char* {0}_status_string(int code); /* e.g. \"size mismatch\" */\n"
+        "const char* {0}_last_error(void);        /* detail of the last failure in this thread, \"\" if none */\n"
+        "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
+        "extern const onnxc_model_info {0}_info;\n\n"
+        "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
+        N, run_params(), "", N.size() + 11);
     return s;
   }
 
@@ -286,34 +367,116 @@ struct Module {
     std::string s = fmt::format(
         "/* {}.c — generated by onnxc from {}. Do not edit.\n"
         " * Plain C: one function per node or fused group (the ONNX nodes it came from in its comment), shapes as\n"
-        " * constants, activations in the layouts the passes chose (NCHW or NCHW[x]c), weights in {}.weights. */\n"
-        "#include \"{}.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n"
-        "#ifdef _OPENMP\n#define ONNXC_PRAGMA(x) _Pragma(#x)\n#else\n#define ONNXC_PRAGMA(x)\n#endif\n\n"
+        " * constants, activations in the layouts the passes chose (NCHW or NCHW[x]c), weights in {}.weights.\n"
+        " * The entry points (at the end, see {}.h) work on instances: each holds its own arena and a reference-counted\n"
+        " * pointer to the read-only weights. The runtime is included first and is private to this file. */\n"
+        "#include \"onnxc_runtime.c\" /* first: it sets _POSIX_C_SOURCE; all its functions are static */\n"
+        "#include \"{}.h\"\n\n#include <math.h>\n#include <stdatomic.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
+        "#ifdef _OPENMP\n#include <omp.h>\n#define ONNXC_PRAGMA(x) _Pragma(#x)\n#else\n#define ONNXC_PRAGMA(x)\n#endif\n\n"
         "/* ONNXC_FMA(a, b, c) = a * b + c, fused where the target has FMA (gcc does not contract in ISO C mode). */\n"
         "#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)\n#define ONNXC_FMA(a, b, c) fmaf(a, b, c)\n#else\n#define ONNXC_FMA(a, b, c) ((a) * (b) + (c))\n#endif\n\n"
-        "static onnxc_weights g_weights;\nstatic unsigned char* g_arena;\nstatic int g_ready;\n\n",
-        N, comment_safe(opt.source), N, N);
+        "/* The weights, shared by the instances made from one another ({}_create_sharing), freed with the last. */\n"
+        "typedef struct {{\n  atomic_size_t refs;\n  onnxc_weights weights;\n}} {}_shared;\n\n"
+        "struct {}_ctx {{\n  {}_shared* shared;\n  unsigned char* arena; /* {}_ARENA_BYTES, this instance's own */\n"
+        "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n}};\n\n",
+        N, comment_safe(opt.source), N, N, N, N, N, N, N, N);
     std::string calls;
     for (size_t k = 0; k < emitted.size(); ++k) {
       std::string call;
       s += node_function(k, *emitted[k], &call);
       calls += "  " + call + "\n";
     }
-    // Entry points.
-    s += fmt::format("static int {}_start(void) {{\n  g_arena = (unsigned char*)onnxc_aligned_alloc({}_ARENA_BYTES);\n", N, N);
-    s += "  if (!g_arena) {\n    onnxc_weights_free(&g_weights);\n    return ONNXC_ERR_NOMEM;\n  }\n  g_ready = 1;\n  return ONNXC_OK;\n}\n\n";
-    s += fmt::format("int {0}_init(const char* weights_path) {{\n  {0}_free();\n"
-                     "  int rc = onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &g_weights);\n"
-                     "  return rc != ONNXC_OK ? rc : {0}_start();\n}}\n\n", N);
-    s += fmt::format("int {0}_init_from_memory(const void* blob, size_t size) {{\n  {0}_free();\n"
-                     "  int rc = onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &g_weights);\n"
-                     "  return rc != ONNXC_OK ? rc : {0}_start();\n}}\n\n", N);
-    s += fmt::format("void {}_free(void) {{\n  onnxc_weights_free(&g_weights);\n  onnxc_aligned_free(g_arena);\n  g_arena = NULL;\n  g_ready = 0;\n}}\n\n", N);
-    s += fmt::format("int {}_run({}) {{\n  if (!g_ready) return ONNXC_ERR_STATE;\n", N, run_params());
-    std::vector<std::string> nullchk;
-    for (size_t k = 0; k < g.inputs.size(); ++k) nullchk.push_back(fmt::format("!in{}", k));
-    for (size_t k = 0; k < g.outputs.size(); ++k) nullchk.push_back(fmt::format("!out{}", k));
-    if (!nullchk.empty()) s += fmt::format("  if ({}) return ONNXC_ERR_ARG;\n", fmt::join(nullchk, " || "));
+    // Model description: tensor tables (also used by the entry points' checks), then the entry points.
+    auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
+      if (vs.empty()) return std::string();
+      std::string r;
+      for (size_t k = 0; k < vs.size(); ++k)
+        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(vs[k]->shape));
+      r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
+      for (size_t k = 0; k < vs.size(); ++k)
+        r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(),
+                         N, kind, k, numel(vs[k]->shape));
+      return r + "};\n";
+    };
+    s += infos("input", g.inputs) + infos("output", g.outputs) + "\n";
+    s += fmt::format(
+        "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
+        "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
+        "/* Drops one reference to the weights; the last one frees them. */\n"
+        "static void {0}_release({0}_shared* shared) {{\n"
+        "  if (atomic_fetch_sub(&shared->refs, 1) == 1) {{\n    onnxc_weights_free(&shared->weights);\n    free(shared);\n  }}\n}}\n\n"
+        "/* Checks the arguments every create function takes; *ctx is NULL afterwards. */\n"
+        "static int {0}_check_create(const char* fn, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"%s: ctx is NULL (pass the address of a {0}_ctx* to receive the instance)\", fn);\n"
+        "  *ctx = NULL;\n"
+        "  if (options && options->num_threads < 0)\n"
+        "    return onnxc_fail(ONNXC_ERR_ARG, \"%s: options->num_threads is %d; use 0 for OpenMP's default or a thread count\", fn,\n"
+        "                      options->num_threads);\n"
+        "  return ONNXC_OK;\n}}\n\n"
+        "/* A new instance on `shared`, whose reference it takes over (released on failure). */\n"
+        "static int {0}_new_instance(const char* fn, {0}_shared* shared, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "  {0}_ctx* c = ({0}_ctx*)calloc(1, sizeof *c);\n"
+        "  unsigned char* arena = c ? (unsigned char*)onnxc_aligned_alloc({0}_ARENA_BYTES) : NULL;\n"
+        "  if (!arena) {{\n    free(c);\n    {0}_release(shared);\n"
+        "    return onnxc_fail(ONNXC_ERR_NOMEM, \"%s: cannot allocate an instance with its %llu-byte arena\", fn, {0}_ARENA_BYTES);\n  }}\n"
+        "  c->shared = shared;\n  c->arena = arena;\n  c->num_threads = options ? options->num_threads : 0;\n"
+        "  atomic_init(&c->busy, 0);\n  *ctx = c;\n  return ONNXC_OK;\n}}\n\n",
+        N);
+    // create and create_from_memory differ in how they load the weights.
+    auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
+      return fmt::format(
+          "int {0}({1}) {{\n"
+          "  int rc = {2}_check_create(\"{0}\", options, ctx);\n  if (rc) return rc;\n"
+          "  {2}_shared* shared = ({2}_shared*)calloc(1, sizeof *shared);\n"
+          "  if (!shared) return onnxc_fail(ONNXC_ERR_NOMEM, \"{0}: out of memory\");\n"
+          "  rc = {3};\n"
+          "  if (rc) {{\n    free(shared);\n    onnxc_prefix_error_detail(\"{0}\");\n    return rc;\n  }}\n"
+          "  atomic_init(&shared->refs, 1);\n"
+          "  return {2}_new_instance(\"{0}\", shared, options, ctx);\n}}\n\n",
+          fn, params, N, load);
+    };
+    s += create(N + "_create", fmt::format("const char* weights_path, const onnxc_options* options, {}_ctx** ctx", N),
+                fmt::format("onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
+    s += create(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
+                fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
+    s += fmt::format(
+        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "  int rc = {0}_check_create(\"{0}_create_sharing\", options, ctx);\n  if (rc) return rc;\n"
+        "  if (!other) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_create_sharing: other is NULL (no instance to share the weights of)\");\n"
+        "  atomic_fetch_add(&other->shared->refs, 1);\n"
+        "  return {0}_new_instance(\"{0}_create_sharing\", other->shared, options, ctx);\n}}\n\n"
+        "int {0}_destroy({0}_ctx** ctx) {{\n"
+        "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: ctx is NULL (pass the address of the handle)\");\n"
+        "  if (!*ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: *ctx is NULL (never created, or already destroyed)\");\n"
+        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n  onnxc_aligned_free(c->arena);\n  {0}_release(c->shared);\n  free(c);\n"
+        "  return ONNXC_OK;\n}}\n\n",
+        N);
+    // The run function: checks, the instance's threads, the buffers' pointers, the node calls.
+    s += fmt::format("int {0}_run({1}) {{\n"
+                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run: ctx is NULL (never created, or destroyed)\");\n",
+                     N, run_params());
+    auto buffer_list = [](const char* var, size_t n) {
+      std::vector<std::string> r;
+      for (size_t k = 0; k < n; ++k) r.push_back(fmt::format("{}{}", var, k));
+      return fmt::format("{}", fmt::join(r, ", "));
+    };
+    if (!g.inputs.empty())
+      s += fmt::format("  int rc = onnxc_check_buffers(\"{0}_run\", \"input\", {0}_inputs, {1}, (const void* const[]){{{2}}}, NULL);\n", N,
+                       g.inputs.size(), buffer_list("in", g.inputs.size()));
+    else
+      s += "  int rc = ONNXC_OK;\n";
+    if (!g.outputs.empty())
+      s += fmt::format("  if (!rc) rc = onnxc_check_buffers(\"{0}_run\", \"output\", {0}_outputs, {1}, (const void* const[]){{{2}}}, NULL);\n",
+                       N, g.outputs.size(), buffer_list("out", g.outputs.size()));
+    s += "  if (rc) return rc;\n";
+    s += fmt::format("  if (atomic_exchange(&ctx->busy, 1))\n"
+                     "    return onnxc_fail(ONNXC_ERR_STATE, \"{0}_run: the instance is already running (one run at a time per instance: \"\n"
+                     "                      \"give each thread its own, {0}_create_sharing shares the weights)\");\n"
+                     "#ifdef _OPENMP\n  const int caller_threads = omp_get_max_threads();\n"
+                     "  if (ctx->num_threads > 0) omp_set_num_threads(ctx->num_threads);\n#endif\n",
+                     N);
+    if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights.data;\n";
+    if (!arena.empty()) s += "  unsigned char* const arena = ctx->arena;\n";
     const std::set<std::string> called_with = identifiers(calls);
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       const Value* v = g.inputs[k];
@@ -328,10 +491,10 @@ struct Module {
       s += fmt::format("  {}* const {} = out{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
     }
     for (const Value* v : weights)
-      s += fmt::format("  const {0}* const {1} = (const {0}*)(g_weights.data + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
+      s += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
                        woff.at(v), comment_safe(v->name), v->type_str());
     for (const Value* v : arena)
-      s += fmt::format("  {0}* const {1} = ({0}*)(g_arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
+      s += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
                        comment_safe(v->name), v->type_str());
     s += calls;
     for (size_t k = 0; k < g.outputs.size(); ++k) {
@@ -344,32 +507,49 @@ struct Module {
       else
         s += fmt::format("  (void)out{}; (void){}; /* empty: nothing to copy */\n", k, name.at(v));
     }
-    s += "  return ONNXC_OK;\n}\n\n";
-    std::vector<std::string> args;
+    s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
+         "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
+    std::vector<std::string> args{"ctx"};
     for (size_t k = 0; k < g.inputs.size(); ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
     for (size_t k = 0; k < g.outputs.size(); ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
-    s += fmt::format("int {}_run_v(const void* const* inputs, void* const* outputs) {{\n", N);
-    if (!g.inputs.empty()) s += "  if (!inputs) return ONNXC_ERR_ARG;\n";
-    s += "  if (!outputs) return ONNXC_ERR_ARG;\n";
-    if (g.inputs.empty()) s += "  (void)inputs;\n";
-    s += fmt::format("  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
-    // Model description for onnxc_main.c.
-    auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
-      if (vs.empty()) return std::string();
-      std::string r;
-      for (size_t k = 0; k < vs.size(); ++k)
-        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(vs[k]->shape));
-      r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
-      for (size_t k = 0; k < vs.size(); ++k)
-        r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(),
-                         N, kind, k, numel(vs[k]->shape));
-      return r + "};\n";
+    s += fmt::format("int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+                     "{1:{2}}const size_t* output_bytes) {{\n"
+                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: ctx is NULL (never created, or destroyed)\");\n",
+                     N, "", N.size() + 11);
+    bool rc_declared = false;
+    auto array_checks = [&](const char* kind, const char* bufs, const char* bytes, size_t n, const char* cast) {
+      if (n == 0) return fmt::format("  (void){}; (void){};\n", bufs, bytes);
+      std::string r = fmt::format("  if (!{1} || !{2})\n"
+                                  "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: {1} or {2} is NULL (the model has {3} {4}{5})\");\n"
+                                  "  {6}rc = onnxc_check_buffers(\"{0}_run_v\", \"{4}\", {0}_{4}s, {3}, {7}{1}, {2});\n  if (rc) return rc;\n",
+                                  N, bufs, bytes, n, kind, n == 1 ? "" : "s", rc_declared ? "" : "int ", cast);
+      rc_declared = true;
+      return r;
     };
-    s += infos("input", g.inputs) + infos("output", g.outputs);
+    s += array_checks("input", "inputs", "input_bytes", g.inputs.size(), "");
+    s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
+    s += fmt::format("  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
+    // generic entry points for onnxc_model_info, and the model description itself.
+    s += fmt::format(
+        "/* {0}_info's entry points: the ones above with the instance type erased. */\n"
+        "static int {0}_info_create(const char* weights_path, const onnxc_options* options, void** ctx) {{\n"
+        "  {0}_ctx* c = NULL;\n  int rc = {0}_create(weights_path, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
+        "static int {0}_info_create_from_memory(const void* blob, size_t size, const onnxc_options* options, void** ctx) {{\n"
+        "  {0}_ctx* c = NULL;\n  int rc = {0}_create_from_memory(blob, size, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
+        "static int {0}_info_run_v(void* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+        "{1:{2}}const size_t* output_bytes) {{\n"
+        "  return {0}_run_v(({0}_ctx*)ctx, inputs, input_bytes, outputs, output_bytes);\n}}\n\n"
+        "static int {0}_info_destroy(void** ctx) {{\n"
+        "  {0}_ctx* c = ctx ? ({0}_ctx*)*ctx : NULL;\n  int rc = {0}_destroy(ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n",
+        N, "", N.size() + 23);
     s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n"
-                     "  {0}_init, {0}_init_from_memory, {0}_run_v, {0}_free\n}};\n",
+                     "#ifdef _OPENMP\n  1,\n#else\n  0,\n#endif\n"
+                     "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error\n}};\n\n"
+                     "#ifdef ONNXC_MAIN_MODEL\n"
+                     "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
+                     "const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",
                      N, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs",
-                     g.outputs.size(), N + "_outputs");
+                     g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs");
     return s;
   }
 
@@ -417,16 +597,21 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Bac
   put(opt.name + ".h", m.header(checksum));
   put(opt.name + ".c", src);
   put(opt.name + ".weights", blob);
+  put("onnxc_types.h", kRuntimeTypes);
   put("onnxc_runtime.h", kRuntimeHeader);
   put("onnxc_runtime.c", kRuntimeSource);
   put("onnxc_main.c", kRuntimeMain);
   put("Makefile", fmt::format(
-      "# Builds the model compiled by onnxc: `make` (executable), `make lib{0}.so`.\n"
-      "CC ?= cc\nCFLAGS ?= -O3 -march=native\nOMPFLAGS ?= -fopenmp\n\n"
-      "{0}: {0}.c {0}.h onnxc_runtime.c onnxc_runtime.h onnxc_main.c\n"
-      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MODEL_INFO={0}_info -o $@ {0}.c onnxc_runtime.c onnxc_main.c -lm\n\n"
-      "lib{0}.so: {0}.c {0}.h onnxc_runtime.c onnxc_runtime.h\n"
-      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c onnxc_runtime.c -lm\n",
+      "# Builds the model compiled by onnxc: `make` (executable {0}), `make lib{0}.so` (shared library).\n"
+      "# {0}.c includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
+      "# the model: onnxc_main.o links with any model's C built with -DONNXC_MAIN_MODEL.\n"
+      "CC ?= cc\nCFLAGS ?= -O3 -march=native\nOMPFLAGS ?= -fopenmp\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
+      "{0}: {0}.c {0}.h $(RUNTIME) onnxc_main.o\n"
+      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.c onnxc_main.o -lm\n\n"
+      "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
+      "\t$(CC) -std=c11 $(CFLAGS) -c -o $@ onnxc_main.c\n\n"
+      "lib{0}.so: {0}.c {0}.h $(RUNTIME)\n"
+      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c -lm\n",
       opt.name));
   r.weights_bytes = m.wbytes;
   r.arena_bytes = m.abytes;

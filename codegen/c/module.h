@@ -1,11 +1,15 @@
 // codegen/c/module.h — the C backend's module writer: the generated C module of a graph:
-//   NAME.h        C API: NAME_init / NAME_init_from_memory / NAME_run / NAME_run_v / NAME_free,
+//   NAME.h        C API on instances: NAME_create / NAME_create_from_memory / NAME_create_sharing /
+//                 NAME_run / NAME_run_v / NAME_destroy / NAME_status_string / NAME_last_error,
 //                 input/output names, dtypes, shapes and sizes as macros, NAME_info
-//   NAME.c        one static function per emitted node, then the entry points
+//   NAME.c        the runtime #included (static, private to the model), one static function per
+//                 emitted node, then the entry points; only NAME_* symbols are external
 //   NAME.weights  every constant the code reads, 64-byte aligned, behind a checksummed header
-// plus the runtime (onnxc_runtime.c/.h) and the generic main (onnxc_main.c), and a Makefile.
-// Node function bodies come from the backend (Backend::emit_node); intermediate tensors live
-// at the arena offsets of the memory plan (passes/memory_plan.cc).
+// plus the public types (onnxc_types.h), the runtime (onnxc_runtime.c/.h), the generic main
+// (onnxc_main.c, model-independent: it runs the model NAME.c built with -DONNXC_MAIN_MODEL
+// points it to), and a Makefile. Node function bodies come from the backend
+// (Backend::emit_node); intermediate tensors live at the arena offsets of the memory plan
+// (passes/memory_plan.cc).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,6 +24,7 @@ namespace onnxc {
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b);
 
 // Runtime sources embedded in the compiler at build time (codegen/runtime_sources.cc).
+extern const char* const kRuntimeTypes;
 extern const char* const kRuntimeHeader;
 extern const char* const kRuntimeSource;
 extern const char* const kRuntimeMain;

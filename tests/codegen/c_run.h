@@ -2,7 +2,7 @@
 // module is written by the test backend (tests/passes/pass_test_util.h) into a fresh
 // temporary directory, built with the
 // system C compiler (warnings are errors, as tools/compile_model.cc builds it, plus
-// -Wextra) together with the runtime and the generic main, and run on raw input files;
+// -Wextra) together with the generic main (the model's C includes the runtime), and run on raw input files;
 // the raw output files come back as Tensors in graph output order. ONNXC_TEST_GENERATED_CFLAGS
 // (tests/CMakeLists.txt: ASan+UBSan flags in the sanitized build, else empty) is added to
 // every build unless CRunOptions::sanitize is off; a sanitizer report in the run's output fails the test like a non-zero exit.
@@ -73,9 +73,8 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
   }
   const std::string d = dir.string() + "/";
   std::string cmd = o.cc + " -std=c11 " + o.cflags + (o.sanitize ? " " ONNXC_TEST_GENERATED_CFLAGS : "") +
-                    " -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MODEL_INFO=" + name +
-                    "_info -o " + d + name + " " + d + name + ".c " + d + "onnxc_runtime.c " + d + "onnxc_main.c -lm > " + d +
-                    "cc.log 2>&1";
+                    " -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MAIN_MODEL -o " + d + name + " " + d + name + ".c " + d +
+                    "onnxc_main.c -lm > " + d + "cc.log 2>&1";
   if (std::system(cmd.c_str()) != 0) return fail("C build failed: " + cmd + "\n" + c_run_read_file(dir / "cc.log"));
   std::string run = d + name + " --weights " + d + name + ".weights";
   if (o.threads > 0) run += " --threads " + std::to_string(o.threads);

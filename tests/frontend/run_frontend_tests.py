@@ -166,7 +166,7 @@ def main():
             p, out = r.compile("conly", m, ["--emit", "c"])
             expect(p.returncode == 0, p.stderr)
             expect(sorted(os.listdir(out)) == ["Makefile", "m.c", "m.h", "m.weights", "onnxc_main.c", "onnxc_runtime.c",
-                                               "onnxc_runtime.h"], str(os.listdir(out)))
+                                               "onnxc_runtime.h", "onnxc_types.h"], str(os.listdir(out)))
             q = subprocess.run(["make", "-s", "-C", out], capture_output=True, text=True)
             expect(q.returncode == 0 and os.path.exists(os.path.join(out, "m")), q.stderr)
 

@@ -597,8 +597,8 @@ void expect_c_matches(const Graph& g, const std::map<const Value*, Tensor>& in, 
   fs::create_directories(dir);
   test_backend().write_module(g, CodegenOptions{"m", dir.string(), "test.onnx"});
   std::string d = dir.string() + "/";
-  std::string cmd = "cc -std=c11 -O1 -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MODEL_INFO=m_info -o " + d + "m " + d + "m.c " +
-                    d + "onnxc_runtime.c " + d + "onnxc_main.c -lm > " + d + "cc.log 2>&1";
+  std::string cmd = "cc -std=c11 -O1 -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MAIN_MODEL -o " + d + "m " + d + "m.c " + d +
+                    "onnxc_main.c -lm > " + d + "cc.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "cc failed, see " << d << "cc.log";
   std::string run = d + "m --quiet";
   for (auto& [v, t] : in) {

@@ -1,4 +1,5 @@
-// test_runtime.cc — unit tests for the plain-C runtime (runtime/onnxc_runtime.c).
+// test_runtime.cc — unit tests for the plain-C runtime (runtime/onnxc_runtime.c), called through
+// the copy with external linkage that tests/runtime/runtime_extern.c builds.
 //
 // Every file the runtime reads is built byte by byte here (weights headers, .npy headers), so
 // the tests check the runtime against the documented formats, not against its own writer; the
@@ -134,6 +135,48 @@ TEST(Runtime, DtypesAndStatusStrings) {
   EXPECT_EQ(Detail(), "");
 }
 
+TEST(Runtime, FailAndPrefix) {
+  EXPECT_EQ(onnxc_fail(ONNXC_ERR_SIZE, "tensor '%s' is %d bytes", "x", 12), ONNXC_ERR_SIZE);
+  EXPECT_EQ(Detail(), "tensor 'x' is 12 bytes");
+  onnxc_prefix_error_detail("m_create");
+  EXPECT_EQ(Detail(), "m_create: tensor 'x' is 12 bytes");
+  onnxc_clear_error_detail();
+  onnxc_prefix_error_detail("m_run");
+  EXPECT_EQ(Detail(), "m_run: ");
+  onnxc_prefix_error_detail(nullptr);
+  EXPECT_EQ(Detail(), ": m_run: ");
+  // a detail that fills the 1 KiB buffer is truncated at its end, the prefix kept whole
+  std::string long_detail(2000, 'd');
+  onnxc_set_error_detail("%s", long_detail.c_str());
+  EXPECT_EQ(Detail().size(), 1023u);
+  onnxc_prefix_error_detail("fn");
+  EXPECT_EQ(Detail().size(), 1023u);
+  EXPECT_EQ(Detail().rfind("fn: ddd", 0), 0u) << Detail().substr(0, 20);
+  // and a prefix longer than the buffer is cut, still NUL-terminated
+  std::string long_prefix(3000, 'p');
+  onnxc_prefix_error_detail(long_prefix.c_str());
+  EXPECT_EQ(Detail().size(), 1023u);
+  EXPECT_EQ(Detail().substr(1019), "pp: ");
+}
+
+TEST(Runtime, CheckBuffers) {
+  const int64_t s4[] = {4};
+  const onnxc_tensor_info t[] = {{"a", ONNXC_F32, 2, kShape23, 6}, {"b", ONNXC_I64, 1, s4, 4}};
+  float a[6];
+  int64_t b[4];
+  const void* bufs[] = {a, b};
+  const size_t bytes[] = {24, 32};
+  EXPECT_EQ(onnxc_check_buffers("m_run_v", "input", t, 2, bufs, bytes), ONNXC_OK) << Detail();
+  EXPECT_EQ(onnxc_check_buffers("m_run", "input", t, 2, bufs, nullptr), ONNXC_OK) << Detail();
+  EXPECT_EQ(onnxc_check_buffers("m_run", "input", t, 0, nullptr, nullptr), ONNXC_OK) << Detail();
+  const size_t wrong[] = {24, 31};
+  EXPECT_EQ(onnxc_check_buffers("m_run_v", "input", t, 2, bufs, wrong), ONNXC_ERR_SIZE);
+  EXPECT_EQ(Detail(), "m_run_v: input 1 'b' (int64[4]): 31 bytes given, 32 expected");
+  const void* null_second[] = {a, nullptr};
+  EXPECT_EQ(onnxc_check_buffers("m_run", "output", t, 2, null_second, nullptr), ONNXC_ERR_ARG);
+  EXPECT_EQ(Detail(), "m_run: output 1 'b' (int64[4]): the buffer is NULL");
+}
+
 TEST(Runtime, AlignedAlloc) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{1000}}) {
     auto* p = static_cast<unsigned char*>(onnxc_aligned_alloc(n));
@@ -223,6 +266,7 @@ TEST(Weights, SizeMismatch) {
   // the model expects another size
   EXPECT_EQ(LoadBad("size1.weights", MakeWeights(payload), 256), ONNXC_ERR_SIZE);
   EXPECT_NE(Detail().find("256"), std::string::npos) << Detail();
+  EXPECT_NE(Detail().find("another model"), std::string::npos) << Detail();
   // header claims more than the file holds (huge value must not overflow or allocate)
   WeightsSpec s;
   s.override_size = true;

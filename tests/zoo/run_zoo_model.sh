@@ -28,9 +28,10 @@ else
   rm -rf "$work/$name.again"
   # The generated C is warning-free under gcc and clang with -Wall -Wextra; clang compiles at -O3
   # for real, since its optimizer warns about loops it was asked to vectorize and could not.
-  (cd "$work/$name" && gcc -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" "$name.c" onnxc_runtime.c onnxc_main.c)
-  (cd "$work/$name" && clang -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -Werror -c "$name.c" -o /dev/null)
-  (cd "$work/$name" && clang -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MODEL_INFO="${name}_info" onnxc_runtime.c onnxc_main.c)
+  # ($name.c includes the runtime; onnxc_main.c is the generic driver.)
+  (cd "$work/$name" && gcc -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MAIN_MODEL "$name.c" onnxc_main.c)
+  (cd "$work/$name" && clang -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -Werror -DONNXC_MAIN_MODEL -c "$name.c" -o /dev/null)
+  (cd "$work/$name" && clang -std=c11 -fsyntax-only -Wall -Wextra -Werror onnxc_main.c)
 fi
 # A sanitized build (--cflags with -fsanitize=...) must run without a sanitizer report.
 "$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output.npy" "${bench[@]}" 2>&1 | tee "$work/$name/run.log"
