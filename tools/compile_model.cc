@@ -22,6 +22,7 @@
 #include <iostream>
 #include <random>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "codegen/backend.h"
 #include "codegen/c/module.h"
@@ -41,6 +42,7 @@ enum Exit { kOk = 0, kUsage = 1, kInvalid = 2, kUnsupported = 3, kInternal = 4, 
 
 struct Options {
   std::string model, outdir, name, emit = "exe", cc, cflags, target = "host";
+  std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::string layout = "nchwc";
   int64_t channel_block = 0;  // 0 = from the target
@@ -123,18 +125,41 @@ int run_command(const std::string& cmd, std::string* output) {
 // Builds the executable or shared library with -Wall -Wextra (the generated C and the runtime
 // are warning-free under both; the tests add -Werror); returns the C compiler's exit status.
 // NAME.c includes the runtime itself; the executable adds the generic driver onnxc_main.c,
-// which runs the model NAME.c points it to when built with -DONNXC_MAIN_MODEL.
+// which runs the model NAME.c points it to when built with -DONNXC_MAIN_MODEL. The driver is
+// the same for every model: with --driver-object FILE it is compiled once into FILE (on
+// first use; written to a temporary name and renamed, so parallel compiles may share FILE)
+// and linked from there, which is how the node tests build ~1000 models.
 int build(const Options& o, const Target& t, double* seconds) {
   Timer tm;
   std::string dir = quote(o.outdir) + "/";
-  std::string cmd = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", t.cc, t.cflags, quote(o.outdir));
+  std::string cc = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", t.cc, t.cflags, quote(o.outdir));
+  std::string out;
+  auto run = [&](const std::string& cmd) {
+    if (!o.quiet) fmt::print("cc: {}\n", cmd);
+    return run_command(cmd, &out);
+  };
+  std::string driver = dir + "onnxc_main.c";
+  if (o.emit == "exe" && !o.driver_object.empty()) {
+    driver = quote(o.driver_object);
+    std::error_code ec;
+    if (!fs::exists(o.driver_object, ec)) {
+      std::string tmp = o.driver_object + ".tmp" + std::to_string(getpid());
+      int rc = run(fmt::format("{} -c -o {} {}onnxc_main.c", cc, quote(tmp), dir));
+      if (rc == 0) fs::rename(tmp, o.driver_object, ec);
+      if (rc != 0 || ec) {
+        fs::remove(tmp, ec);
+        *seconds = tm.seconds();
+        std::cerr << out << (rc == 0 ? "compile-model: error: cannot write --driver-object '" + o.driver_object + "'\n" : "");
+        return rc != 0 ? rc : 1;
+      }
+    }
+  }
+  std::string cmd = cc;
   if (o.emit == "so" || o.emit == "python")
     cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, o.name, dir, o.name);
   else
-    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {}onnxc_main.c -lm", dir, o.name, dir, o.name, dir);
-  std::string out;
-  if (!o.quiet) fmt::print("cc: {}\n", cmd);
-  int rc = run_command(cmd, &out);
+    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {} -lm", dir, o.name, dir, o.name, driver);
+  int rc = run(cmd);
   *seconds = tm.seconds();
   if (rc != 0 || (!o.quiet && !out.empty())) std::cerr << out;
   return rc;
@@ -310,6 +335,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"c", "so", "exe", "python"}))->capture_default_str();
   app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
   app.add_option("--cflags", o.cflags, "C compiler flags, replacing the target's (host: \"-O3 -march=native\", plus -mprefer-vector-width=512 on AVX-512)");
+  app.add_option("--driver-object", o.driver_object,
+                 "--emit exe: link the generic command-line driver from FILE (an object file), compiling it there first "
+                 "if FILE does not exist; it is the same for every model built with the same C compiler and flags")
+      ->type_name("FILE");
   app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims")
       ->allow_extra_args(false);
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +

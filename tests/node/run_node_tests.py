@@ -41,6 +41,8 @@ Conventions:
   -fsanitize=address,undefined in the sanitized build. A case whose binary or
   compile-model prints a sanitizer report ("runtime error:",
   "AddressSanitizer", "LeakSanitizer") fails whatever the exit status.
+- The generic driver (onnxc_main.c) is compiled once per run into
+  WORK/onnxc_main.o (compile-model --driver-object) and linked into every case.
 - --extra-args passes more compile-model flags to every compile, e.g.
   --extra-args "--channel-block 256" or "--layout nchw".
 - Output is deterministic: failures in case-name order, then the summary,
@@ -456,8 +458,10 @@ class Runner:
         onnx.save(m, model_path)
         build = os.path.join(gdir, "build")
         os.makedirs(build)
+        # Every case links the same generic driver, compiled once per run (same cc and flags).
         cmd = [self.args.compiler, model_path, "-o", build, "--name", "model",
                "--emit", "exe", "--cc", self.args.cc, "--cflags=" + self.args.cflags,
+               "--driver-object", os.path.join(self.work, "onnxc_main.o"),
                "--quiet"] + shlex.split(self.args.extra_args)
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
