@@ -118,8 +118,10 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
   std::string body = stmt(idx, oi.empty() ? "0" : oi);
   bool simd = vectorizable(body);
   for (size_t d = 0; d < dims.size(); ++d) {
-    if (d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
-    if (d + 1 == dims.size() && simd) e("ONNXC_PRAGMA(omp simd)");
+    // One pragma per loop: a single loop that is both parallel and innermost gets the combined form.
+    const bool par = d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1, inner = d + 1 == dims.size() && simd;
+    if (par) e("ONNXC_PRAGMA(omp parallel for{})", inner ? " simd" : "");
+    else if (inner) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
   }
   e("{}", body);
