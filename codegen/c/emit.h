@@ -34,6 +34,8 @@ class CEmit {
       : node(n), target(t), ins_(std::move(in_names)), outs_(std::move(out_names)), extras_(std::move(extra_names)) {}
   const Node& node;
   const Target& target;
+  // The variant a kernel chose ("plane", "nchwc depthwise"...), named in the per-op profile.
+  std::string variant;
   // Whether a loop nest doing `work` scalar operations goes parallel (Target::parallel).
   bool parallel(double work) const { return target.parallel(work); }
 

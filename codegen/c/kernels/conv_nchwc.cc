@@ -29,6 +29,7 @@ void emit_conv_nchwc(CEmit& e) {
   ONNXC_ASSERT(v.kind != ConvBlocking::None, e.node.where() + ": no NCHWc variant at block " + std::to_string(b));
   const bool first = v.kind == ConvBlocking::FirstLayer;
   const bool dw = v.kind == ConvBlocking::Depthwise;
+  e.variant = first ? "first-layer" : dw ? "depthwise" : v.kind == ConvBlocking::Grouped ? "grouped" : "regular";
   ONNXC_ASSERT(g.rank() == 2, "NCHWc conv of rank " + std::to_string(g.rank()));
   ONNXC_ASSERT(first || e.in_layout(0) == Layout::nchwc(b), "NCHWc conv: X is stored as " + e.node.in(0)->type_str());
   const int64_t bi = v.filter_in_block;
