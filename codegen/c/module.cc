@@ -23,6 +23,7 @@
 #include <set>
 
 #include "codegen/c/emit.h"
+#include "codegen/c/vmath.h"
 #include "ir/op.h"
 
 namespace fs = std::filesystem;
@@ -293,12 +294,14 @@ struct Module {
         "#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)\n#define ONNXC_FMA(a, b, c) fmaf(a, b, c)\n#else\n#define ONNXC_FMA(a, b, c) ((a) * (b) + (c))\n#endif\n\n"
         "static onnxc_weights g_weights;\nstatic unsigned char* g_arena;\nstatic int g_ready;\n\n",
         N, comment_safe(opt.source), N, N);
-    std::string calls;
+    std::string calls, functions;
     for (size_t k = 0; k < emitted.size(); ++k) {
       std::string call;
-      s += node_function(k, *emitted[k], &call);
+      functions += node_function(k, *emitted[k], &call);
       calls += "  " + call + "\n";
     }
+    s += vmath_definitions(functions);  // the inline math helpers the node functions call
+    s += functions;
     // Entry points.
     s += fmt::format("static int {}_start(void) {{\n  g_arena = (unsigned char*)onnxc_aligned_alloc({}_ARENA_BYTES);\n", N, N);
     s += "  if (!g_arena) {\n    onnxc_weights_free(&g_weights);\n    return ONNXC_ERR_NOMEM;\n  }\n  g_ready = 1;\n  return ONNXC_OK;\n}\n\n";
