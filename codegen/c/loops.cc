@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 
@@ -124,6 +125,26 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
   }
   e("{}", body);
   for (size_t d = 0; d < dims.size(); ++d) e("}}");
+}
+
+void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, const std::string& x, int64_t n, DType t) {
+  const char* ct = dtype_ctype(t);
+  const int64_t lanes = std::max<int64_t>(4, e.target.vector_bits / 8 / static_cast<int64_t>(dtype_size(t)));
+  e("{} {} = {};", ct, acc, init);
+  const int64_t full = n < 2 * lanes ? 0 : n / lanes * lanes;  // elements covered by the lane loop
+  if (full > 0) {
+    e("{{");
+    e("{} {}_l[{}];", ct, acc, lanes);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) {}_l[l] = {};", lanes, acc, init);
+    e("for (int64_t i = 0; i < {}; i += {}) {{", full, lanes);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {0}; ++l) {1}_l[l] = {2}[i + l] > {1}_l[l] ? {2}[i + l] : {1}_l[l];", lanes, acc, x);
+    e("}}");
+    e("for (int64_t l = 0; l < {0}; ++l) {1} = {1}_l[l] > {1} ? {1}_l[l] : {1};", lanes, acc);
+    e("}}");
+  }
+  if (full < n) e("for (int64_t i = {0}; i < {1}; ++i) {2} = {3}[i] > {2} ? {3}[i] : {2};", full, n, acc, x);
 }
 
 void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int64_t numel, DType t) {

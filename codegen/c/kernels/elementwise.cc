@@ -38,6 +38,13 @@ std::string subst_x(const std::string& expr, const std::string& arg) {
 
 // ---- unary ----
 
+// min(max(v, 0), 1) as compare-selects (vectorizable, where fmaxf/fminf are libm calls),
+// with the NaN behaviour of the reference's std::max(0, std::min(1, v)): NaN gives 1.
+std::string clamp01(const std::string& v) {
+  std::string p = "(" + v + ")";
+  return fmt::format("({0} < 1.0f ? ({0} > 0.0f ? {0} : 0.0f) : 1.0f)", p);
+}
+
 // The C expression of a unary op over `x`, in dtype t (float32; Relu, Neg, Abs also float64
 // and signed integers).
 std::string unary_expr(const Node& n, DType t) {
@@ -55,8 +62,8 @@ std::string unary_expr(const Node& n, DType t) {
   if (k == "Relu") return "x > 0.0f ? x : 0.0f";
   if (k == "LeakyRelu") return "x >= 0.0f ? x : " + a + " * x";
   if (k == "Sigmoid") return "1.0f / (1.0f + expf(-x))";
-  if (k == "HardSigmoid") return "fmaxf(0.0f, fminf(1.0f, " + a + " * x + " + b + "))";
-  if (k == "HardSwish") return "x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f))";
+  if (k == "HardSigmoid") return clamp01(a + " * x + " + b);
+  if (k == "HardSwish") return "x * " + clamp01("x * (1.0f / 6.0f) + 0.5f");
   if (k == "Tanh") return "tanhf(x)";
   if (k == "Elu") return "x > 0.0f ? x : " + a + " * (expf(x) - 1.0f)";
   if (k == "Erf") return "erff(x)";
