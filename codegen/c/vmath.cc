@@ -1,16 +1,18 @@
 // codegen/c/vmath.cc — the inline math helpers of the generated C (see vmath.h).
 //
 // Conventions of the helper sources below: float arithmetic only (no double, no libm call);
-// bit manipulation through a union (C11 allows reading another member) and only on unsigned
-// integers, so nothing is undefined or implementation-defined for any input, NaN included;
+// bit manipulation through a union (C11 allows reading another member) on unsigned integers
+// (converted to int32_t only where the value fits), so nothing is undefined or
+// implementation-defined for any input, NaN included;
 // special cases are selects between values computed for every input (gcc if-converts those;
 // a select whose one side is a long computation used nowhere else can make gcc sink that
-// computation into a branch and give up vectorizing, see onnxc_logf). The error bounds hold
-// with and without contraction of a * b + c into FMA (clang contracts by default, gcc in ISO C
-// mode does not); they are the maxima over every float input, measured against the
-// double-precision libm function rounded to nothing (ulp = the float ulp at the exact value,
-// 2^-149 in the denormals), by tests/codegen/test_vmath.cc (exhaustively with the `long`
-// label). Polynomial coefficients are minimax fits rounded to float (tools/vmath_fit.py).
+// computation into a branch and give up vectorizing, see onnxc_logf). The error bounds are
+// the maxima over all 2^32 float inputs, built by gcc 12 (no contraction of a * b + c into an
+// FMA in ISO C mode) and by clang 14 (contracts) at -O3 -march=native, against the
+// double-precision libm function: ulps of the float grid at the exact value (2^-149 in the
+// denormals). tests/codegen/vmath_exhaustive.cc (label `long`) measures them, test_vmath.cc
+// checks every 97th input. Polynomial coefficients are minimax fits rounded to float
+// (tools/vmath_fit.py).
 #include "codegen/c/vmath.h"
 
 #include <cctype>
@@ -43,24 +45,26 @@ static inline uint32_t onnxc_bits(float x) {
 )"},
     {"onnxc_expf", {"onnxc_bits", "onnxc_float"}, R"(/* e^x. x is clamped to [-104, 89] (the result is 0 or +inf beyond; NaN passes the clamps);
  * n = round(x / ln 2) by adding 1.5 * 2^23; r = x - n ln 2 in two steps (n * ln2_hi is exact),
- * |r| <= ln(2) / 2; e^r by a degree-6 minimax polynomial (relative error 3.1e-9); 2^n applied
- * as two normal factors 2^k1 * 2^k2, k1 + k2 = n, so that the last product rounds once into
- * the denormals (gradual underflow) or overflows to +inf. NaN -> NaN, -inf -> 0, +inf -> +inf.
- * Max error 1.17 ulp (libm expf: 0.50). */
+ * |r| <= ln(2) / 2, with the rounding error of the second step kept in rl; e^r = 1 + (r + (rl +
+ * r^2 q(r))), q of degree 4 (a minimax fit of e^r with relative error 3.1e-9); 2^n applied as
+ * two normal factors 2^k1 * 2^k2, k1 + k2 = n, so that the last product rounds once into the
+ * denormals (gradual underflow) or overflows to +inf. NaN -> NaN, -inf -> 0, +inf -> +inf.
+ * Max error 0.90 ulp (glibc's expf: 0.50 on every 7th input). */
 static inline float onnxc_expf(float x) {
   x = x < -104.0f ? -104.0f : x;
   x = x > 89.0f ? 89.0f : x;
   const float t = x * 0x1.715476p+0f + 0x1.8p+23f;
   const float n = t - 0x1.8p+23f;
-  float r = x - n * 0x1.62e400p-1f;
-  r = r - n * 0x1.7f7d1cp-20f;
-  float p = 0x1.6a4f88p-10f;
-  p = p * r + 0x1.123988p-7f;
-  p = p * r + 0x1.5558aep-5f;
-  p = p * r + 0x1.555492p-3f;
-  p = p * r + 0x1.fffffcp-2f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  const float r1 = x - n * 0x1.62e400p-1f;
+  const float c = n * 0x1.7f7d1cp-20f;
+  const float r = r1 - c;
+  const float rl = (r1 - r) - c;
+  float q = 0x1.6a4f88p-10f;
+  q = q * r + 0x1.123988p-7f;
+  q = q * r + 0x1.5558aep-5f;
+  q = q * r + 0x1.555492p-3f;
+  q = q * r + 0x1.fffffcp-2f;
+  const float p = 1.0f + (r + (rl + r * r * q));
   const uint32_t nb = onnxc_bits(t) - 0x4b400000u + 150u; /* n + 150, in [0, 279] */
   const uint32_t k1 = nb / 2u, k2 = nb - k1;
   return p * onnxc_float((k1 + 52u) << 23) * onnxc_float((k2 + 52u) << 23);
@@ -70,7 +74,7 @@ static inline float onnxc_expf(float x) {
  * bits; with f = m - 1 (exact), ln(1 + f) = f - f^2/2 + f^3 P(f), P a degree-7 minimax
  * polynomial (relative error 5.9e-9); k ln 2 added in two parts. Special inputs add a
  * correction to the result rather than replace it: ln(+-0) = -inf, ln(+inf) = +inf, negative
- * or NaN -> NaN. Max error 0.85 ulp (libm logf: 0.82). */
+ * or NaN -> NaN. Max error 0.87 ulp (glibc's logf: 0.82 on every 7th input). */
 static inline float onnxc_logf(float x) {
   const float scale = x < 0x1p-126f ? 0x1p+23f : 1.0f;
   const uint32_t u = onnxc_bits(x * scale);
@@ -98,8 +102,11 @@ static inline float onnxc_logf(float x) {
 }
 )"},
     {"onnxc_sigmoidf", {"onnxc_bits", "onnxc_float", "onnxc_expf"}, R"(/* 1 / (1 + e^-x), from e = e^-|x| (no overflow): 1 / (1 + e) for x >= 0, e / (1 + e) below,
- * so that the result underflows gradually like e^x. NaN -> NaN, +-inf -> 1, 0.
- * Max error 2.33 ulp, max absolute error 8.9e-8 (libm 1 / (1 + expf(-x)): 0 below x = -88.7). */
+ * so that the result underflows gradually like e^x. NaN -> NaN, +inf -> 1, -inf -> 0.
+ * Max error 2.41 ulp, max absolute error 9.0e-8 (1 / (1 + expf(-x)) with glibc's expf: 0 below
+ * x = -88.8, where the exact value is a denormal). x * onnxc_sigmoidf(x) (SiLU, as fused loops
+ * compute it): 3.23 ulp for x >= -87.34; below, where the sigmoid is a denormal, the product
+ * scales its rounding error 2^-150 by |x| <= 104 (up to 52.02 ulp of results below 1e-36). */
 static inline float onnxc_sigmoidf(float x) {
   const float e = onnxc_expf(onnxc_float(onnxc_bits(x) | 0x80000000u));
   return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
@@ -108,7 +115,7 @@ static inline float onnxc_sigmoidf(float x) {
     {"onnxc_tanhf", {"onnxc_bits", "onnxc_float", "onnxc_expf"}, R"(/* tanh x, as tanh |x| with the sign of x put back. |x| < 0.9: |x| + |x|^3 P(x^2), P a degree-6
  * minimax polynomial (relative error 1.1e-9); above: 1 - 2 / (e^(2|x|) + 1), which reaches 1
  * (and +-inf gives +-1) once e^(2|x|) overflows. NaN -> NaN, -0 -> -0.
- * Max error 1.04 ulp, max absolute error 6.2e-8 (libm tanhf: 2.16 ulp). */
+ * Max error 1.04 ulp, max absolute error 6.2e-8 (glibc's tanhf: 2.16 ulp on every 7th input). */
 static inline float onnxc_tanhf(float x) {
   const float a = onnxc_float(onnxc_bits(x) & 0x7fffffffu);
   const float s = a * a;
@@ -129,7 +136,7 @@ static inline float onnxc_tanhf(float x) {
  * minimax polynomial (relative error 8.9e-10); above: 1 - e^Q(b), b = min(|x|, 4), Q a degree-8
  * minimax polynomial for ln(erfc(b)) on [0.92, 4] (absolute error 1.4e-8; erf rounds to 1 from
  * 3.92 on). NaN -> NaN, +-inf -> +-1, -0 -> -0.
- * Max error 1.30 ulp, max absolute error 7.7e-8 (libm erff: 0.90 ulp). */
+ * Max error 1.30 ulp, max absolute error 7.8e-8 (glibc's erff: 0.90 ulp on every 7th input). */
 static inline float onnxc_erff(float x) {
   const float a = onnxc_float(onnxc_bits(x) & 0x7fffffffu);
   const float s = a * a;
