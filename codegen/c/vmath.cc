@@ -104,7 +104,7 @@ static inline float onnxc_logf(float x) {
     {"onnxc_sigmoidf", {"onnxc_bits", "onnxc_float", "onnxc_expf"}, R"(/* 1 / (1 + e^-x), from e = e^-|x| (no overflow): 1 / (1 + e) for x >= 0, e / (1 + e) below,
  * so that the result underflows gradually like e^x. NaN -> NaN, +inf -> 1, -inf -> 0.
  * Max error 2.41 ulp, max absolute error 9.0e-8 (1 / (1 + expf(-x)) with glibc's expf: 0 below
- * x = -88.8, where the exact value is a denormal). x * onnxc_sigmoidf(x) (SiLU, as fused loops
+ * x = -88.72, where the exact value is a denormal). x * onnxc_sigmoidf(x) (SiLU, as fused loops
  * compute it): 3.23 ulp for x >= -87.34; below, where the sigmoid is a denormal, the product
  * scales its rounding error 2^-150 by |x| <= 104 (up to 52.02 ulp of results below 1e-36). */
 static inline float onnxc_sigmoidf(float x) {
