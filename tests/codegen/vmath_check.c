@@ -4,9 +4,9 @@
  * emits them and, per checked function F, `void vmath_run_F(const float* x, float* y, int64_t n)`,
  * an omp simd loop y[i] = F(x[i]). This driver itself is built at -O2 with OpenMP.
  *
- * Usage: vmath_check STRIDE FUNCTION...
- * For each function it evaluates the float bit patterns 0, STRIDE, 2 * STRIDE, ... below 2^32
- * (STRIDE 1: all of them) and a list of special inputs, compares each result y with the
+ * Usage: vmath_check STRIDE FIRST END FUNCTION...
+ * For each function it evaluates the float bit patterns FIRST, FIRST + STRIDE, ... below END
+ * (1 0 4294967296: all of them) and a list of special inputs, compares each result y with the
  * double-precision libm reference r, and prints one line
  *   FUNCTION checked N max_ulp U at X main_ulp V at W max_abs A at Z bad B
  * where U is the largest |y - r| in float ulps at the exact value r (2^-149 in the denormals),
@@ -75,15 +75,15 @@ static double inv_ulp(double r) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: vmath_check STRIDE FUNCTION...\n");
+  if (argc < 5) {
+    fprintf(stderr, "usage: vmath_check STRIDE FIRST END FUNCTION...\n");
     return 2;
   }
-  const uint64_t stride = strtoull(argv[1], NULL, 10);
-  if (stride == 0) return 2;
-  const uint64_t strided = ((UINT64_C(1) << 32) + stride - 1) / stride, total = strided + kNumSpecials;
+  const uint64_t stride = strtoull(argv[1], NULL, 10), first = strtoull(argv[2], NULL, 10), end = strtoull(argv[3], NULL, 10);
+  if (stride == 0 || first >= end || end > (UINT64_C(1) << 32)) return 2;
+  const uint64_t strided = (end - first + stride - 1) / stride, total = strided + kNumSpecials;
   const uint64_t blocks = (total + kBlock - 1) / kBlock;
-  for (int a = 2; a < argc; ++a) {
+  for (int a = 4; a < argc; ++a) {
     size_t f = 0;
     while (f < sizeof kFunctions / sizeof kFunctions[0] && strcmp(kFunctions[f].name, argv[a]) != 0) ++f;
     if (f == sizeof kFunctions / sizeof kFunctions[0]) {
@@ -96,10 +96,10 @@ int main(int argc, char** argv) {
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : bad)
     for (uint64_t b = 0; b < blocks; ++b) {
       float x[kBlock], y[kBlock];
-      const uint64_t first = b * kBlock, n = total - first < kBlock ? total - first : kBlock;
+      const uint64_t b0 = b * kBlock, n = total - b0 < kBlock ? total - b0 : kBlock;
       for (uint64_t i = 0; i < n; ++i) {
-        const uint64_t k = first + i;
-        const uint32_t u = k < strided ? (uint32_t)(k * stride) : kSpecials[k - strided];
+        const uint64_t k = b0 + i;
+        const uint32_t u = k < strided ? (uint32_t)(first + k * stride) : kSpecials[k - strided];
         memcpy(&x[i], &u, sizeof u);
       }
       kFunctions[f].run(x, y, (int64_t)n);

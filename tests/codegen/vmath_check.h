@@ -90,10 +90,20 @@ inline std::filesystem::path vmath_tmpdir() {
   return t;
 }
 
-// Builds the helpers with `cc cflags` and the driver, runs it over every `stride`-th bit
-// pattern (and the special inputs) for `fns`; the figures per function, or empty after a
-// gtest failure. `log` receives the driver's output.
-inline std::map<std::string, VMathStats> run_vmath_check(const std::string& cc, const std::string& cflags, uint64_t stride,
+// The float bit patterns a check covers: every `stride`-th of [first, end).
+struct VMathInputs {
+  uint64_t stride = 1, first = 0, end = uint64_t{1} << 32;
+  std::string str() const {
+    std::string s = stride == 1 ? "all inputs" : "every " + std::to_string(stride) + "th input";
+    if (first == 0 && end == uint64_t{1} << 32) return s;
+    return s + (first == 0 ? " with the sign bit clear" : end == uint64_t{1} << 32 ? " with the sign bit set" : " in a range");
+  }
+};
+
+// Builds the helpers with `cc cflags` and the driver, runs it over `in` (and the special
+// inputs) for `fns`; the figures per function, or empty after a gtest failure. `log`
+// receives the driver's output.
+inline std::map<std::string, VMathStats> run_vmath_check(const std::string& cc, const std::string& cflags, const VMathInputs& in,
                                                          const std::vector<std::string>& fns, std::string* log = nullptr) {
   namespace fs = std::filesystem;
   const fs::path dir = vmath_tmpdir();
@@ -116,14 +126,14 @@ inline std::map<std::string, VMathStats> run_vmath_check(const std::string& cc, 
       !sh("cc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " ONNXC_VMATH_DRIVER " " + d + "helpers.o -o " + d + "check -lm",
           "building the driver"))
     return {};
-  std::string cmd = d + "check " + std::to_string(stride);
+  std::string cmd = d + "check " + std::to_string(in.stride) + " " + std::to_string(in.first) + " " + std::to_string(in.end);
   for (auto& f : fns) cmd += " " + f;
   if (!sh(cmd, "running the driver")) return {};
   const std::string out = vmath_read(d + "out.txt");
   if (log) *log = out;
   std::map<std::string, VMathStats> r;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
     char name[32], at_ulp[64], at_main[64], at_abs[64];
     VMathStats s;
     if (std::sscanf(line.c_str(), "%31s checked %lld max_ulp %lf at %63s main_ulp %lf at %63s max_abs %lf at %63s bad %lld", name,
@@ -140,17 +150,18 @@ inline std::map<std::string, VMathStats> run_vmath_check(const std::string& cc, 
   return r;
 }
 
-// Runs the check and expects every function within its bounds, no bad input, and at least
-// `min_checked` inputs per function.
-inline void expect_vmath_accurate(const std::string& cc, const std::string& cflags, uint64_t stride, const std::vector<std::string>& fns,
-                                  long long min_checked) {
+// Runs the check and expects every function within its bounds, no bad input, and every input
+// of `in` checked.
+inline void expect_vmath_accurate(const std::string& cc, const std::string& cflags, const VMathInputs& in,
+                                  const std::vector<std::string>& fns) {
   std::string log;
-  auto r = run_vmath_check(cc, cflags, stride, fns, &log);
+  auto r = run_vmath_check(cc, cflags, in, fns, &log);
+  const long long min_checked = static_cast<long long>((in.end - in.first) / in.stride);
   for (const VMathFunction& f : vmath_functions()) {
     auto it = r.find(f.name);
     if (it == r.end()) continue;
     const VMathStats& s = it->second;
-    SCOPED_TRACE(cc + " " + cflags + (stride == 1 ? ", all inputs: " : ", every " + std::to_string(stride) + "th input: ") + f.name);
+    SCOPED_TRACE(cc + " " + cflags + ", " + in.str() + ": " + f.name);
     std::printf("%s %s: %s checked %lld, max %.4f ulp at %s (main range: %.4f at %s), max abs %.3g at %s, bad %lld\n", cc.c_str(),
                 cflags.c_str(), f.name, s.checked, s.max_ulp, s.at_ulp.c_str(), s.main_ulp, s.at_main.c_str(), s.max_abs, s.at_abs.c_str(),
                 s.bad);
