@@ -29,6 +29,7 @@
 #include <set>
 
 #include "codegen/c/emit.h"
+#include "codegen/c/vmath.h"
 #include "ir/cost.h"
 #include "ir/op.h"
 
@@ -398,15 +399,17 @@ struct Module {
         "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n{}}};\n\n",
         N, comment_safe(opt.source), N, N, N, N, N, N, N, N,
         opt.profile ? fmt::format("  double prof[{}_PROFILE_OPS]; /* seconds per function, summed over the runs */\n", N) : "");
-    std::string calls;
+    std::string calls, functions;
     for (size_t k = 0; k < emitted.size(); ++k) {
       std::string call;
-      s += node_function(k, *emitted[k], &call);
+      functions += node_function(k, *emitted[k], &call);
       if (opt.profile)
         calls += fmt::format("  {{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}\n", call, k);
       else
         calls += "  " + call + "\n";
     }
+    s += vmath_definitions(functions);  // the inline math helpers the node functions call
+    s += functions;
     // Model description: tensor tables (also used by the entry points' checks), then the entry points.
     auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
       if (vs.empty()) return std::string();
