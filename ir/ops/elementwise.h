@@ -7,6 +7,7 @@
 #pragma once
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -28,6 +29,18 @@ struct ClipAttrs {
 const ClipAttrs& clip_attrs(const Node& n);
 // ConstantOfShape's one-element fill value (ir/ops/constant.cc).
 const Tensor& constant_of_shape_value(const Node& n);
+
+// Broadcasting of the binary ops before opset 7 (Add, Sub, Mul, Div, Pow, Equal, Less,
+// Greater, And, Or, Xor): attribute broadcast (default 0: A and B have the same shape) and
+// axis (where B's dims lie in A's; default: A's trailing dims). Where it means what numpy
+// broadcasting computes (B aligned with A's trailing dims, or B a single element) the op
+// runs as at opset 7; another axis is refused by name (exit 3).
+struct LegacyBroadcast {
+  int64_t broadcast = 0;
+  std::optional<int64_t> axis;
+};
+LegacyBroadcast read_legacy_broadcast(AttrReader& a);  // call only at opset < 7
+void check_legacy_broadcast(const Node& n, const LegacyBroadcast& lb);
 
 // Broadcast shape of all present inputs; an invalid-model error naming the shapes otherwise.
 Shape broadcast_inputs(const Node& n);

@@ -218,10 +218,17 @@ def _(d):
     return save(m, os.path.join(d, "cycle.onnx"))
 
 
-@case("opset out of range", UNSUPPORTED, "opset 3")
+@case("opset newer than onnxc knows", UNSUPPORTED, "opset 24", "1 to 23")
 def _(d):
-    return save(model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2])], [vi("y", [2])], opset=3),
+    return save(model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2])], [vi("y", [2])], opset=24),
                 os.path.join(d, "opset.onnx"))
+
+
+@case("attribute value newer than implemented (Resize mode)", INVALID, "node 'resize_1'", "Resize, opset 19", "'lanczos'")
+def _(d):
+    n = helper.make_node("Resize", ["x", "", "s"], ["y"], name="resize_1", mode="lanczos")
+    s = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")
+    return save(model([n], [vi("x", [1, 1, 2, 2])], [vi("y", None)], [s], opset=19), os.path.join(d, "resize_mode.onnx"))
 
 
 def huge_dims_initializer(name, dims, dtype=TensorProto.FLOAT):
