@@ -63,7 +63,8 @@ void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int
 // `omp simd` on a loop that calls libm (expf, tanhf, powf...) cannot be honoured without
 // fast-math, and clang warns "loop not vectorized" at -O3: leave the hint off there.
 static bool vectorizable(const std::string& body) {
-  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod"})
+  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod", "sinf(", "cosf(",
+                        "tanf(", "sinhf(", "coshf(", "log1pf("})
     if (body.find(f) != std::string::npos) return false;
   return true;
 }

@@ -27,6 +27,19 @@ struct ClipAttrs {
   double lo = 0, hi = 0;
 };
 const ClipAttrs& clip_attrs(const Node& n);
+// IsInf's attributes (ir/ops/compare.cc).
+struct IsInfAttrs {
+  bool negative = true, positive = true;
+};
+IsInfAttrs isinf_attrs(const Node& n);
+// The attributes of the activations of ir/ops/activation.cc (Selu: alpha, gamma; Celu,
+// ThresholdedRelu: alpha; Gelu: tanh = approximate "tanh"), and Mod's fmod (ir/ops/math.cc).
+struct ActivationAttrs {
+  double alpha = 0, gamma = 0;
+  bool tanh = false;
+};
+const ActivationAttrs& activation_attrs(const Node& n);
+bool mod_fmod(const Node& n);
 // ConstantOfShape's one-element fill value (ir/ops/constant.cc).
 const Tensor& constant_of_shape_value(const Node& n);
 

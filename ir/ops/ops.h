@@ -40,5 +40,9 @@ void register_pad(OpTable&);          // Pad
 void register_resize(OpTable&);       // Resize, Upsample
 void register_identity(OpTable&);     // Identity, Dropout
 void register_constant(OpTable&);     // Constant, ConstantOfShape
+void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, IsNaN, IsInf, Where
+void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod
+void register_expand(OpTable&);       // Expand, Tile, Range
+void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
 
 }  // namespace onnxc

@@ -284,6 +284,102 @@ def _():
     return model([c, a], x, [("y0", T.FLOAT)], 23, [const("s", np.array([2, 2], np.int64))]), x
 
 
+# --------------------------------------------------------------------------- ops added or changed at 19-23
+
+@case("Equal-19 int64 inputs, bool output")
+def _():
+    x = {"a": np.array([[1, 5, -3], [7, 7, 0]], np.int64), "b": np.array([1, 7, 0], np.int64)}
+    return one("Equal", 19, x, out_type=T.BOOL), x
+
+
+@case("Gelu-20 exact")
+def _():
+    x = {"x": randf(3, 7, lo=-5, hi=5)}
+    return one("Gelu", 20, x), x
+
+
+@case("Gelu-20 tanh approximation")
+def _():
+    x = {"x": randf(3, 7, lo=-5, hi=5)}
+    return one("Gelu", 20, x, approximate="tanh"), x
+
+
+@case("IsNaN-20, IsInf-20 (detect_negative=0)")
+def _():
+    x = {"x": np.array([[1.0, np.nan, np.inf, -np.inf, -0.0, 3e38]], np.float32)}
+    n1 = helper.make_node("IsNaN", ["x"], ["y0"], name="isnan_node")
+    n2 = helper.make_node("IsInf", ["x"], ["y1"], name="isinf_node", detect_negative=0)
+    return model([n1, n2], x, [("y0", T.BOOL), ("y1", T.BOOL)], 20), x
+
+
+@case("Selu-22, Softplus-22, Softsign-22, Mish-22, ThresholdedRelu-22")
+def _():
+    x = {"x": randf(4, 6, lo=-6, hi=6)}
+    nodes = [helper.make_node("Selu", ["x"], ["a"], name="selu_node", alpha=1.5),
+             helper.make_node("Softplus", ["x"], ["b"], name="softplus_node"),
+             helper.make_node("Softsign", ["x"], ["c"], name="softsign_node"),
+             helper.make_node("Mish", ["x"], ["d"], name="mish_node"),
+             helper.make_node("ThresholdedRelu", ["x"], ["e"], name="trelu_node", alpha=0.5),
+             helper.make_node("Concat", ["a", "b", "c", "d", "e"], ["y0"], name="concat_node", axis=0)]
+    return model(nodes, x, [("y0", T.FLOAT)], 22), x
+
+
+@case("Sin..Atanh-22, Round-22")
+def _():
+    x = {"x": randf(2, 8, lo=-0.9, hi=0.9), "h": np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, 2.6, -2.5], np.float32)}
+    ops = ["Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Atanh"]
+    nodes = [helper.make_node(o, ["x"], [o.lower()], name=o.lower() + "_node") for o in ops]
+    nodes.append(helper.make_node("Concat", [o.lower() for o in ops], ["y0"], name="concat_node", axis=0))
+    nodes.append(helper.make_node("Round", ["h"], ["y1"], name="round_node"))
+    nodes.append(helper.make_node("Acosh", ["p"], ["y2"], name="acosh_node"))
+    nodes.append(helper.make_node("Add", ["x", "one"], ["p0"], name="add_node"))
+    nodes.append(helper.make_node("Abs", ["p0"], ["p1"], name="abs_node"))
+    nodes.append(helper.make_node("Add", ["p1", "one"], ["p"], name="add2_node"))
+    nodes = nodes[-3:] + nodes[:-3]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT)], 22, [const("one", np.array(1, np.float32))]), x
+
+
+@case("Where-16 at opset 23: bool condition from Greater, int32 branches")
+def _():
+    x = {"a": randf(3, 4), "b": randf(4), "i": np.arange(12, dtype=np.int32).reshape(3, 4), "j": np.array([-1], np.int32)}
+    n1 = helper.make_node("Greater", ["a", "b"], ["c"], name="greater_node")
+    n2 = helper.make_node("Where", ["c", "i", "j"], ["y0"], name="where_node")
+    n3 = helper.make_node("Not", ["c"], ["y1"], name="not_node")
+    return model([n1, n2, n3], x, [("y0", T.INT32), ("y1", T.BOOL)], 23), x
+
+
+@case("bool runtime inputs: And, Or, Xor, Not, Cast to float")
+def _():
+    x = {"p": rng.integers(0, 2, (3, 5)).astype(np.bool_), "q": rng.integers(0, 2, (5,)).astype(np.bool_)}
+    nodes = [helper.make_node("And", ["p", "q"], ["a"], name="and_node"),
+             helper.make_node("Or", ["p", "q"], ["o"], name="or_node"),
+             helper.make_node("Xor", ["a", "o"], ["y0"], name="xor_node"),
+             helper.make_node("Not", ["y0"], ["n"], name="not_node"),
+             helper.make_node("Cast", ["n"], ["y1"], name="cast_node", to=T.FLOAT)]
+    return model(nodes, x, [("y0", T.BOOL), ("y1", T.FLOAT)], 21), x
+
+
+@case("Mod-13 fmod 0 and 1 on int64, fmod 1 on float")
+def _():
+    x = {"a": np.array([[-7, 7, -8, 9, 0, 5]], np.int64), "b": np.array([3, -3, 4, -2, 5, 7], np.int64),
+         "f": randf(6, lo=-10, hi=10), "g": randf(6, lo=1, hi=3)}
+    nodes = [helper.make_node("Mod", ["a", "b"], ["y0"], name="mod0_node"),
+             helper.make_node("Mod", ["a", "b"], ["y1"], name="mod1_node", fmod=1),
+             helper.make_node("Mod", ["f", "g"], ["y2"], name="modf_node", fmod=1)]
+    return model(nodes, x, [("y0", T.INT64), ("y1", T.INT64), ("y2", T.FLOAT)], 21), x
+
+
+@case("Expand, Tile, Range at opset 23, int64 runtime data")
+def _():
+    x = {"x": np.arange(6, dtype=np.int64).reshape(2, 1, 3)}
+    nodes = [helper.make_node("Expand", ["x", "s"], ["y0"], name="expand_node"),
+             helper.make_node("Tile", ["x", "r"], ["y1"], name="tile_node"),
+             helper.make_node("Range", ["st", "li", "de"], ["y2"], name="range_node")]
+    inits = [const("s", np.array([2, 4, 3], np.int64)), const("r", np.array([2, 3, 1], np.int64)),
+             const("st", np.array(10, np.int64)), const("li", np.array(-3, np.int64)), const("de", np.array(-4, np.int64))]
+    return model(nodes, x, [("y0", T.INT64), ("y1", T.INT64), ("y2", T.INT64)], 23, inits), x
+
+
 # --------------------------------------------------------------------------- legacy opsets (1-6)
 
 @case("Relu-1, Sigmoid-1 with consumed_inputs", kind="numpy", ref=lambda x: 1 / (1 + np.exp(-np.maximum(x, 0))))

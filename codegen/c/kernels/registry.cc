@@ -19,6 +19,10 @@ static CKernelTable build_table() {
   register_pad(t);
   register_resize(t);
   register_constant(t);
+  register_compare(t);
+  register_math(t);
+  register_activation(t);
+  register_expand(t);
   return t;
 }
 
