@@ -23,7 +23,7 @@ void register_pool(OpTable&);         // MaxPool, AveragePool
 void register_global_pool(OpTable&);  // GlobalAveragePool, GlobalMaxPool
 void register_gemm(OpTable&);         // Gemm
 void register_matmul(OpTable&);       // MatMul
-void register_reduce(OpTable&);       // ReduceMean, ReduceSum, ReduceMax
+void register_reduce(OpTable&);       // ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
 void register_softmax(OpTable&);      // Softmax, LogSoftmax
 void register_flatten(OpTable&);      // Flatten
 void register_reshape(OpTable&);      // Reshape

@@ -380,6 +380,27 @@ def _():
     return model(nodes, x, [("y0", T.INT64), ("y1", T.INT64), ("y2", T.INT64)], 23, inits), x
 
 
+@case("ReduceMax-20, ReduceMin-20 on bool (any / all)")
+def _():
+    x = {"b": rng.integers(0, 2, (3, 4, 2)).astype(np.bool_)}
+    ax = const("ax", np.array([1], np.int64))
+    n1 = helper.make_node("ReduceMax", ["b", "ax"], ["y0"], name="rmax_node", keepdims=0)
+    n2 = helper.make_node("ReduceMin", ["b", "ax"], ["y1"], name="rmin_node")
+    return model([n1, n2], x, [("y0", T.BOOL), ("y1", T.BOOL)], 20, [ax]), x
+
+
+@case("ReduceMin-20, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare (axes input)")
+def _():
+    x = {"x": randf(2, 3, 4, lo=0.1, hi=2.0), "i": rng.integers(-5, 5, (2, 3, 4)).astype(np.int64)}
+    ax = const("ax", np.array([0, -1], np.int64))
+    ops = ["ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]
+    nodes = [helper.make_node(o, ["x", "ax"], [f"y{k}"], name=o.lower() + "_node") for k, o in enumerate(ops)]
+    nodes += [helper.make_node(o, ["i", "ax"], [f"z{k}"], name=o.lower() + "_int_node", keepdims=0)
+              for k, o in enumerate(["ReduceMin", "ReduceProd", "ReduceL1", "ReduceSumSquare"])]
+    outs = [(f"y{k}", T.FLOAT) for k in range(len(ops))] + [(f"z{k}", T.INT64) for k in range(4)]
+    return model(nodes, x, outs, 20, [ax]), x
+
+
 # --------------------------------------------------------------------------- legacy opsets (1-6)
 
 @case("Relu-1, Sigmoid-1 with consumed_inputs", kind="numpy", ref=lambda x: 1 / (1 + np.exp(-np.maximum(x, 0))))

@@ -23,6 +23,7 @@ static CKernelTable build_table() {
   register_math(t);
   register_activation(t);
   register_expand(t);
+  register_reduce_more(t);
   return t;
 }
 
