@@ -34,7 +34,7 @@ void register_split(OpTable&);        // Split
 void register_slice(OpTable&);        // Slice
 void register_squeeze(OpTable&);      // Squeeze, Unsqueeze
 void register_gather(OpTable&);       // Gather
-void register_shape(OpTable&);        // Shape
+void register_shape(OpTable&);        // Shape, Size
 void register_cast(OpTable&);         // Cast
 void register_pad(OpTable&);          // Pad
 void register_resize(OpTable&);       // Resize, Upsample
@@ -42,6 +42,8 @@ void register_identity(OpTable&);     // Identity, Dropout
 void register_constant(OpTable&);     // Constant, ConstantOfShape
 void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, IsNaN, IsInf, Where
 void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod
+void register_argmax(OpTable&);       // ArgMax, ArgMin
+void register_layer_norm(OpTable&);   // LayerNormalization
 void register_expand(OpTable&);       // Expand, Tile, Range
 void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
 

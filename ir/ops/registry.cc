@@ -39,6 +39,8 @@ static OpTable build_table() {
   register_math(t);
   register_activation(t);
   register_expand(t);
+  register_argmax(t);
+  register_layer_norm(t);
   register_layout_transform(t);
   return t;
 }

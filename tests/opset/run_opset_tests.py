@@ -401,6 +401,17 @@ def _():
     return model(nodes, x, outs, 20, [ax]), x
 
 
+@case("transformer block at opset 20: LayerNormalization (Mean, InvStdDev), MatMul, Gelu, ArgMax")
+def _():
+    x = {"x": randf(2, 5, 8)}
+    nodes = [helper.make_node("LayerNormalization", ["x", "s", "b"], ["n", "y1", "y2"], name="ln_node", epsilon=1e-6),
+             helper.make_node("MatMul", ["n", "w"], ["m"], name="matmul_node"),
+             helper.make_node("Gelu", ["m"], ["y0"], name="gelu_node"),
+             helper.make_node("ArgMax", ["y0"], ["y3"], name="argmax_node", axis=-1, keepdims=0, select_last_index=1)]
+    inits = [const("s", randf(8)), const("b", randf(8)), const("w", randf(8, 6))]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT), ("y3", T.INT64)], 20, inits), x
+
+
 # --------------------------------------------------------------------------- legacy opsets (1-6)
 
 @case("Relu-1, Sigmoid-1 with consumed_inputs", kind="numpy", ref=lambda x: 1 / (1 + np.exp(-np.maximum(x, 0))))

@@ -24,6 +24,8 @@ static CKernelTable build_table() {
   register_activation(t);
   register_expand(t);
   register_reduce_more(t);
+  register_argmax(t);
+  register_layer_norm(t);
   return t;
 }
 
