@@ -67,7 +67,8 @@ void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int
 // helpers of codegen/c/vmath.h (onnxc_expf...) vectorize: only whole-word libm names count.
 static bool vectorizable(const std::string& body) {
   auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod"})
+  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod", "sinf(", "cosf(",
+                        "tanf(", "sinhf(", "coshf(", "log1pf("})
     for (size_t p = body.find(f); p != std::string::npos; p = body.find(f, p + 1))
       if (p == 0 || !word(body[p - 1])) return false;
   return true;
