@@ -466,10 +466,17 @@ def _(d):
     return save(m, p)
 
 
+@case("user C flags that break a node's code", 5, "emitted C does not compile with the given --cc/--cflags", "node 'conv_3' (Conv)", "conv_3.onnx")
+def _(d):
+    # The Conv's function name (n0_conv_3) defined away: the compiler's first error is on
+    # that function's line, so compile-model names the node.
+    return save(conv_model(pads=[1, 1, 1, 1]), os.path.join(d, "conv_3.onnx")), ("--cflags", "-O0 -Dn0_conv_3=")
+
+
 def run_compile(args, compiler, d, src, cflags, extra=(), timeout=300):
     out = os.path.join(d, "out_" + re.sub(r"\W", "_", os.path.basename(src)))
     cmd = [compiler, src, "-o", out, "--name", "m", "--quiet"] + list(extra)
-    if cflags:
+    if cflags and "--cflags" not in extra:
         cmd += ["--cflags", cflags]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout), out
 

@@ -11,6 +11,7 @@
 
 #include "codegen/c/emit.h"
 #include "codegen/c/kernels/kernels.h"
+#include "codegen/c/module.h"
 #include "codegen/target.h"
 #include "ir/op.h"
 #include "tests/codegen/c_run.h"
@@ -105,6 +106,46 @@ TEST(CKernels, FusedTailWithScalarConstants) {
     EXPECT_EQ(groups, 1u) << dump_ir(*b.g);
     expect_close(ref, run_c(*b.g, in), 1e-4);
   }
+}
+
+// compile-model names the node when the emitted C does not compile (an internal error):
+// break one node function of a real module and let the C compiler say where.
+TEST(CBackend, LocatesACompileErrorInANodeFunction) {
+  namespace fs = std::filesystem;
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 4, 8, 8});
+  Value* r = b.node("Relu", {x});
+  Value* c = b.node("Conv", {r, b.random_constant("w", {8, 4, 3, 3})}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  b.output(b.node("Sigmoid", {c}));
+  PassOptions po = test_pass_options();
+  po.disabled.insert("fuse");
+  run_pipeline(*b.g, po);
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_locate_XXXXXX").string();
+  ASSERT_TRUE(mkdtemp(tmpl.data()));
+  const std::string d = tmpl + "/";
+  test_backend().write_module(*b.g, {"m", tmpl, "m.onnx"});
+  std::string text = c_run_read_file(d + "m.c");
+  const Node* conv = nullptr;
+  for (auto& n : b.g->nodes)
+    if (n->op_type == "Conv") conv = n.get();
+  ASSERT_NE(conv, nullptr);
+  // The Conv function: its comment names the node; break the first statement of its body.
+  const size_t head = text.find("/* " + conv->name + ": Conv(");
+  ASSERT_NE(head, std::string::npos) << text;
+  const size_t body = text.find("{\n", head) + 2;
+  text.insert(body, "  int broken = ;\n");
+  std::ofstream(d + "m.c") << text;
+  const std::string cmd = "cc -std=c11 -fopenmp -fsyntax-only -I" + d + " " + d + "m.c > " + d + "cc.log 2>&1";
+  ASSERT_NE(std::system(cmd.c_str()), 0) << "the broken module compiled";
+  const std::string where = locate_c_error(d + "m.c", c_run_read_file(d + "cc.log"));
+  EXPECT_EQ(where.rfind("node '" + conv->name + "' (Conv) at " + d + "m.c:", 0), 0u) << where;
+  EXPECT_NE(where.find("expected expression"), std::string::npos) << where;
+  // An error outside any node function (here, in the entry points) names no node.
+  text.erase(body, 17);
+  std::ofstream(d + "m.c") << text << "\nint trailing = ;\n";
+  ASSERT_NE(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(locate_c_error(d + "m.c", c_run_read_file(d + "cc.log")), "");
+  fs::remove_all(tmpl);
 }
 
 TEST(CBackend, InPlaceOnlyForIndexAlignedNodesOfTheSameShape) {
