@@ -9,8 +9,12 @@
 //   integer → integer wraps modulo 2^N (two's complement), as numpy
 //   anything → bool  is x != 0 (NaN → true); bool → anything is 0 or 1
 //   float64 → float32 rounds to nearest (overflow → ±inf)
-// Targets string, float16, bfloat16 and complex are unsupported (exit 3); so are such
-// inputs (the importer rejects them).
+//   → float16        rounds to nearest even (overflow → ±inf), through float32 for float64
+//                    and integers; float16 → anything converts its exact float32 value
+// float16 values only appear at a model's edges and as the output of a Cast to float16,
+// which the importer widens back to float32 for the nodes that read it (ir/dtype.h).
+// Targets string, bfloat16 and complex are unsupported (exit 3); so are such inputs (the
+// importer rejects them).
 // Versions: 1 (`to` is a type name string, "FLOAT", "INT64"...), 6 (`to` is the TensorProto
 // code), 9, 13 (more types), 19 (attribute `saturate`, which only affects casts to float8
 // types, which onnxc does not take: accepted as 0 or 1, no effect), 21, 23 (4-bit types).
@@ -45,12 +49,11 @@ class Cast : public Op {
     }
     switch (*to) {
       case 8: n.unsupported("cast to string is not supported");
-      case 10: n.unsupported("cast to float16 is not supported");
       case 14: case 15: n.unsupported("cast to complex is not supported");
       case 16: n.unsupported("cast to bfloat16 is not supported");
       default: break;
     }
-    if (*to < 0 || *to > 1000 || !dtype_supported(static_cast<int>(*to)))
+    if (*to != 10 && (*to < 0 || *to > 1000 || !dtype_supported(static_cast<int>(*to))))
       n.invalid("attribute 'to' = " + std::to_string(*to) + " is not a tensor element type");
     to_ = static_cast<DType>(*to);
   }
@@ -61,6 +64,10 @@ class Cast : public Op {
   }
 
   void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    if (in[0]->dtype == DType::F16 || to_ == DType::F16) {  // through the float value (Tensor::get/set)
+      for (int64_t i = 0, n = out[0].numel(); i < n; ++i) out[0].set(i, in[0]->get(i));
+      return;
+    }
     bool to_bool = to_ == DType::Bool;
     visit_dtype(in[0]->dtype, [&](auto s) {
       using S = decltype(s);

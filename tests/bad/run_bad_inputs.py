@@ -473,17 +473,16 @@ def _(d):
     return save(conv_model(pads=[1, 1, 1, 1]), os.path.join(d, "conv_3.onnx")), ("--cflags", "-O0 -Dn0_conv_3=")
 
 
-@case("float16 graph input (not supported yet)", UNSUPPORTED, "graph input 'x'", "float16", "not support")
+@case("bfloat16 graph input", UNSUPPORTED, "graph input 'x'", "bfloat16", "not support")
 def _(d):
     n = helper.make_node("Relu", ["x"], ["y"], name="relu_0")
-    return save(model([n], [vi("x", [1, 3], TensorProto.FLOAT16)], [vi("y", [1, 3], TensorProto.FLOAT16)]), os.path.join(d, "f16_input.onnx"))
+    return save(model([n], [vi("x", [1, 3], TensorProto.BFLOAT16)], [vi("y", [1, 3], TensorProto.BFLOAT16)]), os.path.join(d, "bf16_input.onnx"))
 
 
-@case("float16 initializer (not supported yet)", UNSUPPORTED, "initializer 'w'", "float16", "not support")
+@case("Cast to bfloat16", UNSUPPORTED, "cast_0", "Cast", "bfloat16")
 def _(d):
-    w = numpy_helper.from_array(np.ones((1, 3), np.float16), "w")
-    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_0")
-    return save(model([n], [vi("x", [1, 3])], [vi("y", [1, 3])], [w]), os.path.join(d, "f16_init.onnx"))
+    n = helper.make_node("Cast", ["x"], ["y"], name="cast_0", to=TensorProto.BFLOAT16)
+    return save(model([n], [vi("x", [1, 3])], [vi("y", [1, 3], TensorProto.BFLOAT16)]), os.path.join(d, "bf16_cast.onnx"))
 
 
 def run_compile(args, compiler, d, src, cflags, extra=(), timeout=300):
@@ -547,7 +546,7 @@ def binary_cases(compiler, d, cflags):
         ("binary: raw input file of the wrong size", ["--input", f"x={bad_raw}"], ["10 bytes", "24"]),
         ("binary: .npy of the wrong dtype", ["--input", f"x={bad_npy}"], ["float32"]),
         ("binary: int64 .npy where float32 is expected", ["--input", f"x={int64_npy}"], ["int64_for_float.npy", "int64", "float32"]),
-        ("binary: float16 .npy where float32 is expected", ["--input", f"x={f16_npy}"], ["float16_for_float.npy", "f2", "float32"]),
+        ("binary: float16 .npy where float32 is expected", ["--input", f"x={f16_npy}"], ["float16_for_float.npy", "float16", "float32"]),
         ("binary: .npy of the wrong shape", ["--input", f"x={wrong_shape}"], ["wrong_shape.npy"]),
         ("binary: truncated .npy header", ["--input", f"x={garbage}"], ["garbage.npy"]),
         ("binary: missing input file", ["--input", f"x={d}/nope.npy"], ["nope.npy"]),
