@@ -82,6 +82,7 @@ MODELS = {
     "densenet201": (lambda: torchvision.models.densenet201(weights=None), 13, (1, 1000), False),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), 13, (1, 1000), False),
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), 13, (1, 1000), False),
+    "efficientnet_v2_s": (lambda: torchvision.models.efficientnet_v2_s(weights=None), 17, (1, 1000), True),
     "gpunet_0": (_gpunet_0, 17, (1, 1000), True),
     "deeplabv3_mobilenet_v3_large": (_deeplabv3, 17, (1, 21, 224, 224), True),
 }
