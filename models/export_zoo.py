@@ -33,7 +33,7 @@ import numpy as np
 import torch
 import torchvision
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gpunet.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # nfnet.py, gpunet.py
 
 BASE_SEED = 20240601
 INPUT_SHAPE = (1, 3, 224, 224)
@@ -65,6 +65,11 @@ def _deeplabv3():
         weights=None, weights_backbone=None, aux_loss=False))
 
 
+def _nfnet_f0():
+    import nfnet
+    return nfnet.nfnet_f0()
+
+
 def _gpunet_0():
     import gpunet
     return gpunet.gpunet_0()
@@ -83,6 +88,7 @@ MODELS = {
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), 13, (1, 1000), False),
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), 13, (1, 1000), False),
     "efficientnet_v2_s": (lambda: torchvision.models.efficientnet_v2_s(weights=None), 17, (1, 1000), True),
+    "nfnet_f0": (_nfnet_f0, 17, (1, 1000), True),
     "gpunet_0": (_gpunet_0, 17, (1, 1000), True),
     "deeplabv3_mobilenet_v3_large": (_deeplabv3, 17, (1, 21, 224, 224), True),
 }
