@@ -78,8 +78,9 @@ def _gpunet_0():
 # name -> (builder, opset, output shape, randomize_zero_params). The first six stay at opset 13
 # (their references predate the newer models); the newer ones are exported at opset 17, the newest
 # that Debian's torch 1.13 writes. randomize_zero_params: parameters that init left all-zero or
-# all-one besides conv/linear biases get random values too -- an all-zero head would make the
-# output constant. Not applied to the first six, whose files must stay the same.
+# all-one besides conv/linear biases get random values too (ViT's zero head and class token,
+# LayerNorm's affine, the attention's in-projection bias, NFNet's skip gains) -- an all-zero head
+# would make the output constant. Not applied to the first six, whose files must stay the same.
 MODELS = {
     "resnet50": (lambda: torchvision.models.resnet50(weights=None), 13, (1, 1000), False),
     "vgg19": (lambda: torchvision.models.vgg19(weights=None), 13, (1, 1000), False),
@@ -87,6 +88,7 @@ MODELS = {
     "densenet201": (lambda: torchvision.models.densenet201(weights=None), 13, (1, 1000), False),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), 13, (1, 1000), False),
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), 13, (1, 1000), False),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), 17, (1, 1000), True),
     "efficientnet_v2_s": (lambda: torchvision.models.efficientnet_v2_s(weights=None), 17, (1, 1000), True),
     "nfnet_f0": (_nfnet_f0, 17, (1, 1000), True),
     "gpunet_0": (_gpunet_0, 17, (1, 1000), True),
@@ -225,7 +227,12 @@ def export_one(name, out_dir, force):
     t2 = time.time()
 
     tmp = {k: p + ".tmp" for k, p in paths.items()}
-    with torch.no_grad():
+    # nn.MultiheadAttention in eval mode under no_grad takes torch's fused fast path
+    # (aten::_native_multi_head_attention), which torch 1.13 cannot export: models that use it
+    # are traced with autograd on, which keeps the composite path (same math; the reference
+    # above is still the fast path's output). Tracing does not update any weight.
+    mha = any(isinstance(m, torch.nn.MultiheadAttention) for m in model.modules())
+    with torch.enable_grad() if mha else torch.no_grad():
         torch.onnx.export(model, x, tmp["onnx"], export_params=True, opset_version=opset,
                           do_constant_folding=True, input_names=["input"], output_names=["output"],
                           training=torch.onnx.TrainingMode.EVAL)
