@@ -287,6 +287,10 @@ def fmt(x, d=1):
     return "—" if x is None else f"{x:.{d}f}"
 
 
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def geomean(xs):
     xs = [x for x in xs if x]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
@@ -311,9 +315,15 @@ def write_report(a, R, path_md, path_png):
              f"intra-op threads = ours, one inter-op thread, sequential); node {info['node']}")
     L.append("- FMA probe peak (bench/fma_probe.c, all threads at once, best before/after the timings): "
              + ", ".join(f"{t} thread{'s' if t > 1 else ''} {peak[str(t)]:.1f} GFLOP/s" for t in T))
-    L.append(f"- {a.rounds} rounds, engines alternating; each timing is the median of {a.runs} runs in one process "
+    L.append(f"- {plural(a.rounds, 'round')}, engines alternating; each timing is the median of {a.runs} runs in one process "
              f"(batch 8: {a.runs_b8}) after one warm-up run; tables show the median of the round medians. "
-             f"Load average (1 min) at start {R['load'][0]:.2f}, at the end {R['load'][1]:.2f}.")
+             f"Load average (1 min) at the start {R['load'][0]:.2f}, during the batch-1 rounds "
+             f"{min(R['load_rounds']):.2f}–{max(R['load_rounds']):.2f}, at the end {R['load'][1]:.2f}.")
+    cores = int(info.get("CPU(s)", "0") or 0)
+    if cores and max(R["load_rounds"] + R["load"]) > cores:
+        L.append(f"- **The machine was busy** (load average above its {cores} cores): other processes took CPU time "
+                 "during the timings, so absolute times are inflated and multi-threaded ones the least reliable "
+                 "(a preempted thread stalls the others at every synchronisation).")
     if R["reduced"]:
         L.append(f"- **Reduced run**: {R['reduced']}.")
     if a.note:
@@ -604,7 +614,7 @@ def main():
     elif a.ablation_models != ABLATION_MODELS:
         reduced.append(f"ablation on {' '.join(a.ablation_models)} only")
     if a.rounds < 5 or a.runs < 10:
-        reduced.append(f"{a.rounds} rounds × {a.runs} runs (default 5 × 10)")
+        reduced.append(f"{plural(a.rounds, 'round')} × {plural(a.runs, 'run')} (default 5 × 10)")
     if a.threads != [1, 2]:
         reduced.append(f"threads {' '.join(map(str, a.threads))}")
 
@@ -707,8 +717,10 @@ def main():
     # 4. batch-1 latency
     for n in a.models:
         R["models"][n]["latency"] = {str(t): {"onnxc": [], "ort": []} for t in a.threads}
+    R["load_rounds"] = []
     for rnd in range(a.rounds):
-        log(f"batch-1 latency, round {rnd + 1}/{a.rounds}")
+        R["load_rounds"].append(os.getloadavg()[0])
+        log(f"batch-1 latency, round {rnd + 1}/{a.rounds} (load average {R['load_rounds'][-1]:.2f})")
         for n in a.models:
             msg = []
             for t in a.threads:
