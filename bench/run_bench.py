@@ -585,6 +585,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="where cpu.md, cpu.json, cpu.png go")
     ap.add_argument("--no-chart", action="store_true", help="no PNG (no matplotlib needed)")
     ap.add_argument("--note", default="", help="a line for the header of cpu.md")
+    ap.add_argument("--render", metavar="CPU.json",
+                    help="measure nothing: write cpu.md and cpu.png into --out again from a cpu.json of an earlier run "
+                         "(its options; this call's --note and --no-chart)")
     default_ort = os.path.join(HERE, "node_modules", "onnxruntime-node")
     if not os.path.exists(default_ort):
         default_ort = os.path.join(ROOT, "tests", "ort", "node_modules", "onnxruntime-node")
@@ -592,6 +595,15 @@ def main():
                     help="the onnxruntime-node package folder (default bench/node_modules/..., else tests/ort/node_modules/..., "
                          "which tools/setup.sh installs)")
     a = ap.parse_args()
+    if a.render:
+        with open(a.render) as f:
+            R = json.load(f)
+        out, note, no_chart = a.out, a.note, a.no_chart
+        a = argparse.Namespace(**R["args"])
+        a.out, a.note, a.no_chart = out, note, no_chart
+        os.makedirs(a.out, exist_ok=True)
+        write_outputs(a, R)
+        return
     a.threads = sorted(set(a.threads))
     if not a.models or a.rounds < 1 or a.runs < 1 or a.runs_b8 < 1 or a.first_rounds < 1 or min(a.threads) < 1:
         ap.error("need models, and rounds, runs and threads >= 1")
@@ -771,14 +783,20 @@ def main():
     R["elapsed_s"] = time.time() - t_start
     R["args"] = {k: v for k, v in vars(a).items()}
 
+    log(f"measured in {R['elapsed_s'] / 60:.1f} min")
+    write_outputs(a, R)
+
+
+def write_outputs(a, R):
     path_md = os.path.join(a.out, "cpu.md")
     path_png = None if a.no_chart else os.path.join(a.out, "cpu.png")
+    R["args"]["note"] = a.note
     with open(os.path.join(a.out, "cpu.json"), "w") as f:
         json.dump(R, f, indent=1)
     if path_png:
         write_chart(a, R, path_png)
     write_report(a, R, path_md, path_png)
-    log(f"wrote {path_md}" + (f", {path_png}" if path_png else "") + f" and cpu.json in {R['elapsed_s'] / 60:.1f} min")
+    log(f"wrote {path_md}" + (f", {path_png}" if path_png else "") + " and cpu.json")
     with open(path_md) as f:
         print(f.read())
 
