@@ -532,17 +532,17 @@ def write_chart(a, R, path):
         labels, groups = [], []
         for n in a.ablation_models:
             for var, times in R["ablation"][n].items():
-                labels.append(f"{n}\n{var}")
+                labels.append(f"{n}\n{var.replace(' (default)', '*')}")
                 groups.append({t: median(times[str(t)]) for t in T})
         xa = list(range(len(labels)))
         for i, t in enumerate(T):
             bars = ax.bar([xi + (i - (len(T) - 1) / 2) * w for xi in xa], [g[t] for g in groups], w,
                           label=f"{t} thread{'s' if t > 1 else ''}")
             ax.bar_label(bars, fmt="%.0f", fontsize=6)
-        ax.set_xticks(xa, labels, fontsize=6)
+        ax.set_xticks(xa, labels, fontsize=6, rotation=30)
         ax.set_yscale("log")
         ax.set_ylabel("ms (log)")
-        ax.set_title("Ablation: layout and channel block (onnxc, batch 1)")
+        ax.set_title("Ablation: layout, NCHWc block (onnxc, batch 1; * default)")
         ax.legend(fontsize=8)
     for ax in axes[k:]:
         ax.axis("off")
