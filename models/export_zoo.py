@@ -10,17 +10,20 @@ normalized random image: uniform [0,1) pixels, then (x - mean) / std, so roughly
 NAME.ref.npy (float32, the output computed by torch on that input -- not by any ONNX runtime).
 Conventions: weights are random (no network, torchvision cannot download pretrained weights);
 everything is seeded per model from a fixed base seed and the model name, torch runs on 2 threads,
-so two runs on the same torch/torchvision versions give identical files. BatchNorm is made
+so two runs on the same torch/torchvision versions give identical files. --batch N (for the
+batch throughput of bench/run_bench.py) writes NAME_bN.onnx, NAME_bN.input.npy and NAME_bN.ref.npy
+instead: the same weights (the seeds do not depend on the batch), a static batch of N images
+whose first is the batch-1 input, output batch N (N x 1000 for the classifiers). BatchNorm is made
 non-trivial: its running statistics are first calibrated on a separate seeded random batch (so a
 randomly initialised deep net neither explodes nor vanishes -- depthwise convs with PyTorch's
 default init would otherwise shrink activations to almost nothing), then gamma, beta and the running
 statistics are perturbed randomly (var stays positive), so BN is never an identity and its folding
 is actually exercised. Files are written to a temporary name and renamed, so a model counts as done
-only when all three files exist. Gaps: batch 1 and 224x224 only; outputs of random nets are not
+only when all three files exist. Gaps: 224x224 only; one batch size per file; outputs of random nets are not
 class-meaningful; references depend on the torch version (1.13 on Debian) and on its CPU kernels,
 so compare with a tolerance (compare.py), not bit-exactly.
 
-Usage: /usr/bin/python3 models/export_zoo.py [--out DIR] [--force] [NAME ...]
+Usage: /usr/bin/python3 models/export_zoo.py [--out DIR] [--force] [--batch N] [NAME ...]
 """
 
 import argparse
@@ -192,10 +195,11 @@ def op_types(path):
     return ops, [(o.domain or "ai.onnx", o.version) for o in m.opset_import]
 
 
-def export_one(name, out_dir, force):
-    paths = {k: os.path.join(out_dir, f"{name}.{k}") for k in ("onnx", "input.npy", "ref.npy")}
+def export_one(name, out_dir, force, batch=1):
+    stem = name if batch == 1 else f"{name}_b{batch}"
+    paths = {k: os.path.join(out_dir, f"{stem}.{k}") for k in ("onnx", "input.npy", "ref.npy")}
     if not force and all(os.path.exists(p) for p in paths.values()):
-        print(f"{name}: skipped (all three files exist in {out_dir}; --force to redo)", flush=True)
+        print(f"{stem}: skipped (all three files exist in {out_dir}; --force to redo)", flush=True)
         return True
 
     t0 = time.time()
@@ -209,20 +213,20 @@ def export_one(name, out_dir, force):
     n_zero = randomize_zero_params(model, gen) if zero_params else 0
     n_bn = randomize_batchnorm(model, gen)
     model.eval()
-    x = make_image(torch.Generator().manual_seed(seed + 1), 1)
+    x = make_image(torch.Generator().manual_seed(seed + 1), batch)
     t1 = time.time()
 
     with torch.no_grad():
         ref = model(x)
-        other = model(make_image(torch.Generator().manual_seed(seed + 2), 1))
+        other = model(make_image(torch.Generator().manual_seed(seed + 2), batch))
     # how much the output depends on the input: a weak reference would barely change
     sensitivity = float((other - ref).abs().max() / ref.abs().max())
     ref = ref.detach().numpy().astype(np.float32)
-    if ref.shape != out_shape:
-        print(f"{name}: ERROR: output shape {ref.shape}, expected {out_shape}", flush=True)
+    if ref.shape != (batch,) + tuple(out_shape[1:]):
+        print(f"{stem}: ERROR: output shape {ref.shape}, expected {(batch,) + tuple(out_shape[1:])}", flush=True)
         return False
     if not np.all(np.isfinite(ref)):
-        print(f"{name}: ERROR: reference output has NaN/inf", flush=True)
+        print(f"{stem}: ERROR: reference output has NaN/inf", flush=True)
         return False
     t2 = time.time()
 
@@ -247,12 +251,12 @@ def export_one(name, out_dir, force):
         os.replace(tmp[k], paths[k])
 
     size_mb = os.path.getsize(paths["onnx"]) / 1e6
-    print(f"{name}: seed {seed}, {n_bias} zero biases, {n_zero} other constant parameters and {n_bn} BN layers randomized, output {tuple(ref.shape)}, "
+    print(f"{stem}: seed {seed}, {n_bias} zero biases, {n_zero} other constant parameters and {n_bn} BN layers randomized, output {tuple(ref.shape)}, "
           f"max|output| {np.abs(ref).max():.4g}, mean|output| {np.abs(ref).mean():.4g}, "
           f"max|f(x')-f(x)|/max|f(x)| for another input {sensitivity:.3g}; "
           f"{paths['onnx']} {size_mb:.1f} MB; opset {opsets}", flush=True)
-    print(f"{name}: ops ({len(ops)}): {' '.join(ops)}", flush=True)
-    print(f"{name}: time build+BN {t1 - t0:.1f}s, torch forward {t2 - t1:.1f}s, "
+    print(f"{stem}: ops ({len(ops)}): {' '.join(ops)}", flush=True)
+    print(f"{stem}: time build+BN {t1 - t0:.1f}s, torch forward {t2 - t1:.1f}s, "
           f"export+check {t3 - t2 + (time.time() - t3):.1f}s, total {time.time() - t0:.1f}s",
           flush=True)
     return True
@@ -264,10 +268,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"),
                     help="output folder (default: models/out next to this script)")
     ap.add_argument("--force", action="store_true", help="re-export even if the files exist")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="static batch size; other than 1 the files are NAME_bN.* (default 1)")
     ap.add_argument("names", nargs="*", metavar="NAME",
                     help=f"models to export (default all: {' '.join(MODELS)})")
     args = ap.parse_args()
     names = args.names or list(MODELS)
+    if args.batch < 1:
+        ap.error("--batch must be at least 1")
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
@@ -278,7 +286,7 @@ def main():
     t0 = time.time()
     for name in names:
         try:
-            ok = export_one(name, args.out, args.force)
+            ok = export_one(name, args.out, args.force, args.batch)
         except Exception as e:  # report and carry on with the other models
             print(f"{name}: ERROR: {type(e).__name__}: {e}", flush=True)
             ok = False
