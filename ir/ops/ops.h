@@ -13,7 +13,7 @@ using OpTable = std::map<std::string, OpFactory>;
 
 void register_unary(OpTable&);        // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu, Erf, Exp, Log, Sqrt, Neg, Abs, Reciprocal
 void register_binary(OpTable&);       // Add, Sub, Mul, Div, Pow, PRelu
-void register_variadic(OpTable&);     // Sum, Max, Min
+void register_variadic(OpTable&);     // Sum, Mean, Max, Min
 void register_clip(OpTable&);         // Clip
 void register_conv(OpTable&);         // Conv
 void register_conv_transpose(OpTable&);  // ConvTranspose
@@ -35,7 +35,7 @@ void register_slice(OpTable&);        // Slice
 void register_squeeze(OpTable&);      // Squeeze, Unsqueeze
 void register_gather(OpTable&);       // Gather
 void register_shape(OpTable&);        // Shape, Size
-void register_cast(OpTable&);         // Cast
+void register_cast(OpTable&);         // Cast, CastLike
 void register_pad(OpTable&);          // Pad
 void register_resize(OpTable&);       // Resize, Upsample
 void register_identity(OpTable&);     // Identity, Dropout

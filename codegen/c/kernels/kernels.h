@@ -39,7 +39,7 @@ using CKernelTable = std::map<std::string, CKernel>;
 // The kernel of an op type; nullptr when the C backend has none.
 const CKernel* find_c_kernel(const std::string& op_type);
 
-void register_elementwise(CKernelTable&);     // unary, binary, variadic, Clip, Cast, Identity/Dropout
+void register_elementwise(CKernelTable&);     // unary, binary, variadic, Clip, Cast, CastLike, Identity/Dropout
 void register_conv(CKernelTable&);            // Conv (conv.cc picks among conv_*.cc)
 void register_conv_transpose(CKernelTable&);  // ConvTranspose
 void register_norm(CKernelTable&);            // BatchNormalization, LRN
