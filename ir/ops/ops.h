@@ -46,5 +46,6 @@ void register_argmax(OpTable&);       // ArgMax, ArgMin
 void register_layer_norm(OpTable&);   // LayerNormalization
 void register_expand(OpTable&);       // Expand, Tile, Range
 void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
+void register_gather_scatter(OpTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
 
 }  // namespace onnxc

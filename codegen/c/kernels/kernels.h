@@ -60,5 +60,6 @@ void register_argmax(CKernelTable&);          // ArgMax, ArgMin
 void register_layer_norm(CKernelTable&);      // LayerNormalization
 void register_expand(CKernelTable&);          // Expand, Tile, Range
 void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
+void register_gather_scatter(CKernelTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
 
 }  // namespace onnxc
