@@ -47,5 +47,10 @@ void register_layer_norm(OpTable&);   // LayerNormalization
 void register_expand(OpTable&);       // Expand, Tile, Range
 void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
 void register_gather_scatter(OpTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
+void register_trilu(OpTable&);        // Trilu
+void register_cumsum(OpTable&);       // CumSum
+void register_onehot(OpTable&);       // OneHot
+void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth
+void register_topk(OpTable&);         // TopK
 
 }  // namespace onnxc

@@ -42,6 +42,11 @@ static OpTable build_table() {
   register_argmax(t);
   register_layer_norm(t);
   register_gather_scatter(t);
+  register_trilu(t);
+  register_cumsum(t);
+  register_onehot(t);
+  register_depth_to_space(t);
+  register_topk(t);
   register_layout_transform(t);
   return t;
 }

@@ -48,7 +48,7 @@ void register_global_pool(CKernelTable&);     // GlobalAveragePool, GlobalMaxPoo
 void register_gemm(CKernelTable&);            // Gemm, MatMul
 void register_reduce(CKernelTable&);          // ReduceMean, ReduceSum, ReduceMax
 void register_softmax(CKernelTable&);         // Softmax, LogSoftmax
-void register_movement(CKernelTable&);        // Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather
+void register_movement(CKernelTable&);        // Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather, DepthToSpace, SpaceToDepth
 void register_layout_transform(CKernelTable&);  // onnxc.layout_transform
 void register_pad(CKernelTable&);             // Pad
 void register_resize(CKernelTable&);          // Resize, Upsample
@@ -61,5 +61,9 @@ void register_layer_norm(CKernelTable&);      // LayerNormalization
 void register_expand(CKernelTable&);          // Expand, Tile, Range
 void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
 void register_gather_scatter(CKernelTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
+void register_trilu(CKernelTable&);           // Trilu
+void register_cumsum(CKernelTable&);          // CumSum
+void register_onehot(CKernelTable&);          // OneHot
+void register_topk(CKernelTable&);            // TopK
 
 }  // namespace onnxc

@@ -27,6 +27,10 @@ static CKernelTable build_table() {
   register_argmax(t);
   register_layer_norm(t);
   register_gather_scatter(t);
+  register_trilu(t);
+  register_cumsum(t);
+  register_onehot(t);
+  register_topk(t);
   return t;
 }
 
