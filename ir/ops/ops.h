@@ -52,5 +52,6 @@ void register_cumsum(OpTable&);       // CumSum
 void register_onehot(OpTable&);       // OneHot
 void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth
 void register_topk(OpTable&);         // TopK
+void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 
 }  // namespace onnxc

@@ -47,6 +47,7 @@ static OpTable build_table() {
   register_onehot(t);
   register_depth_to_space(t);
   register_topk(t);
+  register_stat_norm(t);
   register_layout_transform(t);
   return t;
 }

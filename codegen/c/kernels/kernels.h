@@ -65,5 +65,6 @@ void register_trilu(CKernelTable&);           // Trilu
 void register_cumsum(CKernelTable&);          // CumSum
 void register_onehot(CKernelTable&);          // OneHot
 void register_topk(CKernelTable&);            // TopK
+void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 
 }  // namespace onnxc

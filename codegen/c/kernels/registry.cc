@@ -31,6 +31,7 @@ static CKernelTable build_table() {
   register_cumsum(t);
   register_onehot(t);
   register_topk(t);
+  register_stat_norm(t);
   return t;
 }
 
