@@ -52,6 +52,7 @@ void register_cumsum(OpTable&);       // CumSum
 void register_onehot(OpTable&);       // OneHot
 void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth
 void register_topk(OpTable&);         // TopK
+void register_einsum(OpTable&);       // Einsum
 void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 
 }  // namespace onnxc

@@ -65,6 +65,7 @@ void register_trilu(CKernelTable&);           // Trilu
 void register_cumsum(CKernelTable&);          // CumSum
 void register_onehot(CKernelTable&);          // OneHot
 void register_topk(CKernelTable&);            // TopK
+void register_einsum(CKernelTable&);          // Einsum
 void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 
 }  // namespace onnxc
