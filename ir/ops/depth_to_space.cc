@@ -38,6 +38,10 @@ class SpaceDepth : public Op {
     const Value& x = need_input(n, 0, "input");
     if (x.shape.size() != 4) n.invalid(fmt::format("input {} must be 4-D [N, C, H, W]", shape_str(x.shape)));
     int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], b = bs_;
+    // Dims are bounded so that the output dims cannot overflow; for a non-empty X the
+    // strides below are products of X's dims (at most numel(X)).
+    for (int64_t d : {N, C, H, W})
+      if (d > (int64_t{1} << 40) / b) n.unsupported(fmt::format("input {} with blocksize {} is too large", shape_str(x.shape), b));
     Shape out;
     if (to_space_) {
       if (C % (b * b) != 0) n.invalid(fmt::format("channels {} of input {} are not a multiple of blocksize² = {}", C, shape_str(x.shape), b * b));
@@ -54,6 +58,7 @@ class SpaceDepth : public Op {
       g_.dims = {N, b, b, C, H / b, W / b};
       g_.src_stride = {C * H * W, W, 1, H * W, b * W, b};
     }
+    if (numel(x.shape) == 0) g_.dims = {0}, g_.src_stride = {0};
     set_output(n, 0, x.dtype, out);
   }
 

@@ -17,8 +17,8 @@ namespace {
 
 void emit_einsum(CEmit& e) {
   const EinsumGeom& g = einsum_geom(e.node);
-  int64_t total = 1;
-  for (int64_t d : g.dims) total *= d;
+  double total = 1;  // the work, in double: the product of all label sizes may pass 2^63
+  for (int64_t d : g.dims) total *= static_cast<double>(d);
   int64_t nout = numel(e.out_shape(0));
   if (nout == 0) return;
   const char* ct = e.out_ctype(0);
@@ -43,7 +43,7 @@ void emit_einsum(CEmit& e) {
   if (!g.out.empty() && g.dims[g.out.back()] > 1)
     for (size_t i = 0; i < ni; ++i) axpy = axpy || g.in_stride[i][g.out.back()] == 1;
   e("/* Einsum '{}': {} loop order */", g.equation, axpy ? "axpy" : "dot");
-  bool par = e.parallel(static_cast<double>(total * static_cast<int64_t>(ni)));
+  bool par = e.parallel(total * static_cast<double>(ni));
   size_t nouter = axpy ? g.out.size() - 1 : g.out.size();
   size_t opened = 0;
   for (size_t k = 0; k < nouter; ++k) {
