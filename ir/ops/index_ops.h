@@ -1,4 +1,4 @@
-// ir/ops/index_ops.h — what Trilu, CumSum, OneHot, DepthToSpace/SpaceToDepth and TopK
+// ir/ops/index_ops.h — what Trilu, EyeLike, CumSum, OneHot, DepthToSpace/SpaceToDepth and TopK
 // publish to backends (ir/ops/trilu.cc, cumsum.cc, onehot.cc, depth_to_space.cc, topk.cc):
 // the sizes and parsed attributes shape inference resolved.
 #pragma once
@@ -13,6 +13,8 @@ struct TriluGeom {
   bool upper = true;
 };
 const TriluGeom& trilu_geom(const Node& n);
+// EyeLike (ir/ops/trilu.cc): rows × cols, 1 where j - i == k, else 0 (batch 1, `upper` unused).
+const TriluGeom& eyelike_geom(const Node& n);
 
 // CumSum: X as [outer, len, inner] around the axis.
 struct CumSumGeom {

@@ -41,13 +41,13 @@ void register_resize(OpTable&);       // Resize, Upsample
 void register_identity(OpTable&);     // Identity, Dropout
 void register_constant(OpTable&);     // Constant, ConstantOfShape
 void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, IsNaN, IsInf, Where
-void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod
-void register_argmax(OpTable&);       // ArgMax, ArgMin
+void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod, BitShift
+void register_argmax(OpTable&);       // ArgMax, ArgMin, Hardmax
 void register_layer_norm(OpTable&);   // LayerNormalization
 void register_expand(OpTable&);       // Expand, Tile, Range
-void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
+void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink
 void register_gather_scatter(OpTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
-void register_trilu(OpTable&);        // Trilu
+void register_trilu(OpTable&);        // Trilu, EyeLike
 void register_cumsum(OpTable&);       // CumSum
 void register_onehot(OpTable&);       // OneHot
 void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth

@@ -54,14 +54,14 @@ void register_pad(CKernelTable&);             // Pad
 void register_resize(CKernelTable&);          // Resize, Upsample
 void register_constant(CKernelTable&);        // ConstantOfShape
 void register_compare(CKernelTable&);         // comparisons, logic, IsNaN, IsInf, Where
-void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigonometric and hyperbolic functions, Mod
+void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigonometric and hyperbolic functions, Mod, BitShift
 void register_reduce_more(CKernelTable&);     // ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
-void register_argmax(CKernelTable&);          // ArgMax, ArgMin
+void register_argmax(CKernelTable&);          // ArgMax, ArgMin, Hardmax
 void register_layer_norm(CKernelTable&);      // LayerNormalization
 void register_expand(CKernelTable&);          // Expand, Tile, Range
-void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
+void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink
 void register_gather_scatter(CKernelTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
-void register_trilu(CKernelTable&);           // Trilu
+void register_trilu(CKernelTable&);           // Trilu, EyeLike
 void register_cumsum(CKernelTable&);          // CumSum
 void register_onehot(CKernelTable&);          // OneHot
 void register_topk(CKernelTable&);            // TopK
