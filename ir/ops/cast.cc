@@ -19,6 +19,10 @@
 // code), 9, 13 (more types), 19 (attribute `saturate`, which only affects casts to float8
 // types, which onnxc does not take: accepted as 0 or 1, no effect), 21, 23 (4-bit types).
 // The meaning for onnxc's dtypes is the same at every opset up to 23.
+//
+// CastLike (15; 19 saturate; 21, 23 more types): the same conversion to the dtype of input
+// 1 (target_type), whose values are not read; input 1 may be a runtime input. Not
+// index-aligned (input 1's shape is unrelated to the output's), so it is not fused.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 
@@ -27,8 +31,14 @@ namespace {
 
 class Cast : public Op {
  public:
+  explicit Cast(bool like = false) : like_(like) {}
+
   void parse(AttrReader& a) override {
     const Node& n = a.node();
+    if (like_) {
+      if (a.opset() >= 19) check_saturate(n, a.i("saturate", 1));
+      return;
+    }
     std::optional<int64_t> to;
     if (a.opset() < 6) {
       std::string name = a.s("to", "");
@@ -43,10 +53,7 @@ class Cast : public Op {
       to = a.opt_i("to");
     }
     if (!to) n.invalid("attribute 'to' is required");
-    if (a.opset() >= 19) {
-      int64_t sat = a.i("saturate", 1);
-      if (sat != 0 && sat != 1) n.invalid("attribute 'saturate' must be 0 or 1, got " + std::to_string(sat));
-    }
+    if (a.opset() >= 19) check_saturate(n, a.i("saturate", 1));
     switch (*to) {
       case 8: n.unsupported("cast to string is not supported");
       case 14: case 15: n.unsupported("cast to complex is not supported");
@@ -58,8 +65,17 @@ class Cast : public Op {
     to_ = static_cast<DType>(*to);
   }
 
+  static void check_saturate(const Node& n, int64_t sat) {
+    if (sat != 0 && sat != 1) n.invalid("attribute 'saturate' must be 0 or 1, got " + std::to_string(sat));
+  }
+
   void infer(Node& n) override {
-    if (n.inputs.size() != 1 || !n.in(0)) n.invalid("expects exactly 1 input");
+    if (like_) {
+      if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects 2 inputs (input, target_type)");
+      to_ = n.in(1)->dtype;
+    } else if (n.inputs.size() != 1 || !n.in(0)) {
+      n.invalid("expects exactly 1 input");
+    }
     set_output(n, 0, to_, n.in(0)->shape);
   }
 
@@ -81,10 +97,12 @@ class Cast : public Op {
   }
 
 
-  FusionKind kind() const override { return FusionKind::Elementwise; }
-  bool index_aligned() const override { return true; }
+  FusionKind kind() const override { return like_ ? FusionKind::Injective : FusionKind::Elementwise; }
+  bool index_aligned() const override { return !like_; }
+  int64_t min_opset() const override { return like_ ? 15 : 1; }
 
  private:
+  bool like_;
   DType to_ = DType::F32;
 };
 
@@ -92,6 +110,7 @@ class Cast : public Op {
 
 void register_cast(OpTable& t) {
   t["Cast"] = [] { return std::unique_ptr<Op>(std::make_unique<Cast>()); };
+  t["CastLike"] = [] { return std::unique_ptr<Op>(std::make_unique<Cast>(true)); };
 }
 
 }  // namespace onnxc

@@ -40,6 +40,7 @@ struct ActivationAttrs {
 };
 const ActivationAttrs& activation_attrs(const Node& n);
 bool mod_fmod(const Node& n);
+bool bitshift_left(const Node& n);  // BitShift's direction is LEFT (ir/ops/math.cc)
 // ConstantOfShape's one-element fill value (ir/ops/constant.cc).
 const Tensor& constant_of_shape_value(const Node& n);
 
