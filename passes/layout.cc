@@ -29,8 +29,9 @@
 // Known gaps: the choice is greedy, in one forward sweep, without a cost model: a conv goes
 // blocked even when that costs a transform on each side; a node's layout never depends on
 // its consumers (a blocked Relu whose only consumer is plain could have stayed plain at the
-// same cost, one transform either way). A Concat whose inputs are not whole blocks stays
-// plain, with a transform on every branch and after it (GoogLeNet and DenseNet at b ≥ 64).
+// same cost, one transform either way). Concat on channels goes blocked whatever the split
+// (inputs that are not whole blocks are copied lane-shifted), so GoogLeNet and DenseNet keep
+// their blocks across every concat at any b.
 // Running the pass again on its own output changes nothing. Repacked constants (padded to
 // whole blocks, up to b times larger) count against --max-memory before they are made.
 #include <map>

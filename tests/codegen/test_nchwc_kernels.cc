@@ -347,12 +347,14 @@ TEST(NchwcGlobalPool, Ranks3To5) {
 // ---------------------------------------------------------------------------------------
 // Concat
 
-Build concat(std::vector<Shape> shapes) {
-  return [shapes](GraphBuilder& b, int64_t blk) {
+// The last input arrives with -inf in its padding lanes; with all_dirty every input does
+// (an input whose padding lanes were copied would put -inf into real output lanes).
+Build concat(std::vector<Shape> shapes, bool all_dirty = false) {
+  return [shapes, all_dirty](GraphBuilder& b, int64_t blk) {
     std::vector<Value*> ins;
     for (size_t k = 0; k < shapes.size(); ++k) {
       Value* x = b.input("x" + std::to_string(k), shapes[k]);
-      ins.push_back(k + 1 == shapes.size() ? dirty(b, x, blk) : to_blocked(b, x, blk));
+      ins.push_back(all_dirty || k + 1 == shapes.size() ? dirty(b, x, blk) : to_blocked(b, x, blk));
     }
     Value* y = b.node("Concat", ins, {{"axis", attr_int(1)}}, "concat");
     b.output(from_blocked(b, y, blk));
@@ -367,12 +369,23 @@ TEST(NchwcConcat, WholeBlocks) {
   check_nchwc(concat({{1, 256, 2, 2}, {1, 20, 2, 2}}), 256);
 }
 
-TEST(NchwcConcat, SupportsOnlyWholeBlocks) {
+// Inputs that start or end inside a block: lane-shifted copies (GoogLeNet's and DenseNet's
+// concats at long blocks), including inputs narrower than a block and shifts that wrap.
+TEST(NchwcConcat, PartialBlocks) {
+  check_nchwc(concat({{1, 20, 5, 6}, {1, 16, 5, 6}}, true), 16);
+  check_nchwc(concat({{2, 3, 4, 5}, {2, 7, 4, 5}, {2, 13, 4, 5}, {2, 1, 4, 5}}, true), 8);
+  check_nchwc(concat({{1, 64, 3, 3}, {1, 32, 3, 3}, {1, 32, 3, 3}, {1, 70, 3, 3}}, true), 64);
+  check_nchwc(concat({{1, 30, 7}, {1, 50, 7}}, true), 16);
+  check_nchwc(concat({{1, 96, 2, 2}, {1, 208, 2, 2}, {1, 48, 2, 2}, {1, 64, 2, 2}}, true), 256);
+  check_nchwc(concat({{1, 5, 2, 3, 2}, {1, 6, 2, 3, 2}}, true), 4);
+}
+
+TEST(NchwcConcat, SupportsChannelsOnly) {
   GraphBuilder b;
   Value* x = b.input("x", {1, 20, 4, 4});
   Value* z = b.input("z", {1, 16, 4, 4});
   Value* c1 = b.node("Concat", {x, z}, {{"axis", attr_int(1)}});
-  EXPECT_FALSE(supports_blocked(*c1->producer, 16));  // 20 % 16 != 0 before the last
+  EXPECT_TRUE(supports_blocked(*c1->producer, 16));  // 20 % 16 != 0 before the last: lane-shifted
   EXPECT_TRUE(supports_blocked(*c1->producer, 4));
   Value* c2 = b.node("Concat", {z, x}, {{"axis", attr_int(1)}});
   EXPECT_TRUE(supports_blocked(*c2->producer, 16));

@@ -7,8 +7,8 @@
 //             keeps the innermost dims becomes memcpy runs. Known gap: no cache tiling for
 //             large 2-D-like transposes (the innermost read is strided).
 //  Concat     each input as [outer, axis_k * inner] rows into its slot of the output rows.
-//             NCHWc (axis 1, every input but the last a whole number of channel blocks):
-//             the same copies over whole blocks, one run per input and image.
+//             NCHWc (axis 1): whole blocks, one run per input and image, when every input
+//             but the last fills whole blocks; otherwise lane-shifted runs per position.
 //  Split      each piece as [outer, size_k * inner] rows.
 //  Slice      a strided view of the input (offset = starts, strides = steps).
 //  DepthToSpace, SpaceToDepth  the output as a 6-D view of the input (ir/ops/index_ops.h).
@@ -37,31 +37,51 @@ void emit_transpose(CEmit& e) {
   emit_strided_copy(e, e.out(0), dv, e.in(0), sv, os, e.out_dtype(0));
 }
 
-// NCHWc: channel concatenation where every input but the last fills whole blocks, so each
-// input is a run of whole blocks of the output (the last one's padding lanes become the
-// output's).
-bool concat_nchwc(const Node& n, int64_t b) {
-  if (concat_axis(n) != 1 || b < 1 || n.out(0)->shape.size() < 3) return false;
-  for (size_t k = 0; k + 1 < n.inputs.size(); ++k)
-    if (n.in(k)->shape[1] % b != 0) return false;
-  return true;
-}
+// NCHWc: channel concatenation (axis 1). Input k's channel c goes to output channel o_k + c,
+// i.e. block (o_k + c) / b, lane (o_k + c) % b. When every input but the last fills whole
+// blocks, each input is one run of whole output blocks per image (the last one's padding
+// lanes become the output's). Otherwise an input starting at lane s = o_k % b splits each of
+// its blocks in two: lanes [0, b - s) go to lanes [s, b) of one output block and lanes
+// [b - s, b) to lanes [0, s) of the next; its last, partial block copies only its real lanes.
+// Lanes past C in the output's last block are padding (ir/layout.h) and are not written.
+bool concat_nchwc(const Node& n, int64_t b) { return concat_axis(n) == 1 && b >= 1 && n.out(0)->shape.size() >= 3; }
 
-// Per image, input k's ceil(C_k/b) blocks × positions × b lanes are one contiguous run.
 void emit_concat_nchwc(CEmit& e) {
   const Shape& os = e.out_shape(0);
   const int64_t b = e.out_layout(0).block;
   int64_t inner = 1;
   for (size_t d = 2; d < os.size(); ++d) inner *= os[d];
-  const int64_t row = ceil_div_pos(os[1], b) * inner * b;  // one image of the output
-  int64_t off = 0;
+  const int64_t out_blocks = ceil_div_pos(os[1], b);
+  bool whole = true;
+  for (size_t k = 0; k + 1 < e.node.inputs.size(); ++k) whole = whole && e.in_shape(k)[1] % b == 0;
+  int64_t off = 0;  // channels before input k
   for (size_t k = 0; k < e.node.inputs.size(); ++k) {
-    ONNXC_ASSERT(e.in_layout(k) == Layout::nchwc(b) && (k + 1 == e.node.inputs.size() || e.in_shape(k)[1] % b == 0),
-                 "NCHWc concat input " + e.node.in(k)->type_str());
-    int64_t len = ceil_div_pos(e.in_shape(k)[1], b) * inner * b;
-    StridedView dv{off, {row, 1}}, sv{0, {len, 1}};
-    emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {os[0], len}, e.out_dtype(0));
-    off += len;
+    ONNXC_ASSERT(e.in_layout(k) == Layout::nchwc(b), "NCHWc concat input " + e.node.in(k)->type_str());
+    const int64_t C = e.in_shape(k)[1], in_blocks = ceil_div_pos(C, b);
+    if (whole) {  // one run of whole blocks per image
+      const int64_t len = in_blocks * inner * b;
+      StridedView dv{off / b * inner * b, {out_blocks * inner * b, 1}}, sv{0, {len, 1}};
+      emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {os[0], len}, e.out_dtype(0));
+      off += C;
+      continue;
+    }
+    // Lanes [from, from + w) of `blocks` input blocks starting at block ib, to lane `to` of
+    // output block (off + ib * b + from) / b onwards, for every image and position.
+    auto piece = [&](int64_t ib, int64_t blocks, int64_t from, int64_t w) {
+      if (blocks <= 0 || w <= 0) return;
+      const int64_t c = off + ib * b + from;  // first output channel written
+      StridedView dv{c / b * inner * b + c % b, {out_blocks * inner * b, inner * b, b, 1}};
+      StridedView sv{ib * inner * b + from, {in_blocks * inner * b, inner * b, b, 1}};
+      emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {os[0], blocks, inner, w}, e.out_dtype(0));
+    };
+    const int64_t s = off % b, full = C / b, tail = C % b;
+    piece(0, full, 0, b - s);  // whole input blocks: the part that fits the first output block
+    if (s) piece(0, full, b - s, s);  // ... and the rest, into the next output block
+    if (tail) {
+      piece(full, 1, 0, std::min(tail, b - s));
+      if (tail > b - s) piece(full, 1, b - s, tail - (b - s));
+    }
+    off += C;
   }
 }
 
