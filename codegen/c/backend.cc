@@ -49,7 +49,7 @@ class CBackend : public Backend {
       k->emit(e);
     } else {
       if (!is_index_aligned_elementwise(n)) k->emit(e);
-      emit_group_loop(e);
+      if (!e.epilogue_done) emit_group_loop(e);
     }
     return e.body();
   }

@@ -29,6 +29,7 @@
 #include <set>
 
 #include "codegen/c/emit.h"
+#include "codegen/c/vector_types.h"
 #include "ir/op.h"
 
 namespace fs = std::filesystem;
@@ -380,12 +381,14 @@ struct Module {
         "struct {}_ctx {{\n  {}_shared* shared;\n  unsigned char* arena; /* {}_ARENA_BYTES, this instance's own */\n"
         "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n}};\n\n",
         N, comment_safe(opt.source), N, N, N, N, N, N, N, N);
-    std::string calls;
+    std::string calls, functions;
     for (size_t k = 0; k < emitted.size(); ++k) {
       std::string call;
-      s += node_function(k, *emitted[k], &call);
+      functions += node_function(k, *emitted[k], &call);
       calls += "  " + call + "\n";
     }
+    s += vector_type_definitions(functions);  // the vector types the node functions name
+    s += functions;
     // Model description: tensor tables (also used by the entry points' checks), then the entry points.
     auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
       if (vs.empty()) return std::string();
