@@ -73,7 +73,7 @@ std::vector<std::pair<const Node*, std::string>> fused_convs(const Graph& g) {
 // `fused_steps` > 0: the NCHWc graph goes through the fusion pass, and every conv must then
 // anchor a group whose epilogue runs on the conv's tiles (no group loop reading the stored
 // output back: "t0 = y0["), with `fused_steps` steps in all the groups together.
-void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4, size_t fused_steps = 0) {
+void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4, size_t fused_steps = 0, const CRunOptions& o = {}) {
   SCOPED_TRACE("block " + std::to_string(blk));
   GraphBuilder plain, blocked;
   build(plain, 0);
@@ -106,13 +106,23 @@ void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4, size_t fuse
     SCOPED_TRACE("reference: plain graph vs NCHWc graph");
     expect_close(ref_plain, ref, tol);
   }
-  auto c = run_c(*blocked.g, in);
+  auto c = run_c(*blocked.g, in, o);
   SCOPED_TRACE("generated C vs reference");
   expect_close(ref, c, tol);
 }
 
 // ---------------------------------------------------------------------------------------
 // Conv
+
+// The conv kernels' register tiles are written for the target's vector width (16 floats
+// here): built for this machine (-march=native), as users build them. Without it gcc lowers
+// each 16-float vector to four SSE registers and takes ~10x longer on the unrolled tiles;
+// Regular4/8/16 and the node tests (-O1, no -march) build that portable form.
+CRunOptions native() {
+  CRunOptions o;
+  o.cflags = "-O1 -march=native";
+  return o;
+}
 
 struct ConvSpec {
   int64_t N = 1, C = 16, M = 16, H = 9, W = 9, KH = 3, KW = 3, group = 1;
@@ -198,12 +208,12 @@ TEST(NchwcConv, Regular64) {
   check_nchwc(convs({with(cs(64, 64, 10, 10, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      with(cs(48, 130, 6, 7, 3), [](ConvSpec& s) { s.strides = {2, 2}; s.pads = {0, 1, 1, 0}; s.dirty = true; }),
                      with(cs(70, 20, 5, 5, 1), [](ConvSpec&) {})}),
-              64);
+              64, 1e-4, 0, native());
 }
 TEST(NchwcConv, Regular256) {
   check_nchwc(convs({with(cs(300, 260, 5, 5, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      with(cs(20, 48, 4, 6, 1), [](ConvSpec&) {})}),
-              256);
+              256, 1e-4, 0, native());
 }
 
 // Register tiles (conv_nchwc.cc): rows with full tiles, a remainder tile and edges; output
@@ -222,10 +232,10 @@ std::vector<ConvSpec> tile_specs() {
 }
 
 TEST(NchwcConv, TileRemainders) {
-  for (int64_t blk : {4, 16}) check_nchwc(convs(tile_specs()), blk);
+  for (int64_t blk : {4, 16}) check_nchwc(convs(tile_specs()), blk, 1e-4, 0, native());
   auto t = tile_specs();
-  check_nchwc(convs({t[0], t[1], t[2]}), 64);
-  check_nchwc(convs({t[2], t[5]}), 256);
+  check_nchwc(convs({t[0], t[1], t[2]}), 64, 1e-4, 0, native());
+  check_nchwc(convs({t[2], t[5]}), 256, 1e-4, 0, native());
 }
 
 std::vector<ConvSpec> depthwise_specs() {
@@ -247,9 +257,9 @@ std::vector<ConvSpec> depthwise_specs() {
 }
 
 TEST(NchwcConv, Depthwise) {
-  for (int64_t blk : {4, 16}) check_nchwc(convs(depthwise_specs()), blk);
-  check_nchwc(convs({depthwise_specs()[1], depthwise_specs()[2], depthwise_specs()[5]}), 64);
-  check_nchwc(convs({depthwise_specs()[5]}), 256);
+  for (int64_t blk : {4, 16}) check_nchwc(convs(depthwise_specs()), blk, 1e-4, 0, native());
+  check_nchwc(convs({depthwise_specs()[1], depthwise_specs()[2], depthwise_specs()[5]}), 64, 1e-4, 0, native());
+  check_nchwc(convs({depthwise_specs()[5]}), 256, 1e-4, 0, native());
 }
 
 std::vector<ConvSpec> first_layer_specs() {
@@ -263,8 +273,8 @@ std::vector<ConvSpec> first_layer_specs() {
 }
 
 TEST(NchwcConv, FirstLayer) {
-  for (int64_t blk : {8, 16}) check_nchwc(convs(first_layer_specs()), blk);
-  check_nchwc(convs({first_layer_specs()[0]}), 64);
+  for (int64_t blk : {8, 16}) check_nchwc(convs(first_layer_specs()), blk, 1e-4, 0, native());
+  check_nchwc(convs({first_layer_specs()[0]}), 64, 1e-4, 0, native());
 }
 
 TEST(NchwcConv, GroupedWholeBlocks) {
@@ -277,10 +287,10 @@ TEST(NchwcConv, GroupedWholeBlocks) {
   check_nchwc(convs({grp(32, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      grp(16, 8, 2, [](ConvSpec& s) { s.strides = {2, 2}; }),
                      grp(64, 32, 8, [](ConvSpec& s) { s.KH = s.KW = 1; s.bias = false; })}),
-              4);
+              4, 1e-4, 0, native());
   check_nchwc(convs({grp(64, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      grp(32, 96, 2, [](ConvSpec& s) { s.pads = {0, 1, 0, 1}; })}),
-              16);
+              16, 1e-4, 0, native());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -347,7 +357,7 @@ Build conv_epis(std::vector<EpiCase> cases) {
 void check_epis(const std::vector<EpiCase>& cases, int64_t blk) {
   size_t steps = 0;
   for (auto& c : cases) steps += epi_steps(c.second);
-  check_nchwc(conv_epis(cases), blk, 1e-4, steps);
+  check_nchwc(conv_epis(cases), blk, 1e-4, steps, native());
 }
 
 // Every kernel variant and every kind of extra input, on tiles with remainders.
