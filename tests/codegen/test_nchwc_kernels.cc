@@ -391,6 +391,20 @@ TEST(NchwcConvEpilogue, Blocks64And256) {
   check_epis({c[2], c[3], c[7]}, 256);
 }
 
+// A target whose vectors hold 64 floats (generic-vector:64): one chunk per 64-lane block,
+// 4 per 256-lane block; tiles sized for the host's registers (conv_nchwc.cc tile_registers).
+TEST(NchwcConv, LongVectorTarget) {
+  static const std::unique_ptr<Backend> wide = make_c_backend(parse_target("generic-vector:64"));
+  CRunOptions o = native();
+  o.backend = wide.get();
+  auto t = tile_specs();
+  auto d = depthwise_specs();
+  auto ep = epi_cases();
+  check_nchwc(convs({t[0], t[2], t[3], d[5], first_layer_specs()[0]}), 64, 1e-4, 0, o);
+  check_nchwc(conv_epis({ep[1], ep[3], ep[8]}), 64, 1e-4, 6, o);
+  check_nchwc(convs({t[1], t[2]}), 256, 1e-4, 0, o);
+}
+
 TEST(NchwcConv, SupportsOnlyWhatTheKernelDoes) {
   GraphBuilder b;
   Value* x = b.input("x", {1, 24, 8, 8});

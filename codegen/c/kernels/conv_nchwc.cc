@@ -265,11 +265,21 @@ void bias_vectors(K& k, int64_t RCt, const std::string& q0) {
   e("const {} {};", k.vt, d);
 }
 
+// Vector registers a tile may fill. A generic-vector target is built by a compiler for
+// whatever machine (-O3, no -march): its long vectors take several registers there, so its
+// tiles hold at most a 512-bit register file's worth of floats (32 x 16), fewer pixels.
+int64_t tile_registers(const K& k) {
+  const Target& t = k.e.target;
+  int64_t R = std::max(8, t.vector_registers);
+  if (t.arch == "generic") R = std::max<int64_t>(4, std::min<int64_t>(R, 32 * 16 / k.V));
+  return R;
+}
+
 // The register tile of the broadcast kernel: RC chunks × RW pixels. Accumulators up to
 // 7/8 of the registers count (the rest holds the weight vectors and the broadcast), then
 // fewer loads per FMA, then no remainder tile of chunks.
 void pick_tile(const K& k, int64_t group_chunks, int64_t P, int64_t* RC, int64_t* RW) {
-  const int64_t R = std::max(8, k.e.target.vector_registers);
+  const int64_t R = tile_registers(k);
   const int64_t sat = R * 7 / 8;
   double best = -1;
   for (int64_t rc = 1; rc <= std::min<int64_t>(k.QR, 8); ++rc) {
@@ -414,7 +424,7 @@ void emit_depthwise_kernel(K& k) {
   CEmit& e = k.e;
   const ConvGeom& g = k.g;
   const int64_t b = k.b, V = k.V, KS = k.KH * k.KW;
-  const int64_t R = std::max(8, e.target.vector_registers);
+  const int64_t R = tile_registers(k);
   const int64_t RW = std::max<int64_t>(1, std::min<int64_t>({std::max<int64_t>(k.hi - k.lo, 1), R - k.KW - 2, 16}));
   int64_t SEG = 0, NSEG = 1;
   if (k.line) line_segments(k, RW, g.N * k.QR, &SEG, &NSEG);
