@@ -21,6 +21,7 @@ struct CodegenOptions {
   std::string name;    // C identifier used as prefix and file stem
   std::string outdir;
   std::string source;  // model path, for comments
+  bool profile = false;  // time every emitted function (compile-model --profile)
 };
 
 struct CodegenResult {
@@ -34,6 +35,13 @@ struct CodegenResult {
 // input of a fused group (Node::extra_inputs), "" where absent or static.
 struct NodeParams {
   std::vector<std::string> inputs, outputs, extras;
+};
+
+// The code of one node: its function body, and which kernel the backend chose for it
+// ("Conv plane", "MaxPool nchwc"), for comments and the per-op profile.
+struct EmittedNode {
+  std::string body;
+  std::string kernel;
 };
 
 class Backend {
@@ -50,8 +58,8 @@ class Backend {
   // MayInplace): the kernel reads each element of `in` only where it writes that element of
   // `out`. Memory planning asks, and adds its own condition (`in` dies at n).
   virtual bool may_inplace(const Node& n, const Value& out, const Value& in) const = 0;
-  // The body of the function that computes n (a plain node or a fused group).
-  virtual std::string emit_node(const Node& n, const NodeParams& p) const = 0;
+  // The function that computes n (a plain node or a fused group).
+  virtual EmittedNode emit_node(const Node& n, const NodeParams& p) const = 0;
   // Writes the module of the whole graph into o.outdir.
   virtual CodegenResult write_module(const Graph& g, const CodegenOptions& o) const = 0;
 

@@ -2,8 +2,10 @@
 //
 // Known gaps: sparse initializers, subgraph attributes (If/Loop/Scan), non-default
 // domains, float16/bfloat16/string tensors and segment-split tensors are rejected
-// as unsupported. Opsets 7–18 are supported; below 7 only the ops whose semantics did
-// not change (Op::min_opset).
+// as unsupported. Opsets 1 to kMaxOpset (23) are read; each op file under ir/ops/ lists the
+// versions of its op and handles (or refuses by name) the forms each version adds. A model
+// importing a newer opset is refused as a whole (exit 3): its ops may mean something onnxc
+// does not know.
 #include "frontend/onnx_import.h"
 
 #include <onnx/onnx_pb.h>
@@ -21,6 +23,9 @@ namespace fs = std::filesystem;
 
 namespace onnxc {
 namespace {
+
+// Newest opset of the default domain onnxc knows: every op file describes its op up to it.
+constexpr int64_t kMaxOpset = 23;
 
 const char* onnx_dtype_name(int c) {
   switch (c) {
@@ -80,9 +85,10 @@ class Importer {
       if (o.domain().empty() || o.domain() == "ai.onnx") g_->opset = o.version();
     if (m.opset_import_size() == 0) g_->opset = 1;  // IR version 1..2 models have no opset_import
     if (g_->opset == 0) fail_invalid("model imports no opset of the default ONNX domain");
-    // Below opset 7 each op decides (Op::min_opset): most changed at 6 or 7, a few never did.
-    if (g_->opset < 1 || g_->opset > 18)
-      fail_unsupported("opset " + std::to_string(g_->opset) + " is not supported (onnxc supports opsets 7 to 18, and some ops from earlier)");
+    if (g_->opset < 0) fail_invalid("model imports opset " + std::to_string(g_->opset) + " of the default ONNX domain; opsets start at 1");
+    if (g_->opset > kMaxOpset)
+      fail_unsupported("opset " + std::to_string(g_->opset) + " is newer than onnxc knows: it supports opsets 1 to " +
+                       std::to_string(kMaxOpset) + " of the default ONNX domain");
   }
 
   // Element count and bytes of a shape, or an error that names `what`.

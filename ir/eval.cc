@@ -18,8 +18,8 @@ void prepare_ops(Graph& g) {
     if (!f) n->unsupported("op type '" + n->op_type + "' is not supported by onnxc (see compile-model --list-ops)");
     n->op = f();
     if (n->opset < n->op->min_opset())
-      n->unsupported("opset " + std::to_string(n->opset) + " is not supported for " + n->op_type + " (onnxc follows opset " +
-                     std::to_string(n->op->min_opset()) + " and later)");
+      n->invalid(n->op_type + " does not exist before opset " + std::to_string(n->op->min_opset()) + " (the model imports opset " +
+                 std::to_string(n->opset) + ")");
     AttrReader a(*n);
     n->op->parse(a);
     a.done();

@@ -39,9 +39,11 @@ class Op {
   // index under numpy broadcasting, and of nothing else (Relu, Add, Clip, Max...).
   virtual bool index_aligned() const { return false; }
   virtual bool static_input(size_t i) const { (void)i; return false; }
-  // Oldest opset whose semantics this implementation follows. Most ops changed before
-  // opset 7 (consumed_inputs, legacy broadcast), so that is the default.
-  virtual int64_t min_opset() const { return 7; }
+  // The opset that introduced the op (its first version); a node at an older opset is an
+  // invalid model. Every later version up to the importer's newest opset is handled by
+  // parse/infer, which implement each version's forms or refuse a specific one by name;
+  // each op file lists the versions of its op.
+  virtual int64_t min_opset() const { return 1; }
 
   // Layouts (ir/layout.h). eval() normally sees logical tensors; an op whose eval works on
   // the stored form (layout_transform) returns true here.

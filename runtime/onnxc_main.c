@@ -9,7 +9,7 @@
  * (or in one step: cc ... -DONNXC_MAIN_MODEL resnet50.c onnxc_main.c -lm -o resnet50). It needs no
  * OpenMP itself: --threads becomes the instance's onnxc_options.num_threads.
  * Usage: NAME [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]
- *             [--threads N] [--seed S] [--quiet] [--help]
+ *             [--threads N] [--seed S] [--profile] [--quiet] [--help]
  *
  * Conventions: options also accept the --opt=VALUE form; inputs not given are filled
  * deterministically (xorshift64*, floats uniform in [-1,1), integer/bool inputs zero); the first
@@ -17,6 +17,10 @@
  * stderr as "NAME: error: ..."; exit status 2 for usage errors, 1 for runtime failures, and every
  * allocation is released on every path. Tensor files are read and written by this file's own
  * private copy of the runtime; the model's failures are described by its last_error().
+ * --profile (models built with compile-model --profile): after the timed runs, a table of the
+ * model's functions sorted by time, with GFLOP/s or GB/s from the compiler's counts and the
+ * share of this machine's peak, measured here by two probes: one core's FMA throughput (12
+ * independent vector multiply-add chains) times the threads, and one thread's copy bandwidth.
  *
  * Known gaps: the default weights path uses /proc/self/exe (Linux), falling back to argv[0]'s
  * directory (no PATH search); tensor files must fit in memory next to the model.
@@ -69,7 +73,7 @@ static void usage(FILE* out) {
   const char* wf = MODEL.weights_file && MODEL.weights_file[0] ? MODEL.weights_file : "(none)";
   fprintf(out,
           "usage: %s [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]\n"
-          "       %*s [--threads N] [--seed S] [--quiet] [--help]\n"
+          "       %*s [--threads N] [--seed S] [--profile] [--quiet] [--help]\n"
           "Runs the onnxc-compiled model '%s'.\n"
           "  --weights FILE      weights file (default: %s next to this executable)\n"
           "  --input NAME=FILE   read input NAME from FILE (.npy, or raw little-endian bytes);\n"
@@ -79,6 +83,8 @@ static void usage(FILE* out) {
           "  --bench N           after the first run, time N more runs; print median/min latency\n"
           "  --threads N         number of OpenMP threads\n"
           "  --seed S            seed for the random inputs (default %u)\n"
+          "  --profile           time each of the model's functions over the --bench runs (default 10)\n"
+          "                      and print them sorted by time (needs compile-model --profile)\n"
           "  --quiet             do not print the input/output summary\n"
           "  --help              show this text\n",
           g_prog, (int)strlen(g_prog), "", MODEL.model_name, wf, DEFAULT_SEED);
@@ -283,6 +289,114 @@ static int cmp_double(const void* a, const void* b) {
 
 static int digits(double ms) { return ms >= 0.1 ? 3 : ms >= 0.01 ? 4 : ms >= 0.001 ? 5 : 6; }
 
+/* ---- --profile ---- */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ONNXC_HAVE_PROBE 1
+typedef float probe_vec __attribute__((vector_size(64)));
+/* One core's FP32 multiply-add throughput in GFLOP/s: 12 independent chains, enough to hide
+ * the latency of two FMA units. a * m + c is contracted into FMAs where the target has them. */
+#if defined(__clang__)
+static double fma_probe(long iters) {
+#pragma clang fp contract(fast)
+#else
+__attribute__((optimize("fp-contract=fast"))) static double fma_probe(long iters) {
+#endif
+  /* distinct starting values: identical chains would be computed once */
+  const probe_vec z = {0};
+  probe_vec a0 = z + 0.1f, a1 = z + 0.2f, a2 = z + 0.3f, a3 = z + 0.4f, a4 = z + 0.5f, a5 = z + 0.6f, a6 = z + 0.7f, a7 = z + 0.8f,
+            a8 = z + 0.9f, a9 = z + 1.0f, a10 = z + 1.1f, a11 = z + 1.2f;
+  const probe_vec m = z + 0.999999f, c = z + 1e-6f;
+  double t0 = onnxc_now_seconds();
+  for (long i = 0; i < iters; ++i) {
+    a0 = a0 * m + c; a1 = a1 * m + c; a2 = a2 * m + c; a3 = a3 * m + c; a4 = a4 * m + c; a5 = a5 * m + c;
+    a6 = a6 * m + c; a7 = a7 * m + c; a8 = a8 * m + c; a9 = a9 * m + c; a10 = a10 * m + c; a11 = a11 * m + c;
+  }
+  double t = onnxc_now_seconds() - t0;
+  probe_vec sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+  volatile float sink = sum[0];
+  (void)sink;
+  return t > 0 ? 12.0 * 16 * 2 * (double)iters / t * 1e-9 : 0;
+}
+#endif
+
+/* One thread's copy bandwidth in GB/s (bytes read plus written), over 64 MiB buffers. */
+static double copy_probe(void) {
+  const size_t n = (size_t)64 << 20;
+  unsigned char* a = (unsigned char*)onnxc_aligned_alloc(n);
+  unsigned char* b = (unsigned char*)onnxc_aligned_alloc(n);
+  double best = 0;
+  if (a && b) {
+    memset(a, 1, n);
+    memset(b, 2, n);
+    for (int r = 0; r < 5; ++r) {
+      double t0 = onnxc_now_seconds();
+      memcpy(r % 2 ? a : b, r % 2 ? b : a, n);
+      double t = onnxc_now_seconds() - t0;
+      if (t > 0 && 2.0 * (double)n / t * 1e-9 > best) best = 2.0 * (double)n / t * 1e-9;
+    }
+  }
+  onnxc_aligned_free(a);
+  onnxc_aligned_free(b);
+  return best;
+}
+
+typedef struct {
+  int index;
+  double seconds; /* per run */
+} op_time;
+
+static int cmp_op_time(const void* a, const void* b) {
+  double x = ((const op_time*)a)->seconds, y = ((const op_time*)b)->seconds;
+  return x < y ? 1 : x > y ? -1 : ((const op_time*)a)->index - ((const op_time*)b)->index;
+}
+
+/* The table of --profile: each function's time per run (after - before, over `runs`), sorted. */
+static int print_profile(const onnxc_model_info* m, const double* before, const double* after, uint64_t runs, uint64_t threads,
+                         double latency_ms) {
+  op_time* t = (op_time*)malloc((size_t)m->num_ops * sizeof *t);
+  if (!t) {
+    error_msg("out of memory");
+    return 1;
+  }
+  double total = 0;
+  for (int k = 0; k < m->num_ops; ++k) {
+    t[k].index = k;
+    t[k].seconds = (after[k] - before[k]) / (double)runs;
+    total += t[k].seconds;
+  }
+  qsort(t, (size_t)m->num_ops, sizeof *t, cmp_op_time);
+  long nthreads = threads ? (long)threads : sysconf(_SC_NPROCESSORS_ONLN);
+  if (nthreads < 1) nthreads = 1;
+  double core = 0;
+#ifdef ONNXC_HAVE_PROBE
+  long iters = 1 << 16;
+  for (double dt = 0; dt < 0.05 && iters < (1L << 40); iters *= 4) {
+    double t0 = onnxc_now_seconds();
+    core = fma_probe(iters);
+    dt = onnxc_now_seconds() - t0;
+  }
+#endif
+  double peak = core * (double)nthreads, bw = copy_probe();
+  printf("profile: %llu runs, %ld thread%s; %d functions, %.3f ms per run in them (latency median %.3f ms)\n",
+         (unsigned long long)runs, nthreads, nthreads == 1 ? "" : "s", m->num_ops, 1e3 * total, latency_ms);
+  if (peak > 0) printf("peak: %.1f GFLOP/s (FMA probe: %.1f per core x %ld)", peak, core, nthreads);
+  else printf("peak: unknown (no FMA probe in this build)");
+  printf(", copy %.1f GB/s (one thread)\n", bw);
+  printf("%9s %6s %9s %6s %8s  %s\n", "ms", "%", "GFLOP/s", "%peak", "GB/s", "kernel | ops | nodes -> output");
+  for (int i = 0; i < m->num_ops; ++i) {
+    const onnxc_op_info* o = &m->ops[t[i].index];
+    double s = t[i].seconds;
+    double gf = s > 0 ? o->flops / s * 1e-9 : 0, gb = s > 0 ? o->bytes / s * 1e-9 : 0;
+    char share[16] = "";
+    if (o->flops > 0 && peak > 0) snprintf(share, sizeof share, "%.1f", 100.0 * gf / peak);
+    printf("%9.4f %6.2f %9.2f %6s %8.2f  %s | %s | %s -> %s\n", 1e3 * s, total > 0 ? 100.0 * s / total : 0, gf, share, gb, o->kernel,
+           o->ops, o->nodes, o->output);
+  }
+  free(t);
+  return 0;
+}
+
 static int run_model(void* ctx, void** in, const size_t* in_bytes, void** out, const size_t* out_bytes) {
   int rc = MODEL.run_v(ctx, (const void* const*)in, in_bytes, (void* const*)out, out_bytes);
   return rc ? report_error("inference failed", rc, 1) : 0;
@@ -299,7 +413,8 @@ int main(int argc, char** argv) {
     g_prog = m->model_name;
   }
 
-  int status = 0, quiet = 0, rc = 0;
+  int status = 0, quiet = 0, rc = 0, profile = 0;
+  double *prof_before = NULL, *prof_after = NULL;
   void* ctx = NULL;
   uint64_t bench = 0, threads = 0, seed = DEFAULT_SEED, rng = 0;
   const char* weights = NULL;
@@ -326,6 +441,9 @@ int main(int argc, char** argv) {
       goto done;
     } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
       quiet = 1;
+      continue;
+    } else if (strcmp(a, "--profile") == 0) {
+      profile = 1;
       continue;
     }
     int known = take_option(argc, argv, &i, "--weights", &v) || take_option(argc, argv, &i, "--input", &v) ||
@@ -364,6 +482,21 @@ int main(int argc, char** argv) {
   }
 
   if (threads && !m->openmp) fprintf(stderr, "%s: warning: --threads ignored (built without OpenMP)\n", g_prog);
+  if (profile) {
+    if (!m->profile || m->num_ops < 1) {
+      error_msg("--profile: this binary was built without per-op timers; rebuild it with compile-model --profile");
+      status = 2;
+      goto done;
+    }
+    if (!bench) bench = 10;
+    prof_before = (double*)calloc((size_t)m->num_ops, sizeof *prof_before);
+    prof_after = (double*)calloc((size_t)m->num_ops, sizeof *prof_after);
+    if (!prof_before || !prof_after) {
+      error_msg("out of memory");
+      status = 1;
+      goto done;
+    }
+  }
   if (!weights && m->weights_file && m->weights_file[0]) {
     weights = weights_alloc = default_weights_path(argc > 0 ? argv[0] : NULL, m->weights_file);
     if (!weights) {
@@ -448,6 +581,7 @@ int main(int argc, char** argv) {
       status = 1;
       goto done;
     }
+    if (profile && (rc = m->profile(ctx, prof_before)) != 0) status = report_error("--profile", rc, 1);
     for (uint64_t r = 0; r < bench && !status; ++r) {
       double t0 = onnxc_now_seconds();
       status = run_model(ctx, in_bufs, in_bytes, out_bufs, out_bytes);
@@ -459,6 +593,8 @@ int main(int argc, char** argv) {
       /* %.3f for ordinary models, more decimals for sub-0.1 ms toy models */
       printf("latency: median %.*f ms, min %.*f ms over %llu runs\n", digits(1e3 * median), 1e3 * median,
              digits(1e3 * times[0]), 1e3 * times[0], (unsigned long long)bench);
+      if (profile && (rc = m->profile(ctx, prof_after)) != 0) status = report_error("--profile", rc, 1);
+      if (profile && !status) status = print_profile(m, prof_before, prof_after, bench, threads, 1e3 * median);
     }
   }
 
@@ -474,5 +610,7 @@ done:
   free(out_files);
   free(weights_alloc);
   free(times);
+  free(prof_before);
+  free(prof_after);
   return status;
 }

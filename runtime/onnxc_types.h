@@ -50,6 +50,17 @@ typedef struct {
   int num_threads;
 } onnxc_options;
 
+/* One function of a model built with compile-model --profile (NAME_info.ops): what it computes
+ * and what that costs per run, for the per-op profile (NAME --profile). */
+typedef struct {
+  const char* nodes;  /* the ONNX nodes it computes, "conv1, relu1" */
+  const char* ops;    /* their op types, "Conv+Relu" */
+  const char* kernel; /* the kernel the compiler chose, "Conv NCHW16c nchwc regular" */
+  const char* output; /* its output as stored, "/conv1/Conv_output_0 f32[1,4,112,112,16] NCHW16c" */
+  double flops;       /* floating-point operations per run (a multiply-add counts 2) */
+  double bytes;       /* bytes of its inputs and outputs */
+} onnxc_op_info;
+
 /* Model description, emitted by the compiler for every model (NAME_info), consumed by
  * onnxc_main.c. The functions are the model's own entry points with the instance type erased:
  * create/create_from_memory store a new instance in *ctx (NULL on failure), run_v and destroy
@@ -69,6 +80,11 @@ typedef struct {
   int (*destroy)(void** ctx);
   const char* (*status_string)(int code);
   const char* (*last_error)(void);
+  /* compile-model --profile only (else 0 and NULL): the functions a run calls, and their seconds
+   * summed over the instance's runs so far. */
+  int num_ops;
+  const onnxc_op_info* ops;
+  int (*profile)(const void* ctx, double* seconds);
 } onnxc_model_info;
 
 #endif /* ONNXC_TYPES_H */

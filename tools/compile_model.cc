@@ -47,7 +47,7 @@ struct Options {
   std::string layout = "nchwc";
   int64_t channel_block = 0;  // 0 = from the target
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
-  bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false;
+  bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;
 };
 
@@ -294,6 +294,7 @@ int compile(Options& o) {
 
   Timer t_gen;
   CodegenOptions co{o.name, o.outdir, o.model};
+  co.profile = o.profile;
   CodegenResult r = backend->write_module(*g, co);
   std::string plan = g->arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g->arena_tensor_bytes / 1e6) : "";
   say(fmt::format("codegen: {} functions, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", r.functions, r.weights_bytes / 1e6,
@@ -368,6 +369,9 @@ int main(int argc, char** argv) {
                  "intermediate tensors, and each graph input and output. Over it: exit 3, naming the tensor")
       ->capture_default_str();
   app.add_flag("--verify-passes", o.verify_passes, "check the graph's invariants after every pass (always on in debug builds)");
+  app.add_flag("--profile", o.profile,
+               "time every emitted function at run time: the binary's --profile prints them sorted by time, with their "
+               "kernels, shapes, GFLOP/s or GB/s and the share of the machine's measured peak");
   app.add_flag("--verify", o.verify, "run the reference evaluator and the built binary on one random input and compare");
   app.add_option("--verify-tol", o.verify_tol, "--verify tolerance: max abs error <= TOL * max(1, max |reference|)")->capture_default_str();
   app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit");

@@ -16,6 +16,8 @@ if [ "${ONNXC_SKIP_APT:-0}" != 1 ]; then
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     [ "$st" = "install ok installed" ] || missing+=("$p")
   done
+  # node and npm run ONNX Runtime for the opset tests; any install of them will do.
+  { command -v node && command -v npm; } > /dev/null || missing+=(nodejs npm)
   if [ ${#missing[@]} = 0 ]; then
     echo "== Debian packages: all installed"
   else
@@ -27,6 +29,17 @@ if [ "${ONNXC_SKIP_APT:-0}" != 1 ]; then
     echo "== installing Debian packages: ${missing[*]}"
     $SUDO apt-get update -q
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+  fi
+fi
+# ONNX Runtime 1.30 for the tests that compare with it (tests/opset/): from npm, once
+# (--ignore-scripts: the package ships its library; its install script wants the network).
+if [ "${ONNXC_SKIP_ORT:-0}" != 1 ]; then
+  if [ -f tests/ort/node_modules/onnxruntime-node/package.json ]; then
+    echo "== onnxruntime-node: installed"
+  else
+    command -v npm > /dev/null || { echo "setup.sh: npm is missing (Debian package npm)" >&2; exit 1; }
+    echo "== installing onnxruntime-node@1.30.0 into tests/ort/node_modules"
+    (cd tests/ort && npm install --ignore-scripts --no-save --no-package-lock onnxruntime-node@1.30.0)
   fi
 fi
 echo "== building onnxc in $BUILD_DIR"

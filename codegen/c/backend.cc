@@ -32,8 +32,18 @@ class CBackend : public Backend {
     return in.dtype == out.dtype && in.nbytes() == out.nbytes() && in.shape == out.shape && in.layout == out.layout;
   }
 
-  std::string emit_node(const Node& n, const NodeParams& p) const override {
+  EmittedNode emit_node(const Node& n, const NodeParams& p) const override {
     CEmit e(n, target(), p.inputs, p.outputs, p.extras);
+    // "Conv nchw16c regular + epilogue": the op, the output layout, the kernel's variant, and
+    // how a fused group's steps run (in the kernel, or as a loop after it).
+    auto kernel = [&] {
+      std::string k = n.op_type;
+      const Value* o = n.out(0);
+      if (o && !o->layout.is_plain()) k += " " + o->layout.str(o->shape.size());
+      if (!e.variant.empty()) k += " " + e.variant;
+      if (!n.epilogue.empty() && !is_index_aligned_elementwise(n)) k += e.epilogue_done ? " + epilogue" : " + fused loop";
+      return k;
+    };
     // A node whose outputs are all empty computes nothing (and its kernel never sees shapes
     // whose strides only an empty tensor can have).
     bool empty = true;
@@ -41,7 +51,7 @@ class CBackend : public Backend {
       if (v && numel(v->shape) != 0) empty = false;
     if (empty) {
       e("/* every output is empty: nothing to compute */");
-      return e.body();
+      return {e.body(), n.op_type + " (empty)"};
     }
     const CKernel* k = find_c_kernel(n.op_type);
     ONNXC_ASSERT(k && k->emit, n.where() + ": the C backend has no kernel for " + n.op_type);
@@ -51,7 +61,7 @@ class CBackend : public Backend {
       if (!is_index_aligned_elementwise(n)) k->emit(e);
       if (!e.epilogue_done) emit_group_loop(e);
     }
-    return e.body();
+    return {e.body(), kernel()};
   }
 
   CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, *this); }

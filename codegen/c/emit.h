@@ -37,6 +37,8 @@ class CEmit {
   // Set by a kernel that applied node.epilogue (a fused group's steps) itself; otherwise the
   // backend follows the kernel with the group loop (codegen/c/fused.h).
   bool epilogue_done = false;
+  // The variant a kernel chose ("plane", "nchwc depthwise"...), named in the per-op profile.
+  std::string variant;
   // Whether a loop nest doing `work` scalar operations goes parallel (Target::parallel).
   bool parallel(double work) const { return target.parallel(work); }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
 #include <type_traits>
 
@@ -60,11 +62,15 @@ void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int
   }
 }
 
-// `omp simd` on a loop that calls libm (expf, tanhf, powf...) cannot be honoured without
-// fast-math, and clang warns "loop not vectorized" at -O3: leave the hint off there.
+// `omp simd` on a loop that calls libm (powf...) cannot be honoured without fast-math, and
+// clang warns "loop not vectorized" at -O3: leave the hint off there. Calls of the inline
+// helpers of codegen/c/vmath.h (onnxc_expf...) vectorize: only whole-word libm names count.
 static bool vectorizable(const std::string& body) {
-  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod"})
-    if (body.find(f) != std::string::npos) return false;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod", "sinf(", "cosf(",
+                        "tanf(", "sinhf(", "coshf(", "log1pf("})
+    for (size_t p = body.find(f); p != std::string::npos; p = body.find(f, p + 1))
+      if (p == 0 || !word(body[p - 1])) return false;
   return true;
 }
 
@@ -118,12 +124,34 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
   std::string body = stmt(idx, oi.empty() ? "0" : oi);
   bool simd = vectorizable(body);
   for (size_t d = 0; d < dims.size(); ++d) {
-    if (d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
-    if (d + 1 == dims.size() && simd) e("ONNXC_PRAGMA(omp simd)");
+    // One pragma per loop: a single loop that is both parallel and innermost gets the combined form.
+    const bool par = d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1, inner = d + 1 == dims.size() && simd;
+    if (par) e("ONNXC_PRAGMA(omp parallel for{})", inner ? " simd" : "");
+    else if (inner) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
   }
   e("{}", body);
   for (size_t d = 0; d < dims.size(); ++d) e("}}");
+}
+
+void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, const std::string& x, int64_t n, DType t) {
+  const char* ct = dtype_ctype(t);
+  const int64_t lanes = std::max<int64_t>(4, e.target.vector_bits / 8 / static_cast<int64_t>(dtype_size(t)));
+  e("{} {} = {};", ct, acc, init);
+  const int64_t full = n < 2 * lanes ? 0 : n / lanes * lanes;  // elements covered by the lane loop
+  if (full > 0) {
+    e("{{");
+    e("{} {}_l[{}];", ct, acc, lanes);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) {}_l[l] = {};", lanes, acc, init);
+    e("for (int64_t i = 0; i < {}; i += {}) {{", full, lanes);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {0}; ++l) {1}_l[l] = {2}[i + l] > {1}_l[l] ? {2}[i + l] : {1}_l[l];", lanes, acc, x);
+    e("}}");
+    e("for (int64_t l = 0; l < {0}; ++l) {1} = {1}_l[l] > {1} ? {1}_l[l] : {1};", lanes, acc);
+    e("}}");
+  }
+  if (full < n) e("for (int64_t i = {0}; i < {1}; ++i) {2} = {3}[i] > {2} ? {3}[i] : {2};", full, n, acc, x);
 }
 
 void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int64_t numel, DType t) {

@@ -40,6 +40,14 @@ void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int
 void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
                     const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt);
 
+// Declares `T acc` (T the C type of t) holding the maximum of `init` and x[0..n) (`x` a
+// pointer expression), by compare-selects `v > acc ? v : acc`: with a non-NaN init the
+// running maximum is never NaN, so NaN elements are skipped as std::fmax skips them, and
+// all-NaN input leaves init. No libm call and no `omp simd reduction(max:...)` (clang
+// neither vectorizes that compare-select reduction nor starts it at -INFINITY): one vector
+// of lane maxima in a local array (simd over the lanes), then the lanes and the tail folded.
+void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, const std::string& x, int64_t n, DType t);
+
 // A strided view of a buffer: element (i_0, ..., i_{r-1}) of the logical shape lives at
 // element offset `offset + sum_d i_d * stride[d]` (strides in elements, may be negative).
 struct StridedView {

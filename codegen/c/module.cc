@@ -30,6 +30,8 @@
 
 #include "codegen/c/emit.h"
 #include "codegen/c/vector_types.h"
+#include "codegen/c/vmath.h"
+#include "ir/cost.h"
 #include "ir/op.h"
 
 namespace fs = std::filesystem;
@@ -106,6 +108,12 @@ struct Module {
   std::set<std::string> used_names;
   std::map<std::string, int> next_suffix;     // unique(): next suffix to try per stem
   uint64_t wbytes = 0, abytes = 0;
+  // --profile: one row per emitted function, in call order (onnxc_op_info).
+  struct OpRow {
+    std::string nodes, ops, kernel, shape;
+    NodeCost cost;
+  };
+  std::vector<OpRow> op_rows;
 
   std::string unique(const std::string& base) {
     std::string s = base.size() > 48 ? base.substr(0, 48) : base;
@@ -223,7 +231,8 @@ struct Module {
       params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), extras[j]));
       args.push_back(name.at(v));
     }
-    const std::string body = backend.emit_node(n, {ins, outs, extras});
+    const EmittedNode emitted_node = backend.emit_node(n, {ins, outs, extras});
+    const std::string& body = emitted_node.body;
     std::string unused;
     const std::set<std::string> used = identifiers(body);
     for (auto* list : {&ins, &outs, &extras})
@@ -236,6 +245,7 @@ struct Module {
       ops += "+" + st->op_type;
       from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
     }
+    op_rows.push_back({from, ops, emitted_node.kernel, outs_comment, node_cost(n)});
     return fmt::format("/* {}: {}({}) -> {} */\nstatic void {}({}) {{\n{}{}}}\n\n", comment_safe(from), ops,
                        comment_safe(sig_comment), comment_safe(outs_comment), fn,
                        params.empty() ? "void" : fmt::format("{}", fmt::join(params, ", ")), unused, body);
@@ -357,9 +367,17 @@ struct Module {
         "const char* {0}_status_string(int code); /* e.g. \"size mismatch\" */\n"
         "const char* {0}_last_error(void);        /* detail of the last failure in this thread, \"\" if none */\n"
         "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
-        "extern const onnxc_model_info {0}_info;\n\n"
-        "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
+        "extern const onnxc_model_info {0}_info;\n\n",
         N, run_params(), "", N.size() + 11);
+    if (opt.profile)
+      s += fmt::format(
+          "/* Built with compile-model --profile: every run times each of the model's {1} functions.\n"
+          " * {0}_profile copies each one's seconds, summed over the instance's runs so far, into\n"
+          " * seconds[0..{0}_PROFILE_OPS-1]; {0}_info.ops describes them (nodes, kernel, cost). */\n"
+          "#define {0}_PROFILE_OPS {1}\n"
+          "int {0}_profile(const {0}_ctx* ctx, double* seconds);\n\n",
+          N, emitted.size());
+    s += "#ifdef __cplusplus\n}\n#endif\n#endif\n";
     return s;
   }
 
@@ -379,15 +397,20 @@ struct Module {
         "/* The weights, shared by the instances made from one another ({}_create_sharing), freed with the last. */\n"
         "typedef struct {{\n  atomic_size_t refs;\n  onnxc_weights weights;\n}} {}_shared;\n\n"
         "struct {}_ctx {{\n  {}_shared* shared;\n  unsigned char* arena; /* {}_ARENA_BYTES, this instance's own */\n"
-        "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n}};\n\n",
-        N, comment_safe(opt.source), N, N, N, N, N, N, N, N);
+        "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n{}}};\n\n",
+        N, comment_safe(opt.source), N, N, N, N, N, N, N, N,
+        opt.profile ? fmt::format("  double prof[{}_PROFILE_OPS]; /* seconds per function, summed over the runs */\n", N) : "");
     std::string calls, functions;
     for (size_t k = 0; k < emitted.size(); ++k) {
       std::string call;
       functions += node_function(k, *emitted[k], &call);
-      calls += "  " + call + "\n";
+      if (opt.profile)
+        calls += fmt::format("  {{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}\n", call, k);
+      else
+        calls += "  " + call + "\n";
     }
     s += vector_type_definitions(functions);  // the vector types the node functions name
+    s += vmath_definitions(functions);  // the inline math helpers the node functions call
     s += functions;
     // Model description: tensor tables (also used by the entry points' checks), then the entry points.
     auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
@@ -402,6 +425,18 @@ struct Module {
       return r + "};\n";
     };
     s += infos("input", g.inputs) + infos("output", g.outputs) + "\n";
+    if (opt.profile) {
+      s += fmt::format("/* The functions the profile times, in call order: nodes, ops, kernel, output, FLOPs, bytes. */\n"
+                       "static const onnxc_op_info {}_ops[{}_PROFILE_OPS] = {{\n", N, N);
+      for (const OpRow& r : op_rows)
+        s += fmt::format("  {{{}, {}, {}, {}, {:.17g}, {:.17g}}},\n", c_string(r.nodes), c_string(r.ops), c_string(r.kernel), c_string(r.shape),
+                         r.cost.flops, r.cost.bytes);
+      s += fmt::format("}};\n\n"
+                       "int {0}_profile(const {0}_ctx* ctx, double* seconds) {{\n"
+                       "  if (!ctx || !seconds) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_profile: ctx or seconds is NULL\");\n"
+                       "  memcpy(seconds, ctx->prof, sizeof ctx->prof);\n  return ONNXC_OK;\n}}\n\n",
+                       N);
+    }
     s += fmt::format(
         "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
         "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
@@ -545,14 +580,18 @@ struct Module {
         "static int {0}_info_destroy(void** ctx) {{\n"
         "  {0}_ctx* c = ctx ? ({0}_ctx*)*ctx : NULL;\n  int rc = {0}_destroy(ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n",
         N, "", N.size() + 23);
+    if (opt.profile)
+      s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n", N);
     s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n"
                      "#ifdef _OPENMP\n  1,\n#else\n  0,\n#endif\n"
-                     "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error\n}};\n\n"
+                     "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
+                     "  {7}\n}};\n\n"
                      "#ifdef ONNXC_MAIN_MODEL\n"
                      "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
                      "const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",
                      N, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs",
-                     g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs");
+                     g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs",
+                     opt.profile ? fmt::format("{0}_PROFILE_OPS, {0}_ops, {0}_info_profile", N) : "0, NULL, NULL");
     return s;
   }
 
@@ -583,7 +622,7 @@ std::string c_identifier(const std::string& s) {
 }
 
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
-  Module m{g, opt, b, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
+  Module m{g, opt, b, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}};
   m.plan();
   uint64_t checksum = 0;
   std::string blob = m.weights_blob(&checksum);

@@ -7,7 +7,8 @@
 //   NAME.weights  every constant the code reads, 64-byte aligned, behind a checksummed header
 // plus the public types (onnxc_types.h), the runtime (onnxc_runtime.c/.h), the generic main
 // (onnxc_main.c, model-independent: it runs the model NAME.c built with -DONNXC_MAIN_MODEL
-// points it to), and a Makefile. Node function bodies come from the backend
+// points it to), and a Makefile. With CodegenOptions::profile every call of NAME_run is timed
+// into the instance (NAME_profile, NAME_info.ops). Node function bodies come from the backend
 // (Backend::emit_node); intermediate tensors live at the arena offsets of the memory plan
 // (passes/memory_plan.cc).
 #pragma once

@@ -1,4 +1,5 @@
-// ir/ops/batchnorm.cc — BatchNormalization (opsets 1–15), inference form only:
+// ir/ops/batchnorm.cc — BatchNormalization (versions 1, 6, 7, 9, 14, 15; unchanged up to opset 23),
+// inference form only:
 //   Y = (X - mean) / sqrt(var + epsilon) * scale + B
 // X is [N, C, D1..Dk] (k >= 0), float32. With spatial=1 (the default, and the only form
 // from opset 9 on) scale/B/mean/var are [C]; with spatial=0 (opsets < 9) they have the
@@ -62,7 +63,6 @@ class BatchNorm : public Op {
 
 
   FusionKind kind() const override { return FusionKind::Broadcast; }
-  int64_t min_opset() const override { return 1; }  // consumed_inputs (opsets < 6) is ignored
   const BatchNormAttrs& attrs() const { return a_; }
 
  private:

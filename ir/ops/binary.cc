@@ -10,6 +10,11 @@
 // wrapping modulo 2^64 then to the base type (negative exponents give 1/x^n truncated: 0
 // unless x is ±1); integer base with float exponent: pow in double, converted with Cast's
 // saturating rule. PRelu (float32) broadcasts its slope unidirectionally to X.
+// Versions: Add, Sub, Mul, Div 1, 6, 7, 13, 14; Pow 1, 7, 12, 13, 15; PRelu 1, 6, 7, 9, 16.
+// Before opset 7 broadcasting is the legacy form (LegacyBroadcast, ir/ops/elementwise.h);
+// version 1 of Add/Sub/Mul/Div/PRelu also has consumed_inputs (accepted, no effect). Later
+// versions add dtypes only (Pow-12: integer exponents; 13-16: bfloat16; 14: 8/16-bit
+// integers). Same meaning at every opset up to 23.
 #include <cmath>
 
 #include "ir/ops/elementwise.h"
@@ -35,8 +40,14 @@ class Binary : public Op {
  public:
   explicit Binary(B k) : k_(k) {}
 
+  void parse(AttrReader& a) override {
+    if (a.opset() < 6 && k_ != B::Pow) a.ignore("consumed_inputs");
+    if (a.opset() < 7 && k_ != B::PRelu) legacy_ = read_legacy_broadcast(a);
+  }
+
   void infer(Node& n) override {
     if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects exactly 2 inputs");
+    if (n.opset < 7 && k_ != B::PRelu) check_legacy_broadcast(n, legacy_);
     DType a = n.in(0)->dtype, b = n.in(1)->dtype;
     if (k_ == B::Pow) {
       expect_dtype(n, 0, {DType::F32, DType::F64, DType::I32, DType::I64});
@@ -134,6 +145,7 @@ class Binary : public Op {
 
  private:
   B k_;
+  LegacyBroadcast legacy_;  // opset < 7
 };
 
 template <B k>

@@ -10,7 +10,11 @@
 //   anything → bool  is x != 0 (NaN → true); bool → anything is 0 or 1
 //   float64 → float32 rounds to nearest (overflow → ±inf)
 // Targets string, float16, bfloat16 and complex are unsupported (exit 3); so are such
-// inputs (the importer rejects them). The `saturate` attribute (opset 19) is out of range.
+// inputs (the importer rejects them).
+// Versions: 1 (`to` is a type name string, "FLOAT", "INT64"...), 6 (`to` is the TensorProto
+// code), 9, 13 (more types), 19 (attribute `saturate`, which only affects casts to float8
+// types, which onnxc does not take: accepted as 0 or 1, no effect), 21, 23 (4-bit types).
+// The meaning for onnxc's dtypes is the same at every opset up to 23.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 
@@ -21,8 +25,24 @@ class Cast : public Op {
  public:
   void parse(AttrReader& a) override {
     const Node& n = a.node();
-    std::optional<int64_t> to = a.opt_i("to");
+    std::optional<int64_t> to;
+    if (a.opset() < 6) {
+      std::string name = a.s("to", "");
+      if (name.empty()) n.invalid("attribute 'to' (a type name before opset 6) is required");
+      static const std::pair<const char*, int64_t> names[] = {
+          {"FLOAT", 1}, {"UINT8", 2}, {"INT8", 3}, {"UINT16", 4}, {"INT16", 5}, {"INT32", 6}, {"INT64", 7}, {"STRING", 8},
+          {"BOOL", 9}, {"FLOAT16", 10}, {"DOUBLE", 11}, {"UINT32", 12}, {"UINT64", 13}, {"COMPLEX64", 14}, {"COMPLEX128", 15}};
+      for (auto& [k, v] : names)
+        if (name == k) to = v;
+      if (!to) n.invalid("attribute 'to' = '" + name + "' is not a tensor element type name");
+    } else {
+      to = a.opt_i("to");
+    }
     if (!to) n.invalid("attribute 'to' is required");
+    if (a.opset() >= 19) {
+      int64_t sat = a.i("saturate", 1);
+      if (sat != 0 && sat != 1) n.invalid("attribute 'saturate' must be 0 or 1, got " + std::to_string(sat));
+    }
     switch (*to) {
       case 8: n.unsupported("cast to string is not supported");
       case 10: n.unsupported("cast to float16 is not supported");

@@ -1,5 +1,7 @@
 // ir/ops/concat.cc — Concat: joins N inputs along `axis` (required; negative counts from
 // the rank). Any dtype; all inputs share dtype, rank and every dimension except `axis`.
+// Versions: 1 (axis optional, default 1), 4 (axis required), 11 (negative axis), 13
+// (bfloat16); same meaning up to opset 23.
 
 #include <fmt/format.h>
 
@@ -13,6 +15,7 @@ class Concat : public Op {
  public:
   void parse(AttrReader& a) override {
     auto axis = a.opt_i("axis");
+    if (!axis && a.opset() < 4) axis = 1;
     if (!axis) a.node().invalid("attribute 'axis' is required");
     axis_attr_ = *axis;
   }

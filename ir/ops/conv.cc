@@ -1,4 +1,4 @@
-// ir/ops/conv.cc — Conv (opsets 1–18): N-D convolution, float32, NCHW (X [N,C,D1..Dk],
+// ir/ops/conv.cc — Conv (versions 1, 11, 22; 22 only adds bfloat16): N-D convolution, float32, NCHW (X [N,C,D1..Dk],
 // W [M,C/group,K1..Kk], optional B [M], Y [N,M,O1..Ok]), with group (depthwise included),
 // strides, dilations, pads, auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID) and
 // kernel_shape (optional; checked against W). Shape inference resolves the geometry
@@ -110,7 +110,6 @@ class Conv : public Op {
 
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
   const ConvGeom& geom() const { return g_; }
-  int64_t min_opset() const override { return 1; }  // Conv-1 and Conv-11 mean the same
 
  private:
 

@@ -1,4 +1,4 @@
-// ir/ops/conv_transpose.cc — ConvTranspose (opsets 1–18): N-D transposed convolution,
+// ir/ops/conv_transpose.cc — ConvTranspose (versions 1, 11, 22; 22 only adds bfloat16): N-D transposed convolution,
 // float32, X [N,C,D1..Dk], W [C, M/group, K1..Kk], optional B [M], Y [N,M,O1..Ok].
 // Attributes: group, strides, dilations, pads, output_padding, output_shape, auto_pad,
 // kernel_shape (checked against W). Output size per spatial dim:
@@ -107,7 +107,6 @@ class ConvTranspose : public Op {
 
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
   const ConvGeom& geom() const { return g_; }
-  int64_t min_opset() const override { return 1; }  // ConvTranspose-1 and -11 mean the same
 
  private:
   ConvAttrs at_;

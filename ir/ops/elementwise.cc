@@ -1,7 +1,41 @@
 // ir/ops/elementwise.cc — broadcast helpers (see elementwise.h).
 #include "ir/ops/elementwise.h"
 
+#include <fmt/format.h>
+
 namespace onnxc {
+
+LegacyBroadcast read_legacy_broadcast(AttrReader& a) {
+  LegacyBroadcast lb;
+  lb.broadcast = a.i("broadcast", 0);
+  lb.axis = a.opt_i("axis");
+  return lb;
+}
+
+void check_legacy_broadcast(const Node& n, const LegacyBroadcast& lb) {
+  const Shape& a = n.in(0)->shape;
+  const Shape& b = n.in(1)->shape;
+  if (lb.broadcast != 0 && lb.broadcast != 1) n.invalid(fmt::format("attribute 'broadcast' must be 0 or 1, got {}", lb.broadcast));
+  if (lb.broadcast == 0) {
+    if (a != b)
+      n.invalid(fmt::format("inputs {} and {} differ in shape; before opset 7 that needs attribute broadcast=1", shape_str(a),
+                            shape_str(b)));
+    return;
+  }
+  int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+  if (rb > ra) n.invalid(fmt::format("B {} has a higher rank than A {} (legacy broadcast, opset < 7)", shape_str(b), shape_str(a)));
+  int64_t axis = lb.axis.value_or(ra - rb);
+  if (axis < 0 || axis + rb > ra)
+    n.invalid(fmt::format("axis {} does not place B {} inside A {} (legacy broadcast, opset < 7)", axis, shape_str(b), shape_str(a)));
+  if (numel(b) == 1) return;
+  for (int64_t d = 0; d < rb; ++d)
+    if (b[static_cast<size_t>(d)] != a[static_cast<size_t>(axis + d)])
+      n.invalid(fmt::format("B {} does not match A {} from axis {} (legacy broadcast, opset < 7)", shape_str(b), shape_str(a), axis));
+  if (axis != ra - rb)
+    n.unsupported(fmt::format("legacy broadcast (opset < 7) of B {} along axis {} of A {} is not supported; onnxc takes the legacy "
+                              "form where it equals numpy broadcasting (B aligned with A's trailing dims, or a single element)",
+                              shape_str(b), axis, shape_str(a)));
+}
 
 Shape broadcast_inputs(const Node& n) {
   Shape out;

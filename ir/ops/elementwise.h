@@ -7,6 +7,7 @@
 #pragma once
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -26,8 +27,33 @@ struct ClipAttrs {
   double lo = 0, hi = 0;
 };
 const ClipAttrs& clip_attrs(const Node& n);
+// IsInf's attributes (ir/ops/compare.cc).
+struct IsInfAttrs {
+  bool negative = true, positive = true;
+};
+IsInfAttrs isinf_attrs(const Node& n);
+// The attributes of the activations of ir/ops/activation.cc (Selu: alpha, gamma; Celu,
+// ThresholdedRelu: alpha; Gelu: tanh = approximate "tanh"), and Mod's fmod (ir/ops/math.cc).
+struct ActivationAttrs {
+  double alpha = 0, gamma = 0;
+  bool tanh = false;
+};
+const ActivationAttrs& activation_attrs(const Node& n);
+bool mod_fmod(const Node& n);
 // ConstantOfShape's one-element fill value (ir/ops/constant.cc).
 const Tensor& constant_of_shape_value(const Node& n);
+
+// Broadcasting of the binary ops before opset 7 (Add, Sub, Mul, Div, Pow, Equal, Less,
+// Greater, And, Or, Xor): attribute broadcast (default 0: A and B have the same shape) and
+// axis (where B's dims lie in A's; default: A's trailing dims). Where it means what numpy
+// broadcasting computes (B aligned with A's trailing dims, or B a single element) the op
+// runs as at opset 7; another axis is refused by name (exit 3).
+struct LegacyBroadcast {
+  int64_t broadcast = 0;
+  std::optional<int64_t> axis;
+};
+LegacyBroadcast read_legacy_broadcast(AttrReader& a);  // call only at opset < 7
+void check_legacy_broadcast(const Node& n, const LegacyBroadcast& lb);
 
 // Broadcast shape of all present inputs; an invalid-model error naming the shapes otherwise.
 Shape broadcast_inputs(const Node& n);

@@ -5,6 +5,8 @@
 // [M,1], [M,N]...). Opsets 1-6 carry a `broadcast` attribute; it is accepted and C is
 // always broadcast. float32 only. Shape inference resolves GemmAttrs (ir/ops/gemm.h); the C
 // kernel is kernels/gemm.cc in the C backend.
+// Versions: 1, 6, 7 (C broadcasts unidirectionally), 9, 11 (C optional), 13 (bfloat16);
+// unchanged up to opset 23.
 #include <fmt/format.h>
 
 #include "ir/ops/gemm.h"

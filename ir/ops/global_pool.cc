@@ -3,6 +3,7 @@
 //
 // The mean is the sum divided by the size; max skips NaN elements (fmaxf). float32 only.
 // The C kernel is kernels/global_pool.cc in the C backend.
+// Versions: 1, 22 (bfloat16 only): the same meaning at every opset up to 23.
 #include <cmath>
 
 #include "ir/ops/ops.h"
@@ -43,7 +44,6 @@ class GlobalPool : public Op {
 
 
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
-  int64_t min_opset() const override { return 1; }  // unchanged since opset 1
 
  private:
   bool max_;

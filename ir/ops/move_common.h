@@ -37,6 +37,8 @@ struct GatherGeom {
   std::vector<int64_t> idx;
 };
 const GatherGeom& gather_geom(const Node& n);
+// Tile: the repeat count of each input dimension (ir/ops/expand.cc).
+const std::vector<int64_t>& tile_repeats(const Node& n);
 
 // ---- compile-time helpers (infer) ----
 

@@ -23,7 +23,7 @@ void register_pool(OpTable&);         // MaxPool, AveragePool
 void register_global_pool(OpTable&);  // GlobalAveragePool, GlobalMaxPool
 void register_gemm(OpTable&);         // Gemm
 void register_matmul(OpTable&);       // MatMul
-void register_reduce(OpTable&);       // ReduceMean, ReduceSum, ReduceMax
+void register_reduce(OpTable&);       // ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
 void register_softmax(OpTable&);      // Softmax, LogSoftmax
 void register_flatten(OpTable&);      // Flatten
 void register_reshape(OpTable&);      // Reshape
@@ -34,11 +34,17 @@ void register_split(OpTable&);        // Split
 void register_slice(OpTable&);        // Slice
 void register_squeeze(OpTable&);      // Squeeze, Unsqueeze
 void register_gather(OpTable&);       // Gather
-void register_shape(OpTable&);        // Shape
+void register_shape(OpTable&);        // Shape, Size
 void register_cast(OpTable&);         // Cast
 void register_pad(OpTable&);          // Pad
 void register_resize(OpTable&);       // Resize, Upsample
 void register_identity(OpTable&);     // Identity, Dropout
 void register_constant(OpTable&);     // Constant, ConstantOfShape
+void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, IsNaN, IsInf, Where
+void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod
+void register_argmax(OpTable&);       // ArgMax, ArgMin
+void register_layer_norm(OpTable&);   // LayerNormalization
+void register_expand(OpTable&);       // Expand, Tile, Range
+void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
 
 }  // namespace onnxc

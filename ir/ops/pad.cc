@@ -1,6 +1,7 @@
-// ir/ops/pad.cc — Pad (opsets 2–18): modes constant, reflect and edge, any dtype.
+// ir/ops/pad.cc — Pad: modes constant, reflect, edge and wrap (opset 19), any dtype.
 //
-// Forms: before opset 11 `pads` and `value` are attributes; from 11 `pads` is input 1 and
+// Versions: 1, 2, 11, 13, 18, 19, 21, 23. Forms: Pad-1 names its pads attribute `paddings`;
+// before opset 11 `pads` and `value` are attributes; from 11 `pads` is input 1 and
 // the optional constant_value input 2; opset 18 adds the optional `axes` input 3 (pads then
 // has 2·len(axes) entries). pads and axes are compile-time inputs. Pads are
 // [x1_begin, x2_begin, ..., x1_end, x2_end, ...]; a negative pad crops.
@@ -8,8 +9,10 @@
 // pads, then padded by its positive pads relative to the cropped window, so edge/reflect
 // mirror at the borders of what is kept. Reflect with pads larger than the window keeps
 // reflecting (numpy's periodic reflection); reflect on a 1-element window repeats it.
+// Wrap (opset 19) repeats the kept window periodically (numpy's "wrap").
+// Pad-13 adds bfloat16, 21 and 23 the 4-bit types: nothing onnxc takes.
 // constant_value may be a runtime scalar. Shape inference resolves each axis (PadGeom,
-// ir/ops/pad.h); the C kernel is kernels/pad.cc in the C backend. Gaps: mode "wrap" (opset 19).
+// ir/ops/pad.h); the C kernel is kernels/pad.cc in the C backend.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -29,11 +32,12 @@ class Pad : public Op {
     if (m == "constant") g_.mode = PadMode::Constant;
     else if (m == "reflect") g_.mode = PadMode::Reflect;
     else if (m == "edge") g_.mode = PadMode::Edge;
-    else if (m == "wrap" && opset_ >= 19) a.node().unsupported("mode 'wrap' is not supported");
-    else a.node().invalid("mode '" + m + "' is not one of constant, reflect, edge");
+    else if (m == "wrap" && opset_ >= 19) g_.mode = PadMode::Wrap;
+    else a.node().invalid("mode '" + m + "' is not one of constant, reflect, edge" + (opset_ >= 19 ? ", wrap" : " (wrap needs opset 19)"));
     if (opset_ < 11) {
-      auto p = a.opt_ints("pads");
-      if (!p) a.node().invalid("attribute 'pads' is required before opset 11");
+      const char* name = opset_ < 2 ? "paddings" : "pads";
+      auto p = a.opt_ints(name);
+      if (!p) a.node().invalid(std::string("attribute '") + name + "' is required before opset 11");
       attr_pads_ = *p;
       g_.value = a.f("value", 0.0);
     }
@@ -100,7 +104,7 @@ class Pad : public Op {
         n.unsupported("pads " + std::to_string(a.pb) + ", " + std::to_string(a.pe) + " are too large");
       a.out = a.in + a.pb + a.pe;
       if (g_.mode != PadMode::Constant && a.kept() == 0 && a.out > 0)
-        n.invalid("cannot pad axis " + std::to_string(axes[k]) + " in reflect or edge mode: nothing of it is kept (size " +
+        n.invalid("cannot pad axis " + std::to_string(axes[k]) + " in reflect, edge or wrap mode: nothing of it is kept (size " +
                   std::to_string(a.in) + ", pads " + std::to_string(a.pb) + ", " + std::to_string(a.pe) + ")");
       out[static_cast<size_t>(axes[k])] = a.out;
     }
@@ -149,6 +153,7 @@ int64_t pad_source(const PadAxis& a, PadMode m, int64_t o) {
   if (j >= 0 && j < len) return s + j;
   if (m == PadMode::Constant || len <= 0) return -1;
   if (m == PadMode::Edge) return s + (j < 0 ? 0 : len - 1);
+  if (m == PadMode::Wrap) return s + ((j % len) + len) % len;
   if (len == 1) return s;
   int64_t p = 2 * (len - 1);
   j %= p;

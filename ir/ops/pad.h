@@ -8,7 +8,7 @@
 
 namespace onnxc {
 
-enum class PadMode { Constant, Reflect, Edge };
+enum class PadMode { Constant, Reflect, Edge, Wrap };
 
 struct PadAxis {
   int64_t in = 1, out = 1, pb = 0, pe = 0;

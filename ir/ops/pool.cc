@@ -13,6 +13,10 @@
 // kernels/pool.cc in the C backend.
 // Gaps: a window lying entirely in padding (pads >= kernel) yields the dtype's lowest value
 // for MaxPool and 0 for AveragePool without count_include_pad.
+// Versions: MaxPool 1, 8 (Indices output, storage_order), 10 (ceil_mode, dilations), 11,
+// 12 (int8/uint8), 22 (bfloat16); AveragePool 1, 7 (count_include_pad), 10 (ceil_mode), 11,
+// 19 (dilations), 22 (bfloat16). Each attribute keeps its meaning from the version that adds
+// it; all are read at every opset (a model at an older opset does not set them).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// ir/ops/reduce.cc — ReduceSum, ReduceMean, ReduceMax.
+// ir/ops/reduce.cc — ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+// ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare.
 //
 // Axes come from the `axes` attribute (ReduceSum before opset 13, the others before 18) or
 // from a constant second input (ReduceSum 13+, all 18+); negative axes count from the end,
@@ -6,22 +7,31 @@
 // (input form only), which makes the op an identity. keepdims (default 1) keeps reduced
 // dims as 1.
 // Shape inference resolves which dims are reduced (ReduceGeom, ir/ops/reduce.h); the C
-// kernel is kernels/reduce.cc in the C backend.
-// dtypes: Sum float32/float64/int32/int64, Mean float32/float64, Max float32/float64/int32/
-// int64/int8/uint8. Float sums accumulate in the input type; Max uses fmaxf (skips NaN).
-// Empty reductions give 0 (Sum), NaN (Mean) and the lowest value (Max).
+// kernels are kernels/reduce.cc (Sum, Mean, Max) and kernels/reduce_more.cc (the others)
+// in the C backend.
+// dtypes: Sum float32/float64/int32/int64, Mean float32/float64, Max and Min float32/float64/
+// int32/int64/int8/uint8 and bool (opset 20: any / all), Prod, L1 and SumSquare float32/
+// float64/int32/int64, L2, LogSum and LogSumExp float32/float64. Sum and Mean accumulate
+// floats in the input type; the other float reductions accumulate in double (the reference
+// too) and round once. Max/Min skip NaN (fmaxf/fminf). Integer Prod/L1/SumSquare wrap
+// modulo 2^64 before the conversion to the dtype. Empty reductions give 0 (Sum, L1, L2,
+// SumSquare), 1 (Prod), NaN (Mean), -inf (LogSum, LogSumExp) and the lowest / highest value
+// (Max / Min).
+// Versions: 1, 11 (negative axes), 13 (ReduceSum: axes input), 18 (the others: axes input),
+// and ReduceMax/Min 12 (int8/uint8), 20 (bool). Same meaning at every opset up to 23.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 
+#include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/reduce.h"
 
 namespace onnxc {
 namespace {
 
-enum class R { Sum, Mean, Max };
+enum class R { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
 class Reduce : public Op {
  public:
@@ -45,7 +55,12 @@ class Reduce : public Op {
     switch (k_) {
       case R::Sum: expect_dtype(n, 0, {DType::F32, DType::F64, DType::I32, DType::I64}); break;
       case R::Mean: expect_dtype(n, 0, {DType::F32, DType::F64}); break;
-      case R::Max: expect_dtype(n, 0, {DType::F32, DType::F64, DType::I32, DType::I64, DType::I8, DType::U8}); break;
+      case R::Max: case R::Min:
+        expect_dtype(n, 0, {DType::F32, DType::F64, DType::I32, DType::I64, DType::I8, DType::U8, DType::Bool});
+        if (n.in(0)->dtype == DType::Bool && n.opset < 20) n.invalid("bool input needs opset 20");
+        break;
+      case R::Prod: case R::L1: case R::SumSquare: expect_dtype(n, 0, {DType::F32, DType::F64, DType::I32, DType::I64}); break;
+      case R::L2: case R::LogSum: case R::LogSumExp: expect_dtype(n, 0, {DType::F32, DType::F64}); break;
     }
     if (keepdims_ != 0 && keepdims_ != 1) n.invalid("keepdims must be 0 or 1, got " + std::to_string(keepdims_));
     if (noop_ != 0 && noop_ != 1) n.invalid("noop_with_empty_axes must be 0 or 1, got " + std::to_string(noop_));
@@ -79,8 +94,84 @@ class Reduce : public Op {
       case DType::I32: return std::numeric_limits<int32_t>::min();
       case DType::I64: return -9223372036854775808.0;
       case DType::I8: return -128;
-      case DType::U8: return 0;
+      case DType::U8: case DType::Bool: return 0;
       default: return -INFINITY;
+    }
+  }
+
+  double highest(DType t) const {
+    switch (t) {
+      case DType::I32: return std::numeric_limits<int32_t>::max();
+      case DType::I64: return 9223372036854775807.0;
+      case DType::I8: return 127;
+      case DType::U8: return 255;
+      case DType::Bool: return 1;
+      default: return INFINITY;
+    }
+  }
+
+  // The other reductions (kernels/reduce_more.cc mirrors them): exact integers in uint64
+  // (wrapping), floats in double.
+  void eval_more(const Tensor& x, Tensor& y, const Shape& st) const {
+    bool ints = dtype_is_int(x.dtype) || x.dtype == DType::Bool;
+    int64_t ny = y.numel();
+    double init = k_ == R::Min ? highest(x.dtype) : k_ == R::Max ? lowest(x.dtype) : k_ == R::Prod ? 1 : 0;
+    std::vector<double> acc(static_cast<size_t>(ny), init);
+    std::vector<uint64_t> iacc(static_cast<size_t>(ny), k_ == R::Prod ? 1 : 0);
+    int64_t ibound = 0;  // integer Min/Max start: the dtype's highest / lowest value
+    visit_dtype(x.dtype, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (std::is_integral_v<T>) {
+        bool is_bool = x.dtype == DType::Bool;
+        ibound = k_ == R::Min ? (is_bool ? 1 : static_cast<int64_t>(std::numeric_limits<T>::max()))
+                              : static_cast<int64_t>(std::numeric_limits<T>::lowest());
+      }
+    });
+    std::vector<int64_t> imm(static_cast<size_t>(ny), ibound);
+    Shape pos(x.shape.size(), 0);
+    for (int64_t i = 0, n = x.numel(); i < n; ++i) {
+      int64_t o = 0;
+      for (size_t d = 0; d < pos.size(); ++d) o += pos[d] * st[d];
+      size_t u = static_cast<size_t>(o);
+      if (ints) {
+        int64_t v = x.get_i64(i);
+        uint64_t w = static_cast<uint64_t>(v);
+        switch (k_) {
+          case R::Max: imm[u] = std::max(imm[u], v); break;
+          case R::Min: imm[u] = std::min(imm[u], v); break;
+          case R::Prod: iacc[u] *= w; break;
+          case R::L1: iacc[u] += v < 0 ? 0 - w : w; break;
+          case R::SumSquare: iacc[u] += w * w; break;
+          default: break;
+        }
+      } else {
+        double v = x.get(i);
+        switch (k_) {
+          case R::Max: acc[u] = std::fmax(acc[u], v); break;
+          case R::Min: acc[u] = std::fmin(acc[u], v); break;
+          case R::Prod: acc[u] *= v; break;
+          case R::L1: acc[u] += std::fabs(v); break;
+          case R::L2: case R::SumSquare: acc[u] += v * v; break;
+          case R::LogSum: acc[u] += v; break;
+          case R::LogSumExp: acc[u] += std::exp(v); break;
+          default: break;
+        }
+      }
+      for (size_t d = pos.size(); d-- > 0;) {
+        if (++pos[d] < x.shape[d]) break;
+        pos[d] = 0;
+      }
+    }
+    for (int64_t o = 0; o < ny; ++o) {
+      size_t u = static_cast<size_t>(o);
+      if (ints) {
+        y.set_i64(o, k_ == R::Max || k_ == R::Min ? imm[u] : static_cast<int64_t>(iacc[u]));
+        continue;
+      }
+      double v = acc[u];
+      if (k_ == R::L2) v = std::sqrt(v);
+      if (k_ == R::LogSum || k_ == R::LogSumExp) v = std::log(v);
+      y.set(o, v);
     }
   }
 
@@ -101,6 +192,10 @@ class Reduce : public Op {
     Shape yst = strides_of(ys), st(x.shape.size(), 0);
     for (size_t d = 0, k = 0; d < x.shape.size(); ++d)
       if (!g_.reduced[d]) st[d] = yst[k++];
+    if (k_ != R::Sum && k_ != R::Mean && !(k_ == R::Max && x.dtype != DType::Bool)) {
+      eval_more(x, y, st);
+      return;
+    }
     Shape pos(x.shape.size(), 0);
     for (int64_t i = 0, n = x.numel(); i < n; ++i) {
       int64_t o = 0;
@@ -145,6 +240,13 @@ void register_reduce(OpTable& t) {
   t["ReduceSum"] = make<R::Sum>;
   t["ReduceMean"] = make<R::Mean>;
   t["ReduceMax"] = make<R::Max>;
+  t["ReduceMin"] = make<R::Min>;
+  t["ReduceProd"] = make<R::Prod>;
+  t["ReduceL1"] = make<R::L1>;
+  t["ReduceL2"] = make<R::L2>;
+  t["ReduceLogSum"] = make<R::LogSum>;
+  t["ReduceLogSumExp"] = make<R::LogSumExp>;
+  t["ReduceSumSquare"] = make<R::SumSquare>;
 }
 
 }  // namespace onnxc

@@ -12,4 +12,11 @@ struct ReduceGeom {
 };
 const ReduceGeom& reduce_geom(const Node& n);
 
+// ArgMax / ArgMin (ir/ops/argmax.cc): the input as [outer, len, inner] around the axis.
+struct ArgGeom {
+  bool max = true, last = false;  // ArgMax; select_last_index
+  int64_t outer = 1, len = 1, inner = 1;
+};
+const ArgGeom& arg_geom(const Node& n);
+
 }  // namespace onnxc

@@ -35,6 +35,12 @@ static OpTable build_table() {
   register_resize(t);
   register_identity(t);
   register_constant(t);
+  register_compare(t);
+  register_math(t);
+  register_activation(t);
+  register_expand(t);
+  register_argmax(t);
+  register_layer_norm(t);
   register_layout_transform(t);
   return t;
 }

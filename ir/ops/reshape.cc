@@ -4,8 +4,9 @@
 // Shape → Gather → Unsqueeze → Concat subgraphs). Entries: -1 (at most one) takes the
 // remaining size; 0 copies the input dimension at the same index, unless allowzero=1
 // (opset 14), where 0 is a literal zero (and then -1 may not appear with a 0). Any dtype.
-// The data is unchanged (the C kernel is a memcpy). Known gap: the opset 1-4 attribute form
-// (onnxc starts at 7).
+// The data is unchanged (the C kernel is a memcpy).
+// Versions: 1 (the shape is attribute `shape`; consumed_inputs accepted, no effect), 5 (input
+// 1), 13, 14 (allowzero), 19, 21, 23 (dtypes only); same meaning up to opset 23.
 #include <fmt/format.h>
 
 #include <limits>
@@ -18,16 +19,32 @@ namespace {
 
 class Reshape : public Op {
  public:
-  void parse(AttrReader& a) override { allowzero_ = a.i("allowzero", 0); }
+  void parse(AttrReader& a) override {
+    if (a.opset() < 5) {
+      a.ignore("consumed_inputs");
+      shape_attr_ = a.opt_ints("shape");
+      if (!shape_attr_) a.node().invalid("attribute 'shape' is required before opset 5");
+    } else {
+      allowzero_ = a.i("allowzero", 0);
+    }
+  }
 
   bool static_input(size_t i) const override { return i == 1; }
 
   void infer(Node& n) override {
-    if (n.inputs.size() != 2) n.invalid("expects 2 inputs (data, shape), got " + std::to_string(n.inputs.size()));
+    size_t want = shape_attr_ ? 1 : 2;
+    if (n.inputs.size() != want)
+      n.invalid(fmt::format("expects {} input{}, got {}", want, want == 1 ? " (data; the shape is an attribute before opset 5)" : "s (data, shape)",
+                            n.inputs.size()));
     if (allowzero_ != 0 && allowzero_ != 1) n.invalid(fmt::format("allowzero must be 0 or 1, got {}", allowzero_));
     const Value& x = need_input(n, 0, "data");
-    need_input(n, 1, "shape");
-    std::vector<int64_t> req = static_ints(n, 1, "shape");
+    std::vector<int64_t> req;
+    if (shape_attr_) {
+      req = *shape_attr_;
+    } else {
+      need_input(n, 1, "shape");
+      req = static_ints(n, 1, "shape");
+    }
     const Shape& in = x.shape;
     Shape out(req.size());
     int64_t minus_one = -1, known = 1;
@@ -70,6 +87,7 @@ class Reshape : public Op {
 
  private:
   int64_t allowzero_ = 0;
+  std::optional<std::vector<int64_t>> shape_attr_;  // opset < 5
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
-// ir/ops/resize.cc — Resize (opsets 10, 11, 13, 18) and Upsample (7, 9; deprecated at 10
-// but accepted at any opset the model declares).
+// ir/ops/resize.cc — Resize (versions 10, 11, 13, 18, 19) and Upsample (7, 9; deprecated at 10
+// but accepted at any opset the model declares). Upsample-1, an experimental op with
+// height_scale/width_scale attributes (opsets 1 to 6), is refused (exit 3). Resize-19 adds
+// coordinate_transformation_mode half_pixel_symmetric; unchanged after it up to opset 23.
 //
 // Semantics follow the ONNX reference implementation (onnx/reference/ops/op_resize.py),
 // which the backend tests are generated from: every axis is interpolated independently;
@@ -46,6 +48,7 @@ class Resize : public Op {
   void parse(AttrReader& a) override {
     opset_ = a.opset();
     const Node& n = a.node();
+    if (upsample_ && opset_ < 7) n.unsupported("Upsample-1 (experimental, opsets 1 to 6) is not supported");
     std::string m = a.s("mode", "nearest");
     if (m == "nearest") g_.interp = Interp::Nearest;
     else if (m == "linear") g_.interp = Interp::Linear;
@@ -392,6 +395,7 @@ class Resize : public Op {
 
 
   FusionKind kind() const override { return FusionKind::Injective; }
+  int64_t min_opset() const override { return upsample_ ? 1 : 10; }
   const ResizeGeom& geom() const { return g_; }
 
  private:

@@ -4,6 +4,7 @@
 // sets it directly and a Shape node never reaches a backend. Opset 15's start/end
 // attributes select dims [start, end): negative values count from the back, then both
 // are clamped to [0, rank] (an empty range gives an empty tensor), as the ONNX spec says.
+// Versions: 1, 13, 15 (start/end), 19, 21, 23 (dtypes only); same meaning up to opset 23.
 #include <algorithm>
 
 #include "ir/ops/ops.h"
@@ -49,10 +50,28 @@ class ShapeOp : public Op {
   std::optional<int64_t> end_;
 };
 
+// Size: the input's element count as an int64 scalar; like Shape, always a compile-time
+// constant. Versions: 1, 13, 19, 21, 23 (dtypes only); same meaning up to opset 23.
+class SizeOp : public Op {
+ public:
+  void infer(Node& n) override {
+    if (n.inputs.size() != 1 || !n.in(0)) n.invalid("expects exactly 1 input");
+    set_output(n, 0, DType::I64, {});
+    n.out(0)->constant = std::make_shared<const Tensor>(Tensor::from_i64({numel(n.in(0)->shape)}, DType::I64, {}));
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    out[0] = Tensor::from_i64({in[0]->numel()}, DType::I64, {});
+  }
+
+  FusionKind kind() const override { return FusionKind::Opaque; }
+};
+
 }  // namespace
 
 void register_shape(OpTable& t) {
   t["Shape"] = [] { return std::unique_ptr<Op>(std::make_unique<ShapeOp>()); };
+  t["Size"] = [] { return std::unique_ptr<Op>(std::make_unique<SizeOp>()); };
 }
 
 }  // namespace onnxc

@@ -1,10 +1,11 @@
 // ir/ops/slice.cc — Slice: a strided window of the input. Any dtype.
 //
-// Opsets 7-9 take starts/ends/axes as attributes, 10+ as inputs 1-4 (starts, ends, optional
+// Opsets 1-9 take starts/ends/axes as attributes, 10+ as inputs 1-4 (starts, ends, optional
 // axes and steps), which must be compile-time constants. Semantics follow numpy/ONNX: axes
 // may be negative and must be distinct; a negative start/end has the axis size added; then
 // for step > 0 both are clamped to [0, dim], for step < 0 start to [0, dim-1] and end to
 // [-1, dim-1], so INT64_MAX / INT64_MIN mean "to the end". step 0 is invalid.
+// Versions: 1, 10 (inputs, steps), 11 (negative values), 13 (bfloat16); same up to opset 23.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"

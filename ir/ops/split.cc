@@ -5,6 +5,8 @@
 // (opset 13+), which must sum to the axis size; the `num_outputs` attribute (opset 18), which
 // must equal the number of outputs and gives pieces of ceil(dim / num_outputs) with a smaller
 // last piece; otherwise equal pieces, one per output (the axis size must divide evenly).
+// Versions: 1 (split as attribute or static input 1), 2 (attribute only), 11 (negative
+// axis), 13 (input), 18 (num_outputs); same meaning up to opset 23.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"
@@ -25,7 +27,7 @@ class Split : public Op {
   bool static_input(size_t i) const override { return i == 1; }
 
   void infer(Node& n) override {
-    size_t max_in = n.opset < 13 ? 1 : 2;
+    size_t max_in = n.opset < 13 && n.opset >= 2 ? 1 : 2;
     if (n.inputs.empty() || n.inputs.size() > max_in)
       n.invalid(fmt::format("expects {} input(s), got {}", max_in == 1 ? "1" : "1 or 2", n.inputs.size()));
     const Value& x = need_input(n, 0, "input");

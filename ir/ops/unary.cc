@@ -6,6 +6,11 @@
 // float32 only, except Relu/Neg/Abs which also take float64 and signed integers;
 // on integers Neg/Abs wrap (-INT_MIN = INT_MIN, computed in unsigned arithmetic, no UB) and
 // the reference works in the integer type itself.
+// Versions: Relu 1, 6, 13, 14; LeakyRelu 1, 6, 16; Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs,
+// Reciprocal 1, 6, 13; HardSigmoid, Elu 1, 6, 22; HardSwish 14, 22; Erf 9, 13. Version 1
+// has the attribute consumed_inputs, a memory hint without effect (accepted and ignored);
+// every later version only adds dtypes (integers: Relu-14, Neg/Abs-6; otherwise float16 and
+// bfloat16, which onnxc does not take). Same meaning at every opset up to 23.
 #include <cmath>
 
 #include "ir/ops/elementwise.h"
@@ -21,6 +26,7 @@ class Unary : public Op {
   explicit Unary(U k) : k_(k) {}
 
   void parse(AttrReader& a) override {
+    if (a.opset() < 6) a.ignore("consumed_inputs");
     switch (k_) {
       case U::LeakyRelu: a_.alpha = a.f("alpha", 0.01); break;
       case U::HardSigmoid: a_.alpha = a.f("alpha", 0.2); a_.beta = a.f("beta", 0.5); break;
@@ -84,8 +90,7 @@ class Unary : public Op {
   FusionKind kind() const override { return FusionKind::Elementwise; }
   bool index_aligned() const override { return true; }
   const UnaryAttrs& attrs() const { return a_; }
-  // Elu and HardSigmoid lost consumed_inputs at opset 6 and have not changed since.
-  int64_t min_opset() const override { return k_ == U::Elu || k_ == U::HardSigmoid ? 6 : 7; }
+  int64_t min_opset() const override { return k_ == U::HardSwish ? 14 : k_ == U::Erf ? 9 : 1; }
 
  private:
   U k_;

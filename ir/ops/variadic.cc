@@ -5,6 +5,9 @@
 // Max/Min take float32/float64 and every integer dtype. Max/Min propagate NaN like
 // numpy's maximum/minimum (the reference of the ONNX tests): a NaN in any input gives NaN.
 // Sum adds left to right, in the input dtype.
+// Versions: 1, 6, 8, 13 (Max/Min also 12: integer dtypes). Version 1 has consumed_inputs
+// (accepted, no effect); before 8 all inputs must have one shape, a case of numpy
+// broadcasting. Same meaning at every opset up to 23.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 

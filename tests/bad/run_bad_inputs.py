@@ -218,10 +218,25 @@ def _(d):
     return save(m, os.path.join(d, "cycle.onnx"))
 
 
-@case("opset out of range", UNSUPPORTED, "opset 3")
+@case("opset newer than onnxc knows", UNSUPPORTED, "opset 24", "1 to 23")
 def _(d):
-    return save(model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2])], [vi("y", [2])], opset=3),
+    return save(model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", [2])], [vi("y", [2])], opset=24),
                 os.path.join(d, "opset.onnx"))
+
+
+@case("attribute value no opset defines (Resize mode)", INVALID, "node 'resize_1'", "Resize, opset 19", "'lanczos'")
+def _(d):
+    n = helper.make_node("Resize", ["x", "", "s"], ["y"], name="resize_1", mode="lanczos")
+    s = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")
+    return save(model([n], [vi("x", [1, 1, 2, 2])], [vi("y", None)], [s], opset=19), os.path.join(d, "resize_mode.onnx"))
+
+
+@case("attribute value onnxc does not implement (LayerNormalization stash_type 0)", UNSUPPORTED, "node 'ln_1'",
+      "LayerNormalization, opset 17", "stash_type 0")
+def _(d):
+    s = numpy_helper.from_array(np.ones(4, np.float32), "s")
+    n = helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln_1", stash_type=0)
+    return save(model([n], [vi("x", [2, 4])], [vi("y", None)], [s], opset=17), os.path.join(d, "ln_stash.onnx"))
 
 
 def huge_dims_initializer(name, dims, dtype=TensorProto.FLOAT):
@@ -499,6 +514,8 @@ def binary_cases(compiler, d, cflags):
         f.write(b"\0" * 10)
     bad_npy = os.path.join(d, "wrong_dtype.npy")
     np.save(bad_npy, np.zeros((2, 3), np.float64))
+    int64_npy = os.path.join(d, "int64_for_float.npy")
+    np.save(int64_npy, np.zeros((2, 3), np.int64))
     wrong_shape = os.path.join(d, "wrong_shape.npy")
     np.save(wrong_shape, np.zeros((5, 7), np.float32))
     garbage = os.path.join(d, "garbage.npy")
@@ -507,6 +524,7 @@ def binary_cases(compiler, d, cflags):
     runs = [
         ("binary: raw input file of the wrong size", ["--input", f"x={bad_raw}"], ["10 bytes", "24"]),
         ("binary: .npy of the wrong dtype", ["--input", f"x={bad_npy}"], ["float32"]),
+        ("binary: int64 .npy where float32 is expected", ["--input", f"x={int64_npy}"], ["int64_for_float.npy", "int64", "float32"]),
         ("binary: .npy of the wrong shape", ["--input", f"x={wrong_shape}"], ["wrong_shape.npy"]),
         ("binary: truncated .npy header", ["--input", f"x={garbage}"], ["garbage.npy"]),
         ("binary: missing input file", ["--input", f"x={d}/nope.npy"], ["nope.npy"]),

@@ -15,6 +15,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,9 @@ struct CRunOptions {
   // plain C (clang warns that it cannot vectorize `omp simd` loops once ASan instruments them).
   bool sanitize = true;
   const Backend* backend = nullptr;  // the backend that writes the module (nullptr: test_backend())
+  // Functions the model's object code must not call: NAME.c is also compiled alone (-c) and
+  // any of these among its undefined symbols (nm -u) fails the test.
+  std::vector<std::string> forbid_calls;
 };
 
 inline std::string c_run_read_file(const std::filesystem::path& p) {
@@ -48,6 +52,25 @@ inline std::string c_run_read_file(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+// The undefined symbols of an object file (nm -u), without version suffixes; empty and a
+// gtest failure when nm fails.
+inline std::vector<std::string> undefined_symbols(const std::string& object) {
+  std::string out = object + ".nm";
+  if (std::system(("nm -u " + object + " > " + out + " 2>&1").c_str()) != 0) {
+    ADD_FAILURE() << "nm -u " << object << " failed";
+    return {};
+  }
+  std::vector<std::string> r;
+  std::istringstream in(c_run_read_file(out));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream w(line);
+    std::string kind, name;
+    if (!(w >> kind >> name) || kind != "U") continue;
+    r.push_back(name.substr(0, name.find('@')));
+  }
+  return r;
 }
 
 // Emits, builds and runs g on `in` (keyed by graph input Value); returns the outputs.
@@ -74,10 +97,21 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
     return fail(std::string("write_module: ") + ex.what());
   }
   const std::string d = dir.string() + "/";
-  std::string cmd = o.cc + " -std=c11 " + o.cflags + (o.sanitize ? " " ONNXC_TEST_GENERATED_CFLAGS : "") +
-                    " -fopenmp -Wall -Wextra -Werror -I" + d + " -DONNXC_MAIN_MODEL -o " + d + name + " " + d + name + ".c " + d +
-                    "onnxc_main.c -lm > " + d + "cc.log 2>&1";
+  const std::string cc = o.cc + " -std=c11 " + o.cflags + (o.sanitize ? " " ONNXC_TEST_GENERATED_CFLAGS : "") +
+                         " -fopenmp -Wall -Wextra -Werror -I" + d;
+  std::string cmd = cc + " -DONNXC_MAIN_MODEL -o " + d + name + " " + d + name + ".c " + d + "onnxc_main.c -lm > " + d + "cc.log 2>&1";
   if (std::system(cmd.c_str()) != 0) return fail("C build failed: " + cmd + "\n" + c_run_read_file(dir / "cc.log"));
+  if (!o.forbid_calls.empty()) {
+    std::string obj = cc + " -c " + d + name + ".c -o " + d + name + ".o > " + d + "cc.log 2>&1";
+    if (std::system(obj.c_str()) != 0) return fail("C build failed: " + obj + "\n" + c_run_read_file(dir / "cc.log"));
+    bool called = false;
+    for (const std::string& sym : undefined_symbols(d + name + ".o"))
+      if (std::find(o.forbid_calls.begin(), o.forbid_calls.end(), sym) != o.forbid_calls.end()) {
+        ADD_FAILURE() << "the model's object code (" << o.cc << " " << o.cflags << ") calls " << sym;
+        called = true;
+      }
+    if (called) return fail("forbidden calls");
+  }
   std::string run = d + name + " --weights " + d + name + ".weights";
   if (o.threads > 0) run += " --threads " + std::to_string(o.threads);
   for (size_t k = 0; k < g.inputs.size(); ++k) {

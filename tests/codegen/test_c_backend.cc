@@ -37,7 +37,7 @@ TEST(CLiteral, FloatsRoundTripExactly) {
 
 TEST(CKernels, EveryOpHasAKernel) {
   for (const std::string& t : supported_ops()) {
-    if (t == "Constant" || t == "Shape") continue;  // always folded into the weights
+    if (t == "Constant" || t == "Shape" || t == "Size") continue;  // always folded into the weights
     const CKernel* k = find_c_kernel(t);
     ASSERT_NE(k, nullptr) << t;
     EXPECT_NE(k->emit, nullptr) << t;
@@ -79,6 +79,32 @@ TEST(CKernels, FusedStepsOfEveryShape) {
   for (auto& node : b.g->nodes) groups += !node->epilogue.empty();
   EXPECT_EQ(groups, 1u) << dump_ir(*b.g);
   expect_close(ref, run_c(*b.g, in), 1e-5);
+}
+
+// A conv whose fused tail reads scalar constants (hard-swish, then a learnable scale and
+// offset, as in third-party models): the group loop is one merged loop that is both
+// parallel and innermost, and must carry one combined pragma (the C compiler rejects
+// `omp parallel for` followed by `omp simd` on the same loop).
+TEST(CKernels, FusedTailWithScalarConstants) {
+  for (bool blocked : {false, true}) {
+    GraphBuilder b;
+    Value* x = b.input("x", {1, 8, 64, 64});
+    Value* c = b.node("Conv", {x, b.random_constant("w", {16, 8, 3, 3}), b.random_constant("bias", {16})},
+                      {{"pads", attr_ints({1, 1, 1, 1})}});
+    Value* h = b.node("HardSwish", {c});
+    Value* m = b.node("Mul", {h, b.random_constant("scale", {1})});
+    Value* y = b.node("Add", {m, b.random_constant("offset", {})});
+    b.output(y);
+    auto in = random_inputs(*b.g);
+    auto ref = reference_outputs(*b.g, in);
+    PassOptions o = test_pass_options();
+    o.nchwc = blocked;
+    run_pipeline(*b.g, o);
+    size_t groups = 0;
+    for (auto& node : b.g->nodes) groups += node->epilogue.size() == 3;
+    EXPECT_EQ(groups, 1u) << dump_ir(*b.g);
+    expect_close(ref, run_c(*b.g, in), 1e-4);
+  }
 }
 
 TEST(CBackend, InPlaceOnlyForIndexAlignedNodesOfTheSameShape) {

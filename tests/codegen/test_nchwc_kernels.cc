@@ -65,7 +65,7 @@ std::vector<std::pair<const Node*, std::string>> fused_convs(const Graph& g) {
     for (size_t i = 0; i < n->inputs.size(); ++i) p.inputs.push_back(n->in(i) && !n->op->static_input(i) ? "x" + std::to_string(i) : "");
     p.outputs = {"y0"};
     for (size_t k = 0; k < n->extra_inputs.size(); ++k) p.extras.push_back("e" + std::to_string(k));
-    r.emplace_back(n.get(), test_backend().emit_node(*n, p));
+    r.emplace_back(n.get(), test_backend().emit_node(*n, p).body);
   }
   return r;
 }

@@ -45,6 +45,8 @@ Conventions:
   WORK/onnxc_main.o (compile-model --driver-object) and linked into every case.
 - --extra-args passes more compile-model flags to every compile, e.g.
   --extra-args "--channel-block 256" or "--layout nchw".
+- --forbid-calls expf,fmaxf,... fails a case whose binary imports one of those
+  functions (nm -u): CMake passes the libm functions the kernels must not call.
 - Output is deterministic: failures in case-name order, then the summary,
   the elapsed time, and last the line `N passed, M failed, K unsupported`.
   Exit status 0 iff no case failed (and passed >= --expect-min-pass).
@@ -157,6 +159,17 @@ def signal_name(rc):
         return signal.Signals(-rc).name
     except (ValueError, AttributeError):
         return "signal %d" % -rc
+
+
+def forbidden_calls(exe, names):
+    """The functions among `names` (comma-separated) that `exe` imports (nm -u)."""
+    wanted = {n for n in names.split(",") if n}
+    if not wanted:
+        return []
+    p = subprocess.run(["nm", "-u", exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, check=True)
+    return sorted({line.split()[-1].split("@")[0] for line in p.stdout.splitlines()
+                   if line.split()} & wanted)
 
 
 def dtype_name(elem_type):
@@ -496,6 +509,11 @@ class Runner:
             r.status = FAIL
             r.reason = "compile-model exited 0 but wrote no %s" % "build/model"
             return None
+        calls = forbidden_calls(exe, self.args.forbid_calls)
+        if calls:
+            r.status = FAIL
+            r.reason = "the generated binary calls " + ", ".join(calls)
+            return None
         return exe
 
     def _run_set(self, exe, gdir, ds, inputs, outputs, baked, feeds, expected, r):
@@ -638,6 +656,9 @@ def main(argv=None):
     ap.add_argument("--junit", default=None, help="write JUnit XML here")
     ap.add_argument("--json", default=None, help="write results as JSON here")
     ap.add_argument("--expect-min-pass", type=int, default=None)
+    ap.add_argument("--forbid-calls", default="",
+                    help="comma-separated functions no generated binary may import "
+                         "(nm -u), e.g. expf,fmaxf: a case whose binary does fails")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="full failure details, notes, and progress on stderr")
     # "--cflags -O1" (as CMake and shells pass it) would make argparse read

@@ -40,7 +40,7 @@ class GraphBuilder {
  public:
   GraphBuilder() : g(std::make_unique<Graph>()) {
     g->name = "test";
-    g->opset = 13;
+    g->opset = 14;  // every op the tests build exists there (HardSwish since 14)
     g->model_path = "test.onnx";
   }
 

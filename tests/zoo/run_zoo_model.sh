@@ -3,7 +3,9 @@
 # NAME.input.npy and compare its output with PyTorch's own (NAME.ref.npy, written by
 # models/export_zoo.py): max abs error <= 1e-3 of the reference's max magnitude. Also checks
 # that a second compile gives byte-identical C and weights (the emitter is deterministic) and
-# that gcc and clang (at -O3) find no warning in the C with -Wall -Wextra.
+# that gcc and clang (at -O3) find no warning in the C with -Wall -Wextra, and that neither
+# gcc's binary nor clang's object code calls libm's exp, log, tanh, erf or max/min functions
+# (the kernels use the inline helpers of codegen/c/vmath.h and compare-selects instead).
 # Usage: run_zoo_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR [COMPILE_MODEL_FLAGS...]
 # (extra flags such as --channel-block 256, --layout nchw or "--cflags=-O2 -fsanitize=address"
 # go to both compiles). A sanitizer report in the binary's output fails the test.
@@ -30,8 +32,17 @@ else
   # for real, since its optimizer warns about loops it was asked to vectorize and could not.
   # ($name.c includes the runtime; onnxc_main.c is the generic driver.)
   (cd "$work/$name" && gcc -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Werror -DONNXC_MAIN_MODEL "$name.c" onnxc_main.c)
-  (cd "$work/$name" && clang -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -Werror -DONNXC_MAIN_MODEL -c "$name.c" -o /dev/null)
+  (cd "$work/$name" && clang -std=c11 -O3 -march=native -fopenmp -Wall -Wextra -Werror -DONNXC_MAIN_MODEL -c "$name.c" -o "$name.clang.o")
   (cd "$work/$name" && clang -std=c11 -fsyntax-only -Wall -Wextra -Werror onnxc_main.c)
+  # No libm calls in the kernels: the inline helpers of codegen/c/vmath.h and compare-selects.
+  for f in "$work/$name/$name" "$work/$name/$name.clang.o"; do
+    calls=$(nm -u "$f" | awk '{print $2}' | sed 's/@.*//' | grep -E -x 'expf|exp|logf|log|tanhf|erff|fmaxf|fmax|fminf|fmin' || true)
+    if [ -n "$calls" ]; then
+      echo "zoo $name: $f calls libm in its kernels:" $calls >&2
+      exit 1
+    fi
+  done
+  rm -f "$work/$name/$name.clang.o"
 fi
 # A sanitized build (--cflags with -fsanitize=...) must run without a sanitizer report.
 "$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output.npy" "${bench[@]}" 2>&1 | tee "$work/$name/run.log"

@@ -55,12 +55,12 @@ void emit_conv(CEmit& e) {
     one = one && g.k[i] == 1 && g.pb[i] == 0 && g.pe[i] == 0;
     strided = strided || g.s[i] != 1;
   }
-  if (one && g.out_size() == 1) emit_conv_gemv(e);
-  else if (one && !strided) emit_conv_pointwise(e);
+  if (one && g.out_size() == 1) e.variant = "gemv", emit_conv_gemv(e);
+  else if (one && !strided) e.variant = "pointwise", emit_conv_pointwise(e);
   // Depthwise on wide planes is memory-bound and the direct kernel does better there.
-  else if (plane_fits(g) && (g.CG > 1 || g.out[1] < 16)) emit_conv_plane(e);
-  else if (one && g.rank() <= 2) emit_conv_pointwise(e);
-  else emit_conv_direct(e);
+  else if (plane_fits(g) && (g.CG > 1 || g.out[1] < 16)) e.variant = "plane", emit_conv_plane(e);
+  else if (one && g.rank() <= 2) e.variant = "pointwise", emit_conv_pointwise(e);
+  else e.variant = "direct", emit_conv_direct(e);
 }
 
 // NCHWc: 2-D float32 convs with a constant W (the layout pass repacks it) in one of the

@@ -497,6 +497,7 @@ void emit_conv_nchwc(CEmit& e) {
   ONNXC_ASSERT(g.rank() == 2, "NCHWc conv of rank " + std::to_string(g.rank()));
   k.first = v.kind == ConvBlocking::FirstLayer;
   k.dw = v.kind == ConvBlocking::Depthwise;
+  e.variant = k.first ? "first-layer" : k.dw ? "depthwise" : v.kind == ConvBlocking::Grouped ? "grouped" : "regular";
   ONNXC_ASSERT(k.first || e.in_layout(0) == Layout::nchwc(k.b), "NCHWc conv: X is stored as " + e.node.in(0)->type_str());
   ONNXC_ASSERT(e.in_layout(1) == Layout::filter(k.b, v.filter_in_block), "NCHWc conv: W is stored as " + e.node.in(1)->type_str());
   k.V = std::min<int64_t>(k.b, std::max(4, e.target.vector_floats()));
@@ -510,6 +511,7 @@ void emit_conv_nchwc(CEmit& e) {
   if (k.line) {
     k.IW = k.OW = k.OH * k.OW;
     k.IH = k.OH = 1;
+    e.variant += " line";
   }
   // Interior of a row: outputs whose KW taps are all in range.
   k.lo = 0, k.hi = k.OW;

@@ -9,7 +9,9 @@
 // ops with a rank 3..5 output also run on NCHWc activations (the layout pass gives every
 // input a layout the output's view can read, see CEmit::in_view); Pow stays plain.
 // Integer semantics (wrap-around, division by zero, saturating casts) follow the ops' files
-// under ir/ops/, which the C mirrors exactly.
+// under ir/ops/, which the C mirrors exactly. Sigmoid, Tanh, Erf, Exp, Log and Elu call the
+// inline helpers of codegen/c/vmath.h and the clamps are compare-selects, so their loops
+// vectorize; Pow and Sqrt still call libm.
 #include <cctype>
 
 #include "codegen/c/kernels/kernels.h"
@@ -38,6 +40,13 @@ std::string subst_x(const std::string& expr, const std::string& arg) {
 
 // ---- unary ----
 
+// min(max(v, 0), 1) as compare-selects (vectorizable, where fmaxf/fminf are libm calls),
+// with the NaN behaviour of the reference's std::max(0, std::min(1, v)): NaN gives 1.
+std::string clamp01(const std::string& v) {
+  std::string p = "(" + v + ")";
+  return fmt::format("({0} < 1.0f ? ({0} > 0.0f ? {0} : 0.0f) : 1.0f)", p);
+}
+
 // The C expression of a unary op over `x`, in dtype t (float32; Relu, Neg, Abs also float64
 // and signed integers).
 std::string unary_expr(const Node& n, DType t) {
@@ -54,14 +63,14 @@ std::string unary_expr(const Node& n, DType t) {
   }
   if (k == "Relu") return "x > 0.0f ? x : 0.0f";
   if (k == "LeakyRelu") return "x >= 0.0f ? x : " + a + " * x";
-  if (k == "Sigmoid") return "1.0f / (1.0f + expf(-x))";
-  if (k == "HardSigmoid") return "fmaxf(0.0f, fminf(1.0f, " + a + " * x + " + b + "))";
-  if (k == "HardSwish") return "x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f))";
-  if (k == "Tanh") return "tanhf(x)";
-  if (k == "Elu") return "x > 0.0f ? x : " + a + " * (expf(x) - 1.0f)";
-  if (k == "Erf") return "erff(x)";
-  if (k == "Exp") return "expf(x)";
-  if (k == "Log") return "logf(x)";
+  if (k == "Sigmoid") return "onnxc_sigmoidf(x)";
+  if (k == "HardSigmoid") return clamp01(a + " * x + " + b);
+  if (k == "HardSwish") return "x * " + clamp01("x * (1.0f / 6.0f) + 0.5f");
+  if (k == "Tanh") return "onnxc_tanhf(x)";
+  if (k == "Elu") return "x > 0.0f ? x : " + a + " * (onnxc_expf(x) - 1.0f)";
+  if (k == "Erf") return "onnxc_erff(x)";
+  if (k == "Exp") return "onnxc_expf(x)";
+  if (k == "Log") return "onnxc_logf(x)";
   if (k == "Sqrt") return "sqrtf(x)";
   if (k == "Neg") return "-x";
   if (k == "Abs") return "fabsf(x)";

@@ -110,6 +110,7 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
     e("float* restrict Y = {};", yoff == "0" ? g.y : fmt::format("{} + {}", g.y, yoff));
   };
 
+  e.variant = dot ? "dot" : M < 4 ? "row-stream" : "blocked";
   if (dot) {
     // Every Y(i, j) is a dot product of row i of op(A) and row j of B (stored N x K).
     std::vector<std::string> loops;

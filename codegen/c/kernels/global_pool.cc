@@ -1,6 +1,7 @@
 // codegen/c/kernels/global_pool.cc — GlobalAveragePool and GlobalMaxPool in C: one
-// contiguous reduction per N*C plane (SIMD for the sum), planes in parallel when the tensor
-// is large; max uses fmaxf (a NaN element is skipped). NCHWc (rank >= 3): per (image,
+// contiguous reduction per N*C plane (SIMD for the sum, and for the max through
+// emit_max_reduce), planes in parallel when the tensor is large; max is a compare-select
+// that skips NaN elements as the reference's std::fmax does. NCHWc (rank >= 3): per (image,
 // channel block) a lane accumulator, positions outer and lanes innermost.
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
@@ -28,7 +29,7 @@ void emit_global_pool_nchwc(CEmit& e) {
   e("for (int64_t l = 0; l < {}; ++l) a[l] = {};", b, max ? "-INFINITY" : "0.0f");
   e("for (int64_t p = 0; p < {}; ++p) {{", sz);
   e("ONNXC_PRAGMA(omp simd)");
-  if (max) e("for (int64_t l = 0; l < {}; ++l) a[l] = fmaxf(a[l], x[p * {} + l]);", b, b);
+  if (max) e("for (int64_t l = 0; l < {0}; ++l) a[l] = x[p * {0} + l] > a[l] ? x[p * {0} + l] : a[l];", b);
   else e("for (int64_t l = 0; l < {}; ++l) a[l] += x[p * {} + l];", b, b);
   e("}}");
   e("ONNXC_PRAGMA(omp simd)");
@@ -47,8 +48,7 @@ void emit_global_pool(CEmit& e) {
   e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const float* restrict x = {} + c * {};", e.in(0), sz);
   if (max) {
-    e("float m = -INFINITY;");
-    e("for (int64_t i = 0; i < {}; ++i) m = fmaxf(m, x[i]);", sz);
+    emit_max_reduce(e, "m", "(-INFINITY)", "x", sz, DType::F32);
     e("{}[c] = m;", e.out(0));
   } else {
     e("float s = 0.0f;");

@@ -53,5 +53,12 @@ void register_layout_transform(CKernelTable&);  // onnxc.layout_transform
 void register_pad(CKernelTable&);             // Pad
 void register_resize(CKernelTable&);          // Resize, Upsample
 void register_constant(CKernelTable&);        // ConstantOfShape
+void register_compare(CKernelTable&);         // comparisons, logic, IsNaN, IsInf, Where
+void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigonometric and hyperbolic functions, Mod
+void register_reduce_more(CKernelTable&);     // ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
+void register_argmax(CKernelTable&);          // ArgMax, ArgMin
+void register_layer_norm(CKernelTable&);      // LayerNormalization
+void register_expand(CKernelTable&);          // Expand, Tile, Range
+void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
 
 }  // namespace onnxc

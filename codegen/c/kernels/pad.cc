@@ -48,7 +48,7 @@ void emit_pad_nchwc(CEmit& e) {
     e("const {} v = {}[0];", ct, e.in(2));
     v = "v";
   }
-  static const char* names[] = {"constant", "reflect", "edge"};
+  static const char* names[] = {"constant", "reflect", "edge", "wrap"};
   e("/* NCHW{}c {} pad of the spatial axes: source position per axis from a table (-1 = pad value). */", b,
     names[static_cast<int>(g.mode)]);
   for (size_t d = 2; d < r; ++d) {
@@ -124,7 +124,7 @@ void emit_pad(CEmit& e) {
   if (dims.empty()) { dims.push_back(PadAxis{}); orig.push_back(0); }
   Shape loop_dims;
   for (auto& D : dims) loop_dims.push_back(D.out);
-  static const char* names[] = {"constant", "reflect", "edge"};
+  static const char* names[] = {"constant", "reflect", "edge", "wrap"};
   e("/* {}: {} -> {}; loops over {} (unpadded axes merged); srcA = source index along input axis A{} */",
     names[static_cast<int>(g.mode)], shape_str(e.in_shape(0)), shape_str(e.out_shape(0)), shape_str(loop_dims),
     g.mode == PadMode::Constant ? " (-1 = pad value)" : "");
@@ -137,7 +137,7 @@ void emit_pad(CEmit& e) {
     so *= static_cast<size_t>(dims[d].out);
   }
   // Tables: source index of each output index along padded outer dims; the innermost
-  // dim's reflect pads get one table per side.
+  // dim's reflect and wrap pads get one table per side.
   for (size_t d = 0; d + 1 < k; ++d) {
     const PadAxis& a = dims[d];
     if (a.pb == 0 && a.pe == 0) continue;
@@ -148,7 +148,7 @@ void emit_pad(CEmit& e) {
   const PadAxis& w = dims[k - 1];
   int64_t L = w.lead(), M = w.kept(), R = w.out - L - M, s = w.start();
   size_t wa = orig[k - 1];
-  if (g.mode == PadMode::Reflect) {
+  if (g.mode == PadMode::Reflect || g.mode == PadMode::Wrap) {
     std::vector<int64_t> lt, rt;
     for (int64_t o = 0; o < L; ++o) lt.push_back(pad_source(w, g.mode, o));
     for (int64_t o = L + M; o < w.out; ++o) rt.push_back(pad_source(w, g.mode, o));

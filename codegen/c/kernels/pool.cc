@@ -3,7 +3,9 @@
 // Plain NCHW: loops over N*C planes (parallel), then output positions; each position
 // computes its clipped window range per dim once, so the window loops carry no bounds
 // tests. Dims where no window can be clipped use constant ranges. Window loops are short
-// and stay scalar (no omp simd: clang cannot vectorize an fmaxf reduction and warns).
+// and stay scalar (no omp simd). Max is the compare-select `v > m ? v : m` in both kernels,
+// not libm's fmaxf (a call per tap): with the running maximum m never NaN, a NaN tap is
+// skipped as std::fmax skips it in the reference, and the NCHWc lane loop vectorizes.
 // NCHWc (float32, no Indices): per output position, window taps outer and the channel-block
 // lanes innermost (emit_pool_nchwc), any spatial rank. Work for the parallel decision: a
 // load and a max or add per tap.
@@ -95,7 +97,7 @@ void emit_pool_nchwc(CEmit& e) {
   }
   e("const float* restrict xp = x + q{} * {};", r - 1, b);
   e("ONNXC_PRAGMA(omp simd)");
-  if (g.max) e("for (int64_t l = 0; l < {}; ++l) a[l] = fmaxf(a[l], xp[l]);", b);
+  if (g.max) e("for (int64_t l = 0; l < {}; ++l) a[l] = xp[l] > a[l] ? xp[l] : a[l];", b);
   else e("for (int64_t l = 0; l < {}; ++l) a[l] += xp[l];", b);
   for (size_t i = 0; i < r; ++i) e("}}");
   e("float* restrict yp = y + ({}) * {};", oidx, b);
@@ -160,8 +162,6 @@ void emit_pool(CEmit& e) {
       e("for (int64_t k{0} = lo{0}; k{0} < hi{0}; ++k{0}) {{", i);
       std::string v = fmt::format("{}[{}]", i > 0 ? "row" : "x", pos);
       if (!g.max) e("s += {};", v);
-      else if (t == DType::F32) e("m = fmaxf(m, {});", v);
-      else if (t == DType::F64) e("m = fmax(m, {});", v);
       else e("m = {0} > m ? {0} : m;", v);
     } else {
       e("for (int64_t k{0} = lo{0}; k{0} < hi{0}; ++k{0}) {{", i);
@@ -183,9 +183,7 @@ void emit_pool(CEmit& e) {
           e("mi = {};", cm);
         }
         e("}}");
-        if (t == DType::F32) e("m = fmaxf(m, v);");
-        else if (t == DType::F64) e("m = fmax(m, v);");
-        else e("m = v > m ? v : m;");
+        e("m = v > m ? v : m;");
       }
     }
   }

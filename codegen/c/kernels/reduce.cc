@@ -1,9 +1,11 @@
 // codegen/c/kernels/reduce.cc — ReduceSum, ReduceMean and ReduceMax in C. The loop nest
 // drops size-1 dims and merges neighbouring dims that are both reduced or both kept. One
 // trailing reduced group is a parallel set of contiguous reductions into a local
-// accumulator (SIMD for sums; max stays scalar, see softmax.cc); any other pattern
+// accumulator (SIMD for sums; for max emit_max_reduce's lane maxima); any other pattern
 // initialises Y, accumulates in a loop nest whose innermost loop runs over contiguous
-// memory, and (Mean) divides at the end. Only a leading kept group runs in parallel.
+// memory, and (Mean) divides at the end. Only a leading kept group runs in parallel. Max is
+// the compare-select `v > acc ? v : acc` for every dtype: the accumulator is never NaN, so a
+// NaN element is skipped as std::fmax skips it in the reference.
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "ir/ops/reduce.h"
@@ -39,11 +41,16 @@ void emit_reduce(CEmit& e) {
                    : t == DType::I64 ? "INT64_MIN"
                    : t == DType::I8  ? "INT8_MIN"
                                      : "0";
-  auto combine = [&](const std::string& a, const std::string& b) {
+  auto combine = [&](const std::string& a, const std::string& b) {  // a: the accumulator
     if (!is_max) return fmt::format("{} + {}", a, b);
-    if (fl) return fmt::format("fmaxf({}, {})", a, b);
-    if (dbl) return fmt::format("fmax({}, {})", a, b);
     return fmt::format("{1} > {0} ? {1} : {0}", a, b);
+  };
+  // `acc`, the sum or maximum of x[0..n).
+  auto emit_acc = [&](const std::string& x, int64_t n) {
+    if (is_max) return emit_max_reduce(e, "acc", init, x, n, t);
+    e("{} acc = {};", ct, init);
+    e("ONNXC_PRAGMA(omp simd reduction(+:acc))");
+    e("for (int64_t i = 0; i < {}; ++i) acc = {};", n, combine("acc", x + "[i]"));
   };
   std::string divisor = c_literal(t, static_cast<double>(count));
   auto finish = [&](const std::string& v) { return is_mean ? fmt::format("{} / {}", v, divisor) : v; };
@@ -61,9 +68,7 @@ void emit_reduce(CEmit& e) {
     if (ny > 1 && e.parallel(static_cast<double>(nx))) e("ONNXC_PRAGMA(omp parallel for)");
     e("for (int64_t o = 0; o < {}; ++o) {{", ny);
     e("const {}* restrict x = {} + o * {};", ct, e.in(0), r);
-    e("{} acc = {};", ct, init);
-    if (!is_max) e("ONNXC_PRAGMA(omp simd reduction(+:acc))");
-    e("for (int64_t i = 0; i < {}; ++i) acc = {};", r, combine("acc", "x[i]"));
+    emit_acc("x", r);
     e("{}[o] = {};", e.out(0), finish("acc"));
     e("}}");
     return;
@@ -93,9 +98,7 @@ void emit_reduce(CEmit& e) {
   std::string xi = index(xs, m - 1), yi = index(yst, m - 1);
   if (red.back()) {
     e("const {}* restrict x = {} + {};", ct, e.in(0), xi);
-    e("{} acc = {};", ct, init);
-    if (!is_max) e("ONNXC_PRAGMA(omp simd reduction(+:acc))");
-    e("for (int64_t i = 0; i < {}; ++i) acc = {};", size.back(), combine("acc", "x[i]"));
+    emit_acc("x", size.back());
     e("{0}[{1}] = {2};", e.out(0), yi, combine(fmt::format("{}[{}]", e.out(0), yi), "acc"));
   } else {
     e("const {}* restrict x = {} + {};", ct, e.in(0), xi);

@@ -19,6 +19,13 @@ static CKernelTable build_table() {
   register_pad(t);
   register_resize(t);
   register_constant(t);
+  register_compare(t);
+  register_math(t);
+  register_activation(t);
+  register_expand(t);
+  register_reduce_more(t);
+  register_argmax(t);
+  register_layer_norm(t);
   return t;
 }
 

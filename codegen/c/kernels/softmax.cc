@@ -1,8 +1,9 @@
 // codegen/c/kernels/softmax.cc — Softmax and LogSoftmax in C. inner == 1 is three contiguous
 // passes per row (max, exp-sum, scale), rows in parallel; inner > 1 keeps per-column max and
 // sum for a block of up to 256 columns in small stack arrays and sweeps L with the contiguous
-// column block innermost. Loops calling expf and scalar max reductions carry no `omp simd`:
-// without fast-math neither gcc nor clang can vectorize them, and clang warns when asked to.
+// column block innermost. Every loop vectorizes: exp and log are the inline helpers of
+// codegen/c/vmath.h, the maximum is a compare-select that skips NaN as the reference's
+// std::fmax does (emit_max_reduce for a row), sums are `omp simd` reductions.
 #include <algorithm>
 
 #include "codegen/c/kernels/kernels.h"
@@ -23,22 +24,22 @@ void emit_softmax(CEmit& e) {
     e("for (int64_t o = 0; o < {}; ++o) {{", g.outer);
     e("const float* restrict x = {} + o * {};", e.in(0), g.L);
     e("float* restrict y = {} + o * {};", e.out(0), g.L);
-    e("float m = -INFINITY;");
-    e("for (int64_t i = 0; i < {}; ++i) m = fmaxf(m, x[i]);", g.L);
+    emit_max_reduce(e, "m", "(-INFINITY)", "x", g.L, DType::F32);
     e("float s = 0.0f;");
+    if (g.L >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:s))");
     if (log) {
-      e("for (int64_t i = 0; i < {}; ++i) s += expf(x[i] - m);", g.L);
-      e("const float ls = logf(s);");
-      e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t i = 0; i < {}; ++i) s += onnxc_expf(x[i] - m);", g.L);
+      e("const float ls = onnxc_logf(s);");
+      simd(e, g.L);
       e("for (int64_t i = 0; i < {}; ++i) y[i] = (x[i] - m) - ls;", g.L);
     } else {
       e("for (int64_t i = 0; i < {}; ++i) {{", g.L);
-      e("const float v = expf(x[i] - m);");
+      e("const float v = onnxc_expf(x[i] - m);");
       e("y[i] = v;");
       e("s += v;");
       e("}}");
       e("const float r = 1.0f / s;");
-      e("ONNXC_PRAGMA(omp simd)");
+      simd(e, g.L);
       e("for (int64_t i = 0; i < {}; ++i) y[i] *= r;", g.L);
     }
     e("}}");
@@ -67,20 +68,22 @@ void emit_softmax(CEmit& e) {
   e("s[i] = 0.0f;");
   e("}}");
   e("for (int64_t l = 0; l < {}; ++l) {{", g.L);
-  e("ONNXC_PRAGMA(omp simd)");
-  e("for (int64_t i = 0; i < {}; ++i) m[i] = fmaxf(m[i], x[l * {} + i]);", ni, g.inner);
+  simd(e, IB);
+  e("for (int64_t i = 0; i < {0}; ++i) m[i] = x[l * {1} + i] > m[i] ? x[l * {1} + i] : m[i];", ni, g.inner);
   e("}}");
   e("for (int64_t l = 0; l < {}; ++l) {{", g.L);
+  simd(e, IB);
   e("for (int64_t i = 0; i < {}; ++i) {{", ni);
-  e("const float v = expf(x[l * {} + i] - m[i]);", g.inner);
+  e("const float v = onnxc_expf(x[l * {} + i] - m[i]);", g.inner);
   if (!log) e("y[l * {} + i] = v;", g.inner);
   e("s[i] += v;");
   e("}}");
   e("}}");
-  if (log) e("for (int64_t i = 0; i < {}; ++i) s[i] = logf(s[i]);", ni);
+  simd(e, IB);
+  if (log) e("for (int64_t i = 0; i < {}; ++i) s[i] = onnxc_logf(s[i]);", ni);
   else e("for (int64_t i = 0; i < {}; ++i) s[i] = 1.0f / s[i];", ni);
   e("for (int64_t l = 0; l < {}; ++l) {{", g.L);
-  e("ONNXC_PRAGMA(omp simd)");
+  simd(e, IB);
   if (log) e("for (int64_t i = 0; i < {0}; ++i) y[l * {1} + i] = (x[l * {1} + i] - m[i]) - s[i];", ni, g.inner);
   else e("for (int64_t i = 0; i < {}; ++i) y[l * {} + i] *= s[i];", ni, g.inner);
   e("}}");

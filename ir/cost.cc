@@ -1,0 +1,78 @@
+// ir/cost.cc — operation and byte counts of a node (see cost.h).
+#include "ir/cost.h"
+
+#include <set>
+
+#include "ir/op.h"
+#include "ir/ops/conv.h"
+#include "ir/ops/gemm.h"
+#include "ir/ops/norm.h"
+#include "ir/ops/pool.h"
+
+namespace onnxc {
+namespace {
+
+double elems(const Value* v) { return v ? static_cast<double>(numel(v->shape)) : 0.0; }
+
+double conv_flops(const ConvGeom& g, bool bias, double positions) {
+  return 2.0 * static_cast<double>(g.N) * static_cast<double>(g.M) * positions * static_cast<double>(g.CG) *
+             static_cast<double>(g.k_size()) +
+         (bias ? static_cast<double>(g.N * g.M) * positions : 0.0);
+}
+
+// The anchor alone (a plain node, or the first node of a fused group).
+double anchor_flops(const Node& n) {
+  const std::string& t = n.op_type;
+  if (t == "Conv") return conv_flops(conv_geom(n), n.in(2) != nullptr, static_cast<double>(conv_geom(n).out_size()));
+  if (t == "ConvTranspose")  // scatter form: every input position times the kernel
+    return conv_flops(conv_transpose_geom(n), false, static_cast<double>(conv_transpose_geom(n).in_size())) + elems(n.out(0));
+  if (t == "Gemm") {
+    const GemmAttrs& a = gemm_attrs(n);
+    return 2.0 * static_cast<double>(a.M) * static_cast<double>(a.N) * static_cast<double>(a.K) + (n.in(2) ? elems(n.out(0)) : 0.0);
+  }
+  if (t == "MatMul") {
+    const MatMulGeom& m = matmul_geom(n);
+    return 2.0 * static_cast<double>(numel(m.batch)) * static_cast<double>(m.M) * static_cast<double>(m.N) * static_cast<double>(m.K);
+  }
+  if (t == "MaxPool" || t == "AveragePool") {
+    double taps = 1;
+    for (const PoolDim& d : pool_geom(n).dims) taps *= static_cast<double>(d.k);
+    return elems(n.out(0)) * taps;
+  }
+  if (t == "Softmax" || t == "LogSoftmax") return 4.0 * elems(n.out(0));
+  if (t == "BatchNormalization") return 2.0 * elems(n.out(0));
+  if (t == "LRN") return elems(n.out(0)) * static_cast<double>(lrn_attrs(n).size + 2);
+  switch (n.op->kind()) {
+    case FusionKind::Elementwise:
+    case FusionKind::Broadcast: {
+      size_t present = 0;
+      for (const Value* v : n.inputs) present += v != nullptr;
+      return elems(n.out(0)) * static_cast<double>(present > 2 ? present - 1 : 1);
+    }
+    case FusionKind::Reduction:
+      return elems(n.in(0));
+    case FusionKind::OutElementwiseFusable:  // global pools
+      return elems(n.in(0));
+    case FusionKind::Injective:
+    case FusionKind::Opaque:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+NodeCost node_cost(const Node& n) {
+  NodeCost c;
+  if (!n.op || n.folded()) return c;
+  c.flops = anchor_flops(n) + static_cast<double>(n.epilogue.size()) * elems(n.out(0));
+  std::set<const Value*> seen;
+  auto add = [&](const Value* v) {
+    if (v && seen.insert(v).second) c.bytes += static_cast<double>(v->nbytes());
+  };
+  for (const Value* v : n.all_inputs()) add(v);
+  for (const Value* v : n.outputs) add(v);
+  return c;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,603 @@
+#!/usr/bin/env python3
+"""Opset tests: small models at the opsets whose op definitions Debian's onnx 1.12 does not
+know (19 to 23), and at the legacy opsets (1 to 6), compiled with onnxc and compared with an
+independent reference.
+
+Each case builds one model with onnx.helper (the opset_import set by hand: the helper does
+not need the newer schemas) and its inputs, then:
+  - ORT cases: ONNX Runtime 1.30 (node + onnxruntime-node, tests/ort/ort_run.js) runs the
+    model; onnxc compiles it (--emit exe), the binary runs on the same .npy inputs, and each
+    output must match ONNX Runtime's (same dtype kind and shape; floats within rtol/atol,
+    everything else equal).
+  - numpy cases: for legacy forms ONNX Runtime no longer loads, a numpy expression is the
+    reference.
+  - refusal cases: compile-model must exit with the given code and print the given words
+    (node name, op, opset, the refused value), without a crash.
+ONNX Runtime missing is a failure (tools/setup.sh installs it), not a skip.
+Usage: run_opset_tests.py --compiler build/compile-model [--cflags "-O1 -Werror"] [--filter RE]
+Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.js")
+NP_TO_ONNX = {np.float32: T.FLOAT, np.float64: T.DOUBLE, np.int64: T.INT64, np.int32: T.INT32, np.int8: T.INT8,
+              np.uint8: T.UINT8, np.bool_: T.BOOL}
+
+CASES = []
+
+
+def case(name, kind="ort", **kw):
+    def deco(fn):
+        CASES.append(dict(name=name, kind=kind, fn=fn, **kw))
+        return fn
+    return deco
+
+
+def vi(name, arr_or_type, shape=None):
+    if isinstance(arr_or_type, np.ndarray):
+        return helper.make_tensor_value_info(name, NP_TO_ONNX[arr_or_type.dtype.type], list(arr_or_type.shape))
+    return helper.make_tensor_value_info(name, arr_or_type, shape)
+
+
+def model(nodes, inputs, outputs, opset, inits=()):
+    """inputs: {name: array}; outputs: [(name, onnx type)] (shapes left to inference)."""
+    g = helper.make_graph(nodes, "g", [vi(k, v) for k, v in inputs.items()],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs], list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8 if opset <= 18 else 9 if opset <= 20 else 10
+    return m
+
+
+def one(op, opset, inputs, out_type=T.FLOAT, inits=(), n_out=1, **attrs):
+    names = list(inputs) + [t.name for t in inits]
+    outs = [f"y{k}" for k in range(n_out)]
+    node = helper.make_node(op, names if not attrs.get("_inputs") else attrs.pop("_inputs"), outs, name=f"{op.lower()}_node",
+                            **{k: v for k, v in attrs.items() if not k.startswith("_")})
+    types = out_type if isinstance(out_type, (list, tuple)) else [out_type] * n_out
+    return model([node], inputs, list(zip(outs, types)), opset, inits)
+
+
+rng = np.random.default_rng(19)
+
+
+def randf(*shape, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def const(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+# --------------------------------------------------------------------------- opset 19
+
+@case("AveragePool-19 dilations")
+def _():
+    x = {"x": randf(1, 2, 7, 7)}
+    return one("AveragePool", 19, x, kernel_shape=[2, 2], dilations=[2, 2], strides=[1, 1]), x
+
+
+@case("AveragePool-19 dilations, pads, ceil_mode, count_include_pad")
+def _():
+    x = {"x": randf(1, 3, 9, 8)}
+    return one("AveragePool", 19, x, kernel_shape=[3, 2], dilations=[2, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+               count_include_pad=1), x
+
+
+# ONNX Runtime refuses `saturate` on casts to other types than float8; the spec says it has
+# no effect there, which is what onnxc does.
+@case("Cast-19 saturate=0 (no effect outside float8)", kind="numpy", ref=lambda x: x.astype(np.int32))
+def _():
+    x = {"x": np.array([[-1e6, -2.5, 0.0, 3.7, 1e6, 300.0]], np.float32)}
+    return one("Cast", 19, x, out_type=T.INT32, to=T.INT32, saturate=0), x
+
+
+@case("Cast-19 to uint8, saturate default")
+def _():
+    x = {"x": np.array([[1.0, 2.9, 250.0, 17.5]], np.float32)}
+    return one("Cast", 19, x, out_type=T.UINT8, to=T.UINT8), x
+
+
+@case("Constant-19 value_floats")
+def _():
+    x = {"x": randf(3)}
+    c = helper.make_node("Constant", [], ["c"], name="constant_node", value_floats=[1.0, -2.0, 0.5])
+    a = helper.make_node("Add", ["x", "c"], ["y0"], name="add_node")
+    return model([c, a], x, [("y0", T.FLOAT)], 19), x
+
+
+@case("Identity-19 int64")
+def _():
+    x = {"x": np.arange(-3, 9, dtype=np.int64).reshape(3, 4)}
+    return one("Identity", 19, x, out_type=T.INT64), x
+
+
+@case("Pad-19 wrap")
+def _():
+    x = {"x": randf(1, 2, 3, 4)}
+    pads = const("pads", np.array([0, 0, 2, 3, 0, 0, 1, 5], np.int64))
+    return one("Pad", 19, x, inits=[pads], mode="wrap"), x
+
+
+@case("Pad-19 wrap with axes and cropping")
+def _():
+    x = {"x": randf(2, 5, 6)}
+    pads = const("pads", np.array([4, -1, 2, 7], np.int64))
+    axes = const("axes", np.array([1, 2], np.int64))
+    return one("Pad", 19, x, inits=[pads, const("cv", np.array(0, np.float32)), axes], mode="wrap",
+               _inputs=["x", "pads", "cv", "axes"]), x
+
+
+@case("Pad-19 reflect int64")
+def _():
+    x = {"x": np.arange(24, dtype=np.int64).reshape(2, 3, 4)}
+    pads = const("pads", np.array([0, 1, 2, 0, 2, 3], np.int64))
+    return one("Pad", 19, x, out_type=T.INT64, inits=[pads], mode="reflect"), x
+
+
+@case("Resize-19 half_pixel_symmetric linear")
+def _():
+    x = {"x": randf(1, 2, 4, 5)}
+    scales = const("scales", np.array([1, 1, 1.7, 0.6], np.float32))
+    return one("Resize", 19, x, inits=[const("roi", np.zeros(0, np.float32)), scales], mode="linear",
+               coordinate_transformation_mode="half_pixel_symmetric", _inputs=["x", "roi", "scales"]), x
+
+
+@case("Resize-19 half_pixel_symmetric nearest, sizes")
+def _():
+    x = {"x": randf(1, 1, 5, 4)}
+    sizes = const("sizes", np.array([1, 1, 7, 9], np.int64))
+    return one("Resize", 19, x, inits=[sizes], mode="nearest", coordinate_transformation_mode="half_pixel_symmetric",
+               _inputs=["x", "", "", "sizes"]), x
+
+
+@case("Reshape-19 allowzero")
+def _():
+    x = {"x": randf(2, 3, 4)}
+    return one("Reshape", 19, x, inits=[const("s", np.array([0, -1, 2], np.int64))]), x
+
+
+@case("Shape-19 start/end")
+def _():
+    x = {"x": randf(2, 3, 4, 5)}
+    return one("Shape", 19, x, out_type=T.INT64, start=1, end=-1), x
+
+
+# --------------------------------------------------------------------------- opset 20
+
+@case("ConstantOfShape-20 int32")
+def _():
+    x = {"x": np.arange(6, dtype=np.int32).reshape(2, 3)}
+    c = helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos_node", value=helper.make_tensor("v", T.INT32, [1], [7]))
+    a = helper.make_node("Add", ["x", "c"], ["y0"], name="add_node")
+    return model([c, a], x, [("y0", T.INT32)], 20, [const("s", np.array([2, 3], np.int64))]), x
+
+
+# --------------------------------------------------------------------------- opset 21
+
+@case("Flatten-21")
+def _():
+    x = {"x": randf(2, 3, 4)}
+    return one("Flatten", 21, x, axis=-1), x
+
+
+@case("Squeeze-21, Unsqueeze-21, Transpose-21")
+def _():
+    x = {"x": randf(3, 1, 4)}
+    n1 = helper.make_node("Squeeze", ["x", "a1"], ["s"], name="squeeze_node")
+    n2 = helper.make_node("Transpose", ["s"], ["t"], name="transpose_node", perm=[1, 0])
+    n3 = helper.make_node("Unsqueeze", ["t", "a2"], ["y0"], name="unsqueeze_node")
+    return model([n1, n2, n3], x, [("y0", T.FLOAT)], 21, [const("a1", np.array([1], np.int64)),
+                                                         const("a2", np.array([0, 3], np.int64))]), x
+
+
+@case("Cast-21 int64 to bool to float")
+def _():
+    x = {"x": np.array([[0, 3, -1, 0]], np.int64)}
+    n1 = helper.make_node("Cast", ["x"], ["b"], name="cast_b", to=T.BOOL)
+    n2 = helper.make_node("Cast", ["b"], ["y0"], name="cast_f", to=T.FLOAT)
+    return model([n1, n2], x, [("y0", T.FLOAT)], 21), x
+
+
+# --------------------------------------------------------------------------- opset 22
+
+@case("Conv-22, MaxPool-22, GlobalAveragePool-22")
+def _():
+    x = {"x": randf(1, 3, 8, 8)}
+    w = const("w", randf(4, 3, 3, 3))
+    n1 = helper.make_node("Conv", ["x", "w"], ["c"], name="conv_node", pads=[1, 1, 1, 1])
+    n2 = helper.make_node("MaxPool", ["c"], ["p"], name="maxpool_node", kernel_shape=[2, 2], strides=[2, 2])
+    n3 = helper.make_node("GlobalAveragePool", ["p"], ["y0"], name="gap_node")
+    return model([n1, n2, n3], x, [("y0", T.FLOAT)], 22, [w]), x
+
+
+@case("ConvTranspose-22, GlobalMaxPool-22")
+def _():
+    x = {"x": randf(1, 2, 4, 4)}
+    w = const("w", randf(2, 3, 3, 3))
+    n1 = helper.make_node("ConvTranspose", ["x", "w"], ["c"], name="convt_node", strides=[2, 2])
+    n2 = helper.make_node("GlobalMaxPool", ["c"], ["y0"], name="gmp_node")
+    return model([n1, n2], x, [("y0", T.FLOAT)], 22, [w]), x
+
+
+@case("Elu-22, HardSigmoid-22, HardSwish-22")
+def _():
+    x = {"x": randf(2, 9, lo=-5, hi=5)}
+    n1 = helper.make_node("Elu", ["x"], ["a"], name="elu_node", alpha=0.7)
+    n2 = helper.make_node("HardSigmoid", ["a"], ["b"], name="hs_node", alpha=0.3, beta=0.4)
+    n3 = helper.make_node("HardSwish", ["x"], ["c"], name="hsw_node")
+    n4 = helper.make_node("Add", ["b", "c"], ["y0"], name="add_node")
+    return model([n1, n2, n3, n4], x, [("y0", T.FLOAT)], 22), x
+
+
+@case("AveragePool-22")
+def _():
+    x = {"x": randf(1, 2, 6, 6)}
+    return one("AveragePool", 22, x, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]), x
+
+
+@case("Dropout-22 (inference)")
+def _():
+    x = {"x": randf(3, 4)}
+    return one("Dropout", 22, x), x
+
+
+# --------------------------------------------------------------------------- opset 23
+
+@case("Reshape-23, Flatten-23, Identity-23")
+def _():
+    x = {"x": randf(2, 3, 4)}
+    n1 = helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape_node")
+    n2 = helper.make_node("Flatten", ["r"], ["f"], name="flatten_node", axis=2)
+    n3 = helper.make_node("Identity", ["f"], ["y0"], name="identity_node")
+    return model([n1, n2, n3], x, [("y0", T.FLOAT)], 23, [const("s", np.array([4, 3, 2], np.int64))]), x
+
+
+@case("Pad-23 edge, Cast-23, Squeeze/Unsqueeze/Transpose-23, Shape-23")
+def _():
+    x = {"x": randf(1, 3, 4)}
+    n1 = helper.make_node("Pad", ["x", "p"], ["a"], name="pad_node", mode="edge")
+    n2 = helper.make_node("Squeeze", ["a", "ax"], ["b"], name="squeeze_node")
+    n3 = helper.make_node("Transpose", ["b"], ["c"], name="transpose_node")
+    n4 = helper.make_node("Unsqueeze", ["c", "ax"], ["d"], name="unsqueeze_node")
+    n5 = helper.make_node("Cast", ["d"], ["y0"], name="cast_node", to=T.DOUBLE)
+    n6 = helper.make_node("Shape", ["d"], ["y1"], name="shape_node")
+    return model([n1, n2, n3, n4, n5, n6], x, [("y0", T.DOUBLE), ("y1", T.INT64)], 23,
+                 [const("p", np.array([0, 1, 2, 0, 1, 0], np.int64)), const("ax", np.array([0], np.int64))]), x
+
+
+@case("ConstantOfShape-23")
+def _():
+    x = {"x": randf(2, 2)}
+    c = helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos_node", value=helper.make_tensor("v", T.FLOAT, [1], [1.5]))
+    a = helper.make_node("Mul", ["x", "c"], ["y0"], name="mul_node")
+    return model([c, a], x, [("y0", T.FLOAT)], 23, [const("s", np.array([2, 2], np.int64))]), x
+
+
+# --------------------------------------------------------------------------- ops added or changed at 19-23
+
+@case("Equal-19 int64 inputs, bool output")
+def _():
+    x = {"a": np.array([[1, 5, -3], [7, 7, 0]], np.int64), "b": np.array([1, 7, 0], np.int64)}
+    return one("Equal", 19, x, out_type=T.BOOL), x
+
+
+@case("Gelu-20 exact")
+def _():
+    x = {"x": randf(3, 7, lo=-5, hi=5)}
+    return one("Gelu", 20, x), x
+
+
+@case("Gelu-20 tanh approximation")
+def _():
+    x = {"x": randf(3, 7, lo=-5, hi=5)}
+    return one("Gelu", 20, x, approximate="tanh"), x
+
+
+@case("IsNaN-20, IsInf-20 (detect_negative=0)")
+def _():
+    x = {"x": np.array([[1.0, np.nan, np.inf, -np.inf, -0.0, 3e38]], np.float32)}
+    n1 = helper.make_node("IsNaN", ["x"], ["y0"], name="isnan_node")
+    n2 = helper.make_node("IsInf", ["x"], ["y1"], name="isinf_node", detect_negative=0)
+    return model([n1, n2], x, [("y0", T.BOOL), ("y1", T.BOOL)], 20), x
+
+
+@case("Selu-22, Softplus-22, Softsign-22, Mish-22, ThresholdedRelu-22")
+def _():
+    x = {"x": randf(4, 6, lo=-6, hi=6)}
+    nodes = [helper.make_node("Selu", ["x"], ["a"], name="selu_node", alpha=1.5),
+             helper.make_node("Softplus", ["x"], ["b"], name="softplus_node"),
+             helper.make_node("Softsign", ["x"], ["c"], name="softsign_node"),
+             helper.make_node("Mish", ["x"], ["d"], name="mish_node"),
+             helper.make_node("ThresholdedRelu", ["x"], ["e"], name="trelu_node", alpha=0.5),
+             helper.make_node("Concat", ["a", "b", "c", "d", "e"], ["y0"], name="concat_node", axis=0)]
+    return model(nodes, x, [("y0", T.FLOAT)], 22), x
+
+
+@case("Sin..Atanh-22, Round-22")
+def _():
+    x = {"x": randf(2, 8, lo=-0.9, hi=0.9), "h": np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4, 2.6, -2.5], np.float32)}
+    ops = ["Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Atanh"]
+    nodes = [helper.make_node(o, ["x"], [o.lower()], name=o.lower() + "_node") for o in ops]
+    nodes.append(helper.make_node("Concat", [o.lower() for o in ops], ["y0"], name="concat_node", axis=0))
+    nodes.append(helper.make_node("Round", ["h"], ["y1"], name="round_node"))
+    nodes.append(helper.make_node("Acosh", ["p"], ["y2"], name="acosh_node"))
+    nodes.append(helper.make_node("Add", ["x", "one"], ["p0"], name="add_node"))
+    nodes.append(helper.make_node("Abs", ["p0"], ["p1"], name="abs_node"))
+    nodes.append(helper.make_node("Add", ["p1", "one"], ["p"], name="add2_node"))
+    nodes = nodes[-3:] + nodes[:-3]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT)], 22, [const("one", np.array(1, np.float32))]), x
+
+
+@case("Where-16 at opset 23: bool condition from Greater, int32 branches")
+def _():
+    x = {"a": randf(3, 4), "b": randf(4), "i": np.arange(12, dtype=np.int32).reshape(3, 4), "j": np.array([-1], np.int32)}
+    n1 = helper.make_node("Greater", ["a", "b"], ["c"], name="greater_node")
+    n2 = helper.make_node("Where", ["c", "i", "j"], ["y0"], name="where_node")
+    n3 = helper.make_node("Not", ["c"], ["y1"], name="not_node")
+    return model([n1, n2, n3], x, [("y0", T.INT32), ("y1", T.BOOL)], 23), x
+
+
+@case("bool runtime inputs: And, Or, Xor, Not, Cast to float")
+def _():
+    x = {"p": rng.integers(0, 2, (3, 5)).astype(np.bool_), "q": rng.integers(0, 2, (5,)).astype(np.bool_)}
+    nodes = [helper.make_node("And", ["p", "q"], ["a"], name="and_node"),
+             helper.make_node("Or", ["p", "q"], ["o"], name="or_node"),
+             helper.make_node("Xor", ["a", "o"], ["y0"], name="xor_node"),
+             helper.make_node("Not", ["y0"], ["n"], name="not_node"),
+             helper.make_node("Cast", ["n"], ["y1"], name="cast_node", to=T.FLOAT)]
+    return model(nodes, x, [("y0", T.BOOL), ("y1", T.FLOAT)], 21), x
+
+
+@case("Mod-13 fmod 0 and 1 on int64, fmod 1 on float")
+def _():
+    x = {"a": np.array([[-7, 7, -8, 9, 0, 5]], np.int64), "b": np.array([3, -3, 4, -2, 5, 7], np.int64),
+         "f": randf(6, lo=-10, hi=10), "g": randf(6, lo=1, hi=3)}
+    nodes = [helper.make_node("Mod", ["a", "b"], ["y0"], name="mod0_node"),
+             helper.make_node("Mod", ["a", "b"], ["y1"], name="mod1_node", fmod=1),
+             helper.make_node("Mod", ["f", "g"], ["y2"], name="modf_node", fmod=1)]
+    return model(nodes, x, [("y0", T.INT64), ("y1", T.INT64), ("y2", T.FLOAT)], 21), x
+
+
+@case("Expand, Tile, Range at opset 23, int64 runtime data")
+def _():
+    x = {"x": np.arange(6, dtype=np.int64).reshape(2, 1, 3)}
+    nodes = [helper.make_node("Expand", ["x", "s"], ["y0"], name="expand_node"),
+             helper.make_node("Tile", ["x", "r"], ["y1"], name="tile_node"),
+             helper.make_node("Range", ["st", "li", "de"], ["y2"], name="range_node")]
+    inits = [const("s", np.array([2, 4, 3], np.int64)), const("r", np.array([2, 3, 1], np.int64)),
+             const("st", np.array(10, np.int64)), const("li", np.array(-3, np.int64)), const("de", np.array(-4, np.int64))]
+    return model(nodes, x, [("y0", T.INT64), ("y1", T.INT64), ("y2", T.INT64)], 23, inits), x
+
+
+@case("ReduceMax-20, ReduceMin-20 on bool (any / all)")
+def _():
+    x = {"b": rng.integers(0, 2, (3, 4, 2)).astype(np.bool_)}
+    ax = const("ax", np.array([1], np.int64))
+    n1 = helper.make_node("ReduceMax", ["b", "ax"], ["y0"], name="rmax_node", keepdims=0)
+    n2 = helper.make_node("ReduceMin", ["b", "ax"], ["y1"], name="rmin_node")
+    return model([n1, n2], x, [("y0", T.BOOL), ("y1", T.BOOL)], 20, [ax]), x
+
+
+@case("ReduceMin-20, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare (axes input)")
+def _():
+    x = {"x": randf(2, 3, 4, lo=0.1, hi=2.0), "i": rng.integers(-5, 5, (2, 3, 4)).astype(np.int64)}
+    ax = const("ax", np.array([0, -1], np.int64))
+    ops = ["ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]
+    nodes = [helper.make_node(o, ["x", "ax"], [f"y{k}"], name=o.lower() + "_node") for k, o in enumerate(ops)]
+    nodes += [helper.make_node(o, ["i", "ax"], [f"z{k}"], name=o.lower() + "_int_node", keepdims=0)
+              for k, o in enumerate(["ReduceMin", "ReduceProd", "ReduceL1", "ReduceSumSquare"])]
+    outs = [(f"y{k}", T.FLOAT) for k in range(len(ops))] + [(f"z{k}", T.INT64) for k in range(4)]
+    return model(nodes, x, outs, 20, [ax]), x
+
+
+@case("transformer block at opset 20: LayerNormalization (Mean, InvStdDev), MatMul, Gelu, ArgMax")
+def _():
+    x = {"x": randf(2, 5, 8)}
+    nodes = [helper.make_node("LayerNormalization", ["x", "s", "b"], ["n", "y1", "y2"], name="ln_node", epsilon=1e-6),
+             helper.make_node("MatMul", ["n", "w"], ["m"], name="matmul_node"),
+             helper.make_node("Gelu", ["m"], ["y0"], name="gelu_node"),
+             helper.make_node("ArgMax", ["y0"], ["y3"], name="argmax_node", axis=-1, keepdims=0, select_last_index=1)]
+    inits = [const("s", randf(8)), const("b", randf(8)), const("w", randf(8, 6))]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT), ("y3", T.INT64)], 20, inits), x
+
+
+# --------------------------------------------------------------------------- legacy opsets (1-6)
+
+@case("Relu-1, Sigmoid-1 with consumed_inputs", kind="numpy", ref=lambda x: 1 / (1 + np.exp(-np.maximum(x, 0))))
+def _():
+    x = {"x": randf(3, 4)}
+    n1 = helper.make_node("Relu", ["x"], ["r"], name="relu_node", consumed_inputs=[0])
+    n2 = helper.make_node("Sigmoid", ["r"], ["y0"], name="sigmoid_node", consumed_inputs=[0])
+    return model([n1, n2], x, [("y0", T.FLOAT)], 1), x
+
+
+@case("Add-6 legacy broadcast, suffix", kind="numpy", ref=lambda x: x + np.array([1, 2, 3, 4], np.float32))
+def _():
+    x = {"x": randf(2, 3, 4)}
+    return one("Add", 6, x, inits=[const("b", np.array([1, 2, 3, 4], np.float32))], broadcast=1), x
+
+
+@case("Mul-1 legacy broadcast, explicit suffix axis", kind="numpy", ref=lambda x: x * np.float32(-3))
+def _():
+    x = {"x": randf(2, 3)}
+    return one("Mul", 1, x, inits=[const("b", np.array([-3], np.float32))], broadcast=1, axis=1, consumed_inputs=[0]), x
+
+
+@case("Reshape-1 shape attribute, Concat-1 default axis", kind="numpy",
+      ref=lambda x: np.concatenate([x.reshape(3, 4), x.reshape(3, 4)], axis=1))
+def _():
+    x = {"x": randf(2, 6)}
+    n1 = helper.make_node("Reshape", ["x"], ["r"], name="reshape_node", shape=[3, 4])
+    n2 = helper.make_node("Concat", ["r", "r"], ["y0"], name="concat_node")
+    return model([n1, n2], x, [("y0", T.FLOAT)], 3), x
+
+
+@case("Cast-1 'to' as a type name", kind="numpy", ref=lambda x: x.astype(np.int32))
+def _():
+    x = {"x": np.array([[1.5, -2.5, 7.0]], np.float32)}
+    return one("Cast", 1, x, out_type=T.INT32, to="INT32"), x
+
+
+@case("Pad-1 paddings attribute", kind="numpy", ref=lambda x: np.pad(x, [(0, 0), (1, 2)], constant_values=0.5))
+def _():
+    x = {"x": randf(2, 3)}
+    return one("Pad", 1, x, paddings=[0, 1, 0, 2], value=0.5), x
+
+
+# --------------------------------------------------------------------------- refusals
+
+@case("legacy broadcast along a middle axis", kind="refuse", code=3,
+      needles=["node 'add_node'", "Add, opset 6", "axis 1", "[2,3,4,5]", "[3,4]"])
+def _():
+    x = {"x": randf(2, 3, 4, 5)}
+    return one("Add", 6, x, inits=[const("b", randf(3, 4))], broadcast=1, axis=1), x
+
+
+@case("opset 24", kind="refuse", code=3, needles=["opset 24", "1 to 23"])
+def _():
+    x = {"x": randf(2)}
+    return one("Relu", 24, x), x
+
+
+@case("an op before its first opset", kind="refuse", code=2, needles=["node 'hardswish_node'", "HardSwish", "before opset 14"])
+def _():
+    x = {"x": randf(2)}
+    return one("HardSwish", 13, x), x
+
+
+@case("Pad wrap before opset 19", kind="refuse", code=2, needles=["node 'pad_node'", "Pad, opset 18", "'wrap'"])
+def _():
+    x = {"x": randf(2, 3)}
+    return one("Pad", 18, x, inits=[const("p", np.array([1, 1, 1, 1], np.int64))], mode="wrap"), x
+
+
+@case("Upsample-1 (experimental)", kind="refuse", code=3, needles=["node 'upsample_node'", "Upsample, opset 6", "experimental"])
+def _():
+    x = {"x": randf(1, 1, 2, 2)}
+    return one("Upsample", 6, x, height_scale=2.0, width_scale=2.0), x
+
+
+# --------------------------------------------------------------------------- runner
+
+def run(cmd, timeout=300, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def kind_of(dt):
+    return {"f": "float", "i": "signed", "u": "unsigned", "b": "bool"}.get(dt.kind, dt.kind)
+
+
+def compare(name, got, want, rtol, atol):
+    if kind_of(got.dtype) != kind_of(want.dtype):
+        return f"output {name}: dtype {got.dtype}, expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"output {name}: shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.dtype.kind == "f":
+        a, e = got.astype(np.float64), want.astype(np.float64)
+        ok = (np.abs(a - e) <= atol + rtol * np.abs(e)) | (a == e) | (np.isnan(a) & np.isnan(e))
+    else:
+        ok = got == want
+    if ok.all():
+        return None
+    i = np.unravel_index(int(np.argmin(ok)), want.shape)
+    return f"output {name}: {int((~ok).sum())}/{want.size} differ; at {tuple(int(v) for v in i)}: got {got[i]!r} expected {want[i]!r}"
+
+
+def run_case(c, args, work):
+    d = os.path.join(work, re.sub(r"\W+", "_", c["name"]).strip("_"))
+    os.makedirs(d, exist_ok=True)
+    m, inputs = c["fn"]()
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    out = os.path.join(d, "out")
+    cmd = [args.compiler, path, "-o", out, "--name", "m", "--quiet", "--cflags", args.cflags]
+    if c["kind"] == "refuse":
+        p = run(cmd)
+        msg = p.stdout + p.stderr
+        problems = []
+        if p.returncode != c["code"]:
+            problems.append(f"exit {p.returncode}, expected {c['code']}")
+        if "Sanitizer" in msg or "runtime error:" in msg or "internal" in msg:
+            problems.append("crash report in output")
+        problems += [f"message lacks {n!r}" for n in c["needles"] if n not in msg]
+        return problems, msg.strip().splitlines()[0] if msg.strip() else ""
+    feeds = []
+    for k, v in inputs.items():
+        f = os.path.join(d, f"in_{k}.npy")
+        np.save(f, v)
+        feeds.append(f"{k}={f}")
+    if c["kind"] == "ort":
+        p = run(["node", ORT_RUN, path, os.path.join(d, "ort")] + feeds)
+        if p.returncode != 0:
+            return [f"ONNX Runtime failed: {(p.stderr or p.stdout).strip()[:1000]}"], ""
+        want = [np.load(os.path.join(d, "ort", f"{k}.npy")) for k in range(len(m.graph.output))]
+    else:
+        want = [np.asarray(c["ref"](*inputs.values()))]
+    p = run(cmd)
+    if p.returncode != 0:
+        return [f"compile-model exit {p.returncode}: {(p.stdout + p.stderr).strip()[:2000]}"], ""
+    exe = [os.path.join(out, "m"), "--quiet"] + sum((["--input", f] for f in feeds), [])
+    outs = []
+    for k, o in enumerate(m.graph.output):
+        outs.append(os.path.join(d, f"out_{k}.npy"))
+        exe += ["--output", f"{o.name}={outs[-1]}"]
+    p = run(exe, timeout=60)
+    if p.returncode != 0 or "runtime error:" in p.stderr or "Sanitizer" in p.stderr:
+        return [f"binary exit {p.returncode}: {(p.stdout + p.stderr).strip()[:2000]}"], ""
+    problems = []
+    for k, o in enumerate(m.graph.output):
+        msg = compare(o.name, np.load(outs[k]), want[k], args.rtol, args.atol)
+        if msg:
+            problems.append(msg)
+    ref = "ONNX Runtime" if c["kind"] == "ort" else "numpy"
+    return problems, f"matches {ref} (" + ", ".join(f"{o.name} {list(w.shape)} {w.dtype}" for o, w in zip(m.graph.output, want)) + ")"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compiler", required=True)
+    ap.add_argument("--cflags", default="-O1 -Werror")
+    ap.add_argument("--filter", default=None)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--work", default=None)
+    args = ap.parse_args()
+    cases = [c for c in CASES if not args.filter or re.search(args.filter, c["name"])]
+    if any(c["kind"] == "ort" for c in cases):
+        p = run(["node", "-e", f"require({ORT_RUN!r}.replace('ort_run.js', 'node_modules/onnxruntime-node'))"], timeout=120) \
+            if os.path.exists(ORT_RUN) else None
+        if p is None or p.returncode != 0:
+            print("FAIL ONNX Runtime is not installed: run tools/setup.sh (npm install --ignore-scripts onnxruntime-node@1.30.0 "
+                  "in tests/ort)" + (f": {p.stderr.strip()[:500]}" if p else ""))
+            print(f"0 passed, {len(cases)} failed")
+            return 1
+    results = []
+    with tempfile.TemporaryDirectory(prefix="onnxc-opset-") as tmp:
+        work = args.work or tmp
+        for c in cases:
+            try:
+                problems, info = run_case(c, args, work)
+            except Exception as e:  # a broken case is a failure, not a crash of the runner
+                problems, info = [f"runner error {e!r}"], ""
+            print(f"{'ok  ' if not problems else 'FAIL'} {c['name']}: {info}")
+            for pr in problems:
+                print(f"     {pr}")
+            results.append(not problems)
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
