@@ -115,12 +115,12 @@ void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4, size_t fuse
 // Conv
 
 // The conv kernels' register tiles are written for the target's vector width (16 floats
-// here): built for this machine (-march=native), as users build them. Without it gcc lowers
+// here): built for this machine (-march=native, -ffp-contract=fast), as users build them. Without it gcc lowers
 // each 16-float vector to four SSE registers and takes ~10x longer on the unrolled tiles;
 // Regular4/8/16 and the node tests (-O1, no -march) build that portable form.
 CRunOptions native() {
   CRunOptions o;
-  o.cflags = "-O1 -march=native";
+  o.cflags = "-O1 -march=native -ffp-contract=fast";
   return o;
 }
 
@@ -403,6 +403,55 @@ TEST(NchwcConv, LongVectorTarget) {
   check_nchwc(convs({t[0], t[2], t[3], d[5], first_layer_specs()[0]}), 64, 1e-4, 0, o);
   check_nchwc(conv_epis({ep[1], ep[3], ep[8]}), 64, 1e-4, 6, o);
   check_nchwc(convs({t[1], t[2]}), 256, 1e-4, 0, o);
+}
+
+// The register tiles' multiply-adds are plain vector arithmetic (no intrinsics, no
+// intrinsics header): gcc fuses them into 512-bit FMAs when the C is built with the
+// targets' -ffp-contract=fast and leaves separate multiplies and adds without it (so this
+// check can fail); clang fuses them by default. Compiled for x86-64-v4 whatever the host is
+// (-c only, nothing runs); objdump -d reads the instructions.
+// Instructions on 512-bit registers whose line in `objdump -d` contains `what`.
+size_t count_in_disassembly(const std::string& cc, const std::string& flags, const std::string& dir, const std::string& what) {
+  const std::string obj = dir + "m_" + cc + ".o", dis = dir + "m_" + cc + ".s";
+  const std::string cmd = cc + " -std=c11 " + flags + " -fopenmp -Wall -Wextra -Werror -I" + dir + " -c " + dir + "m.c -o " + obj +
+                          " > " + dir + "cc.log 2>&1 && objdump -d --no-show-raw-insn " + obj + " > " + dis;
+  if (std::system(cmd.c_str()) != 0) {
+    ADD_FAILURE() << cmd << "\n" << c_run_read_file(dir + "cc.log");
+    return 0;
+  }
+  std::istringstream text(c_run_read_file(dis));
+  size_t n = 0;
+  for (std::string line; std::getline(text, line);) n += line.find(what) != std::string::npos && line.find("zmm") != std::string::npos;
+  return n;
+}
+
+TEST(NchwcConv, FusedMultiplyAddsWithoutIntrinsics) {
+  namespace fs = std::filesystem;
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "checks x86-64 object code";
+#endif
+  if (std::system("objdump --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "objdump not installed";
+  GraphBuilder b;
+  auto t = tile_specs();
+  convs({t[0], depthwise_specs()[0]})(b, 16);
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_fma_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::string d = tmpl + "/";
+  CodegenOptions co;
+  co.name = "m";
+  co.outdir = tmpl;
+  co.source = "fma";
+  make_c_backend(parse_target("x86-64-avx512"))->write_module(*b.g, co);
+  const std::string c = c_run_read_file(d + "m.c");
+  ASSERT_NE(c.find("onnxc_vf16"), std::string::npos) << "the register-tiled kernels are in use";
+  for (const char* s : {"immintrin.h", "arm_neon.h", "_mm512_", "_mm256_", "_mm_", "vfmaq_", "__asm", "asm("})
+    EXPECT_EQ(c.find(s), std::string::npos) << "the generated C names " << s;
+  const std::string v4 = "-O3 -march=x86-64-v4 -mprefer-vector-width=512";
+  EXPECT_GT(count_in_disassembly("gcc", v4 + " -ffp-contract=fast", d, "vfmadd"), 8u) << "gcc -ffp-contract=fast fuses the multiply-adds";
+  EXPECT_EQ(count_in_disassembly("gcc", v4, d, "vfmadd"), 0u) << "gcc -std=c11 alone does not (the check sees the difference)";
+  if (std::system("clang --version > /dev/null 2>&1") == 0)
+    EXPECT_GT(count_in_disassembly("clang", v4, d, "vfmadd"), 8u) << "clang fuses the multiply-adds by default";
+  if (!HasFailure()) fs::remove_all(tmpl);
 }
 
 TEST(NchwcConv, SupportsOnlyWhatTheKernelDoes) {
@@ -742,7 +791,7 @@ void o3_warning_free(const std::string& cc) {
   auto ref = reference_outputs(*b.g, in);
   CRunOptions o;
   o.cc = cc;
-  o.cflags = "-O3 -march=native";
+  o.cflags = "-O3 -march=native -ffp-contract=fast";
   o.sanitize = false;  // the point is the compilers' warnings (clang's vectorizer too) on the C as users build it
   expect_close(ref, run_c(*b.g, in, o), 1e-4);
 }

@@ -72,7 +72,7 @@ struct K {
   bool line = false;
   int64_t OWr = 0;  // the real output width (line: to index the extra inputs)
   int64_t lo = 0, hi = 0;  // interior of a row: pixels whose KW taps are all inside X
-  std::string vt, vtu, fma, fmas, X, W, Y;
+  std::string vt, vtu, X, W, Y;
   bool bias = false, epi = false;
 
   explicit K(CEmit& em) : e(em), g(conv_geom(em.node)) {}
@@ -357,7 +357,7 @@ void emit_broadcast_kernel(K& k) {
       e("const float {};", xs);
       for (int64_t r = 0; r < R; ++r) {
         std::string f;
-        for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} = {}(x{}, w{}, a{}_{});", j ? " " : "", j, r, k.fmas, r, j, j, r);
+        for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} += x{} * w{};", j ? " " : "", j, r, r, j);
         e("{}", f);
       }
       e("}}");
@@ -458,7 +458,7 @@ void emit_depthwise_kernel(K& k) {
     e("const float* restrict wk = wq + kh * {};", k.KW * b);
     if (edge) {
       e("for (int64_t kw = kw0; kw < kw1; ++kw)");
-      e("  a0 = {}({}, {}, a0);", k.fma, k.load(fmt::format("xk + (iw0 + {}) * {}", affine("kw", k.DW, 0), b)), k.load(fmt::format("wk + kw * {}", b)));
+      e("  a0 += {} * {};", k.load(fmt::format("xk + (iw0 + {}) * {}", affine("kw", k.DW, 0), b)), k.load(fmt::format("wk + kw * {}", b)));
     } else {
       std::string ws;
       for (int64_t t = 0; t < k.KW; ++t) ws += fmt::format("{}w{} = {}", t ? ", " : "", t, k.load(fmt::format("wk + {}", t * b)));
@@ -469,7 +469,7 @@ void emit_depthwise_kernel(K& k) {
         for (int64_t r = 0; r < Rt; ++r) {
           const int64_t t = c - r * k.SW;
           if (t < 0 || t % k.DW || t / k.DW >= k.KW) continue;
-          f += fmt::format(" a{0} = {1}(xv, w{2}, a{0});", r, k.fma, t / k.DW);
+          f += fmt::format(" a{} += xv * w{};", r, t / k.DW);
         }
         if (f.empty()) continue;
         e("{{ const {} xv = {};{} }}", k.vt, k.load(fmt::format("xk + ({}) * {}", affine("ow", k.SW, c - k.PW), b)), f);
@@ -524,7 +524,6 @@ void emit_conv_nchwc(CEmit& e) {
   k.lo = std::min(k.lo, k.OW);
   k.hi = std::max(k.hi, k.lo);
   k.vt = vector_type(k.V), k.vtu = k.vt + "u";
-  k.fma = fmt::format("ONNXC_VFMA{}", k.V), k.fmas = fmt::format("ONNXC_VFMAS{}", k.V);
   k.X = e.in(0), k.W = e.in(1), k.Y = e.out(0);
   k.bias = e.has_in(2);
   k.epi = !e.node.epilogue.empty();
