@@ -1,98 +1,804 @@
 #!/usr/bin/python3
-"""bench/run_bench.py — latency of onnxc-generated binaries against ONNX Runtime, same run.
+"""bench/run_bench.py — onnxc-generated binaries against ONNX Runtime (CPU), same machine, same run.
 
-For each model: compile with compile-model (once per --layout), run the binary's --bench,
-run ONNX Runtime (bench/ort_bench.js, CPU, same thread count) on the same model, and print
-medians and ratios (onnxc / ORT: below 1 is faster than ONNX Runtime). Runs alternate
-between the contenders, ROUNDS times, and the table shows the median of the per-round
-medians, because the machine is shared and noisy.
+For each model of the zoo (models/export_zoo.py: NAME.onnx, NAME.input.npy, NAME.ref.npy; batch
+8: NAME_b8.*) it builds the binary with compile-model, then runs it and ONNX Runtime
+(onnxruntime-node through bench/ort_bench.js: same thread count, graph optimisation "all") on the
+same input file, and writes OUT/cpu.md (tables), OUT/cpu.json (every measurement) and OUT/cpu.png
+(chart). In order:
 
-    /usr/bin/python3 bench/run_bench.py --compiler build/compile-model \\
-        --models models/out/resnet50.onnx models/out/mobilenet_v2.onnx --threads 2
+  1. build: compile-model per model (default layout) and per ablation variant; the compile-model
+     and C compiler wall times are measured separately (compile-model prints the C compiler's
+     time); the FLOP count per model comes from compile-model's cost model (ir/cost.h, the table
+     that --profile emits), summed over the functions of the batch-1 model;
+  2. first result, memory and agreement: each engine's process runs the model once on NAME.input.npy
+     and writes its output; time to first result = process start to exit (load + first
+     inference), peak RSS from the kernel (bench/peak_rss.c). The outputs must agree: max |onnxc - ORT| <=
+     --tol * max |ORT| (also printed: the error against PyTorch's NAME.ref.npy); otherwise the
+     benchmark stops with exit status 1 and writes nothing;
+  3. peak: bench/fma_probe.c (the FMA probe of --profile, run on all threads at once) at each
+     thread count, before and after the timings; the larger value is the peak;
+  4. batch-1 latency at each --threads count, 5. batch-8 throughput (images/s) at the largest
+     thread count, 6. the ablation (resnet50 and vgg19: --layout nchw, channel blocks 8/16/32/64,
+     at each thread count).
+The machine is shared and noisy, so every timing is a median over --runs runs inside one process,
+the process is repeated for --rounds rounds, the engines alternate (which goes first alternates
+too), and the tables show the median of the per-round medians with their spread.
+
+    bash bench/run.sh                       # everything, the committed bench/results/cpu.md
+    bash bench/run.sh --models resnet50 mobilenet_v2 --rounds 3 --skip-ablation   # a quick subset
+
+bench/run.sh installs what is missing and builds build/compile-model first; this script can also
+be run directly (/usr/bin/python3 bench/run_bench.py --help).
 """
 import argparse
+import datetime
 import json
+import math
 import os
+import platform
 import re
+import resource
+import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PY = "/usr/bin/python3"  # Debian's: numpy, onnx, torch, matplotlib
+
+DEFAULT_MODELS = ["resnet50", "vgg19", "googlenet", "densenet201", "mobilenet_v2", "efficientnet_b0"]
+ABLATION_MODELS = ["resnet50", "vgg19"]
+ABLATION_BLOCKS = [8, 16, 32, 64]
 
 
-def input_specs(model):
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def die(msg):
+    print(f"run_bench.py: error: {msg}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def spread(xs):
+    """(max - min) / median of the per-round medians: how noisy a measurement was."""
+    return (max(xs) - min(xs)) / statistics.median(xs) if len(xs) > 1 and statistics.median(xs) > 0 else 0.0
+
+
+# ---------------------------------------------------------------- processes
+
+def check_proc(cmd, what, env=None):
+    """Runs cmd to completion: (stdout+stderr text, wall seconds); stops the benchmark if it fails."""
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        die(f"{what} failed (exit {p.returncode}): {' '.join(shlex.quote(c) for c in cmd)}\n{p.stdout[-4000:]}")
+    return p.stdout, wall
+
+
+def measure_proc(a, cmd, what, env=None):
+    """check_proc through bench/peak_rss.c: (output, wall seconds from fork to exit, peak RSS MiB)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        out, _ = check_proc([a.rss_bin, f.name] + cmd, what, env=env)
+        rep = json.load(open(f.name))
+    return out, rep["wall_s"], rep["maxrss_kib"] / 1024.0
+
+
+def onnx_io(model):
+    """(graph input names without initializers, graph output names)."""
     import onnx
     m = onnx.load(model, load_external_data=False)
     inits = {i.name for i in m.graph.initializer}
-    specs = []
-    for i in m.graph.input:
-        if i.name in inits:
-            continue
-        dims = [d.dim_value for d in i.type.tensor_type.shape.dim]
-        specs.append(f"{i.name}={','.join(str(d) for d in dims)}")
-    return specs
+    return [i.name for i in m.graph.input if i.name not in inits], [o.name for o in m.graph.output]
 
 
-def onnxc_latency(binary, runs, threads):
-    out = subprocess.run([binary, "--bench", str(runs), "--threads", str(threads), "--quiet"],
-                         check=True, capture_output=True, text=True).stdout
+# ---------------------------------------------------------------- building
+
+def compile_model(a, onnx_path, out_dir, name, extra):
+    """Builds OUT_DIR/NAME; returns its timings. With --reuse-builds an existing build made by
+    the same compiler from the same model and flags is kept (its recorded timings are reused)."""
+    binary = os.path.join(out_dir, name)
+    record = os.path.join(out_dir, "bench_build.json")
+    key = {"compiler": os.path.abspath(a.compiler), "compiler_mtime": os.path.getmtime(a.compiler),
+           "model": os.path.abspath(onnx_path), "model_mtime": os.path.getmtime(onnx_path), "flags": extra}
+    if a.reuse_builds and os.path.exists(record) and os.path.exists(binary):
+        with open(record) as f:
+            rec = json.load(f)
+        if rec.get("key") == key:
+            log(f"  {' '.join([name] + extra)}: reusing {out_dir}")
+            return dict(rec["build"], binary=binary, reused=True)
+    cmd = [a.compiler, onnx_path, "-o", out_dir, "--name", name] + extra
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out, wall = check_proc(cmd, f"compile-model {name}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    phase = {}
+    for line in out.splitlines():
+        m = re.match(r"(\w+): .*\(([0-9.]+) s\)\s*$", line)
+        if m:
+            phase[m.group(1)] = float(m.group(2))
+    if "cc" not in phase:
+        die(f"compile-model {name}: no C compiler time in its output:\n{out}")
+    m = re.search(r"layout (\w+)(?: with (\d+)-channel blocks)?", out)
+    build = {"wall_s": wall, "cc_s": phase["cc"], "compile_model_s": wall - phase["cc"], "cpu_s": cpu,
+             "phases_s": phase, "layout": m.group(1) if m else None,
+             "block": int(m.group(2)) if m and m.group(2) else None}
+    log(f"  {' '.join([name] + extra)}: compile-model {build['compile_model_s']:.1f} s + cc {build['cc_s']:.1f} s")
+    with open(record, "w") as f:
+        json.dump({"key": key, "build": build}, f, indent=1)
+    return dict(build, binary=binary, reused=False)
+
+
+def flop_count(a, onnx_path, name):
+    """FLOPs of one inference by compile-model's cost model: the per-function table that
+    --profile emits into NAME.c (sources only, no C compiler)."""
+    out_dir = os.path.join(a.work, f"{name}_cost")
+    check_proc([a.compiler, onnx_path, "-o", out_dir, "--name", name, "--profile", "--emit", "c", "--quiet"],
+               f"compile-model --profile {name}")
+    with open(os.path.join(out_dir, f"{name}.c")) as f:
+        src = f.read()
+    m = re.search(r"static const onnxc_op_info \w+_ops\[[^\]]*\] = \{\n(.*?)\n\};", src, re.S)
+    if not m:
+        die(f"{name}: no per-function table in {out_dir}/{name}.c (compile-model --profile)")
+    total = 0.0
+    for line in m.group(1).splitlines():
+        c = re.search(r",\s*([-+0-9.eE]+),\s*([-+0-9.eE]+)\},?\s*$", line)
+        if c:
+            total += float(c.group(1))
+    return total
+
+
+# ---------------------------------------------------------------- engines
+
+class Model:
+    def __init__(self, a, name, batch):
+        self.name = name
+        self.batch = batch
+        stem = name if batch == 1 else f"{name}_b{batch}"
+        self.stem = stem
+        self.onnx = os.path.join(a.zoo, f"{stem}.onnx")
+        self.input = os.path.join(a.zoo, f"{stem}.input.npy")
+        self.ref = os.path.join(a.zoo, f"{stem}.ref.npy")
+        inputs, outputs = onnx_io(self.onnx)
+        if len(inputs) != 1:
+            die(f"{self.onnx}: {len(inputs)} graph inputs; the benchmark feeds exactly one ({stem}.input.npy)")
+        self.input_name = inputs[0]
+        self.output_name = outputs[0]  # the one compared (ort_bench.js writes its first output)
+
+
+def ort_env(a):
+    return dict(os.environ, ORT_NODE_PATH=a.ort)
+
+
+def ours_bench(binary, model, threads, runs):
+    out, _ = check_proc([binary, "--input", f"{model.input_name}={model.input}", "--bench", str(runs),
+                            "--threads", str(threads), "--quiet"], f"{binary} --bench")
     m = re.search(r"median ([0-9.]+) ms", out)
     if not m:
-        sys.exit(f"bench: no latency in the output of {binary}:\n{out}")
+        die(f"no latency in the output of {binary}:\n{out}")
     return float(m.group(1))
 
 
-def ort_latency(model, runs, threads, specs, ort_path):
-    env = dict(os.environ, ORT_NODE_PATH=ort_path)
-    out = subprocess.run(["node", os.path.join(HERE, "ort_bench.js"), model, str(runs), str(threads)] + specs,
-                         check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(out.strip().splitlines()[-1])["median_ms"]
+def ort_run(a, model, threads, runs, output=None, measure=False):
+    cmd = ["node", os.path.join(HERE, "ort_bench.js"), model.onnx, "--threads", str(threads), "--runs", str(runs),
+           "--input", f"{model.input_name}={model.input}"]
+    if output:
+        cmd += ["--output", output]
+    if measure:
+        out, wall, rss = measure_proc(a, cmd, f"ONNX Runtime on {model.stem}", env=ort_env(a))
+    else:
+        (out, wall), rss = check_proc(cmd, f"ONNX Runtime on {model.stem}", env=ort_env(a)), None
+    return json.loads(out.strip().splitlines()[-1]), wall, rss
 
+
+def ort_bench(a, model, threads, runs):
+    return ort_run(a, model, threads, runs)[0]["median_ms"]
+
+
+def first_results(a, model, binary, threads, tmp, rnd, check):
+    """One cold process per engine (alternating order): wall from start to exit, peak RSS; on the
+    checking round also the output agreement."""
+    import numpy as np
+    res = {}
+    ours_out = os.path.join(tmp, f"{model.stem}.onnxc.npy")
+    ort_out = os.path.join(tmp, f"{model.stem}.ort.bin")
+    order = ["onnxc", "ort"] if rnd % 2 == 0 else ["ort", "onnxc"]
+    for eng in order:
+        if eng == "onnxc":
+            cmd = [binary, "--input", f"{model.input_name}={model.input}", "--output", f"{model.output_name}={ours_out}",
+                   "--threads", str(threads), "--quiet"]
+            _, wall, rss = measure_proc(a, cmd, f"{binary} (first result)")
+            res["onnxc"] = {"first_result_ms": 1e3 * wall, "rss_mib": rss}
+        else:
+            j, wall, rss = ort_run(a, model, threads, 0, output=ort_out, measure=True)
+            res["ort"] = {"first_result_ms": 1e3 * wall, "rss_mib": rss, "ort_internal": j}
+    if check:
+        ours = np.load(ours_out).astype(np.float64).ravel()
+        ort = np.fromfile(ort_out, dtype="<f4").astype(np.float64)
+        ref = np.load(model.ref).astype(np.float64).ravel()
+        if ours.size != ort.size or ours.size != ref.size:
+            return res, f"{model.stem}: output sizes differ: onnxc {ours.size}, ORT {ort.size}, PyTorch {ref.size}"
+        scale = max(np.abs(ort).max(), 1e-30)
+        err = float(np.abs(ours - ort).max() / scale)
+        res["check"] = {"onnxc_vs_ort": err, "onnxc_vs_torch": float(np.abs(ours - ref).max() / np.abs(ref).max()),
+                        "ort_vs_torch": float(np.abs(ort - ref).max() / np.abs(ref).max()),
+                        "finite": bool(np.all(np.isfinite(ours)))}
+        bad = not res["check"]["finite"] or not err <= a.tol
+        log(f"  {model.stem}: max|onnxc-ORT|/max|ORT| = {err:.2e}"
+            f" (vs PyTorch: onnxc {res['check']['onnxc_vs_torch']:.2e}, ORT {res['check']['ort_vs_torch']:.2e})"
+            + ("  MISMATCH" if bad else ""))
+        if bad:
+            return res, (f"{model.stem}: onnxc and ONNX Runtime disagree: max |onnxc - ORT| = {err:.3g} x max |ORT| "
+                         f"> --tol {a.tol}" + ("" if res["check"]["finite"] else " (onnxc output has NaN/inf)"))
+    return res, None
+
+
+def probe(a, threads):
+    out, _ = check_proc([a.probe_bin] + [str(t) for t in threads], "fma_probe")
+    return {int(k): v for k, v in json.loads(out.strip().splitlines()[-1]).items()}
+
+
+# ---------------------------------------------------------------- machine
+
+def machine_info(a):
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, shell=True).stdout.strip()
+        except OSError:
+            return ""
+    info = {}
+    lscpu = sh("LC_ALL=C lscpu")
+    for key in ("Model name", "Vendor ID", "CPU(s)", "Thread(s) per core", "Hypervisor vendor", "L2 cache", "L3 cache"):
+        m = re.search(rf"^{re.escape(key)}:\s*(.*)$", lscpu, re.M)
+        if m:
+            info[key] = m.group(1).strip()
+    flags = re.search(r"^Flags:\s*(.*)$", lscpu, re.M)
+    wanted = ("sse4_2", "avx", "avx2", "fma", "f16c")
+    info["flags"] = " ".join(f for f in (flags.group(1).split() if flags else [])
+                             if f in wanted or f.startswith("avx512") or f.startswith("amx"))
+    info["memory"] = sh("free -g | awk '/^Mem:/ {print $2 \" GiB\"}'")
+    info["kernel"] = platform.release()
+    info["cc"] = sh("cc --version | head -1")
+    info["node"] = sh("node --version")
+    try:
+        with open(os.path.join(a.ort, "package.json")) as f:
+            info["onnxruntime-node"] = json.load(f)["version"]
+    except OSError:
+        info["onnxruntime-node"] = "?"
+    rev = sh(f"git -C {shlex.quote(ROOT)} rev-parse --short HEAD")
+    dirty = sh(f"git -C {shlex.quote(ROOT)} status --porcelain --untracked-files=no")
+    info["onnxc"] = rev + (" (with uncommitted changes)" if dirty else "")
+    info["compiler"] = a.compiler
+    return info
+
+
+# ---------------------------------------------------------------- report
+
+def fmt(x, d=1):
+    return "—" if x is None else f"{x:.{d}f}"
+
+
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def write_report(a, R, path_md, path_png):
+    info, peak = R["machine"], R["peak"]
+    T = a.threads
+    tmax = max(T)
+    L = []
+    L.append("# onnxc against ONNX Runtime — CPU")
+    L.append("")
+    L.append(f"Written by `bench/run_bench.py` on {R['date']}. Command: `{R['command']}`")
+    L.append("")
+    L.append(f"- machine: {info.get('Model name', '?')} ({info.get('Vendor ID', '?')}), {info.get('CPU(s)', '?')} cores"
+             f" ({info.get('Thread(s) per core', '?')} thread per core), {info.get('memory', '?')}"
+             + (f", virtualised ({info['Hypervisor vendor']})" if info.get("Hypervisor vendor") else "")
+             + f"; L2 {info.get('L2 cache', '?')}, L3 {info.get('L3 cache', '?')}; Linux {info.get('kernel', '?')}")
+    L.append(f"- vector flags: {info.get('flags', '?')}")
+    L.append(f"- onnxc {info['onnxc']} (`{info['compiler']}`, default target: host); C compiler: {info['cc']}")
+    L.append(f"- ONNX Runtime {info['onnxruntime-node']} (onnxruntime-node, CPU provider, graph optimisation all, "
+             f"intra-op threads = ours, one inter-op thread, sequential); node {info['node']}")
+    L.append("- FMA probe peak (bench/fma_probe.c, all threads at once, best before/after the timings): "
+             + ", ".join(f"{t} thread{'s' if t > 1 else ''} {peak[str(t)]:.1f} GFLOP/s" for t in T))
+    L.append(f"- {plural(a.rounds, 'round')}, engines alternating; each timing is the median of {a.runs} runs in one process "
+             f"(batch 8: {a.runs_b8}) after one warm-up run; tables show the median of the round medians. "
+             f"Load average (1 min) at the start {R['load'][0]:.2f}, during the batch-1 rounds "
+             f"{min(R['load_rounds']):.2f}–{max(R['load_rounds']):.2f}, at the end {R['load'][1]:.2f}.")
+    cores = int(info.get("CPU(s)", "0") or 0)
+    if cores and max(R["load_rounds"] + R["load"]) > cores:
+        L.append(f"- **The machine was busy** (load average above its {cores} cores): other processes took CPU time "
+                 "during the timings, so absolute times are inflated and multi-threaded ones the least reliable "
+                 "(a preempted thread stalls the others at every synchronisation).")
+    if R["reduced"]:
+        L.append(f"- **Reduced run**: {R['reduced']}.")
+    if a.note:
+        L.append(f"- Note: {a.note}")
+    L.append("")
+
+    # batch 1
+    L.append("## Batch 1 latency")
+    L.append("")
+    L.append("GFLOP: compile-model's cost model (`ir/cost.h`: a multiply-add counts 2; the same count for both "
+             "engines). onnxc / ORT below 1: onnxc is faster. Spread: (max − min) / median of the round medians, "
+             "the larger of the two engines'.")
+    L.append("")
+    L.append("| model | threads | GFLOP | onnxc ms | ORT ms | onnxc / ORT | onnxc GFLOP/s | onnxc % peak | "
+             "ORT GFLOP/s | ORT % peak | spread |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios = {t: [] for t in T}
+    for name in a.models:
+        r = R["models"][name]
+        for t in T:
+            lat = r["latency"][str(t)]
+            o, x = median(lat["onnxc"]), median(lat["ort"])
+            ratio = o / x
+            ratios[t].append(ratio)
+            gf = r["flops"] * 1e-9
+            pk = peak[str(t)]
+            sp = max(spread(lat["onnxc"]), spread(lat["ort"]))
+            L.append(f"| {name} | {t} | {gf:.2f} | {o:.2f} | {x:.2f} | **{ratio:.2f}** | {gf / o * 1e3:.1f} | "
+                     f"{100 * gf / o * 1e3 / pk:.0f}% | {gf / x * 1e3:.1f} | {100 * gf / x * 1e3 / pk:.0f}% | {100 * sp:.0f}% |")
+    L.append("")
+    gm = {t: geomean(ratios[t]) for t in T}
+    gm_all = geomean([x for t in T for x in ratios[t]])
+    L.append("Geometric mean of onnxc / ORT: " + ", ".join(f"{t} thread{'s' if t > 1 else ''} **{gm[t]:.2f}**" for t in T)
+             + f", all **{gm_all:.2f}**.")
+    L.append("")
+
+    # batch 8
+    if not a.skip_batch8:
+        L.append(f"## Batch {a.batch} throughput ({tmax} threads)")
+        L.append("")
+        L.append(f"Images per second = {a.batch} / median latency of one batch-{a.batch} inference "
+                 f"(models exported with `models/export_zoo.py --batch {a.batch}`).")
+        L.append("")
+        L.append("| model | onnxc img/s | ORT img/s | onnxc / ORT throughput | onnxc ms/batch | ORT ms/batch | spread |")
+        L.append("|---|---|---|---|---|---|---|")
+        for name in a.models:
+            b = R["models"][name]["batch8"]
+            o, x = median(b["onnxc"]), median(b["ort"])
+            sp = max(spread(b["onnxc"]), spread(b["ort"]))
+            L.append(f"| {name} | {a.batch * 1e3 / o:.1f} | {a.batch * 1e3 / x:.1f} | **{x / o:.2f}** | {o:.1f} | "
+                     f"{x:.1f} | {100 * sp:.0f}% |")
+        L.append("")
+
+    # first result and memory
+    L.append(f"## Time to first result, peak memory, agreement (batch 1, {tmax} threads)")
+    L.append("")
+    L.append("First result: wall time from process start to exit of a process that loads the model, runs it once on "
+             "NAME.input.npy and writes the output (the onnxc binary; `node bench/ort_bench.js`), median over the "
+             f"rounds, weights in the page cache. Peak RSS: the largest over the rounds (the kernel's count for the "
+             f"process, `bench/peak_rss.c`). ORT's process "
+             f"includes node itself: node with onnxruntime-node loaded and no session peaks at "
+             f"{R['node_baseline_rss_mib']:.0f} MiB. Agreement: max |difference| / max |reference| (tolerance "
+             f"{a.tol:g} between the engines).")
+    L.append("")
+    L.append("| model | onnxc first result ms | ORT first result ms | onnxc peak RSS MiB | ORT peak RSS MiB | "
+             "RSS onnxc / ORT | onnxc vs ORT | onnxc vs PyTorch | ORT vs PyTorch |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
+    rss_ratios = {}
+    for name in a.models:
+        f = R["models"][name]["first"]
+        o_ms, x_ms = median(f["onnxc_ms"]), median(f["ort_ms"])
+        o_rss, x_rss = max(f["onnxc_rss"]), max(f["ort_rss"])
+        rss_ratios[name] = o_rss / x_rss
+        c = f["check"]
+        L.append(f"| {name} | {o_ms:.0f} | {x_ms:.0f} | {o_rss:.0f} | {x_rss:.0f} | {o_rss / x_rss:.2f} | "
+                 f"{c['onnxc_vs_ort']:.1e} | {c['onnxc_vs_torch']:.1e} | {c['ort_vs_torch']:.1e} |")
+    L.append("")
+
+    # compile time
+    L.append("## Compile time")
+    L.append("")
+    L.append("Wall seconds of one build (default target and layout) on the shared machine: compile-model (import, "
+             "passes, C and weights writing — its own timings in brackets) and the C compiler it runs "
+             "(`-O3 -march=native`, the model's C and the command-line driver); CPU: user + system seconds of both.")
+    L.append("")
+    L.append("| model | compile-model s | (import / passes / codegen) | C compiler s | total s | CPU s |")
+    L.append("|---|---|---|---|---|---|")
+    for name in a.models:
+        b = R["models"][name]["build"]
+        ph = b["phases_s"]
+        L.append(f"| {name} | {b['compile_model_s']:.1f} | ({ph.get('import', 0):.1f} / {ph.get('passes', 0):.1f} / "
+                 f"{ph.get('codegen', 0):.1f}) | {b['cc_s']:.1f} | {b['wall_s']:.1f} | {b['cpu_s']:.1f} |")
+    L.append("")
+
+    # ablation
+    if not a.skip_ablation:
+        L.append("## Ablation")
+        L.append("")
+        L.append("onnxc only, batch 1, the same rounds; ORT for reference from the batch-1 table. "
+                 "Default: the target's layout (NCHWc, block = vector length in floats).")
+        L.append("")
+        L.append("| model | variant | " + " | ".join(f"{t} thr ms" for t in T)
+                 + (f" | speedup {min(T)}→{tmax} thr" if len(T) > 1 else "") + f" | vs default ({tmax} thr) | ORT {tmax} thr ms |")
+        L.append("|---|---|" + "---|" * len(T) + ("---|" if len(T) > 1 else "") + "---|---|")
+        for name in a.ablation_models:
+            ab = R["ablation"][name]
+            dflt = median(ab[R["ablation_default"][name]][str(tmax)])
+            ort_ms = median(R["models"][name]["latency"][str(tmax)]["ort"]) if name in R["models"] else None
+            for var, times in ab.items():
+                ms = {t: median(times[str(t)]) for t in T}
+                row = f"| {name} | {var} | " + " | ".join(f"{ms[t]:.1f}" for t in T)
+                if len(T) > 1:
+                    row += f" | {ms[min(T)] / ms[tmax]:.2f}"
+                row += f" | {ms[tmax] / dflt:.2f} | {fmt(ort_ms)} |"
+                L.append(row)
+        L.append("")
+
+    # targets
+    L.append("## Targets (issue 10)")
+    L.append("")
+    L.append("| target | measured | met |")
+    L.append("|---|---|---|")
+
+    def row(target, measured, ok):
+        L.append(f"| {target} | {measured} | {'yes' if ok else '**no**'} |")
+    for t in T:
+        worst = max(zip(ratios[t], a.models))
+        row(f"every model ≤ ORT, {t} thread{'s' if t > 1 else ''}", f"worst {worst[1]} {worst[0]:.2f}", worst[0] <= 1.0)
+    row("geometric mean onnxc / ORT ≤ 0.85", f"{gm_all:.2f}", gm_all <= 0.85)
+    for name, want in (("resnet50", 85), ("vgg19", 90)):
+        if name in R["models"]:
+            o = median(R["models"][name]["latency"][str(tmax)]["onnxc"])
+            share = 100 * R["models"][name]["flops"] / (o * 1e-3) * 1e-9 / peak[str(tmax)]
+            row(f"{name} ≥ {want}% of peak ({tmax} threads)", f"{share:.0f}%", share >= want)
+    if not a.skip_batch8:
+        for name in ("resnet50", "mobilenet_v2"):
+            if name in R["models"]:
+                b = R["models"][name]["batch8"]
+                r8 = median(b["ort"]) / median(b["onnxc"])
+                row(f"{name} batch-{a.batch} throughput ≥ 1.1 × ORT", f"{r8:.2f} ×", r8 >= 1.1)
+    worst = max((v, k) for k, v in rss_ratios.items())
+    row("peak RSS ≤ 0.5 × ORT's", f"worst {worst[1]} {worst[0]:.2f}", worst[0] <= 0.5)
+    if "resnet50" in R["models"]:
+        b = R["models"]["resnet50"]["build"]
+        row("resnet50 compile-model + C compiler ≤ 10 s", f"{b['compile_model_s']:.1f} + {b['cc_s']:.1f} = {b['wall_s']:.1f} s",
+            b["wall_s"] <= 10)
+    L.append("")
+    if path_png:
+        L.append(f"![chart]({os.path.basename(path_png)})")
+        L.append("")
+    with open(path_md, "w") as f:
+        f.write("\n".join(L))
+
+
+def write_chart(a, R, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    T, tmax, names = a.threads, max(a.threads), a.models
+    panels = 2 + (not a.skip_batch8) + (not a.skip_ablation)
+    cols = 2
+    rows = (panels + 1) // 2
+    fig, axes = plt.subplots(rows, cols, figsize=(13, 4.2 * rows), squeeze=False)
+    axes = [ax for r in axes for ax in r]
+    x = list(range(len(names)))
+    w = 0.8 / max(1, len(T))
+    # 1: latency ratio
+    ax = axes[0]
+    for i, t in enumerate(T):
+        ys = [median(R["models"][n]["latency"][str(t)]["onnxc"]) / median(R["models"][n]["latency"][str(t)]["ort"]) for n in names]
+        bars = ax.bar([xi + (i - (len(T) - 1) / 2) * w for xi in x], ys, w, label=f"{t} thread{'s' if t > 1 else ''}")
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.axhline(0.85, color="k", lw=0.8, ls=":")
+    ax.set_xticks(x, names, rotation=20, fontsize=8)
+    ax.set_ylabel("latency onnxc / ORT (lower is better)")
+    ax.set_title("Batch 1 latency ratio (dotted: target 0.85)")
+    ax.legend(fontsize=8)
+    # 2: % of peak
+    ax = axes[1]
+    for i, (eng, label) in enumerate((("onnxc", "onnxc"), ("ort", "ONNX Runtime"))):
+        ys = [100 * R["models"][n]["flops"] * 1e-9 / (median(R["models"][n]["latency"][str(tmax)][eng]) * 1e-3)
+              / R["peak"][str(tmax)] for n in names]
+        bars = ax.bar([xi + (i - 0.5) * 0.4 for xi in x], ys, 0.4, label=label)
+        ax.bar_label(bars, fmt="%.0f", fontsize=7)
+    ax.set_xticks(x, names, rotation=20, fontsize=8)
+    ax.set_ylabel("% of FMA probe peak")
+    ax.set_title(f"Batch 1, {tmax} threads: share of peak ({R['peak'][str(tmax)]:.0f} GFLOP/s)")
+    ax.legend(fontsize=8)
+    k = 2
+    if not a.skip_batch8:
+        ax = axes[k]
+        k += 1
+        for i, (eng, label) in enumerate((("onnxc", "onnxc"), ("ort", "ONNX Runtime"))):
+            ys = [a.batch * 1e3 / median(R["models"][n]["batch8"][eng]) for n in names]
+            bars = ax.bar([xi + (i - 0.5) * 0.4 for xi in x], ys, 0.4, label=label)
+            ax.bar_label(bars, fmt="%.1f", fontsize=7)
+        ax.set_xticks(x, names, rotation=20, fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("images / s (log)")
+        ax.set_title(f"Batch {a.batch} throughput, {tmax} threads")
+        ax.legend(fontsize=8)
+    if not a.skip_ablation:
+        ax = axes[k]
+        k += 1
+        labels, groups = [], []
+        for n in a.ablation_models:
+            for var, times in R["ablation"][n].items():
+                labels.append(f"{n}\n{var.replace(' (default)', '*')}")
+                groups.append({t: median(times[str(t)]) for t in T})
+        xa = list(range(len(labels)))
+        for i, t in enumerate(T):
+            bars = ax.bar([xi + (i - (len(T) - 1) / 2) * w for xi in xa], [g[t] for g in groups], w,
+                          label=f"{t} thread{'s' if t > 1 else ''}")
+            ax.bar_label(bars, fmt="%.0f", fontsize=6)
+        ax.set_xticks(xa, labels, fontsize=6, rotation=30)
+        ax.set_yscale("log")
+        ax.set_ylabel("ms (log)")
+        ax.set_title("Ablation: layout, NCHWc block (onnxc, batch 1; * default)")
+        ax.legend(fontsize=8)
+    for ax in axes[k:]:
+        ax.axis("off")
+    fig.suptitle(f"onnxc vs ONNX Runtime {R['machine']['onnxruntime-node']} — {R['machine'].get('Model name', '?')}, "
+                 f"{R['date']}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- main
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--compiler", required=True)
-    ap.add_argument("--models", nargs="+", required=True)
-    ap.add_argument("--layouts", nargs="+", default=["nchw", "nchwc"])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--runs", type=int, default=10, help="runs per round")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--work", default="/tmp/onnxc-bench")
-    ap.add_argument("--ort", default=os.path.join(HERE, "node_modules", "onnxruntime-node"),
-                    help="path of the onnxruntime-node package (npm install --ignore-scripts onnxruntime-node@1.30.0)")
-    ap.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime (no ratios)")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    ap.add_argument("--models", nargs="+", default=DEFAULT_MODELS, metavar="NAME",
+                    help=f"zoo models (default: {' '.join(DEFAULT_MODELS)})")
+    ap.add_argument("--zoo", default=os.path.join(ROOT, "models", "out"),
+                    help="folder with NAME.onnx, NAME.input.npy, NAME.ref.npy and NAME_b8.* (default models/out)")
+    ap.add_argument("--export-missing", action="store_true",
+                    help="export missing zoo files with models/export_zoo.py (PyTorch) first")
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="thread counts (default 1 2)")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
+    ap.add_argument("--runs", type=int, default=10, help="timed runs per process, batch 1 (default 10)")
+    ap.add_argument("--runs-b8", type=int, default=5, help="timed runs per process, batch 8 (default 5)")
+    ap.add_argument("--first-rounds", type=int, default=3, help="rounds of first-result processes (default 3)")
+    ap.add_argument("--batch", type=int, default=8, help="batch size of the throughput table (default 8)")
+    ap.add_argument("--skip-batch8", action="store_true", help="no batch throughput")
+    ap.add_argument("--skip-ablation", action="store_true", help="no ablation")
+    ap.add_argument("--ablation-models", nargs="+", default=ABLATION_MODELS, metavar="NAME")
+    ap.add_argument("--blocks", type=int, nargs="+", default=ABLATION_BLOCKS, help="ablation channel blocks")
+    ap.add_argument("--tol", type=float, default=1e-3,
+                    help="agreement: max |onnxc - ORT| <= TOL * max |ORT| (default 1e-3)")
+    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "onnxc-bench"),
+                    help="build folder (default /tmp/onnxc-bench)")
+    ap.add_argument("--reuse-builds", action="store_true",
+                    help="keep builds in --work made by the same compiler, model and flags (compile times as recorded then)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"), help="where cpu.md, cpu.json, cpu.png go")
+    ap.add_argument("--no-chart", action="store_true", help="no PNG (no matplotlib needed)")
+    ap.add_argument("--note", default="", help="a line for the header of cpu.md")
+    ap.add_argument("--render", metavar="CPU.json",
+                    help="measure nothing: write cpu.md and cpu.png into --out again from a cpu.json of an earlier run "
+                         "(its options; this call's --note and --no-chart)")
+    default_ort = os.path.join(HERE, "node_modules", "onnxruntime-node")
+    if not os.path.exists(default_ort):
+        default_ort = os.path.join(ROOT, "tests", "ort", "node_modules", "onnxruntime-node")
+    ap.add_argument("--ort", default=default_ort,
+                    help="the onnxruntime-node package folder (default bench/node_modules/..., else tests/ort/node_modules/..., "
+                         "which tools/setup.sh installs)")
     a = ap.parse_args()
-    rows = []
-    for model in a.models:
-        name = os.path.splitext(os.path.basename(model))[0]
-        binaries = {}
-        for lay in a.layouts:
-            out = os.path.join(a.work, f"{name}_{lay}")
-            subprocess.run([a.compiler, model, "-o", out, "--name", name, "--layout", lay, "--quiet"], check=True)
-            binaries[lay] = os.path.join(out, name)
-        specs = input_specs(model)
-        times = {lay: [] for lay in a.layouts}
-        times["ort"] = []
-        for _ in range(a.rounds):
-            for lay in a.layouts:
-                times[lay].append(onnxc_latency(binaries[lay], a.runs, a.threads))
-            if not a.no_ort:
-                times["ort"].append(ort_latency(model, a.runs, a.threads, specs, a.ort))
-        med = {k: statistics.median(v) for k, v in times.items() if v}
-        rows.append((name, med))
-    cols = a.layouts + ([] if a.no_ort else ["ort"])
-    print(f"threads {a.threads}, {a.rounds} rounds x {a.runs} runs, median of round medians (ms)")
-    head = "| model | " + " | ".join(f"onnxc {c}" if c != "ort" else "ONNX Runtime" for c in cols)
-    if not a.no_ort:
-        head += " | " + " | ".join(f"{c} / ORT" for c in a.layouts)
-    print(head + " |")
-    print("|" + "---|" * (1 + len(cols) + (0 if a.no_ort else len(a.layouts))))
-    for name, med in rows:
-        line = f"| {name} | " + " | ".join(f"{med[c]:.1f}" for c in cols)
-        if not a.no_ort:
-            line += " | " + " | ".join(f"{med[c] / med['ort']:.2f}" for c in a.layouts)
-        print(line + " |")
+    if a.render:
+        with open(a.render) as f:
+            R = json.load(f)
+        out, note, no_chart = a.out, a.note, a.no_chart
+        a = argparse.Namespace(**R["args"])
+        a.out, a.note, a.no_chart = out, note, no_chart
+        os.makedirs(a.out, exist_ok=True)
+        write_outputs(a, R)
+        return
+    a.threads = sorted(set(a.threads))
+    if not a.models or a.rounds < 1 or a.runs < 1 or a.runs_b8 < 1 or a.first_rounds < 1 or min(a.threads) < 1:
+        ap.error("need models, and rounds, runs and threads >= 1")
+    a.ablation_models = [m for m in a.ablation_models if m in a.models] if not a.skip_ablation else []
+    if not a.skip_ablation and not a.ablation_models:
+        a.skip_ablation = True
+    if not os.path.exists(os.path.join(a.ort, "package.json")):
+        die(f"no onnxruntime-node at {a.ort} (cd bench && npm install --ignore-scripts onnxruntime-node@1.30.0)")
+    if not os.access(a.compiler, os.X_OK):
+        die(f"no compile-model at {a.compiler} (cmake -B build && cmake --build build, or --compiler PATH)")
+    command = os.environ.get("ONNXC_BENCH_COMMAND") or " ".join(
+        ["/usr/bin/python3", os.path.relpath(sys.argv[0], ROOT)] + [shlex.quote(x) for x in sys.argv[1:]])
+    reduced = []
+    if a.models != DEFAULT_MODELS:
+        reduced.append(f"models {' '.join(a.models)}")
+    if a.skip_batch8:
+        reduced.append("no batch-8 throughput")
+    if a.skip_ablation:
+        reduced.append("no ablation")
+    elif a.ablation_models != ABLATION_MODELS:
+        reduced.append(f"ablation on {' '.join(a.ablation_models)} only")
+    if a.rounds < 5 or a.runs < 10:
+        reduced.append(f"{plural(a.rounds, 'round')} × {plural(a.runs, 'run')} (default 5 × 10)")
+    if a.threads != [1, 2]:
+        reduced.append(f"threads {' '.join(map(str, a.threads))}")
+
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    t_start = time.time()
+    R = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "command": command,
+         "reduced": "; ".join(reduced), "load": [os.getloadavg()[0], None], "models": {}, "ablation": {},
+         "ablation_default": {}}
+    R["machine"] = machine_info(a)
+    log(f"machine: {R['machine'].get('Model name', '?')}, {R['machine'].get('CPU(s)', '?')} cores, "
+        f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+
+    # zoo files
+    batches = [1] + ([] if a.skip_batch8 else [a.batch])
+    for b in batches:
+        need = [n for n in a.models if not all(os.path.exists(os.path.join(
+            a.zoo, f"{n if b == 1 else f'{n}_b{b}'}.{ext}")) for ext in ("onnx", "input.npy", "ref.npy"))]
+        if need and a.export_missing:
+            log(f"exporting {' '.join(need)} at batch {b} into {a.zoo} (models/export_zoo.py)")
+            subprocess.run([PY, os.path.join(ROOT, "models", "export_zoo.py"), "--out", a.zoo, "--batch", str(b)] + need,
+                           check=True)
+        elif need:
+            die(f"missing in {a.zoo}: {' '.join(need)} at batch {b}; run "
+                f"`/usr/bin/python3 models/export_zoo.py --out {a.zoo} --batch {b} {' '.join(need)}` or pass --export-missing")
+    M1 = {n: Model(a, n, 1) for n in a.models}
+    M8 = {n: Model(a, n, a.batch) for n in a.models} if not a.skip_batch8 else {}
+
+    # 1. builds
+    a.probe_bin = os.path.join(a.work, "fma_probe")
+    check_proc(["cc", "-O3", "-march=native", "-fopenmp", os.path.join(HERE, "fma_probe.c"), "-o", a.probe_bin],
+               "building bench/fma_probe.c")
+    a.rss_bin = os.path.join(a.work, "peak_rss")
+    check_proc(["cc", "-O2", os.path.join(HERE, "peak_rss.c"), "-o", a.rss_bin], "building bench/peak_rss.c")
+    log("building (compile-model; the C compiler's time is what compile-model reports for it)")
+    builds, builds8, ablation_builds = {}, {}, {}
+    for n in a.models:
+        builds[n] = compile_model(a, M1[n].onnx, os.path.join(a.work, f"{n}_b1"), n, [])
+        R["models"][n] = {"build": {k: v for k, v in builds[n].items() if k != "binary"},
+                          "flops": flop_count(a, M1[n].onnx, n)}
+        log(f"  {n}: {R['models'][n]['flops'] * 1e-9:.2f} GFLOP (cost model)")
+    for n in M8:
+        builds8[n] = compile_model(a, M8[n].onnx, os.path.join(a.work, f"{n}_b{a.batch}"), n, [])
+    for n in a.ablation_models:
+        dflt_block = builds[n]["block"]
+        R["ablation_default"][n] = f"nchwc {dflt_block} (default)"
+        variants = {R["ablation_default"][n]: builds[n]["binary"]}
+        variants["nchw"] = compile_model(a, M1[n].onnx, os.path.join(a.work, f"{n}_nchw"), n, ["--layout", "nchw"])["binary"]
+        for blk in a.blocks:
+            if blk != dflt_block:
+                variants[f"nchwc {blk}"] = compile_model(a, M1[n].onnx, os.path.join(a.work, f"{n}_cb{blk}"), n,
+                                                         ["--channel-block", str(blk)])["binary"]
+        ablation_builds[n] = dict(sorted(variants.items(), key=lambda kv: (kv[0] != "nchw", int(re.sub(r"\D", "", kv[0]) or 0))))
+
+    # 2. first result, memory, agreement
+    tmax = max(a.threads)
+    log(f"first result, peak RSS and agreement (batch 1, {tmax} threads, {a.first_rounds} rounds)")
+    _, _, base_rss = measure_proc(a, ["node", "-e", "require(process.env.ORT_NODE_PATH)"], "node", env=ort_env(a))
+    R["node_baseline_rss_mib"] = base_rss
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in a.models:
+            R["models"][n]["first"] = {"onnxc_ms": [], "ort_ms": [], "onnxc_rss": [], "ort_rss": []}
+        for rnd in range(a.first_rounds):
+            for n in a.models:
+                res, err = first_results(a, M1[n], builds[n]["binary"], tmax, tmp, rnd, check=rnd == 0)
+                if err:
+                    errors.append(err)
+                    continue
+                f = R["models"][n]["first"]
+                f["onnxc_ms"].append(res["onnxc"]["first_result_ms"])
+                f["ort_ms"].append(res["ort"]["first_result_ms"])
+                f["onnxc_rss"].append(res["onnxc"]["rss_mib"])
+                f["ort_rss"].append(res["ort"]["rss_mib"])
+                if "check" in res:
+                    f["check"] = res["check"]
+            if errors:
+                break
+            log(f"  round {rnd + 1}/{a.first_rounds}: " + ", ".join(
+                f"{n} {R['models'][n]['first']['onnxc_ms'][-1]:.0f}/{R['models'][n]['first']['ort_ms'][-1]:.0f} ms"
+                for n in a.models))
+        for n in M8:
+            if errors:
+                break
+            res, err = first_results(a, M8[n], builds8[n]["binary"], tmax, tmp, 0, check=True)
+            if err:
+                errors.append(err)
+            else:
+                R["models"][n]["batch8_check"] = res["check"]
+    if errors:
+        for e in errors:
+            print(f"run_bench.py: MISMATCH: {e}", file=sys.stderr)
+        die("outputs disagree; no results written")
+
+    # 3. peak
+    log("FMA probe")
+    peaks = [probe(a, a.threads)]
+    log("  " + ", ".join(f"{t} thr {peaks[0][t]:.1f} GFLOP/s" for t in a.threads))
+
+    # 4. batch-1 latency
+    for n in a.models:
+        R["models"][n]["latency"] = {str(t): {"onnxc": [], "ort": []} for t in a.threads}
+    R["load_rounds"] = []
+    for rnd in range(a.rounds):
+        R["load_rounds"].append(os.getloadavg()[0])
+        log(f"batch-1 latency, round {rnd + 1}/{a.rounds} (load average {R['load_rounds'][-1]:.2f})")
+        for n in a.models:
+            msg = []
+            for t in a.threads:
+                lat = R["models"][n]["latency"][str(t)]
+                for eng in (["onnxc", "ort"] if rnd % 2 == 0 else ["ort", "onnxc"]):
+                    if eng == "onnxc":
+                        lat["onnxc"].append(ours_bench(builds[n]["binary"], M1[n], t, a.runs))
+                    else:
+                        lat["ort"].append(ort_bench(a, M1[n], t, a.runs))
+                msg.append(f"{t} thr {lat['onnxc'][-1]:.1f}/{lat['ort'][-1]:.1f} ms")
+            log(f"  {n}: onnxc/ORT " + ", ".join(msg))
+
+    # 5. batch-8 throughput
+    if M8:
+        for n in a.models:
+            R["models"][n]["batch8"] = {"onnxc": [], "ort": []}
+        for rnd in range(a.rounds):
+            log(f"batch-{a.batch} latency ({tmax} threads), round {rnd + 1}/{a.rounds}")
+            for n in a.models:
+                b = R["models"][n]["batch8"]
+                for eng in (["onnxc", "ort"] if rnd % 2 == 0 else ["ort", "onnxc"]):
+                    if eng == "onnxc":
+                        b["onnxc"].append(ours_bench(builds8[n]["binary"], M8[n], tmax, a.runs_b8))
+                    else:
+                        b["ort"].append(ort_bench(a, M8[n], tmax, a.runs_b8))
+                log(f"  {n}: onnxc {b['onnxc'][-1]:.1f} ms, ORT {b['ort'][-1]:.1f} ms per batch")
+
+    # 6. ablation
+    for n in a.ablation_models:
+        R["ablation"][n] = {var: {str(t): [] for t in a.threads} for var in ablation_builds[n]}
+    for rnd in range(a.rounds if a.ablation_models else 0):
+        log(f"ablation, round {rnd + 1}/{a.rounds}")
+        for n in a.ablation_models:
+            variants = list(ablation_builds[n].items())
+            if rnd % 2:
+                variants.reverse()
+            for var, binary in variants:
+                for t in a.threads:
+                    R["ablation"][n][var][str(t)].append(ours_bench(binary, M1[n], t, a.runs))
+                log(f"  {n} {var}: " + ", ".join(f"{t} thr {R['ablation'][n][var][str(t)][-1]:.1f} ms" for t in a.threads))
+
+    log("FMA probe")
+    peaks.append(probe(a, a.threads))
+    log("  " + ", ".join(f"{t} thr {peaks[1][t]:.1f} GFLOP/s" for t in a.threads))
+    R["peak"] = {str(t): max(p[t] for p in peaks) for t in a.threads}
+    R["peak_probes"] = [{str(t): p[t] for t in a.threads} for p in peaks]
+    R["load"][1] = os.getloadavg()[0]
+    R["elapsed_s"] = time.time() - t_start
+    R["args"] = {k: v for k, v in vars(a).items()}
+
+    log(f"measured in {R['elapsed_s'] / 60:.1f} min")
+    write_outputs(a, R)
+
+
+def write_outputs(a, R):
+    path_md = os.path.join(a.out, "cpu.md")
+    path_png = None if a.no_chart else os.path.join(a.out, "cpu.png")
+    R["args"]["note"] = a.note
+    with open(os.path.join(a.out, "cpu.json"), "w") as f:
+        json.dump(R, f, indent=1)
+    if path_png:
+        write_chart(a, R, path_png)
+    write_report(a, R, path_md, path_png)
+    log(f"wrote {path_md}" + (f", {path_png}" if path_png else "") + " and cpu.json")
+    with open(path_md) as f:
+        print(f.read())
 
 
 if __name__ == "__main__":

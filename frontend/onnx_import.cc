@@ -1,8 +1,11 @@
 // frontend/onnx_import.cc — ONNX protobuf → ir::Graph (see onnx_import.h).
 //
+// float16 (ir/dtype.h): initializers and tensor attributes become float32; a float16 graph
+// input gets a Cast to float32 that every node reads instead, a float16 graph output is
+// computed in float32 and converted by a Cast at the end, and the output of a Cast to
+// float16 is read by the other nodes through a Cast back to float32 (so it is rounded).
 // Known gaps: sparse initializers, subgraph attributes (If/Loop/Scan), non-default
-// domains, float16/bfloat16/string tensors and segment-split tensors are rejected
-// as unsupported. Opsets 1 to kMaxOpset (23) are read; each op file under ir/ops/ lists the
+// domains, bfloat16/string tensors and segment-split tensors are rejected as unsupported. Opsets 1 to kMaxOpset (23) are read; each op file under ir/ops/ lists the
 // versions of its op and handles (or refuses by name) the forms each version adds. A model
 // importing a newer opset is refused as a whole (exit 3): its ops may mean something onnxc
 // does not know.
@@ -69,6 +72,13 @@ class Importer {
     read_opset(m);
     for (const auto& t : gp.initializer()) add_initializer(t);
     if (gp.sparse_initializer_size()) fail_unsupported("sparse initializers are not supported");
+    for (const auto& o : gp.output())
+      if (o.type().has_tensor_type() && o.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT16) half_outputs_.insert(o.name());
+    for (const auto& n : gp.node()) {
+      model_names_.insert(n.name());
+      model_names_.insert(n.output().begin(), n.output().end());
+    }
+    for (const auto& i : gp.input()) model_names_.insert(i.name());
     read_inputs(gp);
     read_nodes(gp);
     read_outputs(gp);
@@ -106,7 +116,9 @@ class Importer {
   // Checks a TensorProto completely (dims, sizes, which data fields it uses, external data
   // range) before allocating anything, charges its bytes to the memory budget, then copies.
   std::shared_ptr<const Tensor> convert_tensor(const onnx::TensorProto& t, const std::string& what) {
-    DType dt = convert_dtype(t.data_type(), what);
+    // float16 data (raw_data, or int32_data holding the bits) becomes a float32 tensor.
+    const bool half = t.data_type() == onnx::TensorProto::FLOAT16;
+    DType dt = half ? DType::F16 : convert_dtype(t.data_type(), what);
     Shape shape(t.dims().begin(), t.dims().end());
     for (int64_t d : shape)
       if (d < 0) fail_invalid(what + " has negative dimension in " + shape_str(shape));
@@ -163,8 +175,16 @@ class Importer {
       std::memcpy(out->bytes.data(), t.int64_data().data(), nbytes);
     } else if (dt == DType::U32 || dt == DType::U64) {
       for (int64_t i = 0; i < n; ++i) out->set_i64(i, static_cast<int64_t>(t.uint64_data(static_cast<int>(i))));
+    } else if (half) {
+      for (int64_t i = 0; i < n; ++i) out->data<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
     } else {
       for (int64_t i = 0; i < n; ++i) out->set(i, t.int32_data(static_cast<int>(i)));
+    }
+    if (half) {
+      budget_->charge(nbytes * 2, what + " " + type + " as float32");
+      auto wide = std::make_shared<Tensor>(DType::F32, shape);
+      for (int64_t i = 0; i < n; ++i) wide->data<float>()[i] = half_to_float(out->data<uint16_t>()[i]);
+      return wide;
     }
     return out;
   }
@@ -255,7 +275,7 @@ class Importer {
       if (!in.has_type() || !in.type().has_tensor_type()) fail_unsupported(what + " is not a tensor");
       const auto& tt = in.type().tensor_type();
       Value* v = g_->add_value(in.name());
-      v->dtype = convert_dtype(tt.elem_type(), what);
+      v->dtype = tt.elem_type() == onnx::TensorProto::FLOAT16 ? DType::F16 : convert_dtype(tt.elem_type(), what);
       v->is_input = true;
       auto ov = opt_.input_shapes.find(in.name());
       if (!tt.has_shape() && ov == opt_.input_shapes.end())
@@ -286,7 +306,40 @@ class Importer {
       v->shape = shape;
       v->shape_known = true;
       g_->inputs.push_back(v);
+      if (v->dtype == DType::F16) alias_[v->name] = edge_cast(v, DType::F32);  // the nodes read its float32 copy
     }
+  }
+
+  // float16 at the edges (ir/dtype.h): a Cast of `from` to `to` (F32 or F16), placed at the end
+  // of the node list; returns its output, a new value named after `from`.
+  Value* edge_cast(Value* from, DType to, const std::string& out_name = "") {
+    auto n = std::make_unique<Node>();
+    n->op_type = "Cast";
+    n->opset = std::max<int64_t>(g_->opset, 13);
+    n->name = fresh_name(from->name + (to == DType::F16 ? "_to_float16" : "_to_float32"));
+    Attr a;
+    a.type = Attr::Type::Int;
+    a.i = static_cast<int64_t>(to);
+    n->attrs["to"] = a;
+    n->inputs.push_back(from);
+    Value* out = g_->add_value(out_name.empty() ? fresh_name(from->name + (to == DType::F16 ? "~f16" : "~f32")) : out_name);
+    out->producer = n.get();
+    n->outputs.push_back(out);
+    g_->nodes.push_back(std::move(n));
+    return out;
+  }
+
+  // A value or node name used nowhere in the model: `base`, else base_1, base_2, ...
+  std::string fresh_name(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; model_names_.count(name) || g_->find(name); ++k) name = base + "_" + std::to_string(k);
+    model_names_.insert(name);
+    return name;
+  }
+
+  Value* lookup(const std::string& name) const {
+    auto it = alias_.find(name);
+    return it != alias_.end() ? it->second : g_->find(name);
   }
 
   Attr convert_attr(const onnx::AttributeProto& a, const std::string& where) {
@@ -367,16 +420,26 @@ class Importer {
         if (n->attrs.count(a.name())) n->invalid("attribute '" + a.name() + "' is given twice");
         n->attrs[a.name()] = convert_attr(a, n->where());
       }
-      for (const auto& i : np.input()) n->inputs.push_back(i.empty() ? nullptr : g_->find(i));
+      for (const auto& i : np.input()) n->inputs.push_back(i.empty() ? nullptr : lookup(i));
       // Every op's first output is required (only later ones may be left out with "").
       if (np.output_size() == 0 || np.output(0).empty()) n->invalid("has no first output (every op's first output is required)");
+      // float16 inside the graph: a Cast to float16 keeps its float16 output (rounded), read by
+      // the other nodes through a Cast back to float32; a float16 graph output is computed in
+      // float32 and converted by a Cast at the end (read_outputs).
+      const bool to_half = n->op_type == "Cast" && n->attrs.count("to") &&
+                           (n->attrs["to"].type == Attr::Type::Int ? n->attrs["to"].i == 10 : n->attrs["to"].s == "FLOAT16");
+      std::vector<Value*> widen;
       for (const auto& o : np.output()) {
         if (o.empty()) { n->outputs.push_back(nullptr); continue; }
-        Value* v = g_->add_value(o);
+        const bool half_output = half_outputs_.count(o) && !to_half;
+        Value* v = g_->add_value(half_output ? fresh_name(o + "~f32") : o);
         v->producer = n.get();
         n->outputs.push_back(v);
+        if (half_output) alias_[o] = v;
+        if (to_half) widen.push_back(v);
       }
       g_->nodes.push_back(std::move(n));
+      for (Value* v : widen) alias_[v->name] = edge_cast(v, DType::F32);
     }
   }
 
@@ -384,6 +447,9 @@ class Importer {
     if (gp.output_size() == 0) fail_invalid("the graph has no outputs");
     for (const auto& o : gp.output()) {
       Value* v = g_->find(o.name());
+      auto half = alias_.find(o.name());
+      if (!v && half != alias_.end() && half_outputs_.count(o.name()))  // float16, computed in float32
+        v = edge_cast(half->second, DType::F16, o.name());
       if (!v) fail_invalid("graph output '" + o.name() + "' is not produced by any node");
       v->is_output = true;
       g_->outputs.push_back(v);
@@ -391,6 +457,9 @@ class Importer {
   }
 
   std::string dir_;
+  std::set<std::string> model_names_;             // every value and node name of the model
+  std::set<std::string> half_outputs_;            // graph outputs declared float16
+  std::map<std::string, Value*> alias_;           // float16 value -> its float32 copy
   const ImportOptions& opt_;
   std::unique_ptr<Graph> g_;
   std::unique_ptr<MemoryBudget> budget_;  // initializers and tensor attributes, before allocating each

@@ -14,8 +14,13 @@
 //   nodes       delete or duplicate a node; change the graph's outputs
 // LLVMFuzzerTestOneInput imports the model, runs the pass pipeline (with the graph
 // verifier after every pass) at a layout and channel block chosen from the input's hash,
-// and emits the C module into a scratch folder. It does not run a C compiler. Outcome
-// rules: fuzz/fuzz_common.h.
+// and emits the C module into a scratch folder. Outcome rules: fuzz/fuzz_common.h.
+//
+// Built with -DONNXC_FUZZ_COMPILE_C (the target fuzz_emit_c), it also runs the C compiler
+// on the emitted module (`cc -std=c11 -fopenmp -fsyntax-only -Wall -Wextra -Werror`;
+// ONNXC_FUZZ_CC names another compiler) when the file is at most 1 MiB: a module that
+// does not compile warning-free is a finding too. About a hundred times slower per input,
+// so it is a target of its own.
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
@@ -291,6 +296,30 @@ const char* scratch_dir() {
   return g_scratch;
 }
 
+#ifdef ONNXC_FUZZ_COMPILE_C
+// Runs the C compiler's syntax and type checks on the emitted module; aborts (a finding)
+// with the compiler's first messages when it fails.
+void compile_emitted(const char* dir, const char* name) {
+  const std::filesystem::path c = std::filesystem::path(dir) / (std::string(name) + ".c");
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(c, ec);
+  if (ec || size > (1u << 20)) return;
+  const char* cc = std::getenv("ONNXC_FUZZ_CC");
+  const std::filesystem::path log = std::filesystem::path(dir) / "cc.log";
+  const std::string cmd = std::string(cc && *cc ? cc : "cc") + " -std=c11 -fopenmp -fsyntax-only -Wall -Wextra -Werror -I'" + dir +
+                          "' '" + c.string() + "' > '" + log.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  if (rc == 0) return;
+  std::fprintf(stderr, "fuzz_emit_c: the emitted C does not compile (%s, status %d):\n", cmd.c_str(), rc);
+  if (FILE* f = std::fopen(log.c_str(), "r")) {
+    char line[1024];
+    for (int k = 0; k < 30 && std::fgets(line, sizeof line, f); ++k) std::fputs(line, stderr);
+    std::fclose(f);
+  }
+  std::abort();
+}
+#endif
+
 }  // namespace
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
@@ -304,10 +333,16 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   return out.size();
 }
 
+#ifdef ONNXC_FUZZ_COMPILE_C
+constexpr const char* kTarget = "fuzz_emit_c";
+#else
+constexpr const char* kTarget = "fuzz_pipeline";
+#endif
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   uint64_t h = std::hash<std::string>()(bytes);
-  onnxc::fuzz::run_guarded("fuzz_pipeline", [&] {
+  onnxc::fuzz::run_guarded(kTarget, [&] {
     onnxc::ImportOptions io;
     io.max_memory = onnxc::fuzz::kMaxMemory;
     auto g = onnxc::import_onnx_bytes(bytes, "", "fuzz.onnx", io);
@@ -322,6 +357,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     onnxc::run_pipeline(*g, po);
     onnxc::CodegenOptions co{"fuzz_model", scratch_dir(), "fuzz.onnx"};
     backend->write_module(*g, co);
+#ifdef ONNXC_FUZZ_COMPILE_C
+    compile_emitted(scratch_dir(), "fuzz_model");
+#endif
   });
   return 0;
 }

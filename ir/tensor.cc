@@ -15,7 +15,7 @@ size_t dtype_size(DType t) {
     case DType::F32: case DType::I32: case DType::U32: return 4;
     case DType::F64: case DType::I64: case DType::U64: return 8;
     case DType::U8: case DType::I8: case DType::Bool: return 1;
-    case DType::U16: case DType::I16: return 2;
+    case DType::U16: case DType::I16: case DType::F16: return 2;
     case DType::Undefined: return 0;
   }
   return 0;
@@ -26,7 +26,7 @@ const char* dtype_name(DType t) {
     case DType::F32: return "f32"; case DType::F64: return "f64";
     case DType::I8: return "i8"; case DType::I16: return "i16"; case DType::I32: return "i32"; case DType::I64: return "i64";
     case DType::U8: return "u8"; case DType::U16: return "u16"; case DType::U32: return "u32"; case DType::U64: return "u64";
-    case DType::Bool: return "bool"; case DType::Undefined: return "undefined";
+    case DType::Bool: return "bool"; case DType::F16: return "f16"; case DType::Undefined: return "undefined";
   }
   return "?";
 }
@@ -36,7 +36,7 @@ const char* dtype_ctype(DType t) {
     case DType::F32: return "float"; case DType::F64: return "double";
     case DType::I8: return "int8_t"; case DType::I16: return "int16_t"; case DType::I32: return "int32_t"; case DType::I64: return "int64_t";
     case DType::U8: case DType::Bool: return "uint8_t";
-    case DType::U16: return "uint16_t"; case DType::U32: return "uint32_t"; case DType::U64: return "uint64_t";
+    case DType::U16: case DType::F16: return "uint16_t"; case DType::U32: return "uint32_t"; case DType::U64: return "uint64_t";
     case DType::Undefined: break;
   }
   ONNXC_ASSERT(false, "ctype of undefined dtype");
@@ -50,6 +50,49 @@ bool dtype_supported(int c) {
     case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 11: case 12: case 13: return true;
     default: return false;
   }
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0);  // inf, or a quiet NaN
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  } else if (man == 0) {
+    bits = sign;
+  } else {  // subnormal half: man * 2^-24, normal as a float
+    int e = -1;
+    uint32_t m = man;
+    do { m <<= 1; ++e; } while (!(m & 0x400u));
+    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((m & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN, quiet
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;  // rounds to beyond 65504: inf
+  if (ax < 0x38800000u) {                          // below 2^-14: a subnormal half or 0
+    if (ax < 0x33000000u) return sign;             // below 2^-25: rounds to 0 (2^-25 itself is a tie to even 0)
+    const uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - e;  // 14..24: the half's unit 2^-24 against the float's mantissa
+    uint32_t r = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    return static_cast<uint16_t>(sign | r);
+  }
+  uint32_t r = ax - 0x38000000u;  // rebias 127 -> 15 (exponent field minus 112)
+  const uint32_t rem = r & 0x1fffu;
+  r >>= 13;
+  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;  // a carry into the exponent is right
+  return static_cast<uint16_t>(sign | r);
 }
 
 int64_t numel(const Shape& s) {
@@ -142,6 +185,7 @@ double Tensor::get(int64_t i) const {
     case DType::I32: return load<int32_t>(p); case DType::I64: return static_cast<double>(load<int64_t>(p));
     case DType::U8: case DType::Bool: return load<uint8_t>(p); case DType::U16: return load<uint16_t>(p);
     case DType::U32: return load<uint32_t>(p); case DType::U64: return static_cast<double>(load<uint64_t>(p));
+    case DType::F16: return half_to_float(load<uint16_t>(p));
     case DType::Undefined: break;
   }
   ONNXC_ASSERT(false, "get on undefined dtype");
@@ -169,6 +213,7 @@ void Tensor::set(int64_t i, double v) {
     case DType::U16: store(p, sat_cast<uint16_t>(v)); return;
     case DType::U32: store(p, sat_cast<uint32_t>(v)); return;
     case DType::U64: store(p, sat_cast<uint64_t>(v)); return;
+    case DType::F16: store<uint16_t>(p, float_to_half(static_cast<float>(v))); return;  // double rounding, as float16(float32(v))
     case DType::Undefined: break;
   }
   ONNXC_ASSERT(false, "set on undefined dtype");
@@ -179,7 +224,7 @@ int64_t Tensor::get_i64(int64_t i) const {
   switch (dtype) {
     case DType::I64: return load<int64_t>(p);
     case DType::U64: return static_cast<int64_t>(load<uint64_t>(p));
-    case DType::F32: case DType::F64: return sat_cast<int64_t>(get(i));
+    case DType::F32: case DType::F64: case DType::F16: return sat_cast<int64_t>(get(i));
     default: return static_cast<int64_t>(get(i));
   }
 }

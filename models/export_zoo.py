@@ -1,24 +1,29 @@
 #!/usr/bin/python3
 """Model zoo exporter: torchvision models -> ONNX files plus a fixed input and PyTorch's own output.
 
-For each model NAME this writes NAME.onnx (torch.onnx.export, opset 13, do_constant_folding=True,
-one input "input" of static shape 1x3x224x224, one output "output" of shape 1x1000, no dynamic axes,
-eval mode so Dropout/aux heads/stochastic depth are gone), NAME.input.npy (float32, an ImageNet-
+For each model NAME this writes NAME.onnx (torch.onnx.export at the model's opset -- 13 for the
+first six, 17 for the newer ones, see MODELS --, do_constant_folding=True, one input "input" of
+static shape 1x3x224x224, one output "output" of static shape (1x1000 for the classifiers,
+1x21x224x224 for the segmentation model), no dynamic axes, eval mode so Dropout/aux
+heads/stochastic depth are gone), NAME.input.npy (float32, an ImageNet-
 normalized random image: uniform [0,1) pixels, then (x - mean) / std, so roughly [-2.1, 2.6]) and
 NAME.ref.npy (float32, the output computed by torch on that input -- not by any ONNX runtime).
 Conventions: weights are random (no network, torchvision cannot download pretrained weights);
 everything is seeded per model from a fixed base seed and the model name, torch runs on 2 threads,
-so two runs on the same torch/torchvision versions give identical files. BatchNorm is made
+so two runs on the same torch/torchvision versions give identical files. --batch N (for the
+batch throughput of bench/run_bench.py) writes NAME_bN.onnx, NAME_bN.input.npy and NAME_bN.ref.npy
+instead: the same weights (the seeds do not depend on the batch), a static batch of N images
+whose first is the batch-1 input, output batch N (N x 1000 for the classifiers). BatchNorm is made
 non-trivial: its running statistics are first calibrated on a separate seeded random batch (so a
 randomly initialised deep net neither explodes nor vanishes -- depthwise convs with PyTorch's
 default init would otherwise shrink activations to almost nothing), then gamma, beta and the running
 statistics are perturbed randomly (var stays positive), so BN is never an identity and its folding
 is actually exercised. Files are written to a temporary name and renamed, so a model counts as done
-only when all three files exist. Gaps: batch 1 and 224x224 only; outputs of random nets are not
+only when all three files exist. Gaps: 224x224 only; one batch size per file; outputs of random nets are not
 class-meaningful; references depend on the torch version (1.13 on Debian) and on its CPU kernels,
 so compare with a tolerance (compare.py), not bit-exactly.
 
-Usage: /usr/bin/python3 models/export_zoo.py [--out DIR] [--force] [NAME ...]
+Usage: /usr/bin/python3 models/export_zoo.py [--out DIR] [--force] [--batch N] [NAME ...]
 """
 
 import argparse
@@ -31,7 +36,8 @@ import numpy as np
 import torch
 import torchvision
 
-OPSET = 13
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # nfnet.py, gpunet.py
+
 BASE_SEED = 20240601
 INPUT_SHAPE = (1, 3, 224, 224)
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -44,13 +50,52 @@ def _googlenet():
                                         init_weights=True)
 
 
+class SegmentationOutput(torch.nn.Module):
+    """torchvision's segmentation models return {"out": ...}: export the tensor itself."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+def _deeplabv3():
+    # No auxiliary head, no pretrained backbone: output 1x21x224x224 (bilinear Resize of the
+    # 28x28 ASPP head, whose backbone's last stages use dilated convs instead of strides).
+    return SegmentationOutput(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+        weights=None, weights_backbone=None, aux_loss=False))
+
+
+def _nfnet_f0():
+    import nfnet
+    return nfnet.nfnet_f0()
+
+
+def _gpunet_0():
+    import gpunet
+    return gpunet.gpunet_0()
+
+
+# name -> (builder, opset, output shape, randomize_zero_params). The first six stay at opset 13
+# (their references predate the newer models); the newer ones are exported at opset 17, the newest
+# that Debian's torch 1.13 writes. randomize_zero_params: parameters that init left all-zero or
+# all-one besides conv/linear biases get random values too (ViT's zero head and class token,
+# LayerNorm's affine, the attention's in-projection bias, NFNet's skip gains) -- an all-zero head
+# would make the output constant. Not applied to the first six, whose files must stay the same.
 MODELS = {
-    "resnet50": lambda: torchvision.models.resnet50(weights=None),
-    "vgg19": lambda: torchvision.models.vgg19(weights=None),
-    "googlenet": _googlenet,
-    "densenet201": lambda: torchvision.models.densenet201(weights=None),
-    "mobilenet_v2": lambda: torchvision.models.mobilenet_v2(weights=None),
-    "efficientnet_b0": lambda: torchvision.models.efficientnet_b0(weights=None),
+    "resnet50": (lambda: torchvision.models.resnet50(weights=None), 13, (1, 1000), False),
+    "vgg19": (lambda: torchvision.models.vgg19(weights=None), 13, (1, 1000), False),
+    "googlenet": (_googlenet, 13, (1, 1000), False),
+    "densenet201": (lambda: torchvision.models.densenet201(weights=None), 13, (1, 1000), False),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), 13, (1, 1000), False),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), 13, (1, 1000), False),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), 17, (1, 1000), True),
+    "efficientnet_v2_s": (lambda: torchvision.models.efficientnet_v2_s(weights=None), 17, (1, 1000), True),
+    "nfnet_f0": (_nfnet_f0, 17, (1, 1000), True),
+    "gpunet_0": (_gpunet_0, 17, (1, 1000), True),
+    "deeplabv3_mobilenet_v3_large": (_deeplabv3, 17, (1, 21, 224, 224), True),
 }
 
 
@@ -116,6 +161,32 @@ def randomize_zero_biases(model, gen):
     return n
 
 
+def randomize_zero_params(model, gen):
+    """Every other parameter left constant by init gets random values (see MODELS).
+
+    All-zero ones (e.g. heads, class tokens, attention in-projection biases, LayerNorm betas,
+    skip gains) get U(-0.1, 0.1) scaled to the layer's fan-in where they are matrices; all-one vectors
+    (LayerNorm gammas) get U(0.5, 1.5). Conv/Linear biases are randomize_zero_biases' job.
+    """
+    n = 0
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.numel() > 1 and torch.all(p == 1):
+                p.copy_(0.5 + torch.rand(p.shape, generator=gen))
+                n += 1
+            elif not torch.any(p):
+                r = -1 + 2 * torch.rand(p.shape, generator=gen)
+                if p.dim() >= 2:  # a weight matrix: keep its outputs O(1), like kaiming init
+                    r *= (3.0 / p[0].numel()) ** 0.5
+                elif p.dim() == 0:  # a scalar gain
+                    r = 1 + 0.5 * r
+                else:
+                    r *= 0.1
+                p.copy_(r)
+                n += 1
+    return n
+
+
 def op_types(path):
     import onnx
     onnx.checker.check_model(path)
@@ -124,38 +195,49 @@ def op_types(path):
     return ops, [(o.domain or "ai.onnx", o.version) for o in m.opset_import]
 
 
-def export_one(name, out_dir, force):
-    paths = {k: os.path.join(out_dir, f"{name}.{k}") for k in ("onnx", "input.npy", "ref.npy")}
+def export_one(name, out_dir, force, batch=1):
+    stem = name if batch == 1 else f"{name}_b{batch}"
+    paths = {k: os.path.join(out_dir, f"{stem}.{k}") for k in ("onnx", "input.npy", "ref.npy")}
     if not force and all(os.path.exists(p) for p in paths.values()):
-        print(f"{name}: skipped (all three files exist in {out_dir}; --force to redo)", flush=True)
+        print(f"{stem}: skipped (all three files exist in {out_dir}; --force to redo)", flush=True)
         return True
 
     t0 = time.time()
     seed = model_seed(name)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    model = MODELS[name]()
+    build, opset, out_shape, zero_params = MODELS[name]
+    model = build()
     model.eval()
     n_bias = randomize_zero_biases(model, gen)
+    n_zero = randomize_zero_params(model, gen) if zero_params else 0
     n_bn = randomize_batchnorm(model, gen)
     model.eval()
-    x = make_image(torch.Generator().manual_seed(seed + 1), 1)
+    x = make_image(torch.Generator().manual_seed(seed + 1), batch)
     t1 = time.time()
 
     with torch.no_grad():
         ref = model(x)
-        other = model(make_image(torch.Generator().manual_seed(seed + 2), 1))
+        other = model(make_image(torch.Generator().manual_seed(seed + 2), batch))
     # how much the output depends on the input: a weak reference would barely change
     sensitivity = float((other - ref).abs().max() / ref.abs().max())
     ref = ref.detach().numpy().astype(np.float32)
+    if ref.shape != (batch,) + tuple(out_shape[1:]):
+        print(f"{stem}: ERROR: output shape {ref.shape}, expected {(batch,) + tuple(out_shape[1:])}", flush=True)
+        return False
     if not np.all(np.isfinite(ref)):
-        print(f"{name}: ERROR: reference output has NaN/inf", flush=True)
+        print(f"{stem}: ERROR: reference output has NaN/inf", flush=True)
         return False
     t2 = time.time()
 
     tmp = {k: p + ".tmp" for k, p in paths.items()}
-    with torch.no_grad():
-        torch.onnx.export(model, x, tmp["onnx"], export_params=True, opset_version=OPSET,
+    # nn.MultiheadAttention in eval mode under no_grad takes torch's fused fast path
+    # (aten::_native_multi_head_attention), which torch 1.13 cannot export: models that use it
+    # are traced with autograd on, which keeps the composite path (same math; the reference
+    # above is still the fast path's output). Tracing does not update any weight.
+    mha = any(isinstance(m, torch.nn.MultiheadAttention) for m in model.modules())
+    with torch.enable_grad() if mha else torch.no_grad():
+        torch.onnx.export(model, x, tmp["onnx"], export_params=True, opset_version=opset,
                           do_constant_folding=True, input_names=["input"], output_names=["output"],
                           training=torch.onnx.TrainingMode.EVAL)
     t3 = time.time()
@@ -169,12 +251,12 @@ def export_one(name, out_dir, force):
         os.replace(tmp[k], paths[k])
 
     size_mb = os.path.getsize(paths["onnx"]) / 1e6
-    print(f"{name}: seed {seed}, {n_bias} zero biases and {n_bn} BN layers randomized, output {tuple(ref.shape)}, "
+    print(f"{stem}: seed {seed}, {n_bias} zero biases, {n_zero} other constant parameters and {n_bn} BN layers randomized, output {tuple(ref.shape)}, "
           f"max|output| {np.abs(ref).max():.4g}, mean|output| {np.abs(ref).mean():.4g}, "
           f"max|f(x')-f(x)|/max|f(x)| for another input {sensitivity:.3g}; "
           f"{paths['onnx']} {size_mb:.1f} MB; opset {opsets}", flush=True)
-    print(f"{name}: ops ({len(ops)}): {' '.join(ops)}", flush=True)
-    print(f"{name}: time build+BN {t1 - t0:.1f}s, torch forward {t2 - t1:.1f}s, "
+    print(f"{stem}: ops ({len(ops)}): {' '.join(ops)}", flush=True)
+    print(f"{stem}: time build+BN {t1 - t0:.1f}s, torch forward {t2 - t1:.1f}s, "
           f"export+check {t3 - t2 + (time.time() - t3):.1f}s, total {time.time() - t0:.1f}s",
           flush=True)
     return True
@@ -186,10 +268,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"),
                     help="output folder (default: models/out next to this script)")
     ap.add_argument("--force", action="store_true", help="re-export even if the files exist")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="static batch size; other than 1 the files are NAME_bN.* (default 1)")
     ap.add_argument("names", nargs="*", metavar="NAME",
                     help=f"models to export (default all: {' '.join(MODELS)})")
     args = ap.parse_args()
     names = args.names or list(MODELS)
+    if args.batch < 1:
+        ap.error("--batch must be at least 1")
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
@@ -200,7 +286,7 @@ def main():
     t0 = time.time()
     for name in names:
         try:
-            ok = export_one(name, args.out, args.force)
+            ok = export_one(name, args.out, args.force, args.batch)
         except Exception as e:  # report and carry on with the other models
             print(f"{name}: ERROR: {type(e).__name__}: {e}", flush=True)
             ok = False

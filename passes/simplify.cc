@@ -22,6 +22,10 @@
 //     whose output has one use   ⇒   Reshape(x, s') with s' the static output shape.
 //     A Reshape (Flatten, Squeeze, Unsqueeze) whose output shape equals its input's is
 //     removed:  y = Reshape(x, shape(x))   ⇒   x.
+//  6. A ReduceMean over the two spatial dims of a 4-D float tensor that keeps them is a global
+//     average pool (torch.mean(x, (2, 3), keepdim=True), e.g. NFNet's SE blocks), which the
+//     layout pass runs on blocked channels instead of between two layout transforms:
+//       y = ReduceMean(x [N,C,H,W], axes [2,3] or [-2,-1], keepdims=1)   ⇒   y = GlobalAveragePool(x)
 // Then dead nodes and unused values go. Rewrites repeat (a few sweeps) until nothing
 // changes, so chains such as Conv → BN → Mul → Add fold completely.
 // Conventions: float32 only; constants are plain (the pass runs before the layout pass);
@@ -32,6 +36,7 @@
 #include <cmath>
 
 #include "ir/op.h"
+#include "ir/ops/reduce.h"
 #include "passes/pass.h"
 
 namespace onnxc {
@@ -374,6 +379,22 @@ bool remove_noop_reshape(Graph& g, Node& n) {
   return true;
 }
 
+// Rewrite 6: y = ReduceMean(x [N,C,H,W], spatial axes, keepdims=1)   ⇒   y = GlobalAveragePool(x).
+// The node changes its op in place; its output value, shape and name stay.
+bool spatial_mean_to_global_pool(Node& n) {
+  if (n.op_type != "ReduceMean" || !simple_node(n) || !n.in(0) || !n.out(0)) return false;
+  const Value* x = n.in(0);
+  if (x->dtype != DType::F32 || x->shape.size() != 4 || n.out(0)->shape.size() != 4) return false;
+  const ReduceGeom& r = reduce_geom(n);
+  if (r.noop || r.reduced != std::vector<bool>{false, false, true, true}) return false;
+  if (n.origin.empty()) n.origin.push_back(n.name);
+  n.op_type = "GlobalAveragePool";
+  n.inputs.resize(1);  // a constant axes input (opset 18) goes; unused values are dropped at the end
+  n.attrs.clear();
+  reprepare(n);
+  return true;
+}
+
 // One sweep over the nodes; each node is tried as the last node of a pattern.
 bool sweep(Graph& g, MemoryBudget& mb) {
   bool changed = false;
@@ -393,7 +414,7 @@ bool sweep(Graph& g, MemoryBudget& mb) {
       k += 2;
       continue;
     }
-    changed |= compose_transposes(g, n) || merge_reshapes(g, n);  // n stays
+    changed |= compose_transposes(g, n) || merge_reshapes(g, n) || spatial_mean_to_global_pool(n);  // n stays
     ++k;
   }
   return changed;

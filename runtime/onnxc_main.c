@@ -208,6 +208,9 @@ static void fill_random(void* buf, const onnxc_tensor_info* t, uint64_t* state) 
   } else if (t->dtype == ONNXC_F64) {
     double* p = (double*)buf;
     for (size_t i = 0; i < t->numel; ++i) p[i] = (double)(xorshift64star(state) >> 11) * 0x1p-52 - 1.0;
+  } else if (t->dtype == ONNXC_F16) {
+    uint16_t* p = (uint16_t*)buf;
+    for (size_t i = 0; i < t->numel; ++i) p[i] = onnxc_f32_to_f16((float)((double)(xorshift64star(state) >> 40) * 0x1p-23 - 1.0));
   } /* integer and bool inputs stay zero (buffers are zero-filled) */
 }
 
@@ -223,6 +226,7 @@ static double elem(const void* p, int dtype, size_t i) {
     case ONNXC_U32: return ((const uint32_t*)p)[i];
     case ONNXC_I64: return (double)((const int64_t*)p)[i];
     case ONNXC_U64: return (double)((const uint64_t*)p)[i];
+    case ONNXC_F16: return onnxc_f16_to_f32(((const uint16_t*)p)[i]);
     default: return 0.0;
   }
 }
@@ -230,7 +234,7 @@ static double elem(const void* p, int dtype, size_t i) {
 static void print_elem(const void* p, int dtype, size_t i) {
   if (dtype == ONNXC_I64) printf(" %lld", (long long)((const int64_t*)p)[i]);
   else if (dtype == ONNXC_U64) printf(" %llu", (unsigned long long)((const uint64_t*)p)[i]);
-  else if (dtype == ONNXC_F32 || dtype == ONNXC_F64) printf(" %.6g", elem(p, dtype, i));
+  else if (dtype == ONNXC_F32 || dtype == ONNXC_F64 || dtype == ONNXC_F16) printf(" %.6g", elem(p, dtype, i));
   else printf(" %.0f", elem(p, dtype, i));
 }
 
@@ -543,7 +547,7 @@ int main(int argc, char** argv) {
       fill_random(buf, t, &rng);
       if (!quiet)
         printf("input '%s' %s: %s\n", t->name, type,
-               t->dtype == ONNXC_F32 || t->dtype == ONNXC_F64 ? "random in [-1,1)" : "zeros");
+               t->dtype == ONNXC_F32 || t->dtype == ONNXC_F64 || t->dtype == ONNXC_F16 ? "random in [-1,1)" : "zeros");
     }
   }
   if (status) goto done;

@@ -105,7 +105,7 @@ static const dtype_row k_dtypes[] = {
     {ONNXC_F32, 4, "float32", "f4"}, {ONNXC_U8, 1, "uint8", "u1"},    {ONNXC_I8, 1, "int8", "i1"},
     {ONNXC_U16, 2, "uint16", "u2"},  {ONNXC_I16, 2, "int16", "i2"},   {ONNXC_I32, 4, "int32", "i4"},
     {ONNXC_I64, 8, "int64", "i8"},   {ONNXC_BOOL, 1, "bool", "b1"},   {ONNXC_F64, 8, "float64", "f8"},
-    {ONNXC_U32, 4, "uint32", "u4"},  {ONNXC_U64, 8, "uint64", "u8"},
+    {ONNXC_U32, 4, "uint32", "u4"},  {ONNXC_U64, 8, "uint64", "u8"},   {ONNXC_F16, 2, "float16", "f2"},
 };
 #define NUM_DTYPES (sizeof k_dtypes / sizeof k_dtypes[0])
 

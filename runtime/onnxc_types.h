@@ -2,8 +2,9 @@
  * tensor descriptions, instance options, and the model description (onnxc_model_info) through
  * which the generic driver onnxc_main.c runs any model.
  *
- * Types and constants only, no functions and no objects: the headers of any number of generated
- * models include it in one program without clashes. The functions behind these types are each
+ * Types and constants only, no objects, and no functions but the two static inline float16
+ * conversions (which define no symbol): the headers of any number of generated models include it
+ * in one program without clashes. The functions behind these types are each
  * model's own (NAME_create, NAME_run, ..., NAME_status_string, NAME_last_error; see NAME.h).
  */
 #ifndef ONNXC_TYPES_H
@@ -29,8 +30,54 @@ typedef enum {
 /* dtype codes are ONNX TensorProto.DataType codes */
 enum {
   ONNXC_F32 = 1, ONNXC_U8 = 2, ONNXC_I8 = 3, ONNXC_U16 = 4, ONNXC_I16 = 5, ONNXC_I32 = 6,
-  ONNXC_I64 = 7, ONNXC_BOOL = 9, ONNXC_F64 = 11, ONNXC_U32 = 12, ONNXC_U64 = 13
+  ONNXC_I64 = 7, ONNXC_BOOL = 9, ONNXC_F16 = 10, ONNXC_F64 = 11, ONNXC_U32 = 12, ONNXC_U64 = 13
 };
+
+/* float16 tensors (ONNXC_F16) are IEEE binary16 values held as their uint16_t bits. A model
+ * computes in float32 and converts at its float16 inputs and outputs with these:
+ * onnxc_f16_to_f32 is exact; onnxc_f32_to_f16 rounds to nearest even, overflow to +-inf,
+ * NaN to a quiet NaN. */
+static inline float onnxc_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+  if (e == 0x1f) {
+    bits = sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u);
+  } else if (e != 0) {
+    bits = sign | ((e + 112u) << 23) | (m << 13);
+  } else if (m == 0) {
+    bits = sign;
+  } else { /* subnormal: m * 2^-24 */
+    uint32_t k = 0;
+    while (!(m & 0x400u)) {
+      m <<= 1;
+      ++k;
+    }
+    bits = sign | ((113u - k) << 23) | ((m & 0x3ffu) << 13);
+  }
+  union { uint32_t u; float f; } v = {bits};
+  return v.f;
+}
+
+static inline uint16_t onnxc_f32_to_f16(float f) {
+  union { float f; uint32_t u; } v = {f};
+  uint32_t sign = (v.u >> 16) & 0x8000u, ax = v.u & 0x7fffffffu, r, rem;
+  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  if (ax < 0x38800000u) {
+    uint32_t shift, half;
+    if (ax < 0x33000000u) return (uint16_t)sign;
+    shift = 126u - (ax >> 23);
+    half = 1u << (shift - 1);
+    r = ((ax & 0x7fffffu) | 0x800000u) >> shift;
+    rem = ((ax & 0x7fffffu) | 0x800000u) & ((1u << shift) - 1);
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    return (uint16_t)(sign | r);
+  }
+  r = ax - 0x38000000u;
+  rem = r & 0x1fffu;
+  r >>= 13;
+  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
+  return (uint16_t)(sign | r);
+}
 #define ONNXC_MAX_NDIM 32 /* the most dimensions a tensor file may have */
 
 /* One graph input or output: its buffer holds numel elements of dtype (bool: one byte each). */

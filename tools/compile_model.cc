@@ -5,8 +5,9 @@
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
-// does not support, or over a limit (--max-memory); 4 internal compiler error; 5 the C
-// compiler failed; 6 --verify found outputs outside tolerance.
+// does not support, or over a limit (--max-memory); 4 internal compiler error (emitted C
+// that does not compile with the target's compiler and flags included: the node is named);
+// 5 the C compiler failed (not found, or the user's --cc/--cflags); 6 --verify found outputs outside tolerance.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -129,7 +130,8 @@ int run_command(const std::string& cmd, std::string* output) {
 // the same for every model: with --driver-object FILE it is compiled once into FILE (on
 // first use; written to a temporary name and renamed, so parallel compiles may share FILE)
 // and linked from there, which is how the node tests build ~1000 models.
-int build(const Options& o, const Target& t, double* seconds) {
+// Builds the emitted C; the compiler's messages go to stderr and into *output.
+int build(const Options& o, const Target& t, double* seconds, std::string* output) {
   Timer tm;
   std::string dir = quote(o.outdir) + "/";
   std::string cc = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", t.cc, t.cflags, quote(o.outdir));
@@ -162,6 +164,7 @@ int build(const Options& o, const Target& t, double* seconds) {
   int rc = run(cmd);
   *seconds = tm.seconds();
   if (rc != 0 || (!o.quiet && !out.empty())) std::cerr << out;
+  *output = out;
   return rc;
 }
 
@@ -301,8 +304,18 @@ int compile(Options& o) {
                   r.arena_bytes / 1e6, plan, o.outdir, o.name, t_gen.seconds()));
   if (o.emit == "c") return kOk;
   double cc_s = 0;
-  int rc = build(o, target, &cc_s);
+  std::string cc_out;
+  int rc = build(o, target, &cc_s, &cc_out);
   if (rc != 0) {
+    // An error inside a node's function is the compiler's fault, not the model's: unless the
+    // user changed the C compiler or its flags, that is an internal error.
+    const std::string where = locate_c_error(o.outdir + "/" + o.name + ".c", cc_out);
+    if (!where.empty()) {
+      const bool custom = !o.cc.empty() || !o.cflags.empty();
+      fmt::print(stderr, "compile-model: {}: the emitted C does not compile{} (model {}): {}\n", custom ? "error" : "internal error",
+                 custom ? " with the given --cc/--cflags" : "; please report it with the model", o.model, where);
+      return custom ? kCcFailed : kInternal;
+    }
     fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, o.name);
     return kCcFailed;
   }
@@ -324,7 +337,7 @@ int main(int argc, char** argv) {
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
       "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n\n"
-      "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error,\n"
+      "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error (emitted C that does not compile included),\n"
       "5 C compiler failed, 6 --verify mismatch.",
       "compile-model"};
   app.add_option("model", o.model, "ONNX model file (.onnx)");

@@ -15,7 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 build=${ONNXC_FUZZ_BUILD_DIR:-build-fuzz}
-targets=(fuzz_import fuzz_pipeline)
+targets=(fuzz_import fuzz_pipeline fuzz_emit_c)
+# fuzz_emit_c is fuzz_pipeline plus a C compiler run on what it emits: it shares that corpus.
+corpus_of() { [ "$1" = fuzz_emit_c ] && echo fuzz_pipeline || echo "$1"; }
 echo "== building the fuzz targets in $build/ (clang, -fsanitize=fuzzer,address,undefined)"
 mkdir -p "$build"
 blog=$build/fuzz-build.log
@@ -30,7 +32,7 @@ if [ "${1:-}" = --make-corpus ]; then
   cand=$(mktemp -d)
   trap 'rm -rf "$cand"' EXIT
   /usr/bin/python3 tests/fuzz/make_corpus.py --node-cases "$cases" "$cand"
-  for t in "${targets[@]}"; do
+  for t in fuzz_import fuzz_pipeline; do
     rm -rf "tests/fuzz/corpus/$t" && mkdir -p "tests/fuzz/corpus/$t"
     "$build/fuzz/$t" -merge=1 "${opts[@]}" "tests/fuzz/corpus/$t" "$cand" 2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files" || true
     # Keep the zoo-shaped models whatever the merge chose: they are the realistic seeds.
@@ -56,10 +58,11 @@ for t in "${targets[@]}"; do
   runs_var=ONNXC_FUZZ_RUNS_${t^^}
   run_opts=("${seed_opts[@]}")
   [ -n "${!runs_var:-}" ] && run_opts+=(-runs="${!runs_var}")
-  echo "== $t for ${secs} s (corpus: tests/fuzz/corpus/$t + tests/fuzz/regressions, grown in $work)"
+  corpus=tests/fuzz/corpus/$(corpus_of "$t")
+  echo "== $t for ${secs} s (corpus: $corpus + tests/fuzz/regressions, grown in $work)"
   set +e
   (cd "$build" && "$root/$build/fuzz/$t" "${opts[@]}" "${run_opts[@]}" -max_total_time="$secs" -artifact_prefix="$root/$build/findings/$t-" \
-     "$root/$work" "$root/tests/fuzz/corpus/$t" "$root/tests/fuzz/regressions") > "$log" 2>&1
+     "$root/$work" "$root/$corpus" "$root/tests/fuzz/regressions") > "$log" 2>&1
   rc=$?
   set -e
   grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)" "$log" | tail -2 || true

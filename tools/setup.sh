@@ -2,12 +2,15 @@
 # Installs onnxc's build and test dependencies from Debian 12's packages (clang-14 and its
 # runtime libraries build the fuzz targets: tools/fuzz.sh) — only the missing ones, so root
 # is needed only when something is missing — then configures and builds into BUILD_DIR
-# (default: build/). Used by tools/demo.sh and tools/test.sh.
+# (default: build/). Used by tools/demo.sh, tools/test.sh and bench/run.sh.
+# ONNXC_EXTRA_PACKAGES adds Debian packages to the list (bench/run.sh: python3-matplotlib);
+# ONNXC_BUILD_TARGETS builds only those targets (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES="cmake make g++ gcc clang clang-14 libclang-rt-14-dev libonnx-dev libprotobuf-dev protobuf-compiler llvm-dev libomp-dev
-  libfmt-dev libcli11-dev libgtest-dev python3 python3-numpy python3-onnx python3-torch python3-torchvision"
+  libfmt-dev libcli11-dev libgtest-dev python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  ${ONNXC_EXTRA_PACKAGES:-}"
 if [ "${ONNXC_SKIP_APT:-0}" != 1 ]; then
   # Only what is missing is installed, so a machine that has everything needs neither root
   # nor the network.
@@ -44,4 +47,6 @@ if [ "${ONNXC_SKIP_ORT:-0}" != 1 ]; then
 fi
 echo "== building onnxc in $BUILD_DIR"
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+targets=()
+for t in ${ONNXC_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$BUILD_DIR" -j "$(nproc)" "${targets[@]}"

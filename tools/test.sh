@@ -40,7 +40,7 @@ echo "== ctest under ASan+UBSan (build-san/)"
 part "ctest (build-san/)"
 echo "== fuzz targets from the committed corpus, ${ONNXC_FUZZ_SECONDS:-60} s each (build-san/)"
 ONNXC_FUZZ_BUILD_DIR=build-san ONNXC_FUZZ_SEED=${ONNXC_FUZZ_SEED:-1} ONNXC_FUZZ_RUNS_FUZZ_IMPORT=${ONNXC_FUZZ_RUNS_FUZZ_IMPORT:-200000} \
-  ONNXC_FUZZ_RUNS_FUZZ_PIPELINE=${ONNXC_FUZZ_RUNS_FUZZ_PIPELINE:-20000} bash tools/fuzz.sh "${ONNXC_FUZZ_SECONDS:-60}"
+  ONNXC_FUZZ_RUNS_FUZZ_PIPELINE=${ONNXC_FUZZ_RUNS_FUZZ_PIPELINE:-20000} ONNXC_FUZZ_RUNS_FUZZ_EMIT_C=${ONNXC_FUZZ_RUNS_FUZZ_EMIT_C:-600} bash tools/fuzz.sh "${ONNXC_FUZZ_SECONDS:-60}"
 part "fuzz (build-san/)"
 echo "== time per part"
 printf '   %s\n' "${times[@]}"

@@ -239,6 +239,9 @@ static void int_limits(DType from, std::string* lo, std::string* hi, std::string
 }
 
 std::string c_convert(DType from, DType to, const std::string& x) {
+  // float16 (uint16_t bits) through float32, with the runtime's conversions
+  if (from == DType::F16 && to != DType::F16) return c_convert(DType::F32, to, "onnxc_f16_to_f32(" + x + ")");
+  if (to == DType::F16 && from != DType::F16) return "onnxc_f32_to_f16(" + c_convert(from, DType::F32, x) + ")";
   std::string ct = dtype_ctype(to);
   if (to == DType::Bool) return from == DType::Bool ? x : fmt::format("({})({} != 0)", ct, x);
   if (from == to) return x;

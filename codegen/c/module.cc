@@ -663,4 +663,41 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Bac
   return r;
 }
 
+std::string locate_c_error(const std::string& c_path, const std::string& compiler_output) {
+  // The first "<c_path>:LINE:COL: error: MESSAGE" line (gcc and clang both print it so).
+  const std::string key = c_path + ":";
+  int64_t line = -1;
+  std::string message;
+  for (size_t p = 0; p < compiler_output.size();) {
+    size_t e = compiler_output.find('\n', p);
+    if (e == std::string::npos) e = compiler_output.size();
+    const std::string l = compiler_output.substr(p, e - p);
+    p = e + 1;
+    if (l.compare(0, key.size(), key) != 0) continue;
+    const size_t err = l.find(": error: ");
+    if (err == std::string::npos) continue;
+    line = std::atoll(l.c_str() + key.size());
+    message = l.substr(err + 9);
+    break;
+  }
+  if (line <= 0) return "";
+  // The node functions: "/* FROM: OPS(SIGNATURE) -> OUTPUTS */" then "static void nK_...(" up
+  // to a "}" in column 0 (bodies are indented).
+  std::ifstream in(c_path);
+  std::string text, prev, header;
+  for (int64_t k = 1; k <= line && std::getline(in, text); ++k) {
+    if (text.compare(0, 13, "static void n") == 0 && text.size() > 13 && std::isdigit(static_cast<unsigned char>(text[13])) &&
+        prev.compare(0, 3, "/* ") == 0)
+      header = prev;
+    else if (text == "}" && k < line)
+      header.clear();
+    prev = text;
+  }
+  // header: "/* FROM: OPS(SIGNATURE) -> OUTPUTS */"
+  const size_t colon = header.find(": "), paren = header.find('(');
+  if (header.compare(0, 3, "/* ") != 0 || colon == std::string::npos || paren == std::string::npos || paren < colon) return "";
+  return fmt::format("node '{}' ({}) at {}:{}: {}", header.substr(3, colon - 3), header.substr(colon + 2, paren - colon - 2), c_path, line,
+                     message);
+}
+
 }  // namespace onnxc

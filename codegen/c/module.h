@@ -30,6 +30,12 @@ extern const char* const kRuntimeHeader;
 extern const char* const kRuntimeSource;
 extern const char* const kRuntimeMain;
 
+// Where a C compiler's messages put the first error inside the emitted module `c_path`:
+// the node whose function holds that line, as "node 'NAME' (OPS) at FILE:LINE: MESSAGE"
+// (OPS as the function's comment gives them, "Conv+Relu"), or "" when no error points into
+// a node function of that file. compile-model reports such a file as an internal error.
+std::string locate_c_error(const std::string& c_path, const std::string& compiler_output);
+
 // Sanitises any string into a C identifier fragment: [A-Za-z0-9_], not starting with a digit.
 std::string c_identifier(const std::string& s);
 

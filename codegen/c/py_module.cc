@@ -65,6 +65,7 @@ const char* numpy_dtype(DType t) {
     case DType::F64: return "float64";
     case DType::U32: return "uint32";
     case DType::U64: return "uint64";
+    case DType::F16: return "float16";
     case DType::Undefined: break;
   }
   ONNXC_ASSERT(false, "no numpy dtype for a graph input or output");

@@ -6,12 +6,16 @@
 //   Mish      x tanh(softplus(x))
 //   Gelu      approximate "none": x/2 (1 + erf(x/√2)); "tanh": x/2 (1 + tanh(√(2/π) (x + 0.044715 x³)))
 //   ThresholdedRelu  x > alpha ? x : 0  (alpha 1)
+//   Shrink    x < -lambd ? x + bias : x > lambd ? x - bias : 0   (lambd 0.5, bias 0; as
+//             alpha, gamma); ONNX also allows integer inputs, which onnxc refuses (exit 3)
 // Softplus is computed as max(x, 0) + log1p(e^-|x|), which equals log(1 + e^x) without
 // overflowing for large x. The reference works in double.
 // Versions: Softplus, Softsign 1, 22; Selu 1 (consumed_inputs, accepted and ignored), 6, 22;
-// Celu 12; Mish 18, 22; Gelu 20; ThresholdedRelu 10, 22 (an experimental op before 10,
+// Celu 12; Mish 18, 22; Gelu 20; Shrink 9; ThresholdedRelu 10, 22 (an experimental op before 10,
 // which onnxc does not take). Version 22 only adds bfloat16. Same meaning up to opset 23.
 // The C expressions are kernels/activation.cc in the C backend.
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "ir/ops/elementwise.h"
@@ -20,7 +24,7 @@
 namespace onnxc {
 namespace {
 
-enum class A { Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu };
+enum class A { Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink };
 
 class Activation : public Op {
  public:
@@ -38,6 +42,10 @@ class Activation : public Op {
         if (a_.alpha == 0) a.node().invalid("attribute 'alpha' must not be 0");
         break;
       case A::ThresholdedRelu: a_.alpha = a.f("alpha", 1.0); break;
+      case A::Shrink:
+        a_.alpha = a.f("lambd", 0.5);
+        a_.gamma = a.f("bias", 0.0);
+        break;
       case A::Gelu: {
         std::string m = a.s("approximate", "none");
         if (m != "none" && m != "tanh") a.node().invalid("attribute 'approximate' = '" + m + "' is not one of none, tanh");
@@ -50,6 +58,8 @@ class Activation : public Op {
 
   void infer(Node& n) override {
     if (n.inputs.size() != 1 || !n.in(0)) n.invalid("expects exactly 1 input");
+    if (k_ == A::Shrink && dtype_is_int(n.in(0)->dtype))
+      n.unsupported(fmt::format("Shrink on {} is not supported (float32, float64 only)", dtype_name(n.in(0)->dtype)));
     expect_dtype(n, 0, {DType::F32, DType::F64});
     set_output(n, 0, n.in(0)->dtype, n.in(0)->shape);
   }
@@ -66,6 +76,7 @@ class Activation : public Op {
         if (a_.tanh) return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
         return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
       case A::ThresholdedRelu: return x > a_.alpha ? x : 0;
+      case A::Shrink: return x < -a_.alpha ? x + a_.gamma : x > a_.alpha ? x - a_.gamma : 0;
     }
     return x;
   }
@@ -82,6 +93,7 @@ class Activation : public Op {
       case A::Mish: return 18;
       case A::Gelu: return 20;
       case A::ThresholdedRelu: return 10;
+      case A::Shrink: return 9;
       default: return 1;
     }
   }
@@ -107,6 +119,7 @@ void register_activation(OpTable& t) {
   t["Mish"] = make<A::Mish>;
   t["Gelu"] = make<A::Gelu>;
   t["ThresholdedRelu"] = make<A::ThresholdedRelu>;
+  t["Shrink"] = make<A::Shrink>;
 }
 
 }  // namespace onnxc

@@ -5,6 +5,11 @@
 // Versions: 1, 11 (negative axis), 12 (select_last_index), 13 (bfloat16); same meaning at
 // every opset up to 23. What backends read: ArgGeom (outer, axis length, inner); the C
 // kernel is kernels/argmax.cc in the C backend.
+//
+// Hardmax: 1 at the first largest element along the axis, 0 elsewhere (same shape and
+// dtype, float32/float64; NaN is never the largest unless first). Versions 1 and 11: X is
+// coerced to 2-D at `axis` (default 1), the row is every dim from `axis` on; 13: `axis`
+// (default -1) is one dim.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -77,13 +82,56 @@ class ArgMax : public Op {
   ArgGeom g_;
 };
 
+class Hardmax : public Op {
+ public:
+  void parse(AttrReader& a) override { axis_ = a.i("axis", a.opset() < 13 ? 1 : -1); }
+
+  void infer(Node& n) override {
+    if (n.inputs.size() != 1 || !n.in(0)) n.invalid("expects exactly 1 input");
+    expect_dtype(n, 0, {DType::F32, DType::F64});
+    const Shape& x = n.in(0)->shape;
+    int64_t ax = axis_;
+    if (!normalize_axis(ax, static_cast<int64_t>(x.size())))
+      n.invalid(fmt::format("axis {} is out of range for input {}", axis_, shape_str(x)));
+    g_.outer = g_.len = g_.inner = 1;
+    for (size_t d = 0; d < x.size(); ++d) {
+      int64_t a = static_cast<int64_t>(d);
+      if (a < ax) g_.outer *= x[d];
+      else if (a == ax || n.opset < 13) g_.len *= x[d];
+      else g_.inner *= x[d];
+    }
+    set_output(n, 0, n.in(0)->dtype, x);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    const Tensor& x = *in[0];
+    for (int64_t o = 0; o < g_.outer; ++o)
+      for (int64_t i = 0; i < g_.inner; ++i) {
+        int64_t base = o * g_.len * g_.inner + i, best = 0;
+        double bv = x.get(base);
+        for (int64_t j = 1; j < g_.len; ++j)
+          if (x.get(base + j * g_.inner) > bv) bv = x.get(base + j * g_.inner), best = j;
+        for (int64_t j = 0; j < g_.len; ++j) out[0].set(base + j * g_.inner, j == best ? 1 : 0);
+      }
+  }
+
+  FusionKind kind() const override { return FusionKind::Opaque; }
+  const ArgGeom& geom() const { return g_; }
+
+ private:
+  int64_t axis_ = -1;
+  ArgGeom g_;
+};
+
 }  // namespace
 
 const ArgGeom& arg_geom(const Node& n) { return op_as<ArgMax>(n).geom(); }
+const ArgGeom& hardmax_geom(const Node& n) { return op_as<Hardmax>(n).geom(); }
 
 void register_argmax(OpTable& t) {
   t["ArgMax"] = [] { return std::unique_ptr<Op>(std::make_unique<ArgMax>(true)); };
   t["ArgMin"] = [] { return std::unique_ptr<Op>(std::make_unique<ArgMax>(false)); };
+  t["Hardmax"] = [] { return std::unique_ptr<Op>(std::make_unique<Hardmax>()); };
 }
 
 }  // namespace onnxc

@@ -9,12 +9,20 @@
 //   integer → integer wraps modulo 2^N (two's complement), as numpy
 //   anything → bool  is x != 0 (NaN → true); bool → anything is 0 or 1
 //   float64 → float32 rounds to nearest (overflow → ±inf)
-// Targets string, float16, bfloat16 and complex are unsupported (exit 3); so are such
-// inputs (the importer rejects them).
+//   → float16        rounds to nearest even (overflow → ±inf), through float32 for float64
+//                    and integers; float16 → anything converts its exact float32 value
+// float16 values only appear at a model's edges and as the output of a Cast to float16,
+// which the importer widens back to float32 for the nodes that read it (ir/dtype.h).
+// Targets string, bfloat16 and complex are unsupported (exit 3); so are such inputs (the
+// importer rejects them).
 // Versions: 1 (`to` is a type name string, "FLOAT", "INT64"...), 6 (`to` is the TensorProto
 // code), 9, 13 (more types), 19 (attribute `saturate`, which only affects casts to float8
 // types, which onnxc does not take: accepted as 0 or 1, no effect), 21, 23 (4-bit types).
 // The meaning for onnxc's dtypes is the same at every opset up to 23.
+//
+// CastLike (15; 19 saturate; 21, 23 more types): the same conversion to the dtype of input
+// 1 (target_type), whose values are not read; input 1 may be a runtime input. Not
+// index-aligned (input 1's shape is unrelated to the output's), so it is not fused.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 
@@ -23,8 +31,14 @@ namespace {
 
 class Cast : public Op {
  public:
+  explicit Cast(bool like = false) : like_(like) {}
+
   void parse(AttrReader& a) override {
     const Node& n = a.node();
+    if (like_) {
+      if (a.opset() >= 19) check_saturate(n, a.i("saturate", 1));
+      return;
+    }
     std::optional<int64_t> to;
     if (a.opset() < 6) {
       std::string name = a.s("to", "");
@@ -39,28 +53,37 @@ class Cast : public Op {
       to = a.opt_i("to");
     }
     if (!to) n.invalid("attribute 'to' is required");
-    if (a.opset() >= 19) {
-      int64_t sat = a.i("saturate", 1);
-      if (sat != 0 && sat != 1) n.invalid("attribute 'saturate' must be 0 or 1, got " + std::to_string(sat));
-    }
+    if (a.opset() >= 19) check_saturate(n, a.i("saturate", 1));
     switch (*to) {
       case 8: n.unsupported("cast to string is not supported");
-      case 10: n.unsupported("cast to float16 is not supported");
       case 14: case 15: n.unsupported("cast to complex is not supported");
       case 16: n.unsupported("cast to bfloat16 is not supported");
       default: break;
     }
-    if (*to < 0 || *to > 1000 || !dtype_supported(static_cast<int>(*to)))
+    if (*to != 10 && (*to < 0 || *to > 1000 || !dtype_supported(static_cast<int>(*to))))
       n.invalid("attribute 'to' = " + std::to_string(*to) + " is not a tensor element type");
     to_ = static_cast<DType>(*to);
   }
 
+  static void check_saturate(const Node& n, int64_t sat) {
+    if (sat != 0 && sat != 1) n.invalid("attribute 'saturate' must be 0 or 1, got " + std::to_string(sat));
+  }
+
   void infer(Node& n) override {
-    if (n.inputs.size() != 1 || !n.in(0)) n.invalid("expects exactly 1 input");
+    if (like_) {
+      if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects 2 inputs (input, target_type)");
+      to_ = n.in(1)->dtype;
+    } else if (n.inputs.size() != 1 || !n.in(0)) {
+      n.invalid("expects exactly 1 input");
+    }
     set_output(n, 0, to_, n.in(0)->shape);
   }
 
   void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    if (in[0]->dtype == DType::F16 || to_ == DType::F16) {  // through the float value (Tensor::get/set)
+      for (int64_t i = 0, n = out[0].numel(); i < n; ++i) out[0].set(i, in[0]->get(i));
+      return;
+    }
     bool to_bool = to_ == DType::Bool;
     visit_dtype(in[0]->dtype, [&](auto s) {
       using S = decltype(s);
@@ -74,10 +97,12 @@ class Cast : public Op {
   }
 
 
-  FusionKind kind() const override { return FusionKind::Elementwise; }
-  bool index_aligned() const override { return true; }
+  FusionKind kind() const override { return like_ ? FusionKind::Injective : FusionKind::Elementwise; }
+  bool index_aligned() const override { return !like_; }
+  int64_t min_opset() const override { return like_ ? 15 : 1; }
 
  private:
+  bool like_;
   DType to_ = DType::F32;
 };
 
@@ -85,6 +110,7 @@ class Cast : public Op {
 
 void register_cast(OpTable& t) {
   t["Cast"] = [] { return std::unique_ptr<Op>(std::make_unique<Cast>()); };
+  t["CastLike"] = [] { return std::unique_ptr<Op>(std::make_unique<Cast>(true)); };
 }
 
 }  // namespace onnxc

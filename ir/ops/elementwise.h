@@ -40,6 +40,7 @@ struct ActivationAttrs {
 };
 const ActivationAttrs& activation_attrs(const Node& n);
 bool mod_fmod(const Node& n);
+bool bitshift_left(const Node& n);  // BitShift's direction is LEFT (ir/ops/math.cc)
 // ConstantOfShape's one-element fill value (ir/ops/constant.cc).
 const Tensor& constant_of_shape_value(const Node& n);
 
@@ -76,9 +77,10 @@ void visit_dtype(DType t, F&& f) {
     case DType::U16: f(uint16_t{}); return;
     case DType::U32: f(uint32_t{}); return;
     case DType::U64: f(uint64_t{}); return;
+    case DType::F16:  // edges only (ir/dtype.h): Cast converts it through Tensor::get/set
     case DType::Undefined: break;
   }
-  ONNXC_ASSERT(false, "visit_dtype on undefined dtype");
+  ONNXC_ASSERT(false, std::string("visit_dtype on ") + dtype_name(t));
 }
 
 // Reference conversion of one element to D (`to_bool`: the target dtype is bool).

@@ -1,5 +1,5 @@
 // ir/ops/math.cc — elementwise math: Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos,
-// Atan, Sinh, Cosh, Asinh, Acosh, Atanh (unary), and Mod (binary, broadcasting).
+// Atan, Sinh, Cosh, Asinh, Acosh, Atanh (unary), and Mod and BitShift (binary, broadcasting).
 //
 // dtypes: float32 and float64; Sign also every integer dtype. Round rounds half to even
 // (nearbyint in the default rounding mode); Sign gives -1, 0 or 1 (NaN stays NaN). The
@@ -8,6 +8,9 @@
 // (sign of the dividend); fmod=0, the default, is the floored remainder (sign of the
 // divisor, numpy's mod) and is only valid on integers (floats need fmod=1). An integer
 // remainder by 0 gives 0 (ONNX leaves it undefined; C would trap) and x % -1 is 0.
+// BitShift (uint8/16/32/64, both inputs alike; attribute direction "LEFT" or "RIGHT",
+// required): x << y or x >> y in x's width; a shift by the width or more gives 0 (as numpy;
+// C leaves it undefined). Versions 11 only.
 // Versions: Floor, Ceil 1, 6, 13; Round 11, 22; Sign 9, 13; Sin, Cos, Tan, Asin, Acos, Atan 7,
 // 22; Sinh, Cosh, Asinh, Acosh, Atanh 9, 22; Mod 10, 13. Version 1 of Floor/Ceil has
 // consumed_inputs (accepted, no effect); the later versions only add dtypes (bfloat16,
@@ -144,12 +147,52 @@ class Mod : public Op {
   bool fmod_ = false;
 };
 
+class BitShift : public Op {
+ public:
+  void parse(AttrReader& a) override {
+    std::string d = a.s("direction", "");
+    if (d != "LEFT" && d != "RIGHT") a.node().invalid("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + d + "\"");
+    left_ = d == "LEFT";
+  }
+
+  void infer(Node& n) override {
+    if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects exactly 2 inputs");
+    expect_dtype(n, 0, {DType::U8, DType::U16, DType::U32, DType::U64});
+    if (n.in(1)->dtype != n.in(0)->dtype)
+      n.invalid(std::string("input dtypes differ: ") + dtype_name(n.in(0)->dtype) + " and " + dtype_name(n.in(1)->dtype));
+    set_output(n, 0, n.in(0)->dtype, broadcast_inputs(n));
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    auto ia = broadcast_index(out[0].shape, in[0]->shape), ib = broadcast_index(out[0].shape, in[1]->shape);
+    visit_dtype(out[0].dtype, [&](auto v) {
+      using T = decltype(v);
+      const T* a = in[0]->data<T>();
+      const T* b = in[1]->data<T>();
+      T* y = out[0].data<T>();
+      constexpr uint64_t bits = sizeof(T) * 8;
+      for (size_t i = 0; i < ia.size(); ++i) {
+        uint64_t x = static_cast<uint64_t>(a[ia[i]]), s = static_cast<uint64_t>(b[ib[i]]);
+        y[i] = s >= bits ? T(0) : static_cast<T>(left_ ? x << s : x >> s);
+      }
+    });
+  }
+
+  FusionKind kind() const override { return FusionKind::Broadcast; }
+  int64_t min_opset() const override { return 11; }
+  bool left() const { return left_; }
+
+ private:
+  bool left_ = true;
+};
+
 template <M k>
 std::unique_ptr<Op> make() { return std::make_unique<MathUnary>(k); }
 
 }  // namespace
 
 bool mod_fmod(const Node& n) { return op_as<Mod>(n).fmod(); }
+bool bitshift_left(const Node& n) { return op_as<BitShift>(n).left(); }
 
 void register_math(OpTable& t) {
   t["Floor"] = make<M::Floor>;
@@ -168,6 +211,7 @@ void register_math(OpTable& t) {
   t["Acosh"] = make<M::Acosh>;
   t["Atanh"] = make<M::Atanh>;
   t["Mod"] = [] { return std::unique_ptr<Op>(std::make_unique<Mod>()); };
+  t["BitShift"] = [] { return std::unique_ptr<Op>(std::make_unique<BitShift>()); };
 }
 
 }  // namespace onnxc

@@ -13,7 +13,7 @@ using OpTable = std::map<std::string, OpFactory>;
 
 void register_unary(OpTable&);        // Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu, Erf, Exp, Log, Sqrt, Neg, Abs, Reciprocal
 void register_binary(OpTable&);       // Add, Sub, Mul, Div, Pow, PRelu
-void register_variadic(OpTable&);     // Sum, Max, Min
+void register_variadic(OpTable&);     // Sum, Mean, Max, Min
 void register_clip(OpTable&);         // Clip
 void register_conv(OpTable&);         // Conv
 void register_conv_transpose(OpTable&);  // ConvTranspose
@@ -35,16 +35,24 @@ void register_slice(OpTable&);        // Slice
 void register_squeeze(OpTable&);      // Squeeze, Unsqueeze
 void register_gather(OpTable&);       // Gather
 void register_shape(OpTable&);        // Shape, Size
-void register_cast(OpTable&);         // Cast
+void register_cast(OpTable&);         // Cast, CastLike
 void register_pad(OpTable&);          // Pad
 void register_resize(OpTable&);       // Resize, Upsample
 void register_identity(OpTable&);     // Identity, Dropout
 void register_constant(OpTable&);     // Constant, ConstantOfShape
 void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, IsNaN, IsInf, Where
-void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod
-void register_argmax(OpTable&);       // ArgMax, ArgMin
+void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod, BitShift
+void register_argmax(OpTable&);       // ArgMax, ArgMin, Hardmax
 void register_layer_norm(OpTable&);   // LayerNormalization
 void register_expand(OpTable&);       // Expand, Tile, Range
-void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
+void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink
+void register_gather_scatter(OpTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
+void register_trilu(OpTable&);        // Trilu, EyeLike
+void register_cumsum(OpTable&);       // CumSum
+void register_onehot(OpTable&);       // OneHot
+void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth
+void register_topk(OpTable&);         // TopK
+void register_einsum(OpTable&);       // Einsum
+void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 
 }  // namespace onnxc

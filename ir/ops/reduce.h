@@ -18,5 +18,7 @@ struct ArgGeom {
   int64_t outer = 1, len = 1, inner = 1;
 };
 const ArgGeom& arg_geom(const Node& n);
+// Hardmax (ir/ops/argmax.cc): the same view; `max` set, `last` unset.
+const ArgGeom& hardmax_geom(const Node& n);
 
 }  // namespace onnxc

@@ -41,6 +41,14 @@ static OpTable build_table() {
   register_expand(t);
   register_argmax(t);
   register_layer_norm(t);
+  register_gather_scatter(t);
+  register_trilu(t);
+  register_cumsum(t);
+  register_onehot(t);
+  register_depth_to_space(t);
+  register_topk(t);
+  register_stat_norm(t);
+  register_einsum(t);
   register_layout_transform(t);
   return t;
 }

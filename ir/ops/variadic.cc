@@ -1,7 +1,8 @@
-// ir/ops/variadic.cc — variadic broadcasting ops: Sum, Max, Min (1..N inputs).
+// ir/ops/variadic.cc — variadic broadcasting ops: Sum, Mean, Max, Min (1..N inputs).
 //
 // All inputs share one dtype and broadcast multidirectionally (numpy rules) to the output.
-// Sum takes float32/float64 (the ONNX type set; integer Sum is rejected as unsupported);
+// Sum and Mean take float32/float64 (the ONNX type set; integer Sum is rejected as
+// unsupported); Mean is the sum (left to right, in the input dtype) divided by the count;
 // Max/Min take float32/float64 and every integer dtype. Max/Min propagate NaN like
 // numpy's maximum/minimum (the reference of the ONNX tests): a NaN in any input gives NaN.
 // Sum adds left to right, in the input dtype.
@@ -14,7 +15,7 @@
 namespace onnxc {
 namespace {
 
-enum class V { Sum, Max, Min };
+enum class V { Sum, Mean, Max, Min };
 
 class Variadic : public Op {
  public:
@@ -28,7 +29,7 @@ class Variadic : public Op {
     if (n.inputs.empty()) n.invalid("expects at least 1 input");
     for (size_t i = 0; i < n.inputs.size(); ++i)
       if (!n.in(i)) n.invalid("input " + std::to_string(i) + " is absent; every input of a variadic op is required");
-    if (k_ == V::Sum) expect_dtype(n, 0, {DType::F32, DType::F64});
+    if (k_ == V::Sum || k_ == V::Mean) expect_dtype(n, 0, {DType::F32, DType::F64});
     else
       expect_dtype(n, 0, {DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
                           DType::U32, DType::U64});
@@ -54,11 +55,12 @@ class Variadic : public Op {
       T acc = in[0]->data<T>()[idx[0][static_cast<size_t>(i)]];
       for (size_t k = 1; k < in.size(); ++k) {
         T v = in[k]->data<T>()[idx[k][static_cast<size_t>(i)]];
-        if (k_ == V::Sum) acc = static_cast<T>(acc + v);
+        if (k_ == V::Sum || k_ == V::Mean) acc = static_cast<T>(acc + v);
         else if (is_nan(v)) acc = v;  // NaN wins
         else if (k_ == V::Max) acc = v > acc ? v : acc;
         else acc = v < acc ? v : acc;
       }
+      if (k_ == V::Mean && in.size() > 1) acc = static_cast<T>(acc / static_cast<T>(in.size()));
       y[i] = acc;
     }
   }
@@ -82,6 +84,7 @@ std::unique_ptr<Op> make() { return std::make_unique<Variadic>(k); }
 
 void register_variadic(OpTable& t) {
   t["Sum"] = make<V::Sum>;
+  t["Mean"] = make<V::Mean>;
   t["Max"] = make<V::Max>;
   t["Min"] = make<V::Min>;
 }

@@ -1,5 +1,6 @@
-/* api_link.c — four different models linked statically into one program (tests/api/run_api_tests.py
- * builds it with conv.c, gemm.c, split.c and gather.c, each compiled on its own, and compares
+/* api_link.c — six different models linked statically into one program (tests/api/run_api_tests.py
+ * builds it with conv.c, gemm.c, split.c, gather.c, land.c (bool in and out) and equal.c (int32
+ * in, bool out), each compiled on its own, and compares
  * the outputs it writes with ONNX's reference outputs).
  *
  * Usage: api_link DIR — reads DIR/NAME.in<k>.bin, creates each model from DIR/NAME/NAME.weights,
@@ -12,8 +13,10 @@
  */
 #include "api_check.h"
 #include "conv.h"
+#include "equal.h"
 #include "gather.h"
 #include "gemm.h"
+#include "land.h"
 #include "split.h"
 
 #ifndef _OPENMP
@@ -86,6 +89,23 @@ int main(int argc, char** argv) {
   CHECK_RC(gather, gather_run(gather, data, idx, g), ONNXC_OK, "");
   write_raw(dir, "gather.out0.bin", g, sizeof(float) * gather_OUTPUT0_SIZE);
 
+  /* bool tensors are uint8_t arrays of 0 and 1 (onnxc_types.h); int32 ones int32_t. */
+  land_ctx* land = NULL;
+  CHECK_RC(land, land_create(weights(dir, "land"), NULL, &land), ONNXC_OK, "");
+  uint8_t* la = read_raw(dir, "land.in0.bin", land_INPUT0_SIZE);
+  uint8_t* lb = read_raw(dir, "land.in1.bin", land_INPUT1_SIZE);
+  uint8_t lz[land_OUTPUT0_SIZE];
+  CHECK_RC(land, land_run(land, la, lb, lz), ONNXC_OK, "");
+  write_raw(dir, "land.out0.bin", lz, sizeof lz);
+
+  equal_ctx* equal = NULL;
+  CHECK_RC(equal, equal_create(weights(dir, "equal"), NULL, &equal), ONNXC_OK, "");
+  int32_t* ea = read_raw(dir, "equal.in0.bin", sizeof(int32_t) * equal_INPUT0_SIZE);
+  int32_t* eb = read_raw(dir, "equal.in1.bin", sizeof(int32_t) * equal_INPUT1_SIZE);
+  uint8_t ez[equal_OUTPUT0_SIZE];
+  CHECK_RC(equal, equal_run(equal, ea, eb, ez), ONNXC_OK, "");
+  write_raw(dir, "equal.out0.bin", ez, sizeof ez);
+
   /* Each model has its own error detail: a failure of conv's does not show in gemm's. */
   CHECK_RC(conv, conv_run(NULL, x, y), ONNXC_ERR_ARG, "conv_run: ctx is NULL");
   CHECK_RC(gemm, gemm_run(gemm, NULL, gy), ONNXC_ERR_ARG, "gemm_run: input 0 'a'");
@@ -120,11 +140,17 @@ int main(int argc, char** argv) {
   CHECK_RC(gemm, gemm_destroy(&gemm), ONNXC_OK, "");
   CHECK_RC(split, split_destroy(&split), ONNXC_OK, "");
   CHECK_RC(gather, gather_destroy(&gather), ONNXC_OK, "");
+  CHECK_RC(land, land_destroy(&land), ONNXC_OK, "");
+  CHECK_RC(equal, equal_destroy(&equal), ONNXC_OK, "");
   free(x);
   free(a);
   free(s);
   free(data);
   free(idx);
   free(g);
+  free(la);
+  free(lb);
+  free(ea);
+  free(eb);
   return finish("api_link");
 }

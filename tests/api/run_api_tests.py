@@ -7,13 +7,14 @@
   run_api_tests.py threads --compiler build/compile-model --zoo ZOO --work DIR [--sanitize thread|address]
                            [--threads 8] [--runs 20]
 
-link: four ONNX node-test models (conv, gemm with their weights baked into NAME.weights, split
-with three outputs, gather with an int64 input) linked statically into one C program
+link: six ONNX node-test models (conv, gemm with their weights baked into NAME.weights, split
+with three outputs, gather with an int64 input, land with bool inputs and output, equal with
+int32 inputs and a bool output) linked statically into one C program
 (api_link.c; with gcc and with clang), and their shared libraries dlopen'ed into one process
 (api_dlopen.c); every output against ONNX's reference outputs. Also: each model's object and
 .so define only NAME_* symbols (nm); the header's example builds and runs; the generated
 Makefile builds; the driver onnxc_main.c compiled once to an object links with two models.
-python: the four models through compile-model --emit python, imported into this process:
+python: the six models through compile-model --emit python, imported into this process:
 outputs against ONNX's references, and wrong shape/dtype/argument count, closed models, bad
 weights and threads.
 bad: api_bad.c, bad input to the C API (NULL handles and buffers, wrong sizes, destroy twice,
@@ -50,6 +51,8 @@ MODELS = {
     "gemm": ("test_gemm_all_attributes", ["b", "c"]),
     "split": ("test_split_equal_parts_1d", []),
     "gather": ("test_gather_0", []),
+    "land": ("test_and2d", []),   # bool inputs and output
+    "equal": ("test_equal", []),  # int32 inputs, bool output
 }
 WARN = ["-Wall", "-Wextra", "-Werror"]
 RTOL, ATOL = 1e-3, 1e-5
@@ -185,13 +188,13 @@ def test_link(args):
             objs.append(obj)
         exe = os.path.join(work, f"api_link_{cc}")
         ok, _ = run([cc, "-std=c11", "-O1", "-fopenmp", "-pthread", *WARN, *args.cflags, *incs, os.path.join(HERE, "api_link.c"),
-                     *objs, "-Wl,--wrap=omp_set_num_threads", "-lm", "-o", exe], f"{cc}: link the four models statically into one program")
+                     *objs, "-Wl,--wrap=omp_set_num_threads", "-lm", "-o", exe], f"{cc}: link the six models statically into one program")
         if not ok:
             return
         for f in os.listdir(work):
             if ".out" in f:
                 os.remove(os.path.join(work, f))
-        ok, out = run([exe, work], f"{cc}: api_link (the four models in one static program)")
+        ok, out = run([exe, work], f"{cc}: api_link (the six models in one static program)")
         print("     " + "\n     ".join(out.strip().splitlines()))
         for name in MODELS:
             compare_files(work, name, refs[name], "out")
@@ -200,7 +203,7 @@ def test_link(args):
     ok, _ = run(["gcc", "-std=c11", "-O1", *WARN, *args.cflags, f"-I{os.path.join(work, 'conv')}", f"-I{HERE}",
                  os.path.join(HERE, "api_dlopen.c"), "-ldl", "-o", exe], "build api_dlopen")
     if ok:
-        ok, out = run([exe, work, *MODELS], "api_dlopen (the four shared libraries in one process, RTLD_GLOBAL)")
+        ok, out = run([exe, work, *MODELS], "api_dlopen (the six shared libraries in one process, RTLD_GLOBAL)")
         print("     " + "\n     ".join(out.strip().splitlines()))
         for name in MODELS:
             compare_files(work, name, refs[name], "dl.out")
@@ -268,7 +271,7 @@ def test_python(args):
         if not compile_model(args, name, work, "python", " ".join(["-O1", "-Werror"] + args.cflags)):
             return
         sys.path.insert(0, os.path.join(work, name))
-    for name in MODELS:  # all four wrappers, and their libraries, in this one process
+    for name in MODELS:  # all six wrappers, and their libraries, in this one process
         mods[name] = __import__(name)
         report(os.path.dirname(mods[name].__file__) == os.path.join(work, name), f"import {name} from {mods[name].__file__}")
 

@@ -466,10 +466,29 @@ def _(d):
     return save(m, p)
 
 
+@case("user C flags that break a node's code", 5, "emitted C does not compile with the given --cc/--cflags", "node 'conv_3' (Conv)", "conv_3.onnx")
+def _(d):
+    # The Conv's function name (n0_conv_3) defined away: the compiler's first error is on
+    # that function's line, so compile-model names the node.
+    return save(conv_model(pads=[1, 1, 1, 1]), os.path.join(d, "conv_3.onnx")), ("--cflags", "-O0 -Dn0_conv_3=")
+
+
+@case("bfloat16 graph input", UNSUPPORTED, "graph input 'x'", "bfloat16", "not support")
+def _(d):
+    n = helper.make_node("Relu", ["x"], ["y"], name="relu_0")
+    return save(model([n], [vi("x", [1, 3], TensorProto.BFLOAT16)], [vi("y", [1, 3], TensorProto.BFLOAT16)]), os.path.join(d, "bf16_input.onnx"))
+
+
+@case("Cast to bfloat16", UNSUPPORTED, "cast_0", "Cast", "bfloat16")
+def _(d):
+    n = helper.make_node("Cast", ["x"], ["y"], name="cast_0", to=TensorProto.BFLOAT16)
+    return save(model([n], [vi("x", [1, 3])], [vi("y", [1, 3], TensorProto.BFLOAT16)]), os.path.join(d, "bf16_cast.onnx"))
+
+
 def run_compile(args, compiler, d, src, cflags, extra=(), timeout=300):
     out = os.path.join(d, "out_" + re.sub(r"\W", "_", os.path.basename(src)))
     cmd = [compiler, src, "-o", out, "--name", "m", "--quiet"] + list(extra)
-    if cflags:
+    if cflags and "--cflags" not in extra:
         cmd += ["--cflags", cflags]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout), out
 
@@ -516,6 +535,8 @@ def binary_cases(compiler, d, cflags):
     np.save(bad_npy, np.zeros((2, 3), np.float64))
     int64_npy = os.path.join(d, "int64_for_float.npy")
     np.save(int64_npy, np.zeros((2, 3), np.int64))
+    f16_npy = os.path.join(d, "float16_for_float.npy")
+    np.save(f16_npy, np.zeros((2, 3), np.float16))
     wrong_shape = os.path.join(d, "wrong_shape.npy")
     np.save(wrong_shape, np.zeros((5, 7), np.float32))
     garbage = os.path.join(d, "garbage.npy")
@@ -525,6 +546,7 @@ def binary_cases(compiler, d, cflags):
         ("binary: raw input file of the wrong size", ["--input", f"x={bad_raw}"], ["10 bytes", "24"]),
         ("binary: .npy of the wrong dtype", ["--input", f"x={bad_npy}"], ["float32"]),
         ("binary: int64 .npy where float32 is expected", ["--input", f"x={int64_npy}"], ["int64_for_float.npy", "int64", "float32"]),
+        ("binary: float16 .npy where float32 is expected", ["--input", f"x={f16_npy}"], ["float16_for_float.npy", "float16", "float32"]),
         ("binary: .npy of the wrong shape", ["--input", f"x={wrong_shape}"], ["wrong_shape.npy"]),
         ("binary: truncated .npy header", ["--input", f"x={garbage}"], ["garbage.npy"]),
         ("binary: missing input file", ["--input", f"x={d}/nope.npy"], ["nope.npy"]),

@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "codegen/c/emit.h"
 #include "codegen/c/kernels/kernels.h"
+#include "codegen/c/module.h"
 #include "codegen/target.h"
 #include "ir/op.h"
 #include "tests/codegen/c_run.h"
@@ -105,6 +109,108 @@ TEST(CKernels, FusedTailWithScalarConstants) {
     EXPECT_EQ(groups, 1u) << dump_ir(*b.g);
     expect_close(ref, run_c(*b.g, in), 1e-4);
   }
+}
+
+// compile-model names the node when the emitted C does not compile (an internal error):
+// break one node function of a real module and let the C compiler say where.
+TEST(CBackend, LocatesACompileErrorInANodeFunction) {
+  namespace fs = std::filesystem;
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 4, 8, 8});
+  Value* r = b.node("Relu", {x});
+  Value* c = b.node("Conv", {r, b.random_constant("w", {8, 4, 3, 3})}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  b.output(b.node("Sigmoid", {c}));
+  PassOptions po = test_pass_options();
+  po.disabled.insert("fuse");
+  run_pipeline(*b.g, po);
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_locate_XXXXXX").string();
+  ASSERT_TRUE(mkdtemp(tmpl.data()));
+  const std::string d = tmpl + "/";
+  test_backend().write_module(*b.g, {"m", tmpl, "m.onnx"});
+  std::string text = c_run_read_file(d + "m.c");
+  const Node* conv = nullptr;
+  for (auto& n : b.g->nodes)
+    if (n->op_type == "Conv") conv = n.get();
+  ASSERT_NE(conv, nullptr);
+  // The Conv function: its comment names the node; break the first statement of its body.
+  const size_t head = text.find("/* " + conv->name + ": Conv(");
+  ASSERT_NE(head, std::string::npos) << text;
+  const size_t body = text.find("{\n", head) + 2;
+  text.insert(body, "  int broken = ;\n");
+  std::ofstream(d + "m.c") << text;
+  const std::string cmd = "cc -std=c11 -fopenmp -fsyntax-only -I" + d + " " + d + "m.c > " + d + "cc.log 2>&1";
+  ASSERT_NE(std::system(cmd.c_str()), 0) << "the broken module compiled";
+  const std::string where = locate_c_error(d + "m.c", c_run_read_file(d + "cc.log"));
+  EXPECT_EQ(where.rfind("node '" + conv->name + "' (Conv) at " + d + "m.c:", 0), 0u) << where;
+  EXPECT_NE(where.find("expected expression"), std::string::npos) << where;
+  // An error outside any node function (here, in the entry points) names no node.
+  text.erase(body, 17);
+  std::ofstream(d + "m.c") << text << "\nint trailing = ;\n";
+  ASSERT_NE(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(locate_c_error(d + "m.c", c_run_read_file(d + "cc.log")), "");
+  fs::remove_all(tmpl);
+}
+
+// The C float16 conversions generated code uses (onnxc_types.h) agree with the compiler's
+// (ir/tensor.cc, checked exhaustively against binary16's definition in tests/unit): every half
+// widened, and every half, midpoint and midpoint +-1 float ulp narrowed.
+TEST(CRuntime, Float16ConversionsMatchTheCompilers) {
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_f16_XXXXXX").string();
+  ASSERT_TRUE(mkdtemp(tmpl.data()));
+  const std::string d = tmpl + "/";
+  std::ofstream(d + "onnxc_types.h") << kRuntimeTypes;
+  std::ofstream(d + "f16.c") << R"(#include <stdio.h>
+#include <stdlib.h>
+#include "onnxc_types.h"
+int main(int argc, char** argv) {
+  FILE* in = fopen(argv[1], "rb");
+  FILE* out = fopen(argv[2], "wb");
+  if (!in || !out || argc != 3) return 2;
+  for (unsigned h = 0; h < 65536; ++h) {
+    float f = onnxc_f16_to_f32((uint16_t)h);
+    fwrite(&f, sizeof f, 1, out);
+  }
+  float f;
+  while (fread(&f, sizeof f, 1, in) == 1) {
+    uint16_t h = onnxc_f32_to_f16(f);
+    fwrite(&h, sizeof h, 1, out);
+  }
+  return fclose(out) != 0;
+}
+)";
+  std::vector<float> probe;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = half_to_float(static_cast<uint16_t>(h));
+    probe.push_back(f);
+    if ((h & 0x7fff) < 0x7c00) {
+      const float up = half_to_float(static_cast<uint16_t>(h + 1 < 65536 ? h + 1 : h));
+      const float mid = static_cast<float>((static_cast<double>(f) + up) / 2);
+      for (float v : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY), std::nextafter(mid, -INFINITY)}) probe.push_back(v);
+    }
+  }
+  for (float v : {65519.0f, 65520.0f, 1e30f, -1e30f, std::numeric_limits<float>::denorm_min(), 1e-8f, 0.1f}) probe.push_back(v);
+  std::ofstream(d + "in.bin", std::ios::binary).write(reinterpret_cast<const char*>(probe.data()),
+                                                       static_cast<std::streamsize>(probe.size() * sizeof(float)));
+  for (const char* cc : {"gcc", "clang"}) {
+    const std::string build = std::string(cc) + " -std=c11 -O2 -Wall -Wextra -Werror -I" + d + " " + d + "f16.c -o " + d + "f16 2>&1";
+    ASSERT_EQ(std::system(build.c_str()), 0) << build;
+    ASSERT_EQ(std::system((d + "f16 " + d + "in.bin " + d + "out.bin").c_str()), 0);
+    const std::string out = c_run_read_file(d + "out.bin");
+    ASSERT_EQ(out.size(), 65536 * sizeof(float) + probe.size() * sizeof(uint16_t)) << cc;
+    for (uint32_t h = 0; h < 65536; ++h) {
+      float f;
+      std::memcpy(&f, out.data() + h * sizeof f, sizeof f);
+      const float want = half_to_float(static_cast<uint16_t>(h));
+      ASSERT_TRUE(std::memcmp(&f, &want, sizeof f) == 0 || (std::isnan(f) && std::isnan(want))) << cc << " widening " << h;
+    }
+    for (size_t i = 0; i < probe.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, out.data() + 65536 * sizeof(float) + i * sizeof h, sizeof h);
+      ASSERT_EQ(h, float_to_half(probe[i])) << cc << " narrowing " << probe[i];
+    }
+  }
+  fs::remove_all(tmpl);
 }
 
 TEST(CBackend, InPlaceOnlyForIndexAlignedNodesOfTheSameShape) {

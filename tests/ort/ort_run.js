@@ -5,7 +5,7 @@
 // (graph order), and one JSON line {"outputs": [names...]} on stdout. An error (model ONNX
 // Runtime refuses, bad file) prints its message on stderr and exits 1.
 // .npy support: little-endian version 1.0 files, C order, dtypes float32, float64, int8,
-// uint8, int16, uint16, int32, uint32, int64, uint64 and bool.
+// uint8, int16, uint16, int32, uint32, int64, uint64, bool and float16.
 // ONNX Runtime comes from `npm install --ignore-scripts onnxruntime-node@1.30.0` in this folder
 // (tools/setup.sh does it); ORT_NODE_PATH may point at another copy.
 const fs = require("fs");
@@ -17,6 +17,7 @@ const TYPES = {
   f4: ["float32", Float32Array], f8: ["float64", Float64Array], i1: ["int8", Int8Array], u1: ["uint8", Uint8Array],
   i2: ["int16", Int16Array], u2: ["uint16", Uint16Array], i4: ["int32", Int32Array], u4: ["uint32", Uint32Array],
   i8: ["int64", BigInt64Array], u8: ["uint64", BigUint64Array], b1: ["bool", Uint8Array],
+  f2: ["float16", Uint16Array],  // the binary16 bits
 };
 
 function readNpy(file) {

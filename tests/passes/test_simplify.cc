@@ -1,6 +1,6 @@
 // tests/passes/test_simplify.cc — algebraic simplification (passes/simplify.cc): BN and
 // per-channel Mul/Add folded into Conv/Gemm weights, standalone BN as Mul + Add, transpose
-// pairs, reshape chains and no-op reshapes. Every case also checks the outputs before and
+// pairs, reshape chains and no-op reshapes, spatial ReduceMean as GlobalAveragePool. Every case also checks the outputs before and
 // after the pass agree on random inputs.
 #include <algorithm>
 
@@ -294,6 +294,33 @@ TEST(Simplify, KeepsReshapeFromInputToOutput) {
   Graph& g = *b.g;
   EXPECT_FALSE(run_simplify(g));
   EXPECT_EQ(g.nodes.size(), 1u);
+}
+
+TEST(Simplify, SpatialReduceMeanBecomesGlobalAveragePool) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 5, 3, 4});
+  Value* r = b.node("Relu", {x});
+  Value* m = b.node("ReduceMean", {r}, {{"axes", attr_ints({-2, 3})}}, "se_mean");
+  b.output(b.node("Mul", {r, m}));
+  Graph& g = *b.g;
+  EXPECT_TRUE(run_simplify(g));
+  EXPECT_EQ(count_ops(g, "ReduceMean"), 0u);
+  const Node* gap = only_node(g, "GlobalAveragePool");
+  ASSERT_TRUE(gap);
+  EXPECT_EQ(gap->inputs.size(), 1u);
+  EXPECT_EQ(gap->out(0)->shape, (Shape{2, 5, 1, 1}));
+  EXPECT_TRUE(has_origin(*gap, "se_mean"));
+}
+
+TEST(Simplify, KeepsOtherReduceMeans) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 5, 3, 4});
+  b.output(b.node("ReduceMean", {x}, {{"axes", attr_ints({2, 3})}, {"keepdims", attr_int(0)}}));
+  b.output(b.node("ReduceMean", {x}, {{"axes", attr_ints({1, 2, 3})}}));
+  b.output(b.node("ReduceMean", {b.input("y", {2, 3, 4})}, {{"axes", attr_ints({1, 2})}}));
+  Graph& g = *b.g;
+  EXPECT_FALSE(run_simplify(g));
+  EXPECT_EQ(count_ops(g, "ReduceMean"), 3u);
 }
 
 TEST(Simplify, NoChangeReportsFalse) {

@@ -117,7 +117,9 @@ TEST(Runtime, DtypesAndStatusStrings) {
   EXPECT_EQ(onnxc_dtype_size(ONNXC_BOOL), 1u);
   EXPECT_EQ(onnxc_dtype_size(ONNXC_F64), 8u);
   EXPECT_EQ(onnxc_dtype_size(ONNXC_U16), 2u);
-  EXPECT_EQ(onnxc_dtype_size(10), 0u);  // float16: not supported
+  EXPECT_EQ(onnxc_dtype_size(ONNXC_F16), 2u);
+  EXPECT_STREQ(onnxc_dtype_name(ONNXC_F16), "float16");
+  EXPECT_EQ(onnxc_dtype_size(16), 0u);  // bfloat16: not supported
   EXPECT_STREQ(onnxc_dtype_name(ONNXC_F32), "float32");
   EXPECT_STREQ(onnxc_dtype_name(ONNXC_I64), "int64");
   EXPECT_STREQ(onnxc_dtype_name(ONNXC_BOOL), "bool");
@@ -502,7 +504,7 @@ TEST(TensorFile, RawWrongSize) {
 TEST(TensorFile, BadInfo) {
   std::vector<float> dst(6);
   onnxc_tensor_info bad = kF32_23;
-  bad.dtype = 10;
+  bad.dtype = 16;  // bfloat16: no such dtype in the runtime
   EXPECT_EQ(onnxc_read_tensor_file("x.npy", &bad, dst.data()), ONNXC_ERR_DTYPE);
   EXPECT_EQ(onnxc_read_tensor_file("x.npy", nullptr, dst.data()), ONNXC_ERR_ARG);
   EXPECT_EQ(onnxc_read_tensor_file("x.npy", &kF32_23, nullptr), ONNXC_ERR_ARG);

@@ -90,6 +90,46 @@ struct OneNode {
   }
 };
 
+// float16: every one of the 65536 values widens exactly and narrows back to itself; every
+// midpoint between two neighbours rounds to the even one, and one float ulp off it to the
+// nearer one. The widened values are checked against the definition of binary16.
+TEST(Float16, ExhaustiveAgainstTheDefinition) {
+  auto value = [](uint16_t h) {  // (-1)^s * 2^(e-15) * 1.m, or 2^-14 * 0.m
+    const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    const double mag = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
+    return (h & 0x8000) ? -mag : mag;
+  };
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = half_to_float(static_cast<uint16_t>(h));
+    const double want = value(static_cast<uint16_t>(h));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(f)) << h;
+      ASSERT_TRUE(std::isnan(half_to_float(float_to_half(f)))) << h;
+      continue;
+    }
+    ASSERT_EQ(static_cast<double>(f), want) << h;
+    ASSERT_EQ(std::signbit(f), (h & 0x8000) != 0) << h;
+    ASSERT_EQ(float_to_half(f), h) << h;
+    // the midpoint to the next value up in magnitude (finite, same sign)
+    if ((h & 0x7fff) >= 0x7bff) continue;
+    const double up = value(static_cast<uint16_t>(h + 1)), mid = (want + up) / 2;
+    const float fm = static_cast<float>(mid);
+    ASSERT_EQ(static_cast<double>(fm), mid) << h;  // midpoints are exact floats
+    const uint16_t even = (h & 1) ? static_cast<uint16_t>(h + 1) : static_cast<uint16_t>(h);
+    ASSERT_EQ(float_to_half(fm), even) << h;
+    const float toward = std::nextafter(fm, static_cast<float>(want)), away = std::nextafter(fm, static_cast<float>(up));
+    ASSERT_EQ(float_to_half(toward), h) << h;
+    ASSERT_EQ(float_to_half(away), h + 1) << h;
+  }
+  EXPECT_EQ(float_to_half(65519.0f), 0x7bff);  // 65504, the largest half
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // the midpoint to 65536 rounds to even: inf
+  EXPECT_EQ(float_to_half(-1e30f), 0xfc00);
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0);           // half the smallest subnormal: ties to 0
+  EXPECT_EQ(float_to_half(std::ldexp(1.5f, -25)), 1);
+  EXPECT_EQ(float_to_half(std::numeric_limits<float>::denorm_min()), 0);
+  EXPECT_EQ(float_to_half(-std::numeric_limits<float>::denorm_min()), 0x8000);
+}
+
 TEST(Eval, AddBroadcastsLikeNumpy) {
   OneNode t("Add", {Tensor::from_f32({1, 2, 3, 4, 5, 6}, {2, 3}), Tensor::from_f32({10, 20, 30}, {3})});
   const Tensor& r = t.run();

@@ -1,5 +1,5 @@
-// codegen/c/kernels/activation.cc — C for Softplus, Softsign, Selu, Celu, Mish, Gelu and
-// ThresholdedRelu (ir/ops/activation.cc says what they mean). One loop nest over the
+// codegen/c/kernels/activation.cc — C for Softplus, Softsign, Selu, Celu, Mish, Gelu,
+// ThresholdedRelu and Shrink (ir/ops/activation.cc says what they mean). One loop nest over the
 // output (ew_loop.h), float32 on NCHWc activations too; the float32 element
 // (CKernel::expr) serves the fused loops. activation_expr() is the one place each op's C
 // expression lives: float32 calls the inline helpers of codegen/c/vmath.h (exp, tanh, erf)
@@ -44,12 +44,14 @@ std::string activation_expr(const Node& n, DType t, const std::string& x) {
     return fmt::format("{} * {} * ({} + {})", lit(0.5), x, lit(1), call("erf", fmt::format("{} * {}", x, lit(0.70710678118654752440))));
   }
   if (k == "ThresholdedRelu") return fmt::format("{0} > {1} ? {0} : {2}", x, lit(a.alpha), lit(0));
+  if (k == "Shrink")
+    return fmt::format("({0} < {1} ? {0} + {2} : {0} > {3} ? {0} - {2} : {4})", x, lit(-a.alpha), lit(a.gamma), lit(a.alpha), lit(0));
   internal_error(__FILE__, __LINE__, "activation_expr", n.where() + ": no C expression for " + k);
 }
 
 // Loops calling libm (float64, or log1pf) do not vectorize; the inline helpers do.
 bool activation_vectorizable(const std::string& k, DType t) {
-  return k == "Softsign" || k == "ThresholdedRelu" || (t == DType::F32 && k != "Softplus" && k != "Mish");
+  return k == "Softsign" || k == "ThresholdedRelu" || k == "Shrink" || (t == DType::F32 && k != "Softplus" && k != "Mish");
 }
 
 void emit_activation(CEmit& e) {
@@ -67,7 +69,7 @@ std::string activation_element(const Node& n, const std::vector<std::string>& a)
 }  // namespace
 
 void register_activation(CKernelTable& t) {
-  for (const char* k : {"Softplus", "Softsign", "Selu", "Celu", "Mish", "Gelu", "ThresholdedRelu"})
+  for (const char* k : {"Softplus", "Softsign", "Selu", "Celu", "Mish", "Gelu", "ThresholdedRelu", "Shrink"})
     t[k] = {emit_activation, ew_nchwc_ok, activation_element, nullptr};
 }
 

@@ -29,11 +29,29 @@ void emit_argmax(CEmit& e) {
   e("}}");
 }
 
+void emit_hardmax(CEmit& e) {
+  const ArgGeom& g = hardmax_geom(e.node);
+  const char* ct = e.in_ctype(0);
+  int64_t n = g.outer * g.inner;
+  if (n == 0 || g.len == 0) return;
+  if (n > 1 && e.parallel(static_cast<double>(n * g.len * 2))) e("ONNXC_PRAGMA(omp parallel for)");
+  e("for (int64_t q = 0; q < {}; ++q) {{", n);
+  e("const int64_t base = (q / {}) * {} + q % {};", g.inner, g.len * g.inner, g.inner);
+  e("const {}* restrict p = {} + base;", ct, e.in(0));
+  e("{}* restrict y = {} + base;", ct, e.out(0));
+  e("{} bv = p[0];", ct);
+  e("int64_t best = 0;");
+  e("for (int64_t j = 1; j < {}; ++j) if (p[j * {}] > bv) {{ bv = p[j * {}]; best = j; }}", g.len, g.inner, g.inner);
+  e("for (int64_t j = 0; j < {}; ++j) y[j * {}] = j == best ? 1 : 0;", g.len, g.inner);
+  e("}}");
+}
+
 }  // namespace
 
 void register_argmax(CKernelTable& t) {
   t["ArgMax"] = {emit_argmax, nullptr, nullptr, nullptr};
   t["ArgMin"] = {emit_argmax, nullptr, nullptr, nullptr};
+  t["Hardmax"] = {emit_hardmax, nullptr, nullptr, nullptr};
 }
 
 }  // namespace onnxc

@@ -1,5 +1,5 @@
 // codegen/c/kernels/elementwise.cc — C for the elementwise ops: unary (Relu, Sigmoid...),
-// binary (Add, Sub, Mul, Div, Pow, PRelu), variadic (Sum, Max, Min), Clip, Cast and
+// binary (Add, Sub, Mul, Div, Pow, PRelu), variadic (Sum, Mean, Max, Min), Clip, Cast, CastLike and
 // Identity/Dropout.
 //
 // Each op has a standalone kernel (one broadcasting loop nest over the output, any dtype the
@@ -152,9 +152,10 @@ void emit_variadic(CEmit& e) {
   emit_broadcast(e, e.out_view(0), shapes, [&](const std::vector<std::string>& idx, const std::string& o) {
     auto x = [&](size_t k) { return e.in(k) + "[" + idx[k] + "]"; };
     if (shapes.size() == 1) return fmt::format("{}[{}] = {};", e.out(0), o, x(0));
-    if (kind == "Sum") {
+    if (kind == "Sum" || kind == "Mean") {
       std::string s = x(0);
       for (size_t k = 1; k < shapes.size(); ++k) s += " + " + x(k);
+      if (kind == "Mean") s = fmt::format("({}) / {}", s, c_literal(e.out_dtype(0), static_cast<double>(shapes.size())));
       return fmt::format("{}[{}] = {};", e.out(0), o, s);
     }
     // { T m = x0[..]; T v = x1[..]; m = v > m || v != v ? v : m; ... y0[o] = m; }
@@ -168,9 +169,10 @@ void emit_variadic(CEmit& e) {
   });
 }
 
-std::string sum_element(const Node&, const std::vector<std::string>& a) {
+std::string sum_element(const Node& n, const std::vector<std::string>& a) {
   std::string s;
   for (auto& x : a) s += (s.empty() ? "(" : " + (") + x + ")";
+  if (n.op_type == "Mean" && a.size() > 1) s = fmt::format("(({}) / {})", s, c_float(static_cast<double>(a.size())));
   return s;
 }
 
@@ -263,10 +265,12 @@ void register_elementwise(CKernelTable& t) {
     t[k] = {emit_unary, elementwise_nchwc_ok, unary_element, nullptr};
   for (const char* k : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) t[k] = {emit_binary, binary_nchwc, binary_element, nullptr};
   t["Sum"] = {emit_variadic, elementwise_nchwc_ok, sum_element, nullptr};
+  t["Mean"] = {emit_variadic, elementwise_nchwc_ok, sum_element, nullptr};
   t["Max"] = {emit_variadic, elementwise_nchwc_ok, nullptr, max_min_element};
   t["Min"] = {emit_variadic, elementwise_nchwc_ok, nullptr, max_min_element};
   t["Clip"] = {emit_clip, elementwise_nchwc_ok, clip_element, nullptr};
   t["Cast"] = {emit_cast, nullptr, copy_element, nullptr};
+  t["CastLike"] = {emit_cast, nullptr, nullptr, nullptr};
   t["Identity"] = {emit_identity, nullptr, copy_element, nullptr};
   t["Dropout"] = {emit_identity, nullptr, copy_element, nullptr};
 }

@@ -39,7 +39,7 @@ using CKernelTable = std::map<std::string, CKernel>;
 // The kernel of an op type; nullptr when the C backend has none.
 const CKernel* find_c_kernel(const std::string& op_type);
 
-void register_elementwise(CKernelTable&);     // unary, binary, variadic, Clip, Cast, Identity/Dropout
+void register_elementwise(CKernelTable&);     // unary, binary, variadic, Clip, Cast, CastLike, Identity/Dropout
 void register_conv(CKernelTable&);            // Conv (conv.cc picks among conv_*.cc)
 void register_conv_transpose(CKernelTable&);  // ConvTranspose
 void register_norm(CKernelTable&);            // BatchNormalization, LRN
@@ -48,17 +48,24 @@ void register_global_pool(CKernelTable&);     // GlobalAveragePool, GlobalMaxPoo
 void register_gemm(CKernelTable&);            // Gemm, MatMul
 void register_reduce(CKernelTable&);          // ReduceMean, ReduceSum, ReduceMax
 void register_softmax(CKernelTable&);         // Softmax, LogSoftmax
-void register_movement(CKernelTable&);        // Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather
+void register_movement(CKernelTable&);        // Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather, DepthToSpace, SpaceToDepth
 void register_layout_transform(CKernelTable&);  // onnxc.layout_transform
 void register_pad(CKernelTable&);             // Pad
 void register_resize(CKernelTable&);          // Resize, Upsample
 void register_constant(CKernelTable&);        // ConstantOfShape
 void register_compare(CKernelTable&);         // comparisons, logic, IsNaN, IsInf, Where
-void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigonometric and hyperbolic functions, Mod
+void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigonometric and hyperbolic functions, Mod, BitShift
 void register_reduce_more(CKernelTable&);     // ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
-void register_argmax(CKernelTable&);          // ArgMax, ArgMin
+void register_argmax(CKernelTable&);          // ArgMax, ArgMin, Hardmax
 void register_layer_norm(CKernelTable&);      // LayerNormalization
 void register_expand(CKernelTable&);          // Expand, Tile, Range
-void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu
+void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink
+void register_gather_scatter(CKernelTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
+void register_trilu(CKernelTable&);           // Trilu, EyeLike
+void register_cumsum(CKernelTable&);          // CumSum
+void register_onehot(CKernelTable&);          // OneHot
+void register_topk(CKernelTable&);            // TopK
+void register_einsum(CKernelTable&);          // Einsum
+void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 
 }  // namespace onnxc

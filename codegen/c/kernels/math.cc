@@ -1,5 +1,5 @@
 // codegen/c/kernels/math.cc — C for Floor, Ceil, Round, Sign, the trigonometric and
-// hyperbolic functions, and Mod (ir/ops/math.cc says what they mean). One broadcasting
+// hyperbolic functions, Mod and BitShift (ir/ops/math.cc says what they mean). One broadcasting
 // loop nest over the output (ew_loop.h), float32 on NCHWc activations too; the float32
 // element (CKernel::expr) serves the fused loops. math_expr() is the one place each op's
 // C expression lives: plain libm calls for now (sinf, atanhf...), which get no `omp simd`.
@@ -58,6 +58,17 @@ void emit_mod(CEmit& e) {
   }, false);
 }
 
+void emit_bitshift(CEmit& e) {
+  DType t = e.out_dtype(0);
+  const char* ct = dtype_ctype(t);
+  int64_t bits = static_cast<int64_t>(dtype_size(t)) * 8;
+  const char* op = bitshift_left(e.node) ? "<<" : ">>";
+  emit_ew_loop(e, e.out_view(0), {e.in_view(0), e.in_view(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+    return fmt::format("{{ const uint64_t x = {}[{}], s = {}[{}]; {}[{}] = s >= {} ? 0 : ({})(x {} s); }}", e.in(0), idx[0], e.in(1),
+                       idx[1], e.out(0), o, bits, ct, op);
+  }, true);
+}
+
 std::string mod_element(const Node&, const std::vector<std::string>& a) { return fmt::format("fmodf({}, {})", a.at(0), a.at(1)); }
 
 }  // namespace
@@ -67,6 +78,7 @@ void register_math(CKernelTable& t) {
                         "Acosh", "Atanh"})
     t[k] = {emit_math, ew_nchwc_ok, math_element, nullptr};
   t["Mod"] = {emit_mod, ew_nchwc_ok, mod_element, nullptr};
+  t["BitShift"] = {emit_bitshift, nullptr, nullptr, nullptr};
 }
 
 }  // namespace onnxc

@@ -11,6 +11,7 @@
 //             the same copies over whole blocks, one run per input and image.
 //  Split      each piece as [outer, size_k * inner] rows.
 //  Slice      a strided view of the input (offset = starts, strides = steps).
+//  DepthToSpace, SpaceToDepth  the output as a 6-D view of the input (ir/ops/index_ops.h).
 //  Gather     constant indices in arithmetic progression: a strided copy; other constant
 //             indices: a static index table; runtime indices: read, wrapped once and
 //             clamped to the axis (ir/ops/gather.cc). The innermost block is a memcpy.
@@ -19,6 +20,7 @@
 
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
+#include "ir/ops/index_ops.h"
 #include "ir/ops/move_common.h"
 
 namespace onnxc {
@@ -165,6 +167,12 @@ void emit_gather(CEmit& e) {
   if (outer > 1) e("}}");
 }
 
+void emit_space_depth(CEmit& e) {
+  const SpaceDepthGeom& g = space_depth_geom(e.node);
+  StridedView dv{0, strides_of(g.dims)}, sv{0, g.src_stride};
+  emit_strided_copy(e, e.out(0), dv, e.in(0), sv, g.dims, e.out_dtype(0));
+}
+
 }  // namespace
 
 void register_movement(CKernelTable& t) {
@@ -174,6 +182,8 @@ void register_movement(CKernelTable& t) {
   t["Split"] = {emit_split, nullptr, nullptr, nullptr};
   t["Slice"] = {emit_slice, nullptr, nullptr, nullptr};
   t["Gather"] = {emit_gather, nullptr, nullptr, nullptr};
+  t["DepthToSpace"] = {emit_space_depth, nullptr, nullptr, nullptr};
+  t["SpaceToDepth"] = {emit_space_depth, nullptr, nullptr, nullptr};
 }
 
 }  // namespace onnxc

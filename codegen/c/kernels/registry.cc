@@ -26,6 +26,13 @@ static CKernelTable build_table() {
   register_reduce_more(t);
   register_argmax(t);
   register_layer_norm(t);
+  register_gather_scatter(t);
+  register_trilu(t);
+  register_cumsum(t);
+  register_onehot(t);
+  register_topk(t);
+  register_stat_norm(t);
+  register_einsum(t);
   return t;
 }
 
