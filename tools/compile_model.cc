@@ -348,7 +348,7 @@ int main(int argc, char** argv) {
                  "NAME.py, a ctypes + numpy wrapper)")
       ->check(CLI::IsMember({"c", "so", "exe", "python"}))->capture_default_str();
   app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
-  app.add_option("--cflags", o.cflags, "C compiler flags, replacing the target's (host: \"-O3 -march=native\", plus -mprefer-vector-width=512 on AVX-512)");
+  app.add_option("--cflags", o.cflags, "C compiler flags, replacing the target's (host: \"-O3 -march=native -ffp-contract=fast\", plus -mprefer-vector-width=512 on AVX-512; keep -ffp-contract=fast with gcc or the multiply-adds are not fused)");
   app.add_option("--driver-object", o.driver_object,
                  "--emit exe: link the generic command-line driver from FILE (an object file), compiling it there first "
                  "if FILE does not exist; it is the same for every model built with the same C compiler and flags")

@@ -34,13 +34,14 @@ class CBackend : public Backend {
 
   EmittedNode emit_node(const Node& n, const NodeParams& p) const override {
     CEmit e(n, target(), p.inputs, p.outputs, p.extras);
-    // "Conv nchw16c plane + fused loop": the op, the output layout, the kernel's variant.
+    // "Conv nchw16c regular + epilogue": the op, the output layout, the kernel's variant, and
+    // how a fused group's steps run (in the kernel, or as a loop after it).
     auto kernel = [&] {
       std::string k = n.op_type;
       const Value* o = n.out(0);
       if (o && !o->layout.is_plain()) k += " " + o->layout.str(o->shape.size());
       if (!e.variant.empty()) k += " " + e.variant;
-      if (!n.epilogue.empty() && !is_index_aligned_elementwise(n)) k += " + fused loop";
+      if (!n.epilogue.empty() && !is_index_aligned_elementwise(n)) k += e.epilogue_done ? " + epilogue" : " + fused loop";
       return k;
     };
     // A node whose outputs are all empty computes nothing (and its kernel never sees shapes
@@ -58,7 +59,7 @@ class CBackend : public Backend {
       k->emit(e);
     } else {
       if (!is_index_aligned_elementwise(n)) k->emit(e);
-      emit_group_loop(e);
+      if (!e.epilogue_done) emit_group_loop(e);
     }
     return {e.body(), kernel()};
   }

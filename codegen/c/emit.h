@@ -34,6 +34,9 @@ class CEmit {
       : node(n), target(t), ins_(std::move(in_names)), outs_(std::move(out_names)), extras_(std::move(extra_names)) {}
   const Node& node;
   const Target& target;
+  // Set by a kernel that applied node.epilogue (a fused group's steps) itself; otherwise the
+  // backend follows the kernel with the group loop (codegen/c/fused.h).
+  bool epilogue_done = false;
   // The variant a kernel chose ("plane", "nchwc depthwise"...), named in the per-op profile.
   std::string variant;
   // Whether a loop nest doing `work` scalar operations goes parallel (Target::parallel).

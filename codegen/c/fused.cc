@@ -14,9 +14,10 @@ namespace {
 
 // Arguments of node m's element expression: "" for absent/static inputs, reads of the anchor's inputs
 // (when `anchor`), the local of an internal value of the group (`locals`), or reads of
-// extra inputs.
+// extra inputs (extra k at index idx[inputs + k], or the element expression extra_elems[k]
+// when given).
 std::vector<std::string> expr_args(const CEmit& e, const Node& m, bool anchor, const std::map<const Value*, std::string>& locals,
-                                   const std::vector<std::string>& idx) {
+                                   const std::vector<std::string>& idx, const std::vector<std::string>* extra_elems = nullptr) {
   const Node& n = e.node;
   std::vector<std::string> args;
   for (size_t i = 0; i < m.inputs.size(); ++i) {
@@ -27,7 +28,8 @@ std::vector<std::string> expr_args(const CEmit& e, const Node& m, bool anchor, c
     auto it = std::find(n.extra_inputs.begin(), n.extra_inputs.end(), v);
     ONNXC_ASSERT(it != n.extra_inputs.end(), m.where() + ": input '" + v->name + "' is not an extra input of its group");
     size_t k = static_cast<size_t>(it - n.extra_inputs.begin());
-    args.push_back(fmt::format("{}[{}]", e.extra(k), idx.at(n.inputs.size() + k)));
+    if (extra_elems) args.push_back(extra_elems->at(k));
+    else args.push_back(fmt::format("{}[{}]", e.extra(k), idx.at(n.inputs.size() + k)));
   }
   return args;
 }
@@ -68,6 +70,21 @@ void emit_group_loop(CEmit& e) {
     }
     return s + fmt::format(" {}[{}] = t{}; }}", e.out(0), o, k);
   });
+}
+
+std::string epilogue_element(const CEmit& e, const std::string& src, const std::vector<std::string>& extra_elems,
+                             const std::string& dst) {
+  const Node& n = e.node;
+  ONNXC_ASSERT(extra_elems.size() == n.extra_inputs.size(), n.where() + ": epilogue element without its extra inputs");
+  std::map<const Value*, std::string> locals{{n.anchor_out, "t0"}};
+  std::string s = fmt::format("const float t0 = {};", src);
+  size_t k = 0;
+  for (auto& step : n.epilogue) {
+    ++k;
+    s += " " + element(*step, expr_args(e, *step, false, locals, {}, &extra_elems), "t" + std::to_string(k));
+    locals[step->out(0)] = "t" + std::to_string(k);
+  }
+  return s + fmt::format(" {} = t{};", dst, k);
 }
 
 }  // namespace onnxc

@@ -9,15 +9,29 @@
 // may read any earlier one (x * sigmoid(x): t1 = sigmoid(t0); t2 = t0 * t1). Each element
 // comes from the op's kernel (CKernel::expr or stmts, codegen/c/kernels/kernels.h). Extra
 // inputs are read through their broadcast views, so the loop works for plain and NCHWc
-// outputs alike. Known gap: the epilogue of a conv is a second sweep over its output
-// instead of running on the accumulators.
+// outputs alike. An anchor's kernel may instead apply the epilogue itself, on each tile of
+// its output while the tile is in registers or L1 (the NCHWc conv, codegen/c/kernels/
+// conv_nchwc.cc): it builds each element from epilogue_element() and sets
+// CEmit::epilogue_done, and the backend then emits no group loop.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "codegen/c/emit.h"
 
 namespace onnxc {
 
 // Emits the group loop (see above). The backend calls it after the anchor's kernel unless
-// the anchor is index-aligned elementwise (then the loop does it all).
+// the kernel set CEmit::epilogue_done; when the anchor is index-aligned elementwise the loop
+// does it all.
 void emit_group_loop(CEmit& e);
+
+// The statements of the group's epilogue on one element, for anchors that apply it
+// themselves: t0 = `src` (the anchor's value of the element), then each step as in the group
+// loop, reading extra input k as the C expression extra_elems[k]; the group's value is
+// stored to the lvalue `dst`. `src` and the extra expressions must be free of side effects
+// (a step may read its argument more than once).
+std::string epilogue_element(const CEmit& e, const std::string& src, const std::vector<std::string>& extra_elems,
+                             const std::string& dst);
 
 }  // namespace onnxc

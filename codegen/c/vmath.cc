@@ -11,7 +11,8 @@
 // FMA in ISO C mode) and by clang 14 (contracts) at -O3 -march=native, against the
 // double-precision libm function: ulps of the float grid at the exact value (2^-149 in the
 // denormals). tests/codegen/vmath_exhaustive.cc (label `long`) measures them, test_vmath.cc
-// checks every 97th input. Polynomial coefficients are minimax fits rounded to float
+// checks every 97th input, also built by gcc with -ffp-contract=fast (the targets' flags,
+// codegen/target.cc), where gcc contracts as clang does and gives the same errors there. Polynomial coefficients are minimax fits rounded to float
 // (tools/vmath_fit.py).
 #include "codegen/c/vmath.h"
 

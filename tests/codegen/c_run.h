@@ -1,5 +1,6 @@
 // tests/codegen/c_run.h — running a hand-built graph through the C backend in a test: the
-// module is written by the test backend (tests/passes/pass_test_util.h) into a fresh
+// module is written by the test backend (tests/passes/pass_test_util.h; or the backend of
+// CRunOptions) into a fresh
 // temporary directory, built with the
 // system C compiler (warnings are errors, as tools/compile_model.cc builds it, plus
 // -Wextra) together with the generic main (the model's C includes the runtime), and run on raw input files;
@@ -40,6 +41,7 @@ struct CRunOptions {
   // Add ONNXC_TEST_GENERATED_CFLAGS. Off for checks of what the optimizer does with the
   // plain C (clang warns that it cannot vectorize `omp simd` loops once ASan instruments them).
   bool sanitize = true;
+  const Backend* backend = nullptr;  // the backend that writes the module (nullptr: test_backend())
   // Functions the model's object code must not call: NAME.c is also compiled alone (-c) and
   // any of these among its undefined symbols (nm -u) fails the test.
   std::vector<std::string> forbid_calls;
@@ -90,7 +92,7 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
     co.name = name;
     co.outdir = dir.string();
     co.source = g.model_path;
-    test_backend().write_module(g, co);
+    (o.backend ? *o.backend : test_backend()).write_module(g, co);
   } catch (const std::exception& ex) {
     return fail(std::string("write_module: ") + ex.what());
   }

@@ -8,6 +8,10 @@
 // both graphs (eval converts layouts, so this checks the graph was built as intended) and
 // (b) that the generated C for the NCHWc graph, built with -O1 -Werror, matches the
 // reference. Several independent sub-networks share one C build to keep the test quick.
+// The conv cases cover the register tiles of conv_nchwc.cc: full and remainder tiles of
+// pixels and of output-channel chunks, edges, the 1×1 line cut into segments, and fused
+// epilogues applied on the tiles (fuse_ops on the blocked graph; the conv's function must
+// then have no second sweep over its output).
 #include "tests/codegen/c_run.h"
 #include "tests/passes/pass_test_util.h"
 
@@ -52,13 +56,45 @@ Value* from_blocked(GraphBuilder& b, Value* y, int64_t blk) {
   return b.node("onnxc.layout_transform", {y}, {{"from", attr_int(blk)}, {"to", attr_int(0)}});
 }
 
-void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4) {
+// Fused conv groups of g: (group, C body of its function).
+std::vector<std::pair<const Node*, std::string>> fused_convs(const Graph& g) {
+  std::vector<std::pair<const Node*, std::string>> r;
+  for (auto& n : g.nodes) {
+    if (n->op_type != "Conv" || n->epilogue.empty()) continue;
+    NodeParams p;
+    for (size_t i = 0; i < n->inputs.size(); ++i) p.inputs.push_back(n->in(i) && !n->op->static_input(i) ? "x" + std::to_string(i) : "");
+    p.outputs = {"y0"};
+    for (size_t k = 0; k < n->extra_inputs.size(); ++k) p.extras.push_back("e" + std::to_string(k));
+    r.emplace_back(n.get(), test_backend().emit_node(*n, p).body);
+  }
+  return r;
+}
+
+// `fused_steps` > 0: the NCHWc graph goes through the fusion pass, and every conv must then
+// anchor a group whose epilogue runs on the conv's tiles (no group loop reading the stored
+// output back: "t0 = y0["), with `fused_steps` steps in all the groups together.
+void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4, size_t fused_steps = 0, const CRunOptions& o = {}) {
   SCOPED_TRACE("block " + std::to_string(blk));
   GraphBuilder plain, blocked;
   build(plain, 0);
   build(blocked, blk);
   verify_graph(*plain.g);
   verify_graph(*blocked.g);
+  if (fused_steps) {
+    fuse_ops(*blocked.g, test_pass_options());
+    verify_graph(*blocked.g);
+    size_t convs = 0;
+    for (auto& n : blocked.g->nodes) convs += n->op_type == "Conv";
+    auto groups = fused_convs(*blocked.g);
+    EXPECT_EQ(groups.size(), convs) << "every conv anchors a group";
+    size_t steps = 0;
+    for (auto& [n, body] : groups) {
+      steps += n->epilogue.size();
+      EXPECT_EQ(body.find("t0 = y0["), std::string::npos) << n->where() << ": the epilogue is a second sweep:\n" << body;
+      EXPECT_NE(body.find("epilogue on each tile"), std::string::npos) << n->where();
+    }
+    EXPECT_EQ(steps, fused_steps) << "steps in the conv groups";
+  }
   auto in = random_inputs(*blocked.g);
   std::map<const Value*, Tensor> in_plain;
   for (Value* v : plain.g->inputs)
@@ -70,13 +106,23 @@ void check_nchwc(const Build& build, int64_t blk, double tol = 1e-4) {
     SCOPED_TRACE("reference: plain graph vs NCHWc graph");
     expect_close(ref_plain, ref, tol);
   }
-  auto c = run_c(*blocked.g, in);
+  auto c = run_c(*blocked.g, in, o);
   SCOPED_TRACE("generated C vs reference");
   expect_close(ref, c, tol);
 }
 
 // ---------------------------------------------------------------------------------------
 // Conv
+
+// The conv kernels' register tiles are written for the target's vector width (16 floats
+// here): built for this machine (-march=native, -ffp-contract=fast), as users build them. Without it gcc lowers
+// each 16-float vector to four SSE registers and takes ~10x longer on the unrolled tiles;
+// Regular4/8/16 and the node tests (-O1, no -march) build that portable form.
+CRunOptions native() {
+  CRunOptions o;
+  o.cflags = "-O1 -march=native -ffp-contract=fast";
+  return o;
+}
 
 struct ConvSpec {
   int64_t N = 1, C = 16, M = 16, H = 9, W = 9, KH = 3, KW = 3, group = 1;
@@ -87,7 +133,8 @@ struct ConvSpec {
   bool dirty = false;  // X through dirty() (padding lanes -inf)
 };
 
-void conv(GraphBuilder& b, int64_t blk, const ConvSpec& s, const std::string& name) {
+// The conv of spec s on a new input; its output (NCHW[blk]c when blk > 0), not yet an output.
+Value* conv_node(GraphBuilder& b, int64_t blk, const ConvSpec& s, const std::string& name) {
   Value* x = b.input(name + "_x", {s.N, s.C, s.H, s.W});
   Tensor w = rand_tensor(b, {s.M, s.C / s.group, s.KH, s.KW});
   Tensor bias = rand_tensor(b, {s.M});
@@ -110,7 +157,15 @@ void conv(GraphBuilder& b, int64_t blk, const ConvSpec& s, const std::string& na
   std::vector<Value*> ins{xin, wv};
   if (s.bias) ins.push_back(b.constant(name + "_b", bias));
   Value* y = b.node("Conv", ins, at, name);
-  b.output(from_blocked(b, y, blk));
+  if (blk) {
+    y->layout = Layout::nchwc(blk);
+    EXPECT_TRUE(supports_blocked(*y->producer, blk)) << y->producer->where() << " block " << blk;
+  }
+  return y;
+}
+
+void conv(GraphBuilder& b, int64_t blk, const ConvSpec& s, const std::string& name) {
+  b.output(from_blocked(b, conv_node(b, blk, s, name), blk));
 }
 
 Build convs(std::vector<ConvSpec> specs) {
@@ -153,12 +208,34 @@ TEST(NchwcConv, Regular64) {
   check_nchwc(convs({with(cs(64, 64, 10, 10, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      with(cs(48, 130, 6, 7, 3), [](ConvSpec& s) { s.strides = {2, 2}; s.pads = {0, 1, 1, 0}; s.dirty = true; }),
                      with(cs(70, 20, 5, 5, 1), [](ConvSpec&) {})}),
-              64);
+              64, 1e-4, 0, native());
 }
 TEST(NchwcConv, Regular256) {
   check_nchwc(convs({with(cs(300, 260, 5, 5, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      with(cs(20, 48, 4, 6, 1), [](ConvSpec&) {})}),
-              256);
+              256, 1e-4, 0, native());
+}
+
+// Register tiles (conv_nchwc.cc): rows with full tiles, a remainder tile and edges; output
+// chunks that leave a smaller last tile of chunks (80 = 5 chunks of 16, 4 + 1); 1×1 convs
+// as one line in several segments with a remainder (13 × 29 = 377 pixels) and strided;
+// dilated and strided 3×3 on wide rows; input channels past the last whole block.
+std::vector<ConvSpec> tile_specs() {
+  return {
+      with(cs(16, 80, 5, 25, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
+      with(cs(20, 48, 6, 31, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.strides = {2, 2}; s.dirty = true; }),
+      with(cs(24, 40, 13, 29, 1), [](ConvSpec& s) { s.dirty = true; }),
+      with(cs(32, 20, 9, 13, 1), [](ConvSpec& s) { s.strides = {2, 2}; }),
+      with(cs(16, 24, 7, 26, 3), [](ConvSpec& s) { s.dilations = {2, 2}; s.pads = {2, 2, 2, 2}; }),
+      with(cs(36, 16, 4, 40, 3), [](ConvSpec& s) { s.pads = {0, 1, 0, 1}; s.bias = false; s.dirty = true; }),
+  };
+}
+
+TEST(NchwcConv, TileRemainders) {
+  for (int64_t blk : {4, 16}) check_nchwc(convs(tile_specs()), blk, 1e-4, 0, native());
+  auto t = tile_specs();
+  check_nchwc(convs({t[0], t[1], t[2]}), 64, 1e-4, 0, native());
+  check_nchwc(convs({t[2], t[5]}), 256, 1e-4, 0, native());
 }
 
 std::vector<ConvSpec> depthwise_specs() {
@@ -174,12 +251,15 @@ std::vector<ConvSpec> depthwise_specs() {
       dw(48, 11, 5, [](ConvSpec& s) { s.pads = {2, 2, 2, 2}; s.bias = false; }),
       dw(3, 8, 3, [](ConvSpec& s) { s.dilations = {2, 2}; s.pads = {2, 1, 2, 1}; s.N = 2; }),
       dw(24, 7, 3, [](ConvSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 2}; }),
+      dw(40, 9, 5, [](ConvSpec& s) { s.pads = {2, 2, 2, 2}; s.strides = {2, 2}; s.W = 37; s.dirty = true; }),
+      dw(32, 5, 3, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.W = 45; }),
   };
 }
 
 TEST(NchwcConv, Depthwise) {
-  for (int64_t blk : {4, 16}) check_nchwc(convs(depthwise_specs()), blk);
-  check_nchwc(convs({depthwise_specs()[1], depthwise_specs()[2]}), 64);
+  for (int64_t blk : {4, 16}) check_nchwc(convs(depthwise_specs()), blk, 1e-4, 0, native());
+  check_nchwc(convs({depthwise_specs()[1], depthwise_specs()[2], depthwise_specs()[5]}), 64, 1e-4, 0, native());
+  check_nchwc(convs({depthwise_specs()[5]}), 256, 1e-4, 0, native());
 }
 
 std::vector<ConvSpec> first_layer_specs() {
@@ -188,12 +268,13 @@ std::vector<ConvSpec> first_layer_specs() {
       with(cs(3, 20, 9, 9, 3), [](ConvSpec& s) { s.first = true; s.pads = {1, 1, 1, 1}; }),
       with(cs(1, 8, 8, 10, 3), [](ConvSpec& s) { s.first = true; s.bias = false; s.N = 2; }),
       with(cs(4, 48, 9, 9, 3), [](ConvSpec& s) { s.first = true; s.dilations = {2, 1}; s.auto_pad = "SAME_LOWER"; }),
+      with(cs(3, 24, 11, 45, 7), [](ConvSpec& s) { s.first = true; s.pads = {3, 3, 3, 3}; s.strides = {2, 2}; }),
   };
 }
 
 TEST(NchwcConv, FirstLayer) {
-  for (int64_t blk : {8, 16}) check_nchwc(convs(first_layer_specs()), blk);
-  check_nchwc(convs({first_layer_specs()[0]}), 64);
+  for (int64_t blk : {8, 16}) check_nchwc(convs(first_layer_specs()), blk, 1e-4, 0, native());
+  check_nchwc(convs({first_layer_specs()[0]}), 64, 1e-4, 0, native());
 }
 
 TEST(NchwcConv, GroupedWholeBlocks) {
@@ -206,10 +287,171 @@ TEST(NchwcConv, GroupedWholeBlocks) {
   check_nchwc(convs({grp(32, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      grp(16, 8, 2, [](ConvSpec& s) { s.strides = {2, 2}; }),
                      grp(64, 32, 8, [](ConvSpec& s) { s.KH = s.KW = 1; s.bias = false; })}),
-              4);
+              4, 1e-4, 0, native());
   check_nchwc(convs({grp(64, 64, 4, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
                      grp(32, 96, 2, [](ConvSpec& s) { s.pads = {0, 1, 0, 1}; })}),
-              16);
+              16, 1e-4, 0, native());
+}
+
+// ---------------------------------------------------------------------------------------
+// Conv with a fused epilogue, applied on the conv's tiles
+
+enum class Epi { Relu, Clip, ResidualRelu, SkipFirstAdd, ChannelMulAdd, GateMulScalar, SiLU, HardSwishLeaky, SEScale };
+
+// Steps the fusion pass puts in the conv's group.
+size_t epi_steps(Epi k) { return k == Epi::Relu || k == Epi::Clip ? 1 : 2; }
+
+// Conv (spec s) → epilogue k → output. Extra inputs: a residual of the conv's shape (NCHWc,
+// padding lanes -inf), per-channel constants ([M,1,1]; NCHWc [1,M,1,1] as the layout pass
+// aligns them), a plain [N,1,OH,OW] gate, a scalar, an SE scale [N,M,1,1] (NCHWc).
+void conv_epi(GraphBuilder& b, int64_t blk, const ConvSpec& s, Epi k, const std::string& name) {
+  auto nc = [&](Value* v) {
+    if (blk) v->layout = Layout::nchwc(blk);
+    return v;
+  };
+  Value* y = conv_node(b, blk, s, name);
+  const Shape ys = y->shape;
+  const int64_t M = ys[1];
+  auto channel_const = [&](const std::string& n) {
+    Tensor t = rand_tensor(b, {M, 1, 1});
+    if (!blk) return b.constant(n, t);
+    t.shape = {1, M, 1, 1};
+    return add_constant(*b.g, n, t, Layout::nchwc(blk));
+  };
+  auto scalar = [&](const std::string& n, float v) { return b.constant(n, Tensor::from_f32({v}, {})); };
+  Value* r = nullptr;
+  switch (k) {
+    case Epi::Relu: r = nc(b.node("Relu", {y})); break;
+    case Epi::Clip: r = nc(b.node("Clip", {y, scalar(name + "_lo", -0.5f), scalar(name + "_hi", 0.75f)})); break;
+    case Epi::ResidualRelu:
+      r = nc(b.node("Relu", {nc(b.node("Add", {y, dirty(b, b.input(name + "_skip", ys), blk)}))}));
+      break;
+    case Epi::SkipFirstAdd:
+      r = nc(b.node("Sub", {nc(b.node("Add", {dirty(b, b.input(name + "_skip", ys), blk), y})), scalar(name + "_s", 0.25f)}));
+      break;
+    case Epi::ChannelMulAdd:
+      r = nc(b.node("Add", {nc(b.node("Mul", {y, channel_const(name + "_scale")})), channel_const(name + "_shift")}));
+      break;
+    case Epi::GateMulScalar:
+      r = nc(b.node("Add", {nc(b.node("Mul", {y, b.input(name + "_gate", {ys[0], 1, ys[2], ys[3]})})), scalar(name + "_s", 0.5f)}));
+      break;
+    case Epi::SiLU: r = nc(b.node("Mul", {y, nc(b.node("Sigmoid", {y}))})); break;
+    case Epi::HardSwishLeaky: r = nc(b.node("LeakyRelu", {nc(b.node("HardSwish", {y}))}, {{"alpha", attr_float(0.1)}})); break;
+    case Epi::SEScale: {
+      Value* se = b.input(name + "_se", {ys[0], M, 1, 1});
+      r = nc(b.node("Relu", {nc(b.node("Mul", {y, dirty(b, se, blk)}))}));
+      break;
+    }
+  }
+  b.output(blk ? b.node("onnxc.layout_transform", {r}, {{"from", attr_int(blk)}, {"to", attr_int(0)}}) : r);
+}
+
+using EpiCase = std::pair<ConvSpec, Epi>;
+
+Build conv_epis(std::vector<EpiCase> cases) {
+  return [cases](GraphBuilder& b, int64_t blk) {
+    for (size_t k = 0; k < cases.size(); ++k) conv_epi(b, blk, cases[k].first, cases[k].second, "conv" + std::to_string(k));
+  };
+}
+
+void check_epis(const std::vector<EpiCase>& cases, int64_t blk) {
+  size_t steps = 0;
+  for (auto& c : cases) steps += epi_steps(c.second);
+  check_nchwc(conv_epis(cases), blk, 1e-4, steps, native());
+}
+
+// Every kernel variant and every kind of extra input, on tiles with remainders.
+std::vector<EpiCase> epi_cases() {
+  auto t = tile_specs();
+  auto d = depthwise_specs();
+  auto f = first_layer_specs();
+  ConvSpec grouped = with(cs(32, 64, 7, 9, 3), [](ConvSpec& s) { s.group = 2; s.pads = {1, 1, 1, 1}; });
+  return {
+      {with(cs(16, 20, 6, 19, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }), Epi::Relu},
+      {t[0], Epi::ResidualRelu},
+      {t[1], Epi::ChannelMulAdd},
+      {t[2], Epi::SEScale},
+      {t[3], Epi::GateMulScalar},
+      {t[4], Epi::SkipFirstAdd},
+      {d[1], Epi::SiLU},
+      {d[5], Epi::Clip},
+      {d[6], Epi::ResidualRelu},
+      {f[4], Epi::HardSwishLeaky},
+      {grouped, Epi::SEScale},
+  };
+}
+
+TEST(NchwcConvEpilogue, Blocks4And16) {
+  for (int64_t blk : {4, 16}) check_epis(epi_cases(), blk);
+}
+
+TEST(NchwcConvEpilogue, Blocks64And256) {
+  auto c = epi_cases();
+  check_epis({c[0], c[1], c[3], c[6], c[8]}, 64);
+  check_epis({c[2], c[3], c[7]}, 256);
+}
+
+// A target whose vectors hold 64 floats (generic-vector:64): one chunk per 64-lane block,
+// 4 per 256-lane block; tiles sized for the host's registers (conv_nchwc.cc tile_registers).
+TEST(NchwcConv, LongVectorTarget) {
+  static const std::unique_ptr<Backend> wide = make_c_backend(parse_target("generic-vector:64"));
+  CRunOptions o = native();
+  o.backend = wide.get();
+  auto t = tile_specs();
+  auto d = depthwise_specs();
+  auto ep = epi_cases();
+  check_nchwc(convs({t[0], t[2], t[3], d[5], first_layer_specs()[0]}), 64, 1e-4, 0, o);
+  check_nchwc(conv_epis({ep[1], ep[3], ep[8]}), 64, 1e-4, 6, o);
+  check_nchwc(convs({t[1], t[2]}), 256, 1e-4, 0, o);
+}
+
+// The register tiles' multiply-adds are plain vector arithmetic (no intrinsics, no
+// intrinsics header): gcc fuses them into 512-bit FMAs when the C is built with the
+// targets' -ffp-contract=fast and leaves separate multiplies and adds without it (so this
+// check can fail); clang fuses them by default. Compiled for x86-64-v4 whatever the host is
+// (-c only, nothing runs); objdump -d reads the instructions.
+// Instructions on 512-bit registers whose line in `objdump -d` contains `what`.
+size_t count_in_disassembly(const std::string& cc, const std::string& flags, const std::string& dir, const std::string& what) {
+  const std::string obj = dir + "m_" + cc + ".o", dis = dir + "m_" + cc + ".s";
+  const std::string cmd = cc + " -std=c11 " + flags + " -fopenmp -Wall -Wextra -Werror -I" + dir + " -c " + dir + "m.c -o " + obj +
+                          " > " + dir + "cc.log 2>&1 && objdump -d --no-show-raw-insn " + obj + " > " + dis;
+  if (std::system(cmd.c_str()) != 0) {
+    ADD_FAILURE() << cmd << "\n" << c_run_read_file(dir + "cc.log");
+    return 0;
+  }
+  std::istringstream text(c_run_read_file(dis));
+  size_t n = 0;
+  for (std::string line; std::getline(text, line);) n += line.find(what) != std::string::npos && line.find("zmm") != std::string::npos;
+  return n;
+}
+
+TEST(NchwcConv, FusedMultiplyAddsWithoutIntrinsics) {
+  namespace fs = std::filesystem;
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "checks x86-64 object code";
+#endif
+  if (std::system("objdump --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "objdump not installed";
+  GraphBuilder b;
+  auto t = tile_specs();
+  convs({t[0], depthwise_specs()[0]})(b, 16);
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_fma_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::string d = tmpl + "/";
+  CodegenOptions co;
+  co.name = "m";
+  co.outdir = tmpl;
+  co.source = "fma";
+  make_c_backend(parse_target("x86-64-avx512"))->write_module(*b.g, co);
+  const std::string c = c_run_read_file(d + "m.c");
+  ASSERT_NE(c.find("onnxc_vf16"), std::string::npos) << "the register-tiled kernels are in use";
+  for (const char* s : {"immintrin.h", "arm_neon.h", "_mm512_", "_mm256_", "_mm_", "vfmaq_", "__asm", "asm("})
+    EXPECT_EQ(c.find(s), std::string::npos) << "the generated C names " << s;
+  const std::string v4 = "-O3 -march=x86-64-v4 -mprefer-vector-width=512";
+  EXPECT_GT(count_in_disassembly("gcc", v4 + " -ffp-contract=fast", d, "vfmadd"), 8u) << "gcc -ffp-contract=fast fuses the multiply-adds";
+  EXPECT_EQ(count_in_disassembly("gcc", v4, d, "vfmadd"), 0u) << "gcc -std=c11 alone does not (the check sees the difference)";
+  if (std::system("clang --version > /dev/null 2>&1") == 0)
+    EXPECT_GT(count_in_disassembly("clang", v4, d, "vfmadd"), 8u) << "clang fuses the multiply-adds by default";
+  if (!HasFailure()) fs::remove_all(tmpl);
 }
 
 TEST(NchwcConv, SupportsOnlyWhatTheKernelDoes) {
@@ -538,8 +780,10 @@ TEST(NchwcNetwork, EndToEnd) {
   for (int64_t blk : {8, 16}) check_nchwc(network, blk);
 }
 
-TEST(NchwcNetwork, ClangO3WarningFree) {
-  if (std::system("clang --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "clang not installed";
+// The network and a case of each kernel built as users build it (-O3 -march=native: the
+// vector intrinsics of the register tiles) with -Wall -Wextra -Werror.
+void o3_warning_free(const std::string& cc) {
+  if (std::system((cc + " --version > /dev/null 2>&1").c_str()) != 0) GTEST_SKIP() << cc << " not installed";
   GraphBuilder b;
   network(b, 16);
   pool(b, 16, pool_specs()[3], "pool");
@@ -549,14 +793,24 @@ TEST(NchwcNetwork, ClangO3WarningFree) {
   resizes({resize_specs()[1], resize_specs()[4]})(b, 16);
   pads({pad_specs()[0], pad_specs()[4]})(b, 16);
   global_pools({{1, 20, 5, 6}})(b, 16);
+  auto t = tile_specs();
+  auto ep = epi_cases();
+  conv(b, 16, t[2], "line");
+  conv_epi(b, 16, ep[1].first, ep[1].second, "epi_regular");
+  conv_epi(b, 16, ep[7].first, ep[7].second, "epi_depthwise");
+  conv_epi(b, 16, ep[9].first, ep[9].second, "epi_first");
+  fuse_ops(*b.g, test_pass_options());
   auto in = random_inputs(*b.g);
   auto ref = reference_outputs(*b.g, in);
   CRunOptions o;
-  o.cc = "clang";
-  o.cflags = "-O3 -march=native";
-  o.sanitize = false;  // the point is clang's vectorizer warnings on the C as users build it
+  o.cc = cc;
+  o.cflags = "-O3 -march=native -ffp-contract=fast";
+  o.sanitize = false;  // the point is the compilers' warnings (clang's vectorizer too) on the C as users build it
   expect_close(ref, run_c(*b.g, in, o), 1e-4);
 }
+
+TEST(NchwcNetwork, ClangO3WarningFree) { o3_warning_free("clang"); }
+TEST(NchwcNetwork, GccO3WarningFree) { o3_warning_free("gcc"); }
 
 }  // namespace
 }  // namespace onnxc::test

@@ -3,7 +3,8 @@
 //   - a module gets the definitions of exactly the helpers its code calls, in a fixed order;
 //   - accuracy against double-precision libm over every 97th float bit pattern and the
 //     special inputs (tests/codegen/vmath_check.c), built as the module writer emits the
-//     helpers with gcc -O3 -march=native, gcc -O0 (every 997th: unoptimized code is slow) and
+//     helpers with gcc -O3 -march=native (with and without -ffp-contract=fast, which the
+//     targets' flags carry), gcc -O0 (every 997th: unoptimized code is slow) and
 //     clang -O3 -march=native; all 2^32 inputs run in vmath_exhaustive.cc (label `long`);
 //   - the helpers compile warning-free (gcc, clang; -O0, -O1, -O3) and every helper's omp simd
 //     loop vectorizes (gcc -fopt-info-vec, clang -Rpass);
@@ -53,6 +54,8 @@ TEST(VMath, DefinitionsOfTheHelpersCalledOnly) {
 }
 
 TEST(VMath, AccuracyGccO3) { expect_vmath_accurate("gcc", "-O3 -march=native", {97}, all_functions()); }
+// As models are built (the targets' flags): gcc contracting a * b + c into FMAs.
+TEST(VMath, AccuracyGccO3Contract) { expect_vmath_accurate("gcc", "-O3 -march=native -ffp-contract=fast", {97}, all_functions()); }
 TEST(VMath, AccuracyGccO0) { expect_vmath_accurate("gcc", "-O0", {997}, all_functions()); }
 TEST(VMath, AccuracyClangO3) { expect_vmath_accurate("clang", "-O3 -march=native", {97}, all_functions()); }
 

@@ -132,8 +132,11 @@ inline void expect_close(const std::vector<Tensor>& a, const std::vector<Tensor>
     ASSERT_EQ(a[k].shape, b[k].shape) << "output " << k;
     double max_err = 0, max_ref = 0;
     for (int64_t i = 0; i < a[k].numel(); ++i) {
-      max_err = std::max(max_err, std::fabs(a[k].get(i) - b[k].get(i)));
-      max_ref = std::max(max_ref, std::fabs(a[k].get(i)));
+      const double x = a[k].get(i), y = b[k].get(i);
+      // NaN on one side only is an infinite error (std::max would drop a NaN difference).
+      const double err = std::isnan(x) || std::isnan(y) ? (std::isnan(x) == std::isnan(y) ? 0.0 : INFINITY) : std::fabs(x - y);
+      max_err = std::max(max_err, err);
+      if (!std::isnan(x)) max_ref = std::max(max_ref, std::fabs(x));
     }
     EXPECT_LE(max_err, tol * std::max(1.0, max_ref)) << "output " << k << " differs after the pass";
   }

@@ -1,191 +1,542 @@
 // codegen/c/kernels/conv_nchwc.cc — the C kernel of 2-D convolutions on NCHW[b]c
 // activations (ir/layout.h), for the variants of conv_blocking (ir/ops/conv.h): regular,
 // depthwise, first-layer (plain X) and whole-block grouped convs, with W repacked at
-// compile time by the layout pass. Tiles of output pixels x channel-block lanes, lanes
-// innermost (see emit_conv_nchwc). Known gap: no register tiling (the accumulators go
-// through L1).
+// compile time by the layout pass.
+//
+// Register tiles (ONNX Runtime's MLAS NCHWc kernels, written as C): the output channels are
+// cut into chunks of V = min(b, target vector length) lanes, a vector each (b = 64 or 256
+// on a 16-float machine: 4 or 16 chunks per block); accumulators are vector-extension
+// locals (codegen/c/vector_types.h) and every loop over a tile is unrolled here, at
+// emission time.
+//  - broadcast kernel (regular, grouped, first layer): a tile of RC chunks × RW output
+//    pixels, RC·RW accumulators within 3/4 of the target's vector registers (4 × 6 with 32
+//    registers); per input channel, one broadcast input element × one weight vector per
+//    chunk. The input-channel lanes of a block go in a loop over groups of 4 lanes, unrolled.
+//  - depthwise kernel: lanes are channels; a tile of RW pixels of one chunk, the KW weight
+//    vectors of a kernel row in registers, each input column loaded once per kernel row
+//    and used by every output pixel that reads it.
+// Each output row is split at compile time into left edge, interior and right edge:
+// interior pixels (all KW taps inside the input) go in full tiles, then one smaller tile;
+// edge pixels one at a time with their valid taps (no padded copy). 1×1 convs with unit
+// strides and no pads treat H×W as one row, cut into segments for the threads. Tasks:
+// (image, tile of chunks, output row or segment), parallel when the target says so.
+//
+// A fused epilogue (the group's Relu, Clip, SiLU, residual Add, per-channel Mul...,
+// passes/fuse.cc) runs on each tile right after it is stored, while it is in L1, from the
+// same element expressions as the group loop (fused.h epilogue_element); there is then no
+// second sweep over the output. Output lanes >= M get bias 0 and zero weights; lanes of
+// whole padding chunks are written with zeros and get no epilogue (padding lanes never reach
+// real lanes of a consumer, ir/layout.h).
+//
+// Known gaps: edge pixels are single-pixel tiles (slow where rows are short, e.g. 7×7 with
+// pads); the reduction runs over all input channels inside one tile, so a tile streams
+// its whole weight slab (L2-resident up to ~256 input channels of 3×3 at 64 outputs per
+// tile, not beyond); a chunk spanning several machine registers (generic-vector targets
+// wider than the host) tiles fewer pixels but is not split.
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
+#include "codegen/c/fused.h"
 #include "codegen/c/kernels/conv.h"
+#include "codegen/c/vector_types.h"
+#include "ir/ops/elementwise.h"
 
 namespace onnxc {
+namespace {
 
-// NCHW[b]c kernel (TVM x86 style): tasks (image, output channel block, output row); each
-// row is split at compile time into left edge, interior and right edge, where the interior
-// holds the outputs whose KW taps are all inside the input. Interior outputs go in tiles of
-// RW pixels × b lanes (RW accumulator arrays, lanes innermost under `omp simd`); edge
-// outputs one at a time with their valid tap range. The valid kernel rows of a row are
-// computed once per task. Per variant, the reduction and the innermost step:
-//   regular / grouped  X NCHWc, W [MB][CG/b][KH][KW][b i][b o]: per input block and real
-//                      input lane i, acc[r][l] += x[pixel r][i] * w[i][l];
-//   depthwise          X NCHWc, W [MB][1][KH][KW][1][b]: acc[r][l] += x[pixel r][l] * w[l];
-//   first layer        X plain NCHW, W [MB][C][KH][KW][1][b]: per input channel c,
-//                      acc[r][l] += x[c][pixel r] * w[c][l].
-// Output lanes >= M get bias 0 and zero weights, so they stay 0.
-void emit_conv_nchwc(CEmit& e) {
-  const ConvGeom& g = conv_geom(e.node);
-  const int64_t b = e.out_layout(0).block;
-  const ConvBlocked v = conv_blocking(e.node, b, e.in_layout(0).is_plain());
-  ONNXC_ASSERT(v.kind != ConvBlocking::None, e.node.where() + ": no NCHWc variant at block " + std::to_string(b));
-  const bool first = v.kind == ConvBlocking::FirstLayer;
-  const bool dw = v.kind == ConvBlocking::Depthwise;
-  e.variant = first ? "first-layer" : dw ? "depthwise" : v.kind == ConvBlocking::Grouped ? "grouped" : "regular";
-  ONNXC_ASSERT(g.rank() == 2, "NCHWc conv of rank " + std::to_string(g.rank()));
-  ONNXC_ASSERT(first || e.in_layout(0) == Layout::nchwc(b), "NCHWc conv: X is stored as " + e.node.in(0)->type_str());
-  const int64_t bi = v.filter_in_block;
-  ONNXC_ASSERT(e.in_layout(1) == Layout::filter(b, bi), "NCHWc conv: W is stored as " + e.node.in(1)->type_str());
-  const int64_t IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
-  const int64_t SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1], PH = g.pb[0], PW = g.pb[1];
-  const int64_t MB = ceil_div(g.M, b), CB = ceil_div(g.C, b), KS = KH * KW;
-  const int64_t CBG = ceil_div(g.CG, b);                // input blocks per group (regular)
-  const int64_t CBI = first ? g.C : dw ? 1 : CBG;      // W's input blocks
-  const int64_t ps = first ? 1 : b;                     // X elements per spatial position
-  const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
+// "(e) * c", "e", "" (c == 0): a term of an index sum.
+std::string term(const std::string& e, int64_t c) {
+  if (c == 0) return "";
+  if (c == 1) return e;
+  bool ident = true;
+  for (char ch : e) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  return ident ? fmt::format("{} * {}", e, c) : fmt::format("({}) * {}", e, c);
+}
 
-  e("/* NCHW{}c {} convolution: tasks (image, output block, output row); interior outputs in tiles of", b,
-    first ? "first-layer (X plain NCHW)" : dw ? "depthwise" : g.G > 1 ? "grouped" : "regular");
-  e(" * pixels x {} lanes, edges one output at a time with their valid taps. */", b);
-  open_tasks(e, {{"n", g.N, 1}, {"ob", MB, 1}, {"oh", OH, 1}}, e.parallel(static_cast<double>(conv_macs(g))) && g.N * MB * OH > 1);
-  if (first) e("const float* restrict xn = {} + n * {};", X, g.C * IH * IW);
-  else if (dw) e("const float* restrict xn = {} + (n * {} + ob) * {};", X, CB, IH * IW * b);
-  else if (g.G == 1) e("const float* restrict xn = {} + n * {};", X, CB * IH * IW * b);
-  else e("const float* restrict xn = {} + (n * {} + ob / {} * {}) * {};", X, CB, g.MG / b, CBG, IH * IW * b);
-  e("const float* restrict wo = {} + ob * {};", W, CBI * KS * bi * b);
-  e("float* restrict yr = {} + ((n * {} + ob) * {} + oh) * {};", Y, MB, OH, OW * b);
-  const bool bias = e.has_in(2);
-  if (bias) {
-    e("float bias[{}];", b);
-    if (g.M % b == 0) {
-      e("ONNXC_PRAGMA(omp simd)");
-      e("for (int64_t l = 0; l < {}; ++l) bias[l] = {}[ob * {} + l];", b, e.in(2), b);
-    } else {
-      e("for (int64_t l = 0; l < {}; ++l) bias[l] = 0.0f;", b);
-      e("for (int64_t l = 0; l < {0} - ob * {1} && l < {1}; ++l) bias[l] = {2}[ob * {1} + l];", g.M, b, e.in(2));
-    }
+std::string sum(const std::vector<std::string>& ts) {
+  std::string s;
+  for (auto& t : ts)
+    if (!t.empty()) s += (s.empty() ? "" : " + ") + t;
+  return s.empty() ? "0" : s;
+}
+
+// What the emitters share about one conv node.
+struct K {
+  CEmit& e;
+  const ConvGeom& g;
+  int64_t b = 0, V = 0, CPB = 0, MB = 0, CB = 0, QR = 0, QT = 0;
+  bool first = false, dw = false;
+  // Spatial geometry; with `line` (1×1, unit strides, no pads) H×W is one row of OH·OW.
+  int64_t IH = 0, IW = 0, OH = 0, OW = 0, KH = 0, KW = 0, SH = 0, SW = 0, DH = 0, DW = 0, PH = 0, PW = 0;
+  bool line = false;
+  int64_t OWr = 0;  // the real output width (line: to index the extra inputs)
+  int64_t lo = 0, hi = 0;  // interior of a row: pixels whose KW taps are all inside X
+  std::string vt, vtu, X, W, Y;
+  bool bias = false, epi = false;
+
+  explicit K(CEmit& em) : e(em), g(conv_geom(em.node)) {}
+
+  std::string load(const std::string& p) const { return fmt::format("*(const {}*)({})", vtu, p); }
+  // The block and first lane of chunk `q` (an expression).
+  std::string block_of(const std::string& q) const { return CPB == 1 ? q : fmt::format("{} / {}", q, CPB); }
+  std::string lane_of(const std::string& q) const { return CPB == 1 ? "0" : fmt::format("{} % {} * {}", q, CPB, V); }
+  std::string with_lane(const std::string& base, const std::string& q) const {
+    return CPB == 1 ? base : fmt::format("{} + {}", base, lane_of(q));
   }
-  // Valid kernel rows of this output row.
-  e("const int64_t ih0 = {};", affine("oh", SH, -PH));
-  std::string kh0 = "0", kh1 = std::to_string(KH);
-  if (PH > 0) {
+};
+
+// The valid kernel rows of output row `oh`: declares ih0 (and kh0, kh1 where pads or the
+// bottom edge cut them); returns the bounds.
+std::pair<std::string, std::string> kernel_rows(K& k) {
+  CEmit& e = k.e;
+  std::string kh0 = "0", kh1 = std::to_string(k.KH);
+  if (k.line) return {kh0, kh1};
+  e("const int64_t ih0 = {};", affine("oh", k.SH, -k.PH));
+  if (k.PH > 0) {
     kh0 = "kh0";
-    if (DH == 1) e("const int64_t kh0 = ih0 < 0 ? -ih0 : 0;");
-    else e("const int64_t kh0 = ih0 < 0 ? (-ih0 + {}) / {} : 0;", DH - 1, DH);
+    if (k.DH == 1) e("const int64_t kh0 = ih0 < 0 ? -ih0 : 0;");
+    else e("const int64_t kh0 = ih0 < 0 ? (-ih0 + {}) / {} : 0;", k.DH - 1, k.DH);
   }
-  if ((OH - 1) * SH - PH + (KH - 1) * DH > IH - 1) {
+  if ((k.OH - 1) * k.SH - k.PH + (k.KH - 1) * k.DH > k.IH - 1) {
     kh1 = "kh1";
-    std::string room = DH == 1 ? fmt::format("{} - ih0", IH) : fmt::format("({} - ih0 + {}) / {}", IH, DH - 1, DH);
-    e("const int64_t kh1 = {0} < {1} ? {0} : {1};", room, KH);
+    std::string room = k.DH == 1 ? fmt::format("{} - ih0", k.IH) : fmt::format("({} - ih0 + {}) / {}", k.IH, k.DH - 1, k.DH);
+    e("const int64_t kh1 = {0} < {1} ? {0} : {1};", room, k.KH);
   }
-  // Interior [lo, hi) of the row: outputs whose KW taps are all in range.
-  int64_t lo = 0, hi = OW;
-  for (int64_t t = 0; t < KW; ++t) {
-    int64_t a, z;
-    tap_range(IW, OW, SW, PW, t * DW, &a, &z);
-    lo = std::max(lo, a);
-    hi = std::min(hi, z);
-  }
-  lo = std::min(lo, OW);
-  hi = std::max(hi, lo);
-  const int64_t RW = std::min<int64_t>(std::clamp<int64_t>(128 / b, 2, 8), std::max<int64_t>(hi - lo, 1));
+  return {kh0, kh1};
+}
 
-  // One tile of R outputs starting at `ow`; taps [kw0, kw1) ("" = all KW, else per output).
-  auto tile = [&](int64_t R, bool edge) {
-    std::string decl;
-    for (int64_t r = 0; r < R; ++r) decl += fmt::format("{}a{}[{}]", r ? ", " : "", r, b);
-    e("float {};", decl);
-    std::string init;
-    for (int64_t r = 0; r < R; ++r) init += fmt::format(" a{}[l] = {};", r, bias ? "bias[l]" : "0.0f");
-    e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t l = 0; l < {}; ++l) {{{} }}", b, init);
-    std::string kw0 = "0", kw1 = std::to_string(KW);
-    if (edge) {
-      kw0 = "kw0", kw1 = "kw1";
-      e("const int64_t iw0 = {};", affine("ow", SW, -PW));
-      if (DW == 1) e("const int64_t kw0 = iw0 < 0 ? -iw0 : 0;");
-      else e("const int64_t kw0 = iw0 < 0 ? (-iw0 + {}) / {} : 0;", DW - 1, DW);
-      std::string room = DW == 1 ? fmt::format("{} - iw0", IW) : fmt::format("({} - iw0 + {}) / {}", IW, DW - 1, DW);
-      e("const int64_t kw1 = {0} < {1} ? {0} : {1};", room, KW);
-    }
-    // Reduction over input channels (blocks).
-    if (first) {
-      e("for (int64_t c = 0; c < {}; ++c) {{", g.C);
-      e("const float* restrict xc = xn + c * {};", IH * IW);
-      e("const float* restrict wc = wo + c * {};", KS * b);
-    } else if (!dw) {
-      open_loop(e, "cb", CBG);
-      e("const float* restrict xc = xn + cb * {};", IH * IW * b);
-      e("const float* restrict wc = wo + cb * {};", KS * b * b);
-      if (g.CG % b != 0) e("const int64_t ni = cb < {} ? {} : {};", CBG - 1, b, g.CG % b);
+// Opens the loop over kernel rows [kh0, kh1) (a block when it is the single row 0).
+void open_kernel_rows(K& k, const std::pair<std::string, std::string>& kh) {
+  if (kh.first == "0" && kh.second == "1") open_loop(k.e, "kh", 1);
+  else k.e("for (int64_t kh = {}; kh < {}; ++kh) {{", kh.first, kh.second);
+}
+// X row of kernel row kh (an element offset in units of X's pixels).
+std::string input_row(const K& k) { return k.line ? affine("kh", k.DH, 0) : "ih0 + " + affine("kh", k.DH, 0); }
+
+// An edge pixel `ow`: declares iw0 and its valid taps [kw0, kw1).
+void edge_taps(K& k) {
+  CEmit& e = k.e;
+  e("const int64_t iw0 = {};", affine("ow", k.SW, -k.PW));
+  if (k.DW == 1) e("const int64_t kw0 = iw0 < 0 ? -iw0 : 0;");
+  else e("const int64_t kw0 = iw0 < 0 ? (-iw0 + {}) / {} : 0;", k.DW - 1, k.DW);
+  std::string room = k.DW == 1 ? fmt::format("{} - iw0", k.IW) : fmt::format("({} - iw0 + {}) / {}", k.IW, k.DW - 1, k.DW);
+  e("const int64_t kw1 = {0} < {1} ? {0} : {1};", room, k.KW);
+}
+
+// The group's epilogue on a tile just stored: chunks [q0, q0 + RCt) (q0 an expression) ×
+// pixels [ow, ow + R) of the row at yr, in place, lanes innermost under omp simd.
+void tile_epilogue(K& k, int64_t RCt, int64_t R, const std::string& q0, int64_t ycoff) {
+  CEmit& e = k.e;
+  const Node& n = e.node;
+  const Shape ov = e.out_view(0);  // [N, MB, OH, OW, b] of the real geometry
+  if (RCt > 1) open_loop(e, "j", RCt);
+  else e("{{");
+  const std::string px = R > 1 ? "ow + r" : "ow";
+  std::vector<std::string> extras;
+  bool uses_q = false;  // whether an extra input is read per chunk
+  for (size_t x = 0; x < n.extra_inputs.size(); ++x) {
+    Shape st = broadcast_strides(ov, e.view_of(n.extra_inputs[x]));
+    uses_q = uses_q || st[1] != 0 || (k.CPB > 1 && st[4] != 0);
+    std::string spatial;
+    if (!k.line) spatial = sum({term("oh", st[2]), term(px, st[3])});
+    else if (st[2] == k.OWr * st[3]) spatial = term(px, st[3]);
+    else spatial = sum({term(fmt::format("({}) / {}", px, k.OWr), st[2]), term(fmt::format("({}) % {}", px, k.OWr), st[3])});
+    std::string lane = k.CPB == 1 ? "l" : fmt::format("{} + l", k.lane_of("qe"));
+    std::string idx = sum({term("n", st[0]), term(k.block_of("qe"), st[1]), spatial == "0" ? "" : spatial, term(lane, st[4])});
+    extras.push_back(fmt::format("{}[{}]", e.extra(x), idx));
+  }
+  if (uses_q) e("const int64_t qe = {};", RCt > 1 ? q0 + " + j" : q0);
+  e("float* restrict ye = yr{};", RCt > 1 ? fmt::format(" + j * {}", ycoff) : "");
+  if (R > 1) open_loop(e, "r", R);
+  else e("{{");
+  simd(e, k.V);
+  e("for (int64_t l = 0; l < {}; ++l) {{", k.V);
+  const std::string y = fmt::format("ye[({}) * {} + l]", px, k.b);
+  e("{}", epilogue_element(e, y, extras, y));
+  e("}}");
+  e("}}");
+  e("}}");
+}
+
+// Zeros on the whole padding chunks [QR, QT) of the last output block.
+void zero_padding_chunks(K& k) {
+  if (k.QR >= k.QT) return;
+  CEmit& e = k.e;
+  const int64_t l0 = k.QR % k.CPB * k.V;
+  e("/* lanes {}..{} of the last output block are padding: zeros */", l0, k.b - 1);
+  e("for (int64_t n = 0; n < {}; ++n) {{", k.g.N);
+  e("for (int64_t p = 0; p < {}; ++p) {{", k.OH * k.OW);
+  e("float* restrict yp = {} + ((n * {} + {}) * {} + p) * {};", k.Y, k.MB, k.MB - 1, k.OH * k.OW, k.b);
+  simd(e, k.b - l0);
+  e("for (int64_t l = {}; l < {}; ++l) yp[l] = 0.0f;", l0, k.b);
+  e("}}");
+  e("}}");
+}
+
+// The tiles of one row (or of the task's segment of the line): tile(R, edge) emits a tile of
+// R pixels starting at `ow`.
+void row_tiles(K& k, int64_t RW, int64_t SEG, int64_t NSEG, const std::function<void(int64_t, bool)>& tile) {
+  CEmit& e = k.e;
+  if (k.line) {
+    const int64_t L = k.OW, LF = L / RW * RW;
+    if (NSEG == 1) {
+      if (LF / RW > 1) {
+        e("for (int64_t ow = 0; ow < {}; ow += {}) {{", LF, RW);
+        tile(RW, false);
+        e("}}");
+      } else if (LF > 0) {
+        e("{{");
+        e("const int64_t ow = 0;");
+        tile(RW, false);
+        e("}}");
+      }
     } else {
-      e("{{");
-      e("const float* restrict xc = xn;");
-      e("const float* restrict wc = wo;");
+      e("const int64_t p0 = seg * {};", SEG);
+      e("const int64_t p1 = p0 + {0} < {1} ? p0 + {0} : {1};", SEG, LF);
+      e("for (int64_t ow = p0; ow < p1; ow += {}) {{", RW);
+      tile(RW, false);
+      e("}}");
     }
-    e("for (int64_t kh = {}; kh < {}; ++kh) {{", kh0, kh1);
-    e("const float* restrict xk = xc + (ih0 + {}) * {};", affine("kh", DH, 0), IW * ps);
-    e("const float* restrict wk = wc + kh * {};", KW * bi * b);
-    e("for (int64_t kw = {}; kw < {}; ++kw) {{", kw0, kw1);
-    e("const float* restrict xw = xk + ({}) * {};", affine("ow", SW, -PW) + (DW == 1 ? " + kw" : fmt::format(" + kw * {}", DW)), ps);
-    e("const float* restrict ww = wk + kw * {};", bi * b);
-    if (!first && !dw) {
-      e("for (int64_t i = 0; i < {}; ++i) {{", g.CG % b != 0 ? "ni" : std::to_string(b));
-      std::string xs;
-      for (int64_t r = 0; r < R; ++r) xs += fmt::format("{}xv{} = xw[{}]", r ? ", " : "", r, affine("i", 1, r * SW * b));
-      e("const float {};", xs);
-      e("const float* restrict wv = ww + i * {};", b);
-    } else if (first) {
-      std::string xs;
-      for (int64_t r = 0; r < R; ++r) xs += fmt::format("{}xv{} = xw[{}]", r ? ", " : "", r, r * SW);
-      e("const float {};", xs);
+    if (L > LF) {
+      e.line(NSEG > 1 ? fmt::format("if (seg == {}) {{", NSEG - 1) : std::string("{"));
+      e("const int64_t ow = {};", LF);
+      tile(L - LF, false);
+      e("}}");
     }
-    e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t l = 0; l < {}; ++l) {{", b);
-    e("const float w = {}[l];", !first && !dw ? "wv" : "ww");
-    for (int64_t r = 0; r < R; ++r) {
-      std::string xv = dw ? fmt::format("xw[{}]", affine("l", 1, r * SW * b)) : fmt::format("xv{}", r);
-      e("a{0}[l] = ONNXC_FMA({1}, w, a{0}[l]);", r, xv);
-    }
-    e("}}");
-    if (!first && !dw) e("}}");  // i
-    e("}}");                      // kw
-    e("}}");                      // kh
-    e("}}");                      // reduction
-    e("float* restrict yo = yr + ow * {};", b);
-    std::string st;
-    for (int64_t r = 0; r < R; ++r) st += fmt::format(" yo[{}] = a{}[l];", affine("l", 1, r * b), r);
-    e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t l = 0; l < {}; ++l) {{{} }}", b, st);
-  };
-  if (lo > 0) {
-    e("for (int64_t ow = 0; ow < {}; ++ow) {{", lo);
+    return;
+  }
+  if (k.lo > 0) {
+    if (k.lo > 1) e("for (int64_t ow = 0; ow < {}; ++ow) {{", k.lo);
+    else e("{{"), e("const int64_t ow = 0;");
     tile(1, true);
     e("}}");
   }
-  const int64_t ntile = (hi - lo) / RW, rem = (hi - lo) % RW;
-  if (ntile > 1) {
-    e("for (int64_t ow = {}; ow < {}; ow += {}) {{", lo, lo + ntile * RW, RW);
+  const int64_t nt = (k.hi - k.lo) / RW, rem = (k.hi - k.lo) % RW;
+  if (nt > 1) {
+    e("for (int64_t ow = {}; ow < {}; ow += {}) {{", k.lo, k.lo + nt * RW, RW);
     tile(RW, false);
     e("}}");
-  } else if (ntile == 1) {
+  } else if (nt == 1) {
     e("{{");
-    e("const int64_t ow = {};", lo);
+    e("const int64_t ow = {};", k.lo);
     tile(RW, false);
     e("}}");
   }
   if (rem > 0) {
     e("{{");
-    e("const int64_t ow = {};", lo + ntile * RW);
+    e("const int64_t ow = {};", k.lo + nt * RW);
     tile(rem, false);
     e("}}");
   }
-  if (hi < OW) {
-    e("for (int64_t ow = {}; ow < {}; ++ow) {{", hi, OW);
+  if (k.hi < k.OW) {
+    if (k.OW - k.hi > 1) e("for (int64_t ow = {}; ow < {}; ++ow) {{", k.hi, k.OW);
+    else e("{{"), e("const int64_t ow = {};", k.hi);
     tile(1, true);
     e("}}");
   }
-  e("}}");
-  e("}}");
-  e("}}");
+}
+
+// Segments of the line (1×1 convs): SEG pixels (a multiple of RW) per task, fewer when the
+// other task dims leave the threads idle.
+void line_segments(const K& k, int64_t RW, int64_t other_tasks, int64_t* SEG, int64_t* NSEG) {
+  int64_t tps = std::max<int64_t>(1, 64 / RW);
+  const int64_t tiles = ceil_div(k.OW, RW);
+  tps = std::min(tps, tiles);
+  while (tps > 1 && other_tasks * ceil_div(tiles, tps) < 4 * std::max(1, k.e.target.threads)) tps /= 2;
+  *SEG = tps * RW;
+  *NSEG = ceil_div(k.OW, *SEG);
+}
+
+// Bias vectors bv0..bv{RCt-1} of the chunks [q0, q0 + RCt) (zeros without a bias; a padded
+// copy where the last chunk is partly past M).
+void bias_vectors(K& k, int64_t RCt, const std::string& q0) {
+  CEmit& e = k.e;
+  std::string d;
+  if (!k.bias) {
+    for (int64_t j = 0; j < RCt; ++j) d += fmt::format("{}bv{} = ({}){{0}}", j ? ", " : "", j, k.vt);
+  } else if (k.g.M % k.V == 0) {
+    for (int64_t j = 0; j < RCt; ++j) d += fmt::format("{}bv{} = {}", j ? ", " : "", j, k.load(fmt::format("{} + {}", e.in(2), affine(q0, k.V, j * k.V))));
+  } else {
+    e("float bq[{}];", RCt * k.V);
+    e("for (int64_t l = 0; l < {0}; ++l) bq[l] = {1} + l < {2} ? {3}[{1} + l] : 0.0f;", RCt * k.V, affine(q0, k.V, 0), k.g.M, e.in(2));
+    for (int64_t j = 0; j < RCt; ++j) d += fmt::format("{}bv{} = {}", j ? ", " : "", j, k.load(fmt::format("bq + {}", j * k.V)));
+  }
+  e("const {} {};", k.vt, d);
+}
+
+// Vector registers a tile may fill. A generic-vector target is built by a compiler for
+// whatever machine (-O3, no -march): its long vectors take several registers there, so its
+// tiles hold at most a 512-bit register file's worth of floats (32 x 16), fewer pixels.
+int64_t tile_registers(const K& k) {
+  const Target& t = k.e.target;
+  int64_t R = std::max(8, t.vector_registers);
+  if (t.arch == "generic") R = std::max<int64_t>(4, std::min<int64_t>(R, 32 * 16 / k.V));
+  return R;
+}
+
+// The register tile of the broadcast kernel: RC chunks × RW pixels. At most 3/4 of the
+// registers hold accumulators: the rest holds the RC weight vectors and the broadcasts of
+// the next steps, which gcc loads early across the unrolled input lanes (4 × 7 = 28 of 32
+// made gcc 12 spill accumulators to the stack: ~85% of the FMA peak on a 3×3 64→64 56×56
+// layer against ~95% for 4 × 6). Then fewer loads per FMA, then no remainder tile of chunks.
+void pick_tile(const K& k, int64_t group_chunks, int64_t P, int64_t* RC, int64_t* RW) {
+  const int64_t R = tile_registers(k);
+  const int64_t sat = R * 3 / 4;
+  double best = -1;
+  for (int64_t rc = 1; rc <= std::min<int64_t>(k.QR, 8); ++rc) {
+    if (k.CPB > 1 && k.CPB % rc) continue;
+    if (group_chunks && group_chunks % rc) continue;
+    const int64_t rw = std::min<int64_t>({std::max<int64_t>(P, 1), sat / rc, 16});
+    if (rw < 1) continue;
+    const double score = rc * rw * 1000.0 + 100.0 * rc * rw / (rc + rw) + (k.QR % rc == 0 ? 1 : 0);
+    if (score > best) best = score, *RC = rc, *RW = rw;
+  }
+}
+
+// Regular, grouped and first-layer convs: acc[chunk j][pixel r] += x[pixel r][lane i] ·
+// w[lane i][chunk j], x broadcast.
+void emit_broadcast_kernel(K& k) {
+  CEmit& e = k.e;
+  const ConvGeom& g = k.g;
+  const int64_t b = k.b, V = k.V;
+  const int64_t bl = k.first ? 1 : b;                       // lanes of one reduction step (W's bi)
+  const int64_t NB = k.first ? g.C : ceil_div(g.CG, b);     // reduction blocks
+  const int64_t nl = k.first ? 1 : (g.CG % b ? g.CG % b : b);  // real lanes of the last one
+  const int64_t NBF = nl == bl ? NB : NB - 1;               // blocks with all lanes real
+  const int64_t ps = k.first ? 1 : b;                       // X floats per pixel
+  const int64_t XBS = k.IH * k.IW * ps;                     // X per reduction block
+  const int64_t WT = bl * b, WB = k.KH * k.KW * WT, WO = NB * WB;  // W per tap, block, output block
+  const int64_t coff = k.CPB > 1 ? V : WO;                   // W of the next chunk
+  const int64_t ycoff = k.CPB > 1 ? V : k.OH * k.OW * b;     // Y of the next chunk
+  int64_t RC = 1, RW = 1;
+  pick_tile(k, g.G > 1 ? g.MG / V : 0, k.hi - k.lo, &RC, &RW);
+  const int64_t NG = ceil_div(k.QR, RC), RCL = k.QR - (NG - 1) * RC;
+  int64_t SEG = 0, NSEG = 1;
+  if (k.line) line_segments(k, RW, g.N * NG, &SEG, &NSEG);
+
+  const char* kind = k.first ? "first-layer (X plain NCHW)" : g.G > 1 ? "grouped" : "regular";
+  e("/* NCHW{}c {} convolution, register tile {} chunk{} of {} lanes x {} pixels{} ({} accumulators of {});", b, kind, RC,
+    RC > 1 ? "s" : "", V, RW, RCL != RC ? fmt::format(" (last tile of chunks: {})", RCL) : "", RC * RW, k.vt);
+  e(" * per input lane: one broadcast X element x one W vector per chunk, input lanes unrolled{}.", bl > 4 ? " by 4" : "");
+  if (k.line) e(" * 1x1: the {} pixels as one row, tasks (image, chunks, segment of {} pixels){}. */", k.OW, SEG, k.epi ? "; epilogue on each tile" : "");
+  else e(" * Tasks (image, chunks, output row); rows: {} left edge, {} interior, {} right edge pixels{}. */", k.lo, k.hi - k.lo, k.OW - k.hi,
+         k.epi ? "; epilogue on each tile" : "");
+  const std::string rowvar = k.line ? "seg" : "oh";
+  const int64_t rows = k.line ? NSEG : k.OH;
+  std::vector<std::tuple<std::string, int64_t, int64_t>> tasks{{"n", g.N, 1}, {"grp", NG, 1}};
+  if (!k.line || NSEG > 1) tasks.emplace_back(rowvar, rows, 1);
+  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * NG * rows > 1);
+  e("const int64_t q0 = {};", affine("grp", RC, 0));
+  if (k.first) e("const float* restrict xn = {} + n * {};", k.X, g.C * XBS);
+  else if (g.G == 1) e("const float* restrict xn = {} + n * {};", k.X, k.CB * XBS);
+  else e("const float* restrict xn = {} + (n * {} + q0 * {} / {} * {}) * {};", k.X, k.CB, V, g.MG, NB, XBS);
+  e("const float* restrict wo = {};", k.with_lane(fmt::format("{} + {} * {}", k.W, k.block_of("q0"), WO), "q0"));
+  e("float* restrict yr = {};",
+    k.with_lane(fmt::format("{} + {}", k.Y, k.line ? fmt::format("({}) * {}", sum({term("n", k.MB), k.block_of("q0")}), k.OH * k.OW * b)
+                                                    : fmt::format("(({}) * {} + oh) * {}", sum({term("n", k.MB), k.block_of("q0")}), k.OH, k.OW * b)),
+                "q0"));
+
+  // One reduction block of `lanes` lanes at xn/wo + cb.
+  auto reduce = [&](int64_t RCt, int64_t R, bool edge, int64_t lanes, const std::pair<std::string, std::string>& kh) {
+    e("const float* restrict xc = xn + cb * {};", XBS);
+    e("const float* restrict wc = wo + cb * {};", WB);
+    open_kernel_rows(k, kh);
+    e("const float* restrict xk = xc + ({}) * {};", input_row(k), k.IW * ps);
+    e("const float* restrict wk = wc + kh * {};", k.KW * WT);
+    if (edge) e("for (int64_t kw = kw0; kw < kw1; ++kw) {{");
+    else open_loop(e, "kw", k.KW);
+    const std::string kwoff = k.DW == 1 ? " + kw" : fmt::format(" + kw * {}", k.DW);
+    e("const float* restrict xw = xk + ({}{}) * {};", affine("ow", k.SW, -k.PW), k.KW > 1 || edge ? kwoff : "", ps);
+    e("const float* restrict ww = wk + kw * {};", WT);
+    auto step = [&](const std::string& var, int64_t i) {
+      e("{{");
+      std::string ws;
+      for (int64_t j = 0; j < RCt; ++j)
+        ws += fmt::format("{}w{} = {}", j ? ", " : "", j, k.load(fmt::format("ww + {}", affine(var, b, i * b + j * coff))));
+      e("const {} {};", k.vt, ws);
+      // The X element is read in each multiply-add (no float locals to keep live): the
+      // compiler broadcasts it once per pixel or from memory inside the FMA.
+      for (int64_t r = 0; r < R; ++r) {
+        std::string f;
+        const std::string x = fmt::format("xw[{}]", affine(var, 1, i + r * k.SW * ps));
+        for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} += {} * w{};", j ? " " : "", j, r, x, j);
+        e("{}", f);
+      }
+      e("}}");
+    };
+    // Input lanes: a loop over groups of 4, each unrolled. Unrolling all 16 lanes of a block
+    // let gcc 12 load the weights of later steps early and spill accumulators (3×3 64→64
+    // 56×56, one core: ~95 GFLOP/s unrolled by 16, ~112 by 4 or 2, ~110 not unrolled).
+    const int64_t U = 4;
+    if (lanes <= U) {
+      for (int64_t i = 0; i < lanes; ++i) step("", i);
+    } else {
+      const int64_t full = lanes / U * U;
+      e("for (int64_t i0 = 0; i0 < {}; i0 += {}) {{", full, U);
+      for (int64_t i = 0; i < U; ++i) step("i0", i);
+      e("}}");
+      for (int64_t i = full; i < lanes; ++i) step("", i);
+    }
+    e("}}");  // kw
+    e("}}");  // kh
+  };
+
+  auto row = [&](int64_t RCt) {
+    bias_vectors(k, RCt, "q0");
+    const auto kh = kernel_rows(k);
+    row_tiles(k, RW, SEG, NSEG, [&](int64_t R, bool edge) {
+      e("{{");
+      for (int64_t j = 0; j < RCt; ++j) {
+        std::string d;
+        for (int64_t r = 0; r < R; ++r) d += fmt::format("{}a{}_{} = bv{}", r ? ", " : "", j, r, j);
+        e("{} {};", k.vt, d);
+      }
+      if (edge) edge_taps(k);
+      if (NBF > 0) {
+        open_loop(e, "cb", NBF);
+        reduce(RCt, R, edge, bl, kh);
+        e("}}");
+      }
+      if (NBF < NB) {
+        e("{{");
+        e("const int64_t cb = {};", NB - 1);
+        reduce(RCt, R, edge, nl, kh);
+        e("}}");
+      }
+      for (int64_t j = 0; j < RCt; ++j) {
+        std::string st;
+        for (int64_t r = 0; r < R; ++r) st += fmt::format("{}*({}*)(yr + {}) = a{}_{};", r ? " " : "", k.vtu, affine("ow", b, r * b + j * ycoff), j, r);
+        e("{}", st);
+      }
+      if (k.epi) tile_epilogue(k, RCt, R, "q0", ycoff);
+      e("}}");
+    });
+  };
+  if (RCL == RC) {
+    row(RC);
+  } else {
+    e("if (grp < {}) {{", NG - 1);
+    row(RC);
+    e("}} else {{");
+    row(RCL);
+    e("}}");
+  }
+  for (size_t t = 0; t < tasks.size(); ++t) e("}}");
+  zero_padding_chunks(k);
+}
+
+// Depthwise convs: acc[pixel r][lane] += x[pixel r][lane] · w[lane], per chunk of V lanes.
+void emit_depthwise_kernel(K& k) {
+  CEmit& e = k.e;
+  const ConvGeom& g = k.g;
+  const int64_t b = k.b, V = k.V, KS = k.KH * k.KW;
+  const int64_t R = tile_registers(k);
+  const int64_t RW = std::max<int64_t>(1, std::min<int64_t>({std::max<int64_t>(k.hi - k.lo, 1), R - k.KW - 2, 16}));
+  int64_t SEG = 0, NSEG = 1;
+  if (k.line) line_segments(k, RW, g.N * k.QR, &SEG, &NSEG);
+  e("/* NCHW{}c depthwise convolution, register tile {} pixels of one chunk of {} lanes ({}); per kernel row the {} weight", b, RW,
+    V, k.vt, k.KW);
+  e(" * vectors in registers and each input column loaded once for the pixels that read it.");
+  if (k.line) e(" * 1x1: the {} pixels as one row, tasks (image, chunk, segment of {} pixels){}. */", k.OW, SEG, k.epi ? "; epilogue on each tile" : "");
+  else e(" * Tasks (image, chunk, output row); rows: {} left edge, {} interior, {} right edge pixels{}. */", k.lo, k.hi - k.lo, k.OW - k.hi,
+         k.epi ? "; epilogue on each tile" : "");
+  const std::string rowvar = k.line ? "seg" : "oh";
+  const int64_t rows = k.line ? NSEG : k.OH;
+  std::vector<std::tuple<std::string, int64_t, int64_t>> tasks{{"n", g.N, 1}, {"q", k.QR, 1}};
+  if (!k.line || NSEG > 1) tasks.emplace_back(rowvar, rows, 1);
+  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * k.QR * rows > 1);
+  e("const float* restrict xq = {};", k.with_lane(fmt::format("{} + ({}) * {}", k.X, sum({term("n", k.CB), k.block_of("q")}), k.IH * k.IW * b), "q"));
+  e("const float* restrict wq = {};", k.with_lane(fmt::format("{} + {} * {}", k.W, k.block_of("q"), KS * b), "q"));
+  e("float* restrict yr = {};",
+    k.with_lane(fmt::format("{} + {}", k.Y, k.line ? fmt::format("({}) * {}", sum({term("n", k.MB), k.block_of("q")}), k.OH * k.OW * b)
+                                                    : fmt::format("(({}) * {} + oh) * {}", sum({term("n", k.MB), k.block_of("q")}), k.OH, k.OW * b)),
+                "q"));
+  bias_vectors(k, 1, "q");
+  const auto kh = kernel_rows(k);
+  row_tiles(k, RW, SEG, NSEG, [&](int64_t Rt, bool edge) {
+    e("{{");
+    std::string d;
+    for (int64_t r = 0; r < Rt; ++r) d += fmt::format("{}a{} = bv0", r ? ", " : "", r);
+    e("{} {};", k.vt, d);
+    if (edge) edge_taps(k);
+    open_kernel_rows(k, kh);
+    e("const float* restrict xk = xq + ({}) * {};", input_row(k), k.IW * b);
+    e("const float* restrict wk = wq + kh * {};", k.KW * b);
+    if (edge) {
+      e("for (int64_t kw = kw0; kw < kw1; ++kw)");
+      e("  a0 += {} * {};", k.load(fmt::format("xk + (iw0 + {}) * {}", affine("kw", k.DW, 0), b)), k.load(fmt::format("wk + kw * {}", b)));
+    } else {
+      std::string ws;
+      for (int64_t t = 0; t < k.KW; ++t) ws += fmt::format("{}w{} = {}", t ? ", " : "", t, k.load(fmt::format("wk + {}", t * b)));
+      e("const {} {};", k.vt, ws);
+      const int64_t cols = (Rt - 1) * k.SW + (k.KW - 1) * k.DW + 1;
+      for (int64_t c = 0; c < cols; ++c) {
+        std::string f;
+        for (int64_t r = 0; r < Rt; ++r) {
+          const int64_t t = c - r * k.SW;
+          if (t < 0 || t % k.DW || t / k.DW >= k.KW) continue;
+          f += fmt::format(" a{} += xv * w{};", r, t / k.DW);
+        }
+        if (f.empty()) continue;
+        e("{{ const {} xv = {};{} }}", k.vt, k.load(fmt::format("xk + ({}) * {}", affine("ow", k.SW, c - k.PW), b)), f);
+      }
+    }
+    e("}}");  // kh
+    std::string st;
+    for (int64_t r = 0; r < Rt; ++r) st += fmt::format("{}*({}*)(yr + {}) = a{};", r ? " " : "", k.vtu, affine("ow", b, r * b), r);
+    e("{}", st);
+    if (k.epi) tile_epilogue(k, 1, Rt, "q", 0);
+    e("}}");
+  });
+  for (size_t t = 0; t < tasks.size(); ++t) e("}}");
+  zero_padding_chunks(k);
+}
+
+}  // namespace
+
+void emit_conv_nchwc(CEmit& e) {
+  K k(e);
+  const ConvGeom& g = k.g;
+  k.b = e.out_layout(0).block;
+  const ConvBlocked v = conv_blocking(e.node, k.b, e.in_layout(0).is_plain());
+  ONNXC_ASSERT(v.kind != ConvBlocking::None, e.node.where() + ": no NCHWc variant at block " + std::to_string(k.b));
+  ONNXC_ASSERT(g.rank() == 2, "NCHWc conv of rank " + std::to_string(g.rank()));
+  k.first = v.kind == ConvBlocking::FirstLayer;
+  k.dw = v.kind == ConvBlocking::Depthwise;
+  e.variant = k.first ? "first-layer" : k.dw ? "depthwise" : v.kind == ConvBlocking::Grouped ? "grouped" : "regular";
+  ONNXC_ASSERT(k.first || e.in_layout(0) == Layout::nchwc(k.b), "NCHWc conv: X is stored as " + e.node.in(0)->type_str());
+  ONNXC_ASSERT(e.in_layout(1) == Layout::filter(k.b, v.filter_in_block), "NCHWc conv: W is stored as " + e.node.in(1)->type_str());
+  k.V = std::min<int64_t>(k.b, std::max(4, e.target.vector_floats()));
+  k.CPB = k.b / k.V;
+  k.MB = ceil_div(g.M, k.b), k.CB = ceil_div(g.C, k.b);
+  k.QR = ceil_div(g.M, k.V), k.QT = k.MB * k.CPB;
+  k.IH = g.in[0], k.IW = g.in[1], k.OH = g.out[0], k.OW = g.out[1], k.KH = g.k[0], k.KW = g.k[1];
+  k.SH = g.s[0], k.SW = g.s[1], k.DH = g.d[0], k.DW = g.d[1], k.PH = g.pb[0], k.PW = g.pb[1];
+  k.OWr = k.OW;
+  k.line = k.KH == 1 && k.KW == 1 && k.SH == 1 && k.SW == 1 && k.PH == 0 && k.PW == 0 && g.pe[0] == 0 && g.pe[1] == 0;
+  if (k.line) {
+    k.IW = k.OW = k.OH * k.OW;
+    k.IH = k.OH = 1;
+    e.variant += " line";
+  }
+  // Interior of a row: outputs whose KW taps are all in range.
+  k.lo = 0, k.hi = k.OW;
+  for (int64_t t = 0; t < k.KW; ++t) {
+    int64_t a, z;
+    tap_range(k.IW, k.OW, k.SW, k.PW, t * k.DW, &a, &z);
+    k.lo = std::max(k.lo, a);
+    k.hi = std::min(k.hi, z);
+  }
+  k.lo = std::min(k.lo, k.OW);
+  k.hi = std::max(k.hi, k.lo);
+  k.vt = vector_type(k.V), k.vtu = k.vt + "u";
+  k.X = e.in(0), k.W = e.in(1), k.Y = e.out(0);
+  k.bias = e.has_in(2);
+  k.epi = !e.node.epilogue.empty();
+  if (k.dw) emit_depthwise_kernel(k);
+  else emit_broadcast_kernel(k);
+  if (k.epi) e.epilogue_done = true;
 }
 
 }  // namespace onnxc
