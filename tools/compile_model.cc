@@ -33,6 +33,7 @@
 #include "ir/eval.h"
 #include "ir/op.h"
 #include "passes/pass.h"
+#include "passes/schedule.h"
 
 namespace fs = std::filesystem;
 using namespace onnxc;
@@ -293,7 +294,8 @@ int compile(Options& o) {
                                          transforms == 1 ? "" : "s")
                            : "",
                   t_pass.seconds()));
-  if (o.dump_ir) fmt::print("target {}\n{}", target.describe(), dump_ir(*g));
+  if (o.dump_ir)
+    fmt::print("target {}\n{}{}", target.describe(), dump_ir(*g), describe_schedule(build_task_graph(*g, target), target.threads, target));
 
   Timer t_gen;
   CodegenOptions co{o.name, o.outdir, o.model};
@@ -358,7 +360,7 @@ int main(int argc, char** argv) {
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +
                  ". host is detected with LLVM; the target sets the channel block, the C compiler flags and when loops go parallel")
       ->capture_default_str();
-  app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from");
+  app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads");
   app.add_option("--layout", o.layout, "activation layout: nchwc (blocked channels, the default) or nchw (plain, for ablations)")
       ->check(CLI::IsMember({"nchwc", "nchw"}))->capture_default_str();
   app.add_option("--channel-block", o.channel_block,

@@ -1,0 +1,195 @@
+// passes/schedule.cc — macro-task graph, critical path and list schedule (see schedule.h).
+#include "passes/schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ir/cost.h"
+
+namespace onnxc {
+namespace {
+
+constexpr double kClockHz = 2.5e9;
+constexpr double kKernelEfficiency = 0.7;
+constexpr double kBytesPerSecond = 12e9;  // per core
+constexpr double kCallSeconds = 1e-6;
+constexpr double kForkJoinSeconds = 2e-6;
+constexpr double kCrossGroupSeconds = 0.5e-6;  // a point-to-point wait on another group
+
+double core_peak(const Target& t) {
+  return static_cast<double>(std::max(1, t.vector_floats())) * (t.fma ? 2.0 : 1.0) * 2.0 * kClockHz * kKernelEfficiency;
+}
+
+// Scalar operations the kernel's loops do, as Target::parallel weighs them.
+double work_of(const MacroTask& t) { return std::max(t.flops, t.bytes / 4); }
+
+std::string ms(double s) { return fmt::format("{:.3f} ms", s * 1e3); }
+
+std::string task_label(const TaskGraph& tg, int i) {
+  const Node* n = tg.tasks[static_cast<size_t>(i)].node;
+  std::string kind = n->op_type;
+  for (const auto& e : n->epilogue) kind += "+" + e->op_type;
+  return fmt::format("t{} {} ({})", i, n->name, kind);
+}
+
+}  // namespace
+
+double task_seconds(const MacroTask& t, int k, const Target& target) {
+  const double work = work_of(t);
+  int pieces = 1;
+  if (k > 1 && target.parallel(work))
+    pieces = static_cast<int>(std::min<double>(k, std::max(1.0, work / static_cast<double>(target.parallel_min_work))));
+  const double body = t.seconds - kCallSeconds;
+  return kCallSeconds + body / pieces + (pieces > 1 ? kForkJoinSeconds : 0.0);
+}
+
+TaskGraph build_task_graph(const Graph& g, const Target& target) {
+  TaskGraph tg;
+  std::map<const Value*, int> writer;
+  for (const auto& np : g.nodes) {
+    const Node& n = *np;
+    if (n.folded()) continue;
+    const int id = static_cast<int>(tg.tasks.size());
+    MacroTask t;
+    t.node = &n;
+    const NodeCost c = node_cost(n);
+    t.flops = c.flops;
+    t.bytes = c.bytes;
+    t.seconds = kCallSeconds + std::max(c.flops / core_peak(target), c.bytes / kBytesPerSecond);
+    std::set<int> preds;
+    auto read = [&](const Value* v) {
+      if (!v) return;
+      if (auto it = writer.find(v); it != writer.end()) preds.insert(it->second);
+    };
+    for (Value* v : n.all_inputs()) read(v);
+    for (const auto& e : n.epilogue)
+      for (Value* v : e->inputs) read(v);
+    t.preds.assign(preds.begin(), preds.end());
+    for (int p : t.preds) tg.tasks[static_cast<size_t>(p)].succs.push_back(id);
+    for (Value* v : n.outputs)
+      if (v) writer[v] = id;
+    tg.total_seconds += t.seconds;
+    tg.tasks.push_back(std::move(t));
+  }
+  // Longest path at one thread: forward over the topological order.
+  const size_t n = tg.tasks.size();
+  std::vector<double> finish(n, 0);
+  std::vector<int> via(n, -1);
+  int last = -1;
+  for (size_t i = 0; i < n; ++i) {
+    double start = 0;
+    for (int p : tg.tasks[i].preds)
+      if (finish[static_cast<size_t>(p)] > start) {
+        start = finish[static_cast<size_t>(p)];
+        via[i] = p;
+      }
+    finish[i] = start + tg.tasks[i].seconds;
+    if (last < 0 || finish[i] > finish[static_cast<size_t>(last)]) last = static_cast<int>(i);
+  }
+  for (int i = last; i >= 0; i = via[static_cast<size_t>(i)]) tg.critical_path.push_back(i);
+  std::reverse(tg.critical_path.begin(), tg.critical_path.end());
+  tg.critical_seconds = last < 0 ? 0 : finish[static_cast<size_t>(last)];
+  return tg;
+}
+
+TaskSchedule schedule_tasks_in_groups(const TaskGraph& tg, int threads, int groups, const Target& target) {
+  TaskSchedule s;
+  s.threads = std::max(1, threads);
+  s.groups = std::max(1, std::min(groups, s.threads));
+  const int k = s.threads / s.groups;
+  const size_t n = tg.tasks.size();
+  std::vector<double> time(n), rank(n, 0);
+  for (size_t i = 0; i < n; ++i) time[i] = task_seconds(tg.tasks[i], k, target);
+  for (size_t i = n; i-- > 0;) {
+    double after = 0;
+    for (int q : tg.tasks[i].succs) after = std::max(after, rank[static_cast<size_t>(q)]);
+    rank[i] = time[i] + after;
+  }
+  s.group.assign(n, 0);
+  s.start.assign(n, 0);
+  s.finish.assign(n, 0);
+  std::vector<size_t> waiting(n);
+  auto later = [&](int a, int b) {  // priority: higher rank first, then graph order
+    const size_t ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);
+    return rank[ua] != rank[ub] ? rank[ua] < rank[ub] : a > b;
+  };
+  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
+  for (size_t i = 0; i < n; ++i) {
+    waiting[i] = tg.tasks[i].preds.size();
+    if (waiting[i] == 0) ready.push(static_cast<int>(i));
+  }
+  std::vector<double> free_at(static_cast<size_t>(s.groups), 0);
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    const size_t ui = static_cast<size_t>(i);
+    int best = 0;
+    double best_start = 0;
+    for (int gi = 0; gi < s.groups; ++gi) {
+      double st = free_at[static_cast<size_t>(gi)];
+      for (int p : tg.tasks[ui].preds) {
+        const size_t up = static_cast<size_t>(p);
+        st = std::max(st, s.finish[up] + (s.group[up] != gi ? kCrossGroupSeconds : 0.0));
+      }
+      if (gi == 0 || st < best_start) {
+        best = gi;
+        best_start = st;
+      }
+    }
+    s.group[ui] = best;
+    s.start[ui] = best_start;
+    s.finish[ui] = best_start + time[ui];
+    free_at[static_cast<size_t>(best)] = s.finish[ui];
+    s.makespan = std::max(s.makespan, s.finish[ui]);
+    for (int q : tg.tasks[ui].succs)
+      if (--waiting[static_cast<size_t>(q)] == 0) ready.push(q);
+  }
+  return s;
+}
+
+TaskSchedule schedule_tasks(const TaskGraph& tg, int threads, const Target& target) {
+  threads = std::max(1, threads);
+  TaskSchedule best = schedule_tasks_in_groups(tg, threads, 1, target);
+  for (int groups = 2; groups <= threads; groups *= 2) {
+    if (threads % groups) continue;
+    TaskSchedule s = schedule_tasks_in_groups(tg, threads, groups, target);
+    if (s.makespan < best.makespan * (1 - 1e-9)) best = std::move(s);
+  }
+  return best;
+}
+
+std::string describe_schedule(const TaskGraph& tg, int threads, const Target& target) {
+  std::string out = fmt::format(
+      "macro tasks: {} (fused groups and plain nodes; folded constants are not tasks), {} at one thread "
+      "(predicted: {:.0f} GFLOP/s and {:.0f} GB/s per core)\n",
+      tg.tasks.size(), ms(tg.total_seconds), core_peak(target) / 1e9, kBytesPerSecond / 1e9);
+  out += fmt::format("critical path: {} tasks, {} at one thread:", tg.critical_path.size(), ms(tg.critical_seconds));
+  for (size_t k = 0; k < tg.critical_path.size(); ++k) out += (k ? " -> t" : " t") + std::to_string(tg.critical_path[k]);
+  out += "\npredicted speed-up (the generated code runs tasks in graph order for now):";
+  const double one = schedule_tasks(tg, 1, target).makespan;
+  for (int t : {1, 2, 4, 8, 16}) {
+    const TaskSchedule s = schedule_tasks(tg, t, target);
+    out += fmt::format(" {} thr {:.2f} ({} group{} of {})", t, s.makespan > 0 ? one / s.makespan : 1.0, s.groups,
+                       s.groups == 1 ? "" : "s", t / s.groups);
+    out += t == 16 ? "\n" : ",";
+  }
+  const TaskSchedule s = schedule_tasks(tg, threads, target);
+  out += fmt::format("schedule at {} thread{}: {} group{} of {}, makespan {}\n", s.threads, s.threads == 1 ? "" : "s", s.groups,
+                     s.groups == 1 ? "" : "s", s.threads / s.groups, ms(s.makespan));
+  std::set<int> critical(tg.critical_path.begin(), tg.critical_path.end());
+  for (size_t i = 0; i < tg.tasks.size(); ++i) {
+    const MacroTask& t = tg.tasks[i];
+    std::string preds;
+    for (int p : t.preds) preds += (preds.empty() ? "t" : ",t") + std::to_string(p);
+    out += fmt::format("  {}{}: {:.3g} GFLOP, {:.3g} MB, {} at one thread; group {}, {} .. {}; after {}\n",
+                       critical.count(static_cast<int>(i)) ? "* " : "", task_label(tg, static_cast<int>(i)), t.flops / 1e9,
+                       t.bytes / 1e6, ms(t.seconds), s.group[i], ms(s.start[i]), ms(s.finish[i]), preds.empty() ? "-" : preds);
+  }
+  return out;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,71 @@
+// passes/schedule.h — the macro-task graph of a compiled graph and a static list schedule of
+// it onto thread groups (the OSCAR compiler's coarse-grain parallelism: independent tasks side
+// by side, loop parallelism inside each task on the threads of its group).
+//
+// Macro tasks are the nodes left after fusion (a fused group is one task); folded nodes emit
+// no code and are not tasks. Edges are data dependences between tasks (a value one task
+// writes and another reads, epilogue and extra inputs included).
+//
+// Costs: a task's time on one thread is max(FLOPs / per-core peak, bytes / per-core
+// bandwidth) + a call overhead, from ir/cost.h and the Target (peak = vector floats × 2 for
+// FMA × 2 vector pipes × 2.5 GHz, at the 70% the conv kernels reach; 12 GB/s per core; 1 µs
+// per call). On k threads a task splits its loops as the C backend does: only when its work
+// passes Target::parallel, and into at most work / Target::parallel_min_work pieces, plus a
+// fork/join of 2 µs. These are predictions for ordering and grouping, not measurements.
+//
+// Schedule (HLFET list scheduling, critical path first): for T threads and each split into G
+// groups of T / G threads (G a power of two), tasks in order of their upward rank (their time
+// plus the longest path of successors after them) go to the group that can start them first
+// (after their predecessors finish); the split with the shortest makespan wins. The critical
+// path is the longest chain of task times at one thread. Predicted speed-up = the one-thread
+// makespan / the makespan at T.
+//
+// The generated code does not run this schedule yet: it runs the tasks in graph order, each
+// with the loop parallelism of its kernel. compile-model --dump-ir prints the graph, the
+// critical path, the schedule at the target's threads and the predicted speed-ups.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/graph.h"
+
+namespace onnxc {
+
+struct MacroTask {
+  const Node* node = nullptr;
+  double flops = 0, bytes = 0;
+  double seconds = 0;             // on one thread
+  std::vector<int> preds, succs;  // task indices, ascending
+};
+
+struct TaskGraph {
+  std::vector<MacroTask> tasks;  // in graph order (a topological order)
+  std::vector<int> critical_path;  // task indices, first to last
+  double critical_seconds = 0;     // its length at one thread
+  double total_seconds = 0;        // every task at one thread, one after another
+};
+
+// Time of task t on a group of k threads (see the file comment).
+double task_seconds(const MacroTask& t, int k, const Target& target);
+
+TaskGraph build_task_graph(const Graph& g, const Target& target);
+
+struct TaskSchedule {
+  int threads = 1;
+  int groups = 1;  // thread groups of threads / groups threads each
+  std::vector<int> group;  // per task
+  std::vector<double> start, finish;  // per task, seconds
+  double makespan = 0;
+};
+
+// The best split of `threads` into groups, scheduled.
+TaskSchedule schedule_tasks(const TaskGraph& tg, int threads, const Target& target);
+// The schedule with exactly `groups` groups (threads % groups == 0).
+TaskSchedule schedule_tasks_in_groups(const TaskGraph& tg, int threads, int groups, const Target& target);
+
+// The text --dump-ir prints: tasks with costs and groups at `threads`, the critical path and
+// the predicted speed-ups at 1, 2, 4, 8 and 16 threads.
+std::string describe_schedule(const TaskGraph& tg, int threads, const Target& target);
+
+}  // namespace onnxc
