@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "passes/schedule.h"
 #include "pass_test_util.h"
