@@ -5,9 +5,12 @@
 
 #include "ir/op.h"
 #include "ir/ops/conv.h"
+#include "ir/ops/einsum.h"
 #include "ir/ops/gemm.h"
+#include "ir/ops/index_ops.h"
 #include "ir/ops/norm.h"
 #include "ir/ops/pool.h"
+#include "ir/ops/resize.h"
 
 namespace onnxc {
 namespace {
@@ -42,6 +45,20 @@ double anchor_flops(const Node& n) {
   if (t == "Softmax" || t == "LogSoftmax") return 4.0 * elems(n.out(0));
   if (t == "BatchNormalization") return 2.0 * elems(n.out(0));
   if (t == "LRN") return elems(n.out(0)) * static_cast<double>(lrn_attrs(n).size + 2);
+  if (t == "LayerNormalization") return 8.0 * elems(n.in(0));
+  if (t == "InstanceNormalization" || t == "GroupNormalization" || t == "MeanVarianceNormalization") return 7.0 * elems(n.in(0));
+  if (t == "LpNormalization") return 3.0 * elems(n.in(0));
+  if (t == "Hardmax" || t == "CumSum") return elems(n.in(0));
+  if (t == "Einsum") return 2.0 * static_cast<double>(numel(einsum_geom(n).dims));
+  if (t == "TopK") {
+    const TopKGeom& k = topk_geom(n);
+    return static_cast<double>(k.outer) * static_cast<double>(k.inner) * static_cast<double>(k.len) * static_cast<double>(k.k);
+  }
+  if (t == "Resize") {
+    double taps = 1;
+    for (const AxisTable& a : resize_geom(n).tables) taps *= static_cast<double>(a.k);
+    return taps > 1 ? 2.0 * taps * elems(n.out(0)) : 0.0;
+  }
   switch (n.op->kind()) {
     case FusionKind::Elementwise:
     case FusionKind::Broadcast: {

@@ -1,13 +1,16 @@
 // ir/cost.h — what a node costs, whatever runs it: floating-point operations (a multiply-add
 // counts 2) and the bytes of its inputs and outputs in their stored layouts (what it must move
 // at least). compile-model --profile reports GFLOP/s and GB/s from these; the macro-task
-// schedule will weigh tasks with them.
+// schedule (passes/schedule.h) weighs tasks with them.
 //
 // Counting: Conv/ConvTranspose 2·N·M·outputs·C/group·kernel (+ a bias add per output),
 // Gemm/MatMul 2·M·N·K per batch, pools one operation per window tap, global pools and
 // reductions one per input element, Softmax 4 per element, BatchNormalization 2, LRN
-// size + 2, elementwise ops one per output element (and per input beyond the second),
-// data movement none. A fused group adds one per output element for each step. These are
+// size + 2, LayerNormalization 8 per input element, Instance/Group/MeanVariance
+// normalization 7, LpNormalization 3, Hardmax and CumSum 1, Einsum 2 per point of its
+// index space, TopK len·k per row (the kernel's selection), Resize 2 per tap of each output
+// (nearest: none), elementwise ops one per output element (and per input beyond the
+// second), data movement none. A fused group adds one per output element for each step. These are
 // the arithmetic an op implies, not what a kernel executes (padding lanes, recomputation).
 #pragma once
 #include "ir/graph.h"

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "ir/cost.h"
 #include "passes/schedule.h"
 #include "pass_test_util.h"
 
@@ -140,6 +141,24 @@ TEST(Schedule, RandomGraphsScheduleValidly) {
       EXPECT_GE(s.makespan, bound - 1e-12);
     }
   }
+}
+
+// Tasks are weighed by ir/cost.h: the transformer and normalization ops count their arithmetic.
+TEST(Schedule, CostsOfTransformerOps) {
+  GraphBuilder gb;
+  gb.g->opset = 17;
+  Value* a = gb.input("a", {2, 8, 32});
+  Value* w = gb.random_constant("w", {32, 16});
+  Value* e = gb.node("Einsum", {a, w}, {{"equation", attr_string("bij,jk->bik")}});
+  Value* scale = gb.random_constant("s", {16});
+  Value* ln = gb.node("LayerNormalization", {e, scale}, {{"axis", attr_int(-1)}});
+  Value* k = gb.constant("k", Tensor::from_i64({3}, DType::I64, {1}));
+  Value* top = gb.node_n("TopK", {ln, k}, 2)[0];
+  gb.output(top);
+  EXPECT_DOUBLE_EQ(node_cost(*e->producer).flops, 2.0 * 2 * 8 * 32 * 16);
+  EXPECT_DOUBLE_EQ(node_cost(*ln->producer).flops, 8.0 * 2 * 8 * 16);
+  EXPECT_DOUBLE_EQ(node_cost(*top->producer).flops, 2.0 * 8 * 16 * 3);
+  EXPECT_GT(node_cost(*e->producer).bytes, 4.0 * (2 * 8 * 32 + 32 * 16 + 2 * 8 * 16) - 1);
 }
 
 }  // namespace
