@@ -74,8 +74,9 @@ static bool vectorizable(const std::string& body) {
   return true;
 }
 
-void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
-                    const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt) {
+void emit_broadcast_simd(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
+                         const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt,
+                         const std::function<bool(const std::string& body, int64_t trip)>& simd_ok) {
   int64_t n = numel(out);
   bool flat = true;
   for (auto& s : ins) flat = flat && numel(s) == n;
@@ -83,7 +84,7 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
     std::vector<std::string> idx(ins.size());
     for (size_t k = 0; k < ins.size(); ++k) idx[k] = numel(ins[k]) == 1 && n != 1 ? "0" : "i";
     std::string body = stmt(idx, "i");
-    bool simd = vectorizable(body);
+    bool simd = simd_ok(body, n);
     if (e.parallel(static_cast<double>(n))) e("ONNXC_PRAGMA(omp parallel for{})", simd ? " simd" : "");
     else if (simd) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = 0; i < {}; ++i) {{", n);
@@ -122,16 +123,21 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
   for (auto& s : idx)
     if (s.empty()) s = "0";
   std::string body = stmt(idx, oi.empty() ? "0" : oi);
-  bool simd = vectorizable(body);
   for (size_t d = 0; d < dims.size(); ++d) {
     // One pragma per loop: a single loop that is both parallel and innermost gets the combined form.
-    const bool par = d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1, inner = d + 1 == dims.size() && simd;
+    const bool par = d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1,
+               inner = d + 1 == dims.size() && simd_ok(body, dims[d]);
     if (par) e("ONNXC_PRAGMA(omp parallel for{})", inner ? " simd" : "");
     else if (inner) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
   }
   e("{}", body);
   for (size_t d = 0; d < dims.size(); ++d) e("}}");
+}
+
+void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
+                    const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt) {
+  emit_broadcast_simd(e, out, ins, stmt, [](const std::string& body, int64_t) { return vectorizable(body); });
 }
 
 void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, const std::string& x, int64_t n, DType t) {

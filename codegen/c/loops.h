@@ -39,6 +39,11 @@ void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int
 // outer loop goes parallel when the target says so for numel(out) operations.
 void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
                     const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt);
+// The same loops with the caller deciding whether a loop of `trip` iterations running `body`
+// gets `omp simd` (codegen/c/kernels/ew_loop.h).
+void emit_broadcast_simd(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
+                         const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt,
+                         const std::function<bool(const std::string& body, int64_t trip)>& simd_ok);
 
 // Declares `T acc` (T the C type of t) holding the maximum of `init` and x[0..n) (`x` a
 // pointer expression), by compare-selects `v > acc ? v : acc`: with a non-NaN init the
