@@ -58,6 +58,11 @@ class Backend {
   // MayInplace): the kernel reads each element of `in` only where it writes that element of
   // `out`. Memory planning asks, and adds its own condition (`in` dies at n).
   virtual bool may_inplace(const Node& n, const Value& out, const Value& in) const = 0;
+  // How n's kernel wants its constant input `input` stored: plain, or a packed layout the
+  // pack-weights pass repacks the constant into at compile time (Layout::panel for the
+  // right-hand matrix of a register-tiled Gemm/MatMul). Asked before fusion, of the node
+  // itself.
+  virtual Layout weight_layout(const Node& n, size_t input) const = 0;
   // The function that computes n (a plain node or a fused group).
   virtual EmittedNode emit_node(const Node& n, const NodeParams& p) const = 0;
   // Writes the module of the whole graph into o.outdir.

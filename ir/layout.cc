@@ -14,6 +14,8 @@ std::string Layout::str(size_t rank) const {
     case Kind::Plain: return "";
     case Kind::NCHWc: return "NC" + sp + std::to_string(block) + "c";
     case Kind::Filter: return "OI" + sp + std::to_string(in_block) + "i" + std::to_string(block) + "o";
+    case Kind::Panel: return "KN" + std::to_string(block) + "n";
+    case Kind::PanelT: return "NK" + std::to_string(block) + "n";
   }
   return "";
 }
@@ -22,6 +24,12 @@ Shape physical_shape(const Shape& s, const Layout& l) {
   if (l.is_plain()) return s;
   ONNXC_ASSERT(s.size() >= 2 && l.block > 0, "non-plain layout on a tensor of rank " + std::to_string(s.size()));
   Shape p;
+  if (l.is_panel()) {
+    ONNXC_ASSERT(s.size() == 2, "panel layout on a tensor of rank " + std::to_string(s.size()));
+    const bool t = l.kind == Layout::Kind::PanelT;
+    const int64_t K = t ? s[1] : s[0], N = t ? s[0] : s[1];
+    return {ceil_div_pos(N, l.block), K, l.block};
+  }
   if (l.kind == Layout::Kind::NCHWc) {
     p = {s[0], ceil_div_pos(s[1], l.block)};
     p.insert(p.end(), s.begin() + 2, s.end());
@@ -44,6 +52,17 @@ void for_each_mapping(const Shape& s, const Layout& l, F&& f) {
   int64_t inner = 1;
   for (size_t d = 2; d < s.size(); ++d) inner *= s[d];
   const int64_t A = s[0], B = s[1];
+  if (l.is_panel()) {  // (k, n) of [K, N], or (n, k) of [N, K]: at [n / nr][k][n % nr]
+    const int64_t nr = l.block;
+    const bool t = l.kind == Layout::Kind::PanelT;
+    const int64_t K = t ? B : A;
+    for (int64_t r = 0; r < A; ++r)
+      for (int64_t c = 0; c < B; ++c) {
+        const int64_t k = t ? c : r, n = t ? r : c;
+        f(r * B + c, ((n / nr) * K + k) * nr + n % nr);
+      }
+    return;
+  }
   if (l.kind == Layout::Kind::NCHWc) {
     const int64_t b = l.block, CB = ceil_div_pos(B, b);
     for (int64_t n = 0; n < A; ++n)

@@ -1,5 +1,5 @@
 // ir/layout.h — how a tensor's elements are stored: plain C order, the blocked activation
-// layout NCHW[x]c, or a repacked convolution filter.
+// layout NCHW[x]c, a repacked convolution filter, or a matrix packed in column panels.
 //
 // A Value's `shape` is always its logical (ONNX) shape; `layout` says how it is stored and
 // physical_shape() gives the stored dims:
@@ -12,6 +12,11 @@
 //   Filter  conv weights [O, I, K1..Kk] stored as [ceil(O/bo), ceil(I/bi), K1..Kk, bi, bo]
 //           ("OIHW{bi}i{bo}o"), zero-padded. bi = 1 gives the depthwise (I = 1) and
 //           first-layer ([O/b][I][KH][KW][b]) filters.
+//   Panel   the K x N right-hand matrix of a Gemm/MatMul (logical [K, N]) stored as
+//           [ceil(N/nr), K, nr] ("KN32n"): each panel of nr columns is contiguous, row k of a
+//           panel is nr consecutive floats (one or two vector loads), columns past N are zeros.
+//   PanelT  the same storage for a matrix whose logical shape is its transpose, [N, K]
+//           (Gemm's B with transB = 1): element (n, k) at [n/nr][k][n%nr] ("NK32n").
 // Reference evaluation works on logical tensors: eval_node converts non-plain inputs with
 // to_plain() and outputs with to_layout(), so ops keep one eval (ops whose eval works on the
 // stored form, such as layout_transform, say so with Op::layout_native()).
@@ -23,25 +28,30 @@
 namespace onnxc {
 
 struct Layout {
-  enum class Kind { Plain, NCHWc, Filter };
+  enum class Kind { Plain, NCHWc, Filter, Panel, PanelT };
   Kind kind = Kind::Plain;
-  int64_t block = 0;     // NCHWc: b; Filter: bo
+  int64_t block = 0;     // NCHWc: b; Filter: bo; Panel, PanelT: nr
   int64_t in_block = 0;  // Filter: bi
 
   static Layout plain() { return {}; }
   static Layout nchwc(int64_t b) { return {Kind::NCHWc, b, 0}; }
   static Layout filter(int64_t bo, int64_t bi) { return {Kind::Filter, bo, bi}; }
+  // trans: the logical matrix is [N, K] (PanelT), else [K, N] (Panel).
+  static Layout panel(int64_t nr, bool trans) { return {trans ? Kind::PanelT : Kind::Panel, nr, 0}; }
+  bool is_panel() const { return kind == Kind::Panel || kind == Kind::PanelT; }
   bool is_plain() const { return kind == Kind::Plain; }
   bool is_nchwc() const { return kind == Kind::NCHWc; }
   bool operator==(const Layout& o) const { return kind == o.kind && block == o.block && in_block == o.in_block; }
   bool operator!=(const Layout& o) const { return !(*this == o); }
-  // "" for plain; "NCHW16c", "NCDHW16c", "NC16c"; "OIHW16i16o" for filters (rank-aware).
+  // "" for plain; "NCHW16c", "NCDHW16c", "NC16c"; "OIHW16i16o" for filters (rank-aware);
+  // "KN32n" / "NK32n" for panels.
   std::string str(size_t rank) const;
 };
 
 inline int64_t ceil_div_pos(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 0, b > 0; no overflow
 
-// Stored dims of a tensor of logical shape `s` in layout `l` (rank >= 2 for non-plain).
+// Stored dims of a tensor of logical shape `s` in layout `l` (rank >= 2 for non-plain,
+// exactly 2 for panels).
 Shape physical_shape(const Shape& s, const Layout& l);
 // Repacks a plain tensor into layout l (padding zero-filled) and back.
 Tensor to_layout(const Tensor& plain, const Layout& l);

@@ -47,6 +47,7 @@ bool layout_nchwc(Graph& g, const PassOptions& o);     // passes/layout.cc
 // The layout pass with `supports` answering instead of the backend (tests use it to place
 // ops in NCHWc whose kernels do not have it yet; the reference eval works on any layout).
 bool layout_nchwc_with(Graph& g, const PassOptions& o, const std::function<bool(const Node&, int64_t)>& supports);
+bool pack_weights(Graph& g, const PassOptions& o);     // passes/pack_weights.cc
 bool fuse_ops(Graph& g, const PassOptions& o);         // passes/fuse.cc
 bool plan_memory(Graph& g, const PassOptions& o);      // passes/memory_plan.cc
 

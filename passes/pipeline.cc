@@ -18,6 +18,7 @@ const std::vector<Entry>& pipeline() {
       {"fold-constants", fold_constants},
       {"simplify", simplify},
       {"layout", layout_nchwc},
+      {"pack-weights", pack_weights},
       {"fuse", fuse_ops},
       {"memory-plan", plan_memory},  // last: offsets depend on the final node order
   };

@@ -32,6 +32,11 @@ class CBackend : public Backend {
     return in.dtype == out.dtype && in.nbytes() == out.nbytes() && in.shape == out.shape && in.layout == out.layout;
   }
 
+  Layout weight_layout(const Node& n, size_t input) const override {
+    const CKernel* k = find_c_kernel(n.op_type);
+    return k && k->weight_layout ? k->weight_layout(n, input, target()) : Layout::plain();
+  }
+
   EmittedNode emit_node(const Node& n, const NodeParams& p) const override {
     CEmit e(n, target(), p.inputs, p.outputs, p.extras);
     // "Conv nchw16c regular + epilogue": the op, the output layout, the kernel's variant, and

@@ -3,27 +3,46 @@
 // float32. MatMul folds its batch into M when B has no batch of its own and A's batches are
 // contiguous (activations times a weight matrix), so the tiles see one tall matrix.
 //
-// Three shapes of loop nest:
+// Four shapes of loop nest:
+//  - register-tiled form (ONNX Runtime's MLAS SGEMM kernels, written as C), for M >= 4 when B
+//    is float32: a tile of MR rows x NR columns of Y is held in MR x NR/V vector-extension
+//    accumulators (codegen/c/vector_types.h: 12 x 2 vectors of 16 floats on AVX-512, 6 x 2 of
+//    8 on AVX2) over the whole of K: per k, the NR floats of a panel row of B are loaded once
+//    and every row's A element is broadcast against them. B is read in panels of NR columns
+//    ([K][NR] contiguous, zeros past N): a constant B is stored so at compile time by the
+//    pack-weights pass (Layout::panel, asked through gemm_weight_layout); an activation B
+//    (attention's batched MatMuls) is packed by each task into a stack buffer (K x NR floats,
+//    at most kStackPanelBytes). The panel stays in L1/L2 while the rows of A stream past it.
+//    Tasks: (batch, panel, block of rows), panel-major. Each tile goes through a local buffer
+//    to Y with alpha, beta * C and the fused group's epilogue (bias Add, Relu, Gelu, residual
+//    Add...) applied on the way, so the last panel's columns past N and every C broadcast
+//    need no special tile.
 //  - dot form, when B is stored N x K (trans_b) and M < 4, or N == 1: every output is one
 //    contiguous SIMD dot product over K; (batch, i, j) run in parallel. This is the
 //    batch-1 classifier layer (GEMV), bound by reading B once.
 //  - row-stream form, M < 4 and B stored K x N: parallel chunks of 512 columns; for each k
 //    the chunk of row k of B is streamed once into the Y chunk (which stays in L1).
-//  - blocked form otherwise: tiles of 32 rows x 64 columns run in parallel; inside a tile,
+//  - blocked form otherwise (an activation B whose panel would not fit the stack, other
+//    dtypes): tiles of 32 rows x 64 columns run in parallel; inside a tile,
 //    K in blocks of 128; each 128 x 64 block of B is packed into a contiguous stack buffer
 //    (32 KiB, transposed when B is N x K; skipped when B rows are no longer than a block),
 //    then i, k, j with j innermost, so the block stays in L1 across the tile's rows and the
 //    long row stride of B causes no cache-set conflicts.
-// Y starts as beta * C (or 0) and accumulates alpha * A[i][k] * B[k][j] with ONNXC_FMA
-// (fmaf where the target has FMA). The dot form keeps `s += a * b`: an fmaf recurrence is
-// not a reduction clang's vectorizer recognises.
-// Gaps: no register tiling or micro-kernel yet; bench/ decides when it is worth one.
+//    Y starts as beta * C (or 0) and accumulates alpha * A[i][k] * B[k][j] with ONNXC_FMA
+//    (fmaf where the target has FMA).
+// The dot form keeps `s += a * b`: an fmaf recurrence is not a reduction clang's vectorizer
+// recognises.
+// Gaps: K is not blocked in the register-tiled form (a panel of a long K streams from L2);
+// the blocked form has no register tile.
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "codegen/c/fused.h"
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
+#include "codegen/c/vector_types.h"
+#include "ir/ops/elementwise.h"
 #include "ir/ops/gemm.h"
 
 namespace onnxc {
@@ -48,6 +67,28 @@ struct GemmSpec {
 // Tile sizes: a KB x NB block of B is 32 KiB (L1); MB rows reuse it. GEMV-like products
 // (M < 4) take kGemvNB-column chunks of whole rows of B instead.
 constexpr int64_t kMB = 32, kNB = 64, kKB = 128, kGemvNB = 512;
+// Register-tiled form: products with fewer rows keep the GEMV forms.
+constexpr int64_t kPanelMinRows = 4;
+// The largest panel a task packs on its stack (K x NR floats).
+constexpr int64_t kStackPanelBytes = 64 << 10;
+
+// The register tile of the panel form: V floats per vector, NV vectors per panel row
+// (NR = NV * V columns), MR rows; MR * NV accumulators within 3/4 of the vector registers
+// (the rest holds the panel row and the broadcasts). A generic-vector target's long vectors
+// take several registers of the machine that builds them (conv_nchwc.cc's tile_registers).
+struct PanelTile {
+  int64_t V = 0, NV = 0, NR = 0, MR = 0;
+};
+PanelTile panel_tile(const Target& t) {
+  PanelTile p;
+  p.V = std::max<int64_t>(4, t.vector_floats());
+  p.NV = p.V <= 16 ? 2 : 1;
+  p.NR = p.NV * p.V;
+  int64_t R = std::max(8, t.vector_registers);
+  if (t.arch == "generic") R = std::max<int64_t>(4, std::min<int64_t>(R, 32 * 16 / p.V));
+  p.MR = std::max<int64_t>(1, std::min<int64_t>(12, R * 3 / 4 / p.NV));
+  return p;
+}
 
 // "i * 5 + j" pieces; empty when the stride is 0.
 std::string term(const std::string& var, int64_t stride) {
@@ -86,7 +127,158 @@ std::string scaled(double f, const std::string& x) {
   return f == 1.0 ? x : fmt::format("{} * {}", c_float(f), x);
 }
 
+// The panel form (see the top). `prepacked`: B is x1 in Layout::panel(NR) (constant, 2-D, no
+// batch); otherwise each task packs its panel of B[bt] into a stack buffer first.
+void emit_gemm_panel(CEmit& e, const GemmSpec& g, const PanelTile& pt, bool prepacked) {
+  const int64_t M = g.M, N = g.N, K = g.K, NR = pt.NR, V = pt.V, NV = pt.NV, MR = pt.MR;
+  const int64_t NP = ceil_div_pos(N, NR), batch = numel(g.batch_shape);
+  const std::string vt = vector_type(V), vtu = vt + "u";
+  // Rows per task: 4 tiles (all rows when each task packs its panel), fewer when the tasks
+  // leave threads idle.
+  int64_t MB = prepacked ? 4 * MR : ceil_div_pos(M, MR) * MR;
+  const int64_t want = 4 * std::max(1, e.target.threads);
+  while (MB > MR && batch * NP * ceil_div_pos(M, MB) < want) MB -= MR;
+  const int64_t NRB = ceil_div_pos(M, MB), MF = M / MR * MR, MRr = M - MF;
+  const bool par = e.parallel(static_cast<double>(batch) * M * N * K) && batch * NP * NRB > 1;
+  const Node& n = e.node;
+  const bool epi = !n.epilogue.empty();
+  e.variant = "register-tiled";
+  e("/* Register tile {} rows x {} columns ({} accumulators of {}); B in {} panel{} of {} columns{}", MR, NR, MR * NV, vt, NP,
+    NP > 1 ? "s" : "", NR, prepacked ? " packed at compile time (" + e.in_layout(1).str(2) + ")" : ", each packed by its task");
+  e(" * tasks ({}panel, block of {} rows){}. */", batch > 1 ? "batch, " : "", MB, epi ? "; epilogue on each tile" : "");
+  std::vector<std::tuple<std::string, int64_t, int64_t>> tasks;
+  if (batch > 1) tasks.emplace_back("bt", batch, 1);
+  tasks.emplace_back("jp", NP, 1);
+  if (NRB > 1) tasks.emplace_back("rb", NRB, 1);
+  open_tasks(e, tasks, par);
+  const std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
+  const std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";
+  e("const float* restrict A = {};", aoff == "0" ? g.a : fmt::format("{} + {}", g.a, aoff));
+  e("float* restrict Y = {};", batch > 1 ? fmt::format("{} + {}", g.y, term("bt", M * N)) : g.y);
+  e("const int64_t j0 = {};", term("jp", NR) == "" ? "0" : term("jp", NR));
+  if (N % NR == 0) e("const int64_t nc = {};", NR);
+  else e("const int64_t nc = j0 + {0} <= {1} ? {0} : {1} - j0;", NR, N);
+  if (prepacked) {
+    e("const float* restrict Bp = {} + {};", g.b, term("jp", K * NR));
+  } else {
+    // The task's panel: pk[k][c] = op(B)(k, j0 + c), zeros past N.
+    e("const float* restrict B = {};", boff == "0" ? g.b : fmt::format("{} + {}", g.b, boff));
+    e("float pk[{}] __attribute__((aligned(64)));", K * NR);
+    if (g.trans_b) {
+      e("for (int64_t c = 0; c < {}; ++c) {{", NR);
+      e("if (c < nc) {{");
+      e("for (int64_t k = 0; k < {}; ++k) pk[k * {} + c] = B[(j0 + c) * {} + k];", K, NR, K);
+      e("}} else {{");
+      e("for (int64_t k = 0; k < {}; ++k) pk[k * {} + c] = 0.0f;", K, NR);
+      e("}}");
+      e("}}");
+    } else {
+      e("for (int64_t k = 0; k < {}; ++k) {{", K);
+      e("const float* restrict Bk = B + k * {} + j0;", N);
+      simd(e, NR);
+      e("for (int64_t c = 0; c < {}; ++c) pk[k * {} + c] = c < nc ? Bk[c] : 0.0f;", NR, NR);
+      e("}}");
+    }
+    e("const float* restrict Bp = pk;");
+  }
+  if (MF > 0) {
+    e("const int64_t i0 = {};", NRB > 1 ? term("rb", MB) : "0");
+    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", MB, MF);
+  }
+  // The C term and the epilogue's extra inputs of element (row, col) of Y (plain, its
+  // logical shape: rows are every dim but the last).
+  const Shape ov = e.out_shape(0);
+  // Row `row` of Y is the flat index over every dim of Y but the last.
+  auto index_of = [&](const Shape& st, const std::string& row, const std::string& col) {
+    const size_t rd = ov.size() - 1;  // row dims: [0, rd)
+    const Shape os = strides_of(ov);
+    bool zero = true, same = true;
+    for (size_t d = 0; d < rd; ++d) {
+      zero = zero && (ov[d] == 1 || st[d] == 0);
+      same = same && (ov[d] == 1 || st[d] == os[d]);
+    }
+    std::string r = term(col, st[rd]);
+    if (zero) return sum({r});
+    if (same) return sum({term(row, N), r});
+    int64_t inner = 1;  // product of the row dims after d
+    for (size_t d = rd; d-- > 0;) {
+      if (ov[d] != 1 && st[d] != 0) {
+        std::string c = inner == 1 ? row : fmt::format("{} / {}", row, inner);
+        if (d > 0) c = fmt::format("({}) % {}", c, ov[d]);
+        r = sum({r, term("(" + c + ")", st[d])});
+      }
+      inner *= ov[d];
+    }
+    return r;
+  };
+  std::vector<std::string> extras;
+  for (size_t x = 0; x < n.extra_inputs.size(); ++x)
+    extras.push_back(fmt::format("{}[{}]", e.extra(x), index_of(broadcast_strides(ov, e.view_of(n.extra_inputs[x])),
+                                                                  batch > 1 ? fmt::format("(bt * {} + i + r)", M) : "(i + r)", "(j0 + c)")));
+  auto tile = [&](int64_t R) {
+    std::string decl;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t v = 0; v < NV; ++v) decl += fmt::format("{}c{}_{} = ({}){{0}}", decl.empty() ? "" : ", ", r, v, vt);
+    e("{} {};", vt, decl);
+    for (int64_t r = 0; r < R; ++r)
+      e("const float* restrict a{} = A + {};", r, g.trans_a ? fmt::format("i + {}", r) : fmt::format("(i + {}) * {}", r, K));
+    e("const float* restrict bk = Bp;");
+    e("for (int64_t k = 0; k < {}; ++k, bk += {}) {{", K, NR);
+    std::string bl;
+    for (int64_t v = 0; v < NV; ++v) bl += fmt::format("{}b{} = *(const {}*)(bk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
+    e("const {} {};", vt, bl);
+    for (int64_t r = 0; r < R; ++r) {
+      e("const float av{} = a{}[{}];", r, r, g.trans_a ? fmt::format("k * {}", M) : "k");
+      std::string l;
+      for (int64_t v = 0; v < NV; ++v) l += fmt::format("{}c{}_{} += av{} * b{};", v ? " " : "", r, v, r, v);
+      e("{}", l);
+    }
+    e("}}");
+    e("float t[{}];", R * NR);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t v = 0; v < NV; ++v) e("*({}*)(t + {}) = c{}_{};", vtu, r * NR + v * V, r, v);
+    open_loop(e, "r", R);
+    simd(e, NR);
+    e("for (int64_t c = 0; c < nc; ++c) {{");
+    std::string val = scaled(g.alpha, "t[r * " + std::to_string(NR) + " + c]");
+    if (!g.c.empty()) {
+      val += " + " + scaled(g.beta, fmt::format("{}[{}]", g.c, sum({term("(i + r)", g.c_si), term("(j0 + c)", g.c_sj)})));
+    }
+    const std::string dst = fmt::format("Y[(i + r) * {} + j0 + c]", N);
+    if (epi) e("{}", epilogue_element(e, val, extras, dst));
+    else e("{} = {};", dst, val);
+    e("}}");
+    e("}}");
+  };
+  if (MF > 0) {
+    e("for (int64_t i = i0; i < i1; i += {}) {{", MR);
+    tile(MR);
+    e("}}");
+  }
+  if (MRr > 0) {
+    e.line(NRB > 1 ? fmt::format("if (rb == {}) {{", NRB - 1) : std::string("{"));
+    e("const int64_t i = {};", MF);
+    tile(MRr);
+    e("}}");
+  }
+  for (size_t k = 0; k < tasks.size(); ++k) e("}}");
+  if (epi) e.epilogue_done = true;
+}
+
 void emit_gemm(CEmit& e, const GemmSpec& g) {
+  const PanelTile pt = panel_tile(e.target);
+  if (e.in_layout(1).is_panel()) {
+    ONNXC_ASSERT(g.batch_shape.empty() && g.trans_b == (e.in_layout(1).kind == Layout::Kind::PanelT),
+                 e.node.where() + ": panel-packed B of a batched product");
+    ONNXC_ASSERT(pt.NR == e.in_layout(1).block, e.node.where() + ": B packed for another tile width");
+    emit_gemm_panel(e, g, pt, true);
+    return;
+  }
+  // B an activation (attention's products): packed per task when its panel fits the stack.
+  if (g.M >= kPanelMinRows && g.K >= 1 && g.N >= 1 && g.K * pt.NR * 4 <= kStackPanelBytes && e.in_dtype(1) == DType::F32) {
+    emit_gemm_panel(e, g, pt, false);
+    return;
+  }
   const int64_t M = g.M, N = g.N, K = g.K;
   int64_t batch = numel(g.batch_shape);
   bool trans_b = g.trans_b;
@@ -230,11 +422,33 @@ void emit_matmul(CEmit& e) {
   emit_gemm(e, g);
 }
 
+// B (input 1) in panels when it is a float32 matrix and the product has enough rows for the
+// register tile (the pack-weights pass asks this of the node before fusion; B is constant).
+Layout gemm_weight_layout(const Node& n, size_t input, const Target& t) {
+  const Value* b = input == 1 ? n.in(1) : nullptr;
+  const Value* a = n.in(0);
+  if (!b || !a || b->dtype != DType::F32 || a->dtype != DType::F32 || b->shape.size() != 2 || !n.out(0) ||
+      n.out(0)->dtype != DType::F32)
+    return Layout::plain();
+  int64_t rows = 0, N = 0, K = 0;
+  bool trans_b = false;
+  if (n.op_type == "Gemm") {
+    const GemmAttrs& g = gemm_attrs(n);
+    rows = g.M, N = g.N, K = g.K, trans_b = g.trans_b != 0;
+  } else {
+    if (a->shape.size() < 2) return Layout::plain();
+    const MatMulGeom& m = matmul_geom(n);
+    rows = numel(m.batch) * m.M, N = m.N, K = m.K;
+  }
+  if (rows < kPanelMinRows || N < 1 || K < 1) return Layout::plain();
+  return Layout::panel(panel_tile(t).NR, trans_b);
+}
+
 }  // namespace
 
 void register_gemm(CKernelTable& t) {
-  t["Gemm"] = {emit_gemm_node, nullptr, nullptr, nullptr};
-  t["MatMul"] = {emit_matmul, nullptr, nullptr, nullptr};
+  t["Gemm"] = {emit_gemm_node, nullptr, nullptr, nullptr, gemm_weight_layout};
+  t["MatMul"] = {emit_matmul, nullptr, nullptr, nullptr, gemm_weight_layout};
 }
 
 }  // namespace onnxc

@@ -32,6 +32,9 @@ struct CKernel {
   bool (*nchwc)(const Node& n, int64_t b) = nullptr;
   std::string (*expr)(const Node& n, const std::vector<std::string>& args) = nullptr;
   std::string (*stmts)(const Node& n, const std::vector<std::string>& args, const std::string& dst) = nullptr;
+  // How the kernel wants constant input `input` stored (Backend::weight_layout); nullptr:
+  // plain for every input.
+  Layout (*weight_layout)(const Node& n, size_t input, const Target& t) = nullptr;
 };
 
 using CKernelTable = std::map<std::string, CKernel>;
