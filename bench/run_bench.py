@@ -19,7 +19,7 @@ same input file, and writes OUT/cpu.md (tables), OUT/cpu.json (every measurement
   3. peak: bench/fma_probe.c (the FMA probe of --profile, run on all threads at once) at each
      thread count, before and after the timings; the larger value is the peak;
   4. batch-1 latency at each --threads count, 5. batch-8 throughput (images/s) at the largest
-     thread count, 6. the ablation (resnet50 and vgg19: --layout nchw, channel blocks 8/16/32/64,
+     thread count, for --batch-models (the six classification CNNs), 6. the ablation (resnet50 and vgg19: --layout nchw, channel blocks 8/16/32/64,
      at each thread count).
 The machine is shared and noisy, so every timing is a median over --runs runs inside one process,
 the process is repeated for --rounds rounds, the engines alternate (which goes first alternates
@@ -50,7 +50,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"  # Debian's: numpy, onnx, torch, matplotlib
 
-DEFAULT_MODELS = ["resnet50", "vgg19", "googlenet", "densenet201", "mobilenet_v2", "efficientnet_b0"]
+# The six CNNs of the first benchmark, then the newer opset-17 models of the zoo.
+CNN_MODELS = ["resnet50", "vgg19", "googlenet", "densenet201", "mobilenet_v2", "efficientnet_b0"]
+DEFAULT_MODELS = CNN_MODELS + ["vit_b_16", "efficientnet_v2_s", "nfnet_f0", "gpunet_0", "deeplabv3_mobilenet_v3_large"]
+# Batch-8 throughput: the classification CNNs (each batch-8 export is another PyTorch run).
+BATCH_MODELS = CNN_MODELS
 ABLATION_MODELS = ["resnet50", "vgg19"]
 ABLATION_BLOCKS = [8, 16, 32, 64]
 
@@ -369,7 +373,7 @@ def write_report(a, R, path_md, path_png):
         L.append("")
         L.append("| model | onnxc img/s | ORT img/s | onnxc / ORT throughput | onnxc ms/batch | ORT ms/batch | spread |")
         L.append("|---|---|---|---|---|---|---|")
-        for name in a.models:
+        for name in batch_models(a):
             b = R["models"][name]["batch8"]
             o, x = median(b["onnxc"]), median(b["ort"])
             sp = max(spread(b["onnxc"]), spread(b["ort"]))
@@ -460,7 +464,7 @@ def write_report(a, R, path_md, path_png):
             row(f"{name} ≥ {want}% of peak ({tmax} threads)", f"{share:.0f}%", share >= want)
     if not a.skip_batch8:
         for name in ("resnet50", "mobilenet_v2"):
-            if name in R["models"]:
+            if name in batch_models(a):
                 b = R["models"][name]["batch8"]
                 r8 = median(b["ort"]) / median(b["onnxc"])
                 row(f"{name} batch-{a.batch} throughput ≥ 1.1 × ORT", f"{r8:.2f} ×", r8 >= 1.1)
@@ -476,6 +480,11 @@ def write_report(a, R, path_md, path_png):
         L.append("")
     with open(path_md, "w") as f:
         f.write("\n".join(L))
+
+
+def batch_models(a):
+    """The models of the batch throughput table (every model in runs written before --batch-models)."""
+    return getattr(a, "batch_models", None) or a.models
 
 
 def write_chart(a, R, path):
@@ -518,10 +527,11 @@ def write_chart(a, R, path):
         ax = axes[k]
         k += 1
         for i, (eng, label) in enumerate((("onnxc", "onnxc"), ("ort", "ONNX Runtime"))):
-            ys = [a.batch * 1e3 / median(R["models"][n]["batch8"][eng]) for n in names]
-            bars = ax.bar([xi + (i - 0.5) * 0.4 for xi in x], ys, 0.4, label=label)
+            ys = [a.batch * 1e3 / median(R["models"][n]["batch8"][eng]) for n in batch_models(a)]
+            xb = list(range(len(ys)))
+            bars = ax.bar([xi + (i - 0.5) * 0.4 for xi in xb], ys, 0.4, label=label)
             ax.bar_label(bars, fmt="%.1f", fontsize=7)
-        ax.set_xticks(x, names, rotation=20, fontsize=8)
+        ax.set_xticks(list(range(len(batch_models(a)))), batch_models(a), rotation=20, fontsize=8)
         ax.set_yscale("log")
         ax.set_ylabel("images / s (log)")
         ax.set_title(f"Batch {a.batch} throughput, {tmax} threads")
@@ -573,6 +583,8 @@ def main():
     ap.add_argument("--first-rounds", type=int, default=3, help="rounds of first-result processes (default 3)")
     ap.add_argument("--batch", type=int, default=8, help="batch size of the throughput table (default 8)")
     ap.add_argument("--skip-batch8", action="store_true", help="no batch throughput")
+    ap.add_argument("--batch-models", nargs="+", default=BATCH_MODELS, metavar="NAME",
+                    help=f"models of the batch throughput table, among --models (default: {' '.join(BATCH_MODELS)})")
     ap.add_argument("--skip-ablation", action="store_true", help="no ablation")
     ap.add_argument("--ablation-models", nargs="+", default=ABLATION_MODELS, metavar="NAME")
     ap.add_argument("--blocks", type=int, nargs="+", default=ABLATION_BLOCKS, help="ablation channel blocks")
@@ -608,6 +620,9 @@ def main():
     if not a.models or a.rounds < 1 or a.runs < 1 or a.runs_b8 < 1 or a.first_rounds < 1 or min(a.threads) < 1:
         ap.error("need models, and rounds, runs and threads >= 1")
     a.ablation_models = [m for m in a.ablation_models if m in a.models] if not a.skip_ablation else []
+    a.batch_models = [m for m in a.batch_models if m in a.models] if not a.skip_batch8 else []
+    if not a.batch_models:
+        a.skip_batch8 = True
     if not a.skip_ablation and not a.ablation_models:
         a.skip_ablation = True
     if not os.path.exists(os.path.join(a.ort, "package.json")):
@@ -625,6 +640,8 @@ def main():
         reduced.append("no ablation")
     elif a.ablation_models != ABLATION_MODELS:
         reduced.append(f"ablation on {' '.join(a.ablation_models)} only")
+    if not a.skip_batch8 and a.batch_models != [m for m in BATCH_MODELS if m in a.models]:
+        reduced.append(f"batch {a.batch} on {' '.join(a.batch_models)} only")
     if a.rounds < 5 or a.runs < 10:
         reduced.append(f"{plural(a.rounds, 'round')} × {plural(a.runs, 'run')} (default 5 × 10)")
     if a.threads != [1, 2]:
@@ -641,9 +658,9 @@ def main():
         f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
 
     # zoo files
-    batches = [1] + ([] if a.skip_batch8 else [a.batch])
-    for b in batches:
-        need = [n for n in a.models if not all(os.path.exists(os.path.join(
+    batches = [(1, a.models)] + ([] if a.skip_batch8 else [(a.batch, a.batch_models)])
+    for b, names in batches:
+        need = [n for n in names if not all(os.path.exists(os.path.join(
             a.zoo, f"{n if b == 1 else f'{n}_b{b}'}.{ext}")) for ext in ("onnx", "input.npy", "ref.npy"))]
         if need and a.export_missing:
             log(f"exporting {' '.join(need)} at batch {b} into {a.zoo} (models/export_zoo.py)")
@@ -653,7 +670,7 @@ def main():
             die(f"missing in {a.zoo}: {' '.join(need)} at batch {b}; run "
                 f"`/usr/bin/python3 models/export_zoo.py --out {a.zoo} --batch {b} {' '.join(need)}` or pass --export-missing")
     M1 = {n: Model(a, n, 1) for n in a.models}
-    M8 = {n: Model(a, n, a.batch) for n in a.models} if not a.skip_batch8 else {}
+    M8 = {n: Model(a, n, a.batch) for n in a.batch_models}
 
     # 1. builds
     a.probe_bin = os.path.join(a.work, "fma_probe")
@@ -747,11 +764,11 @@ def main():
 
     # 5. batch-8 throughput
     if M8:
-        for n in a.models:
+        for n in M8:
             R["models"][n]["batch8"] = {"onnxc": [], "ort": []}
         for rnd in range(a.rounds):
             log(f"batch-{a.batch} latency ({tmax} threads), round {rnd + 1}/{a.rounds}")
-            for n in a.models:
+            for n in M8:
                 b = R["models"][n]["batch8"]
                 for eng in (["onnxc", "ort"] if rnd % 2 == 0 else ["ort", "onnxc"]):
                     if eng == "onnxc":
