@@ -23,6 +23,8 @@ Conventions:
   pads, axes, sizes, ... see SHAPE_OPERANDS), plus string and bfloat16
   inputs, which .npy cannot carry; other inputs of any type stay runtime
   inputs, so int/double kernels run in the binary instead of being folded.
+  --bake weights: those, and every graph input but the first, so a Conv's W
+  and B are constants the layout pass can repack and its X goes NCHWc.
   Data sets whose baked values differ are compiled separately (one compile
   per distinct set of baked values). Runtime inputs
   with unknown dims get the data set's shape written into the model copy.
@@ -45,6 +47,10 @@ Conventions:
   WORK/onnxc_main.o (compile-model --driver-object) and linked into every case.
 - --extra-args passes more compile-model flags to every compile, e.g.
   --extra-args "--channel-block 256" or "--layout nchw".
+- --only-blocked (with --extra-args "--channel-block B"): a case is built and
+  run only when its final IR (compile-model --dump-ir) stores some value in a
+  blocked layout; the others are counted as "plain" (their C is the same at
+  every block, so the default run covers them), never as passed.
 - --forbid-calls expf,fmaxf,... fails a case whose binary imports one of those
   functions (nm -u): CMake passes the libm functions the kernels must not call.
 - Output is deterministic: failures in case-name order, then the summary,
@@ -76,7 +82,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
-PASS, FAIL, UNSUPPORTED = "pass", "fail", "unsupported"
+PASS, FAIL, UNSUPPORTED, PLAIN = "pass", "fail", "unsupported", "plain"
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
@@ -357,12 +363,14 @@ class Runner:
         check_tensor_types(graph)
 
         init_names = {t.name for t in graph.initializer}
-        if self.args.bake == "shape":
+        inputs = [vi for vi in graph.input if vi.name not in init_names]
+        if self.args.bake in ("shape", "weights"):
             shape_names = shape_operand_names(graph)
+            if self.args.bake == "weights":
+                shape_names |= {vi.name for vi in inputs[1:]}
             to_bake = lambda vi: vi.name in shape_names or elem_type(vi) in NPY_UNSAFE
         else:
             to_bake = lambda vi: elem_type(vi) not in self.runtime_dtypes
-        inputs = [vi for vi in graph.input if vi.name not in init_names]
         outputs = list(graph.output)
         sets = sorted((os.path.join(case_dir, d) for d in os.listdir(case_dir)
                        if d.startswith("test_data_set_")
@@ -471,6 +479,8 @@ class Runner:
         onnx.save(m, model_path)
         build = os.path.join(gdir, "build")
         os.makedirs(build)
+        if self.args.only_blocked and not self._blocked(model_path, gdir, r):
+            return None
         # Every case links the same generic driver, compiled once per run (same cc and flags).
         cmd = [self.args.compiler, model_path, "-o", build, "--name", "model",
                "--emit", "exe", "--cc", self.args.cc, "--cflags=" + self.args.cflags,
@@ -515,6 +525,22 @@ class Runner:
             r.reason = "the generated binary calls " + ", ".join(calls)
             return None
         return exe
+
+    def _blocked(self, model_path, gdir, r):
+        """Whether the final IR stores a value in a blocked layout (NCHW64c...); when it
+        does not, r is PLAIN. Compile errors are left to the real compile."""
+        cmd = [self.args.compiler, model_path, "-o", os.path.join(gdir, "ir"), "--name", "model",
+               "--emit", "c", "--dump-ir", "--quiet"] + shlex.split(self.args.extra_args)
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True, errors="replace",
+                               timeout=self.args.compile_timeout)
+        except subprocess.TimeoutExpired:
+            return True
+        if p.returncode != 0 or re.search(r"\bNC[A-Z]*\d+c\b", p.stdout):
+            return True
+        r.status, r.reason = PLAIN, "no value in a blocked layout"
+        return False
 
     def _run_set(self, exe, gdir, ds, inputs, outputs, baked, feeds, expected, r):
         sdir = os.path.join(gdir, os.path.basename(ds))
@@ -588,6 +614,7 @@ def report(results, args, elapsed, out=sys.stdout):
     passed = [r for r in results if r.status == PASS]
     failed = [r for r in results if r.status == FAIL]
     unsup = [r for r in results if r.status == UNSUPPORTED]
+    plain = [r for r in results if r.status == PLAIN]
     for r in failed:
         print("FAIL %s: %s" % (r.name, r.reason), file=out)
         if args.verbose and r.detail and r.detail.strip() != r.reason:
@@ -624,8 +651,9 @@ def report(results, args, elapsed, out=sys.stdout):
         print("expected at least %d passed, got %d" % (args.expect_min_pass, len(passed)),
               file=out)
         ok = False
-    print("%d passed, %d failed, %d unsupported" % (len(passed), len(failed), len(unsup)),
-          file=out)
+    print("%d passed, %d failed, %d unsupported%s" % (
+        len(passed), len(failed), len(unsup),
+        ", %d plain (not built: no blocked value)" % len(plain) if args.only_blocked else ""), file=out)
     out.flush()
     return ok
 
@@ -645,9 +673,13 @@ def main(argv=None):
                     help="more compile-model flags, shell-quoted (e.g. \"--channel-block 256\")")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
-    ap.add_argument("--bake", choices=("dtype", "shape"), default="dtype",
+    ap.add_argument("--bake", choices=("dtype", "shape", "weights"), default="dtype",
                     help="which graph inputs become constants: those not of "
-                         "--runtime-dtypes (default), or those feeding shape operands")
+                         "--runtime-dtypes (default), those feeding shape operands, or "
+                         "those and every input but the first")
+    ap.add_argument("--only-blocked", action="store_true",
+                    help="build and run only the cases whose final IR has a blocked value "
+                         "(use with --extra-args \"--channel-block B\")")
     ap.add_argument("--runtime-dtypes", default="float",
                     help="comma-separated ONNX element types kept as runtime inputs; "
                          "inputs of other types are baked in (default: float)")
@@ -724,6 +756,7 @@ def main(argv=None):
                        "passed": sum(r.status == PASS for r in results),
                        "failed": sum(r.status == FAIL for r in results),
                        "unsupported": sum(r.status == UNSUPPORTED for r in results),
+                       "plain": sum(r.status == PLAIN for r in results),
                        "cases": [r.to_json() for r in results]}, f, indent=1)
     if args.junit:
         write_junit(args.junit, results, elapsed)
