@@ -391,6 +391,33 @@ TEST(NchwcConvEpilogue, Blocks64And256) {
   check_epis({c[2], c[3], c[7]}, 256);
 }
 
+// Reduction in steps (conv_nchwc.cc): on a target with a 32 KiB L2 every tile's weights are
+// too large, so tiles accumulate into Y step by step (blocks of rows per task): a partial last
+// input block, strides, pads, a 5x5 kernel, batch 2, a grouped conv, and epilogues (run after
+// the last step only: a second application would change the values).
+TEST(NchwcConv, ReductionSteps) {
+  Target t = parse_target("x86-64-avx512");
+  t.l2_bytes = 32 << 10;
+  const std::unique_ptr<Backend> small = make_c_backend(t);
+  CRunOptions o = native();
+  o.backend = small.get();
+  const std::vector<ConvSpec> specs = {
+      with(cs(70, 40, 7, 7, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.dirty = true; }),
+      with(cs(64, 24, 9, 8, 3), [](ConvSpec& s) { s.pads = {1, 0, 1, 1}; s.strides = {2, 2}; s.N = 2; }),
+      with(cs(48, 20, 6, 11, 5), [](ConvSpec& s) { s.pads = {2, 2, 2, 2}; s.bias = false; }),
+      with(cs(96, 64, 5, 6, 3), [](ConvSpec& s) { s.group = 2; s.pads = {1, 1, 1, 1}; }),
+  };
+  // Every one of them runs in steps.
+  GraphBuilder b;
+  for (size_t k = 0; k < specs.size(); ++k) {
+    Value* y = conv_node(b, 16, specs[k], "conv" + std::to_string(k));
+    NodeParams p{{"x0", "x1", specs[k].bias ? "x2" : ""}, {"y0"}, {}};
+    EXPECT_NE(small->emit_node(*y->producer, p).body.find("Reduction in steps"), std::string::npos) << "conv " << k;
+  }
+  check_nchwc(convs(specs), 16, 1e-4, 0, o);
+  check_nchwc(conv_epis({{specs[0], Epi::ResidualRelu}, {specs[1], Epi::SEScale}, {specs[3], Epi::ChannelMulAdd}}), 16, 1e-4, 6, o);
+}
+
 // A target whose vectors hold 64 floats (generic-vector:64): one chunk per 64-lane block,
 // 4 per 256-lane block; tiles sized for the host's registers (conv_nchwc.cc tile_registers).
 TEST(NchwcConv, LongVectorTarget) {

@@ -28,11 +28,16 @@
 // whole padding chunks are written with zeros and get no epilogue (padding lanes never reach
 // real lanes of a consumer, ir/layout.h).
 //
+// When a tile's weights (its chunks' slab over every input block) would not stay in half of
+// L2, the reduction runs in steps of input blocks: a task then covers a block of rows, and per
+// step every tile of those rows loads its accumulators from Y (the bias on the first step),
+// adds the step's input blocks and stores them, so each step's weights come from L3 once per
+// row block rather than once per tile; the epilogue runs after the last step.
+//
 // Known gaps: edge pixels are single-pixel tiles (slow where rows are short, e.g. 7×7 with
-// pads); the reduction runs over all input channels inside one tile, so a tile streams
-// its whole weight slab (L2-resident up to ~256 input channels of 3×3 at 64 outputs per
-// tile, not beyond); a chunk spanning several machine registers (generic-vector targets
-// wider than the host) tiles fewer pixels but is not split.
+// pads); 1×1 convs (the line) and first layers never run in steps; a chunk spanning several
+// machine registers (generic-vector targets wider than the host) tiles fewer pixels but is not
+// split.
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -322,20 +327,47 @@ void emit_broadcast_kernel(K& k) {
   if (k.line) e(" * 1x1: the {} pixels as one row, tasks (image, chunks, segment of {} pixels){}. */", k.OW, SEG, k.epi ? "; epilogue on each tile" : "");
   else e(" * Tasks (image, chunks, output row); rows: {} left edge, {} interior, {} right edge pixels{}. */", k.lo, k.hi - k.lo, k.OW - k.hi,
          k.epi ? "; epilogue on each tile" : "");
+  // Reduction in steps of NBB blocks when a tile's weights (all NB reduction blocks of its RC
+  // chunks) would not stay in half of L2: then the tiles of a block of rows accumulate one
+  // step at a time into Y, and each step's weights are read from L3 once per row block
+  // instead of once per tile (resnet50's 3x3 convs on 7x7 with 512 channels: 1.2 MB of
+  // weights per tile; the edge pixels, one-pixel tiles, were bound by streaming them).
+  const int64_t slab_block = k.KH * k.KW * bl * RC * V * 4;  // bytes of W per reduction block and tile
+  int64_t NBB = NB;
+  if (!k.first && !k.line && NB > 1 && slab_block * NB > e.target.l2_bytes / 2)
+    NBB = std::max<int64_t>(1, e.target.l2_bytes / 2 / slab_block);
+  NBB = ceil_div(NB, ceil_div(NB, NBB));  // steps of equal size
+  const bool steps = NBB < NB;
+  int64_t RB = 1;  // rows per task when stepping: as many as the threads allow
+  if (steps) {
+    RB = k.OH;
+    while (RB > 1 && g.N * NG * ceil_div(k.OH, RB) < 4 * std::max(1, e.target.threads)) RB = (RB + 1) / 2;
+  }
+  const int64_t NRB = steps ? ceil_div(k.OH, RB) : 0;
+  if (steps)
+    e("/* Reduction in steps of {} of the {} input blocks (each step's weights stay in L2 across a block of {} rows);"
+      " tiles accumulate into Y. */", NBB, NB, RB);
   const std::string rowvar = k.line ? "seg" : "oh";
   const int64_t rows = k.line ? NSEG : k.OH;
   std::vector<std::tuple<std::string, int64_t, int64_t>> tasks{{"n", g.N, 1}, {"grp", NG, 1}};
-  if (!k.line || NSEG > 1) tasks.emplace_back(rowvar, rows, 1);
-  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * NG * rows > 1);
+  if (steps) {
+    if (NRB > 1) tasks.emplace_back("rb", NRB, 1);
+  } else if (!k.line || NSEG > 1) {
+    tasks.emplace_back(rowvar, rows, 1);
+  }
+  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * NG * (steps ? NRB : rows) > 1);
   e("const int64_t q0 = {};", affine("grp", RC, 0));
   if (k.first) e("const float* restrict xn = {} + n * {};", k.X, g.C * XBS);
   else if (g.G == 1) e("const float* restrict xn = {} + n * {};", k.X, k.CB * XBS);
   else e("const float* restrict xn = {} + (n * {} + q0 * {} / {} * {}) * {};", k.X, k.CB, V, g.MG, NB, XBS);
   e("const float* restrict wo = {};", k.with_lane(fmt::format("{} + {} * {}", k.W, k.block_of("q0"), WO), "q0"));
-  e("float* restrict yr = {};",
-    k.with_lane(fmt::format("{} + {}", k.Y, k.line ? fmt::format("({}) * {}", sum({term("n", k.MB), k.block_of("q0")}), k.OH * k.OW * b)
-                                                    : fmt::format("(({}) * {} + oh) * {}", sum({term("n", k.MB), k.block_of("q0")}), k.OH, k.OW * b)),
-                "q0"));
+  auto row_pointer = [&] {
+    e("float* restrict yr = {};",
+      k.with_lane(fmt::format("{} + {}", k.Y, k.line ? fmt::format("({}) * {}", sum({term("n", k.MB), k.block_of("q0")}), k.OH * k.OW * b)
+                                                      : fmt::format("(({}) * {} + oh) * {}", sum({term("n", k.MB), k.block_of("q0")}), k.OH, k.OW * b)),
+                  "q0"));
+  };
+  if (!steps) row_pointer();
 
   // One reduction block of `lanes` lanes at xn/wo + cb.
   auto reduce = [&](int64_t RCt, int64_t R, bool edge, int64_t lanes, const std::pair<std::string, std::string>& kh) {
@@ -389,37 +421,73 @@ void emit_broadcast_kernel(K& k) {
       e("{{");
       for (int64_t j = 0; j < RCt; ++j) {
         std::string d;
-        for (int64_t r = 0; r < R; ++r) d += fmt::format("{}a{}_{} = bv{}", r ? ", " : "", j, r, j);
+        for (int64_t r = 0; r < R; ++r) {
+          const std::string init = steps ? fmt::format("cb0 == 0 ? bv{} : ({}){}", j, k.vt, k.load(fmt::format("yr + {}", affine("ow", b, r * b + j * ycoff))))
+                                          : fmt::format("bv{}", j);
+          d += fmt::format("{}a{}_{} = {}", r ? ", " : "", j, r, init);
+        }
         e("{} {};", k.vt, d);
       }
       if (edge) edge_taps(k);
-      if (NBF > 0) {
-        open_loop(e, "cb", NBF);
-        reduce(RCt, R, edge, bl, kh);
-        e("}}");
-      }
-      if (NBF < NB) {
-        e("{{");
-        e("const int64_t cb = {};", NB - 1);
-        reduce(RCt, R, edge, nl, kh);
-        e("}}");
+      if (steps) {
+        if (NBF > 0) {
+          e("for (int64_t cb = cb0; cb < (cb0 + {0} < {1} ? cb0 + {0} : {1}); ++cb) {{", NBB, NBF);
+          reduce(RCt, R, edge, bl, kh);
+          e("}}");
+        }
+        if (NBF < NB) {
+          e("if (cb0 + {} >= {}) {{", NBB, NB);
+          e("const int64_t cb = {};", NB - 1);
+          reduce(RCt, R, edge, nl, kh);
+          e("}}");
+        }
+      } else {
+        if (NBF > 0) {
+          open_loop(e, "cb", NBF);
+          reduce(RCt, R, edge, bl, kh);
+          e("}}");
+        }
+        if (NBF < NB) {
+          e("{{");
+          e("const int64_t cb = {};", NB - 1);
+          reduce(RCt, R, edge, nl, kh);
+          e("}}");
+        }
       }
       for (int64_t j = 0; j < RCt; ++j) {
         std::string st;
         for (int64_t r = 0; r < R; ++r) st += fmt::format("{}*({}*)(yr + {}) = a{}_{};", r ? " " : "", k.vtu, affine("ow", b, r * b + j * ycoff), j, r);
         e("{}", st);
       }
-      if (k.epi) tile_epilogue(k, RCt, R, "q0", ycoff);
+      if (k.epi) {
+        if (steps) e("if (cb0 + {} >= {}) {{", NBB, NB);
+        tile_epilogue(k, RCt, R, "q0", ycoff);
+        if (steps) e("}}");
+      }
       e("}}");
     });
   };
+  // With steps: per task, the steps outermost, then the rows of the task's block.
+  auto body = [&](int64_t RCt) {
+    if (!steps) {
+      row(RCt);
+      return;
+    }
+    e("for (int64_t cb0 = 0; cb0 < {}; cb0 += {}) {{", NB, NBB);
+    if (NRB > 1) e("for (int64_t oh = rb * {0}; oh < (rb * {0} + {0} < {1} ? rb * {0} + {0} : {1}); ++oh) {{", RB, k.OH);
+    else e("for (int64_t oh = 0; oh < {}; ++oh) {{", k.OH);
+    row_pointer();
+    row(RCt);
+    e("}}");
+    e("}}");
+  };
   if (RCL == RC) {
-    row(RC);
+    body(RC);
   } else {
     e("if (grp < {}) {{", NG - 1);
-    row(RC);
+    body(RC);
     e("}} else {{");
-    row(RCL);
+    body(RCL);
     e("}}");
   }
   for (size_t t = 0; t < tasks.size(); ++t) e("}}");
