@@ -28,7 +28,8 @@ struct CodegenResult {
   std::vector<std::string> files;  // written, relative to outdir
   uint64_t weights_bytes = 0;
   uint64_t arena_bytes = 0;
-  size_t functions = 0;
+  size_t functions = 0;           // one per emitted node
+  size_t distinct_functions = 0;  // after nodes with identical functions share one
 };
 
 // The parameter names of the function computing one node: per input, output and extra

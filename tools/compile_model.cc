@@ -302,7 +302,8 @@ int compile(Options& o) {
   co.profile = o.profile;
   CodegenResult r = backend->write_module(*g, co);
   std::string plan = g->arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g->arena_tensor_bytes / 1e6) : "";
-  say(fmt::format("codegen: {} functions, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", r.functions, r.weights_bytes / 1e6,
+  say(fmt::format("codegen: {} functions{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", r.functions,
+                  r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
                   r.arena_bytes / 1e6, plan, o.outdir, o.name, t_gen.seconds()));
   if (o.emit == "c") return kOk;
   double cc_s = 0;

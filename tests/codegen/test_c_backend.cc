@@ -111,6 +111,41 @@ TEST(CKernels, FusedTailWithScalarConstants) {
   }
 }
 
+// Nodes whose functions would be identical but for the name (same kernel, shapes and
+// parameters: the repeated blocks of a ResNet) share one function, whose comment names each
+// of them; a node that differs in anything (here a bias, a shape) keeps its own. The module
+// still computes what the reference computes.
+TEST(CBackend, IdenticalNodeFunctionsAreShared) {
+  namespace fs = std::filesystem;
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 16, 10, 10});
+  Value* y = x;
+  for (int k = 0; k < 3; ++k)
+    y = b.node("Relu", {b.node("Conv", {y, b.random_constant("w" + std::to_string(k), {16, 16, 3, 3})}, {{"pads", attr_ints({1, 1, 1, 1})}},
+                               "same_" + std::to_string(k))});
+  y = b.node("Conv", {y, b.random_constant("w3", {16, 16, 3, 3}), b.random_constant("b3", {16})}, {{"pads", attr_ints({1, 1, 1, 1})}},
+             "with_bias");
+  y = b.node("Conv", {y, b.random_constant("w4", {16, 16, 3, 3})}, {{"strides", attr_ints({2, 2})}}, "strided");
+  b.output(y);
+  auto in = random_inputs(*b.g);
+  auto ref = reference_outputs(*b.g, in);
+  run_pipeline(*b.g, test_pass_options());
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_shared_XXXXXX").string();
+  ASSERT_TRUE(mkdtemp(tmpl.data()));
+  CodegenResult r = test_backend().write_module(*b.g, {"m", tmpl, "m.onnx"});
+  const std::string text = c_run_read_file(tmpl + "/m.c");
+  fs::remove_all(tmpl);
+  size_t fns = 0;
+  for (size_t p = text.find("\nstatic void n"); p != std::string::npos; p = text.find("\nstatic void n", p + 1)) ++fns;
+  // The five convs and the two layout transforms (in, out) of the NCHWc graph.
+  EXPECT_EQ(r.functions, 7u);
+  EXPECT_EQ(r.distinct_functions, 5u);
+  EXPECT_EQ(fns, 5u) << text;
+  EXPECT_NE(text.find("One function for the 3 nodes below"), std::string::npos);
+  for (const char* n : {"same_0", "same_1", "same_2", "with_bias", "strided"}) EXPECT_NE(text.find(std::string("/* ") + n), std::string::npos) << n;
+  expect_close(ref, run_c(*b.g, in), 1e-4);
+}
+
 // compile-model names the node when the emitted C does not compile (an internal error):
 // break one node function of a real module and let the C compiler say where.
 TEST(CBackend, LocatesACompileErrorInANodeFunction) {
