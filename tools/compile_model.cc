@@ -51,6 +51,7 @@ struct Options {
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;
+  std::string run_with;  // --run-with CMD: --verify runs the binary as `CMD BINARY ...` (an emulator)
 };
 
 class Timer {
@@ -209,7 +210,8 @@ VerifyData verify_prepare(const Options& o, const Graph& g) {
 int verify(const Options& o, const Graph& g, const VerifyData& d) {
   fs::path vdir = fs::path(o.outdir) / "verify";
   std::string out;
-  int rc = run_command(quote((fs::path(o.outdir) / o.name).string()) + " --quiet" + d.args, &out);
+  const std::string prefix = o.run_with.empty() ? std::string() : o.run_with + " ";
+  int rc = run_command(prefix + quote((fs::path(o.outdir) / o.name).string()) + " --quiet" + d.args, &out);
   if (rc != 0) {
     std::cerr << out << fmt::format("verify: the generated binary failed (exit {})\n", rc);
     return kVerifyFailed;
@@ -389,6 +391,11 @@ int main(int argc, char** argv) {
                "time every emitted function at run time: the binary's --profile prints them sorted by time, with their "
                "kernels, shapes, GFLOP/s or GB/s and the share of the machine's measured peak");
   app.add_flag("--verify", o.verify, "run the reference evaluator and the built binary on one random input and compare");
+  app.add_option("--run-with", o.run_with,
+                 "--verify: run the built binary through this command, e.g. an emulator for a cross-compiled one: "
+                 "--cc aarch64-linux-gnu-gcc --target aarch64-sve:2048 --cflags \"-O2 -march=armv8.2-a+sve -msve-vector-bits=2048 "
+                 "-ffp-contract=fast -static\" --run-with \"qemu-aarch64 -cpu max,sve-max-vq=16,sve-default-vector-length=256\" "
+                 "(qemu-user runs SVE at 512 bits unless sve-default-vector-length, in bytes, says otherwise)");
   app.add_option("--verify-tol", o.verify_tol, "--verify tolerance: max abs error <= TOL * max(1, max |reference|)")->capture_default_str();
   app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit");
   app.add_flag("-q,--quiet", o.quiet, "print only errors");
@@ -414,6 +421,10 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "compile-model: error: unknown pass '{}' (passes: {})\n", p, names);
         return kUsage;
       }
+  if (!o.run_with.empty() && !o.verify) {
+    fmt::print(stderr, "compile-model: error: --run-with is for --verify\n");
+    return kUsage;
+  }
   if (o.verify && o.emit != "exe") {
     fmt::print(stderr, "compile-model: error: --verify needs --emit exe\n");
     return kUsage;

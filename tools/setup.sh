@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs onnxc's build and test dependencies from Debian 12's packages (clang-14 and its
-# runtime libraries build the fuzz targets: tools/fuzz.sh) — only the missing ones, so root
+# runtime libraries build the fuzz targets: tools/fuzz.sh; gcc-aarch64-linux-gnu and qemu-user
+# cross-compile and run the SVE tests, tests/cross/) — only the missing ones, so root
 # is needed only when something is missing — then configures and builds into BUILD_DIR
 # (default: build/). Used by tools/demo.sh, tools/test.sh and bench/run.sh.
 # ONNXC_EXTRA_PACKAGES adds Debian packages to the list (bench/run.sh: python3-matplotlib);
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES="cmake make g++ gcc clang clang-14 libclang-rt-14-dev libonnx-dev libprotobuf-dev protobuf-compiler llvm-dev libomp-dev
   libfmt-dev libcli11-dev libgtest-dev python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  gcc-aarch64-linux-gnu qemu-user
   ${ONNXC_EXTRA_PACKAGES:-}"
 if [ "${ONNXC_SKIP_APT:-0}" != 1 ]; then
   # Only what is missing is installed, so a machine that has everything needs neither root

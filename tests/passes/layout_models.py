@@ -12,6 +12,10 @@ compile with -Wall -Wextra -Werror (--cflags; the sanitized build adds ASan+UBSa
 flags there, and a sanitizer report in the output fails the run).
 
   layout_models.py --compiler build/compile-model [--work DIR] [--blocks 4,16]
+      [--extra-args "--target aarch64-sve:2048 --cc aarch64-linux-gnu-gcc --run-with '...'"] [--no-nchw]
+
+--extra-args passes more compile-model flags to every compile: tests/cross/run_sve_tests.sh
+cross-compiles the models for SVE and verifies them under qemu-aarch64 (--run-with).
 
 Conventions: weights are random with a fixed seed; channel counts are chosen so
 that some are and some are not multiples of each block. The summary line of
@@ -23,6 +27,7 @@ support it (Backend::supports); the models are the same either way.
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -139,17 +144,33 @@ def odd_channels(m):
 MODELS = [conv_chain, residual, inception, mobilenet_block, elementwise_on_input, odd_channels]
 
 
+def join_value_args(argv):
+    """'--cflags -O1' as CMake passes it would read -O1 as an option: join such pairs."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in ("--cflags", "--extra-args") and i + 1 < len(argv):
+            out.append(argv[i] + "=" + argv[i + 1])
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--compiler", required=True)
     ap.add_argument("--work", default=None)
     ap.add_argument("--blocks", default="4,16,64,256")
     ap.add_argument("--cflags", default="-O1 -Wall -Wextra -Werror")
-    args = ap.parse_args()
+    ap.add_argument("--extra-args", default="", help="more compile-model flags, shell-quoted (a --target, --cc, --run-with)")
+    ap.add_argument("--no-nchw", action="store_true", help="only the blocked runs, no --layout nchw")
+    args = ap.parse_args(join_value_args(sys.argv[1:]))
     work = args.work or tempfile.mkdtemp(prefix="onnxc_layout_models_")
     os.makedirs(work, exist_ok=True)
     failed = 0
-    runs = [["--channel-block", b] for b in args.blocks.split(",")] + [["--layout", "nchw"]]
+    runs = [["--channel-block", b] for b in args.blocks.split(",")] + ([] if args.no_nchw else [["--layout", "nchw"]])
+    extra = shlex.split(args.extra_args)
     for make in MODELS:
         m = Model(make.__name__)
         inputs, outputs = make(m)
@@ -157,7 +178,7 @@ def main():
         m.save(path, inputs, outputs)
         for flags in runs:
             out = os.path.join(work, make.__name__ + "_" + "_".join(flags).lstrip("-").replace("-", ""))
-            cmd = [args.compiler, path, "-o", out, "--verify", "--verify-passes", "--cflags=" + args.cflags] + flags
+            cmd = [args.compiler, path, "-o", out, "--verify", "--verify-passes", "--cflags=" + args.cflags] + flags + extra
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
             passes = re.search(r"^passes: .*$", p.stdout, re.M)
             report = "runtime error:" in p.stdout or "Sanitizer" in p.stdout
