@@ -49,6 +49,8 @@ double anchor_flops(const Node& n) {
   if (t == "InstanceNormalization" || t == "GroupNormalization" || t == "MeanVarianceNormalization") return 7.0 * elems(n.in(0));
   if (t == "LpNormalization") return 3.0 * elems(n.in(0));
   if (t == "Hardmax" || t == "CumSum") return elems(n.in(0));
+  if (t == "SoftmaxCrossEntropyLoss") return 4.0 * elems(n.in(0)) + 2.0 * elems(n.in(1));  // log-softmax, then the label
+  if (t == "NegativeLogLikelihoodLoss") return 2.0 * elems(n.in(1));
   if (t == "Einsum") return 2.0 * static_cast<double>(numel(einsum_geom(n).dims));
   if (t == "TopK") {
     const TopKGeom& k = topk_geom(n);

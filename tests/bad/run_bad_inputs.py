@@ -239,6 +239,19 @@ def _(d):
     return save(model([n], [vi("x", [2, 4])], [vi("y", None)], [s], opset=17), os.path.join(d, "ln_stash.onnx"))
 
 
+@case("attribute value no opset defines (NegativeLogLikelihoodLoss reduction 'avg')", INVALID, "node 'nll_1'",
+      "NegativeLogLikelihoodLoss, opset 13", "'avg'")
+def _(d):
+    n = helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], name="nll_1", reduction="avg")
+    return save(model([n], [vi("x", [3, 4]), vi("t", [3], TensorProto.INT64)], [vi("y", None)]), os.path.join(d, "nll_reduction.onnx"))
+
+
+@case("inconsistent shapes (SoftmaxCrossEntropyLoss labels)", INVALID, "node 'sce_1'", "SoftmaxCrossEntropyLoss", "[3,2]", "[3,5]")
+def _(d):
+    n = helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["y"], name="sce_1", reduction="none")
+    return save(model([n], [vi("x", [3, 4, 5]), vi("t", [3, 2], TensorProto.INT32)], [vi("y", None)]), os.path.join(d, "sce_labels.onnx"))
+
+
 def huge_dims_initializer(name, dims, dtype=TensorProto.FLOAT):
     """An initializer with the given dims and no data at all (it must be refused before any allocation)."""
     t = TensorProto()

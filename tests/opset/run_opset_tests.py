@@ -591,6 +591,23 @@ def _():
     return model(nodes, x, [(f"y{k}", T.FLOAT) for k in range(5)], 23), x
 
 
+@case("NegativeLogLikelihoodLoss-22, SoftmaxCrossEntropyLoss-13 at opset 22: every reduction, ignore_index, weights, "
+      "int32 and int64 labels, log_prob, [N, C] and [N, C, d1, d2], float64")
+def _():
+    t = rng.integers(0, 5, (3, 4, 2)).astype(np.int32)
+    t[0, 1, 0] = t[2, 3, 1] = -1  # ignored
+    x = {"x": randf(3, 5, 4, 2), "t": t, "w": rng.uniform(0.2, 2.0, 5).astype(np.float32), "s": randf(6, 5),
+         "u": rng.integers(0, 5, 6).astype(np.int64), "d": randf(2, 3, 4).astype(np.float64), "v": rng.integers(0, 3, (2, 4))}
+    nodes = [helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["y0"], name="nll_none", reduction="none", ignore_index=-1),
+             helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y1"], name="nll_mean", ignore_index=-1),
+             helper.make_node("NegativeLogLikelihoodLoss", ["s", "u", "w"], ["y2"], name="nll_sum", reduction="sum"),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t", "w"], ["y3", "y4"], name="sce_mean", ignore_index=-1),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["s", "u"], ["y5", "y6"], name="sce_none", reduction="none"),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["y7"], name="sce_sum", reduction="sum", ignore_index=-1),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["d", "v"], ["y8", "y9"], name="sce_f64")]
+    return model(nodes, x, [(f"y{k}", T.FLOAT) for k in range(8)] + [("y8", T.DOUBLE), ("y9", T.DOUBLE)], 22), x
+
+
 # --------------------------------------------------------------------------- legacy opsets (1-6)
 
 @case("Relu-1, Sigmoid-1 with consumed_inputs", kind="numpy", ref=lambda x: 1 / (1 + np.exp(-np.maximum(x, 0))))
