@@ -7,6 +7,7 @@
 #include "ir/ops/conv.h"
 #include "ir/ops/einsum.h"
 #include "ir/ops/gemm.h"
+#include "ir/ops/grid_sample.h"
 #include "ir/ops/index_ops.h"
 #include "ir/ops/norm.h"
 #include "ir/ops/pool.h"
@@ -58,6 +59,10 @@ double anchor_flops(const Node& n) {
     double taps = 1;
     for (const AxisTable& a : resize_geom(n).tables) taps *= static_cast<double>(a.k);
     return taps > 1 ? 2.0 * taps * elems(n.out(0)) : 0.0;
+  }
+  if (t == "GridSample") {  // a weighted sum of K x K taps per output element
+    GridMode m = grid_sample_geom(n).mode;
+    return m == GridMode::Nearest ? 0.0 : (m == GridMode::Linear ? 12.0 : 40.0) * elems(n.out(0));
   }
   switch (n.op->kind()) {
     case FusionKind::Elementwise:
