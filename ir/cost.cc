@@ -12,6 +12,7 @@
 #include "ir/ops/norm.h"
 #include "ir/ops/pool.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/roi_align.h"
 
 namespace onnxc {
 namespace {
@@ -63,6 +64,10 @@ double anchor_flops(const Node& n) {
   if (t == "GridSample") {  // a weighted sum of K x K taps per output element
     GridMode m = grid_sample_geom(n).mode;
     return m == GridMode::Nearest ? 0.0 : (m == GridMode::Linear ? 12.0 : 40.0) * elems(n.out(0));
+  }
+  if (t == "RoiAlign") {  // 8 per sample (4 taps); sampling_ratio 0 taken as 2 x 2 samples per bin
+    int64_t s = roi_align_geom(n).sampling_ratio;
+    return 8.0 * static_cast<double>(s > 0 ? s * s : 4) * elems(n.out(0));
   }
   switch (n.op->kind()) {
     case FusionKind::Elementwise:

@@ -50,6 +50,7 @@ static OpTable build_table() {
   register_stat_norm(t);
   register_einsum(t);
   register_grid_sample(t);
+  register_roi_align(t);
   register_layout_transform(t);
   return t;
 }

@@ -34,6 +34,7 @@ static CKernelTable build_table() {
   register_stat_norm(t);
   register_einsum(t);
   register_grid_sample(t);
+  register_roi_align(t);
   return t;
 }
 
