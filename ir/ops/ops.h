@@ -56,5 +56,6 @@ void register_einsum(OpTable&);       // Einsum
 void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 void register_grid_sample(OpTable&);  // GridSample
 void register_roi_align(OpTable&);    // RoiAlign
+void register_max_unpool(OpTable&);   // MaxUnpool
 
 }  // namespace onnxc

@@ -72,5 +72,6 @@ void register_einsum(CKernelTable&);          // Einsum
 void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 void register_grid_sample(CKernelTable&);     // GridSample
 void register_roi_align(CKernelTable&);       // RoiAlign
+void register_max_unpool(CKernelTable&);      // MaxUnpool
 
 }  // namespace onnxc

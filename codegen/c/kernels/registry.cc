@@ -35,6 +35,7 @@ static CKernelTable build_table() {
   register_einsum(t);
   register_grid_sample(t);
   register_roi_align(t);
+  register_max_unpool(t);
   return t;
 }
 
