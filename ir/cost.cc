@@ -5,6 +5,7 @@
 
 #include "ir/op.h"
 #include "ir/ops/conv.h"
+#include "ir/ops/det.h"
 #include "ir/ops/einsum.h"
 #include "ir/ops/gemm.h"
 #include "ir/ops/grid_sample.h"
@@ -68,6 +69,10 @@ double anchor_flops(const Node& n) {
   if (t == "RoiAlign") {  // 8 per sample (4 taps); sampling_ratio 0 taken as 2 x 2 samples per bin
     int64_t s = roi_align_geom(n).sampling_ratio;
     return 8.0 * static_cast<double>(s > 0 ? s * s : 4) * elems(n.out(0));
+  }
+  if (t == "Det") {  // LU: 2/3 M^3 per matrix
+    const DetGeom& d = det_geom(n);
+    return 2.0 / 3.0 * static_cast<double>(d.batch) * static_cast<double>(d.M * d.M * d.M);
   }
   switch (n.op->kind()) {
     case FusionKind::Elementwise:

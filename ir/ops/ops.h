@@ -57,5 +57,6 @@ void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalizati
 void register_grid_sample(OpTable&);  // GridSample
 void register_roi_align(OpTable&);    // RoiAlign
 void register_max_unpool(OpTable&);   // MaxUnpool
+void register_det(OpTable&);          // Det
 
 }  // namespace onnxc

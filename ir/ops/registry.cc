@@ -52,6 +52,7 @@ static OpTable build_table() {
   register_grid_sample(t);
   register_roi_align(t);
   register_max_unpool(t);
+  register_det(t);
   register_layout_transform(t);
   return t;
 }

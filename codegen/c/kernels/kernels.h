@@ -73,5 +73,6 @@ void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNor
 void register_grid_sample(CKernelTable&);     // GridSample
 void register_roi_align(CKernelTable&);       // RoiAlign
 void register_max_unpool(CKernelTable&);      // MaxUnpool
+void register_det(CKernelTable&);             // Det
 
 }  // namespace onnxc

@@ -36,6 +36,7 @@ static CKernelTable build_table() {
   register_grid_sample(t);
   register_roi_align(t);
   register_max_unpool(t);
+  register_det(t);
   return t;
 }
 
