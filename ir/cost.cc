@@ -5,12 +5,15 @@
 
 #include "ir/op.h"
 #include "ir/ops/conv.h"
+#include "ir/ops/det.h"
 #include "ir/ops/einsum.h"
 #include "ir/ops/gemm.h"
+#include "ir/ops/grid_sample.h"
 #include "ir/ops/index_ops.h"
 #include "ir/ops/norm.h"
 #include "ir/ops/pool.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/roi_align.h"
 
 namespace onnxc {
 namespace {
@@ -60,6 +63,18 @@ double anchor_flops(const Node& n) {
     double taps = 1;
     for (const AxisTable& a : resize_geom(n).tables) taps *= static_cast<double>(a.k);
     return taps > 1 ? 2.0 * taps * elems(n.out(0)) : 0.0;
+  }
+  if (t == "GridSample") {  // a weighted sum of K x K taps per output element
+    GridMode m = grid_sample_geom(n).mode;
+    return m == GridMode::Nearest ? 0.0 : (m == GridMode::Linear ? 12.0 : 40.0) * elems(n.out(0));
+  }
+  if (t == "RoiAlign") {  // 8 per sample (4 taps); sampling_ratio 0 taken as 2 x 2 samples per bin
+    int64_t s = roi_align_geom(n).sampling_ratio;
+    return 8.0 * static_cast<double>(s > 0 ? s * s : 4) * elems(n.out(0));
+  }
+  if (t == "Det") {  // LU: 2/3 M^3 per matrix
+    const DetGeom& d = det_geom(n);
+    return 2.0 / 3.0 * static_cast<double>(d.batch) * static_cast<double>(d.M * d.M * d.M);
   }
   switch (n.op->kind()) {
     case FusionKind::Elementwise:

@@ -55,5 +55,9 @@ void register_topk(OpTable&);         // TopK
 void register_einsum(OpTable&);       // Einsum
 void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 void register_loss(OpTable&);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_grid_sample(OpTable&);  // GridSample
+void register_roi_align(OpTable&);    // RoiAlign
+void register_max_unpool(OpTable&);   // MaxUnpool
+void register_det(OpTable&);          // Det
 
 }  // namespace onnxc

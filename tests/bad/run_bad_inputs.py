@@ -498,6 +498,65 @@ def _(d):
     return save(model([n], [vi("x", [1, 3])], [vi("y", [1, 3], TensorProto.BFLOAT16)]), os.path.join(d, "bf16_cast.onnx"))
 
 
+@case("GridSample-16 with an opset-20 mode name", INVALID, "node 'gs_1'", "GridSample, opset 16", "'linear'", "opset 20")
+def _(d):
+    n = helper.make_node("GridSample", ["x", "g"], ["y"], name="gs_1", mode="linear")
+    m = model([n], [vi("x", [1, 1, 4, 4]), vi("g", [1, 2, 2, 2])], [vi("y", None)], opset=16)
+    return save(m, os.path.join(d, "gs_mode.onnx"))
+
+
+@case("GridSample-20 3-D sampling (5-D X)", UNSUPPORTED, "node 'gs_1'", "GridSample, opset 20", "3-D sampling", "only 2-D")
+def _(d):
+    n = helper.make_node("GridSample", ["x", "g"], ["y"], name="gs_1")
+    m = model([n], [vi("x", [1, 1, 2, 4, 4]), vi("g", [1, 2, 2, 2, 3])], [vi("y", None)], opset=20)
+    return save(m, os.path.join(d, "gs_3d.onnx"))
+
+
+@case("GridSample on an int64 X", UNSUPPORTED, "node 'gs_1'", "dtype i64", "only float32 and float64")
+def _(d):
+    n = helper.make_node("GridSample", ["x", "g"], ["y"], name="gs_1")
+    m = model([n], [vi("x", [1, 1, 4, 4], TensorProto.INT64), vi("g", [1, 2, 2, 2])], [vi("y", None, TensorProto.INT64)], opset=16)
+    return save(m, os.path.join(d, "gs_int.onnx"))
+
+
+@case("RoiAlign mode 'min'", INVALID, "node 'roi_1'", "RoiAlign, opset 16", "'min'")
+def _(d):
+    n = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], name="roi_1", mode="min")
+    m = model([n], [vi("x", [1, 1, 4, 4]), vi("r", [2, 4]), vi("b", [2], TensorProto.INT64)], [vi("y", None)], opset=16)
+    return save(m, os.path.join(d, "roi_mode.onnx"))
+
+
+@case("RoiAlign constant batch index out of range", INVALID, "node 'roi_1'", "batch_indices[1] = 3", "[0, 2)")
+def _(d):
+    b = numpy_helper.from_array(np.array([0, 3], np.int64), "b")
+    n = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], name="roi_1")
+    m = model([n], [vi("x", [2, 1, 4, 4]), vi("r", [2, 4])], [vi("y", None)], [b], opset=16)
+    return save(m, os.path.join(d, "roi_index.onnx"))
+
+
+@case("MaxUnpool output_shape not a constant", UNSUPPORTED, "node 'unpool_1'", "output_shape", "compile-time constant")
+def _(d):
+    n = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], name="unpool_1", kernel_shape=[2, 2], strides=[2, 2])
+    m = model([n], [vi("x", [1, 1, 2, 2]), vi("i", [1, 1, 2, 2], TensorProto.INT64), vi("s", [4], TensorProto.INT64)], [vi("y", None)],
+              opset=11)
+    return save(m, os.path.join(d, "unpool_shape.onnx"))
+
+
+@case("MaxUnpool output_shape smaller than the unpooled shape", UNSUPPORTED, "node 'unpool_1'", "[1,1,3,4]", "[1,1,4,4]")
+def _(d):
+    s = numpy_helper.from_array(np.array([1, 1, 3, 4], np.int64), "s")
+    n = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], name="unpool_1", kernel_shape=[2, 2], strides=[2, 2])
+    m = model([n], [vi("x", [1, 1, 2, 2]), vi("i", [1, 1, 2, 2], TensorProto.INT64)], [vi("y", None)], [s], opset=11)
+    return save(m, os.path.join(d, "unpool_small.onnx"))
+
+
+@case("Det of 200 x 200 matrices", UNSUPPORTED, "node 'det_1'", "200 x 200", "at most 128 x 128")
+def _(d):
+    n = helper.make_node("Det", ["x"], ["y"], name="det_1")
+    m = model([n], [vi("x", [2, 200, 200])], [vi("y", None)], opset=11)
+    return save(m, os.path.join(d, "det_big.onnx"))
+
+
 def run_compile(args, compiler, d, src, cflags, extra=(), timeout=300):
     out = os.path.join(d, "out_" + re.sub(r"\W", "_", os.path.basename(src)))
     cmd = [compiler, src, "-o", out, "--name", "m", "--quiet"] + list(extra)

@@ -97,7 +97,7 @@ SHAPE_OPERANDS = {
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "TopK": (1,),
     "OneHot": (1,), "Range": (0, 1, 2), "CumSum": (1,), "Trilu": (1,),
     "Dropout": (1, 2), "Compress": (1,), "NonMaxSuppression": (2, 3, 4),
-    "CenterCropPad": (1,), "DFT": (1,), "STFT": (1, 2, 3),
+    "CenterCropPad": (1,), "DFT": (1,), "STFT": (1, 2, 3), "MaxUnpool": (2,),
 }
 NPY_UNSAFE = (TensorProto.STRING, TensorProto.BFLOAT16, TensorProto.UNDEFINED)
 

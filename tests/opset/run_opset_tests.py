@@ -608,6 +608,145 @@ def _():
     return model(nodes, x, [(f"y{k}", T.FLOAT) for k in range(8)] + [("y8", T.DOUBLE), ("y9", T.DOUBLE)], 22), x
 
 
+# --------------------------------------------------------------------------- sampling ops, MaxUnpool, Det
+
+def grid_nodes(mode, x, g, out_prefix="y"):
+    """One GridSample node per padding mode and align_corners: outputs y0..y5."""
+    nodes, k = [], 0
+    for pad in ("zeros", "border", "reflection"):
+        for ac in (0, 1):
+            nodes.append(helper.make_node("GridSample", [x, g], [f"{out_prefix}{k}"], name=f"gs_{mode}_{pad}_{ac}", mode=mode,
+                                          padding_mode=pad, align_corners=ac))
+            k += 1
+    return nodes
+
+
+def grid_case(mode, opset, dtype=np.float32):
+    # locations inside, on and beyond the borders (several reflections away), and a border row
+    x = {"x": randf(2, 3, 5, 4).astype(dtype), "g": randf(2, 3, 6, 2, lo=-3.2, hi=3.2).astype(dtype)}
+    x["g"][0, 0, :, :] = np.array([[-1, -1], [1, 1], [-1, 1], [0, 0], [1.0000001, -0.9999], [0.5, -1.25]], dtype)
+    t = T.DOUBLE if dtype == np.float64 else T.FLOAT
+    return model(grid_nodes(mode, "x", "g"), x, [(f"y{k}", t) for k in range(6)], opset), x
+
+
+@case("GridSample-20 linear: zeros, border, reflection padding, align_corners 0 and 1")
+def _():
+    return grid_case("linear", 20)
+
+
+@case("GridSample-20 nearest: zeros, border, reflection padding, align_corners 0 and 1")
+def _():
+    return grid_case("nearest", 20)
+
+
+@case("GridSample-20 cubic: zeros, border, reflection padding, align_corners 0 and 1")
+def _():
+    return grid_case("cubic", 20)
+
+
+@case("GridSample-22 cubic on float64")
+def _():
+    return grid_case("cubic", 22, np.float64)
+
+
+@case("GridSample-16 bicubic and bilinear (the opset-16 names): all padding modes")
+def _():
+    x = {"x": randf(1, 2, 4, 6), "g": randf(1, 5, 3, 2, lo=-2.5, hi=2.5)}
+    nodes = grid_nodes("bicubic", "x", "g", "a") + grid_nodes("bilinear", "x", "g", "b")
+    return model(nodes, x, [(f"a{k}", T.FLOAT) for k in range(6)] + [(f"b{k}", T.FLOAT) for k in range(6)], 16), x
+
+
+@case("GridSample-20 on a 1-pixel-wide image (reflection with align_corners 1 reads pixel 0)")
+def _():
+    x = {"x": randf(1, 2, 3, 1), "g": randf(1, 4, 4, 2, lo=-2, hi=2)}
+    return model(grid_nodes("cubic", "x", "g"), x, [(f"y{k}", T.FLOAT) for k in range(6)], 20), x
+
+
+@case("RoiAlign-16 avg and max, half_pixel and output_half_pixel, runtime batch indices")
+def _():
+    x = {"x": randf(2, 3, 9, 11), "rois": np.array([[0, 0, 10, 8], [1.5, 2.25, 6.5, 7.75], [-3, -2, 4, 3], [5, 5, 5.2, 5.1],
+                                                        [9, 7, 14, 12], [6, 1, 2, 4]], np.float32),
+         "bi": np.array([1, 0, 1, 0, 1, 0], np.int64)}
+    nodes = []
+    for k, (mode, ctm, sr) in enumerate([("avg", "half_pixel", 0), ("avg", "output_half_pixel", 2), ("max", "half_pixel", 2),
+                                         ("max", "output_half_pixel", 0)]):
+        nodes.append(helper.make_node("RoiAlign", ["x", "rois", "bi"], [f"y{k}"], name=f"roialign_{k}", mode=mode,
+                                      coordinate_transformation_mode=ctm, sampling_ratio=sr, output_height=3, output_width=4,
+                                      spatial_scale=0.75))
+    return model(nodes, x, [(f"y{k}", T.FLOAT) for k in range(4)], 16), x
+
+
+@case("RoiAlign-10 (output_half_pixel behaviour)")
+def _():
+    x = {"x": randf(1, 2, 6, 5), "rois": np.array([[0.5, 1, 4, 5.5], [2, 0, 2.5, 0.5]], np.float32), "bi": np.array([0, 0], np.int64)}
+    n = helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y0"], name="roialign_node", output_height=2, output_width=3)
+    return model([n], x, [("y0", T.FLOAT)], 10), x
+
+
+@case("RoiAlign-16 float64, max, sampling_ratio 3")
+def _():
+    x = {"x": randf(1, 2, 6, 5).astype(np.float64), "rois": np.array([[0.5, 1, 4, 5.5], [2, 0, 2.5, 0.5]], np.float64),
+         "bi": np.array([0, 0], np.int64)}
+    n = helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y0"], name="roialign_node", output_height=2, output_width=3, mode="max",
+                         sampling_ratio=3)
+    return model([n], x, [("y0", T.DOUBLE)], 16), x
+
+
+@case("MaxPool-12 Indices into MaxUnpool-11, runtime indices, 2-D and 1-D")
+def _():
+    x = {"x": randf(2, 3, 6, 8), "z": randf(1, 2, 9)}
+    nodes = [helper.make_node("MaxPool", ["x"], ["p", "i"], name="maxpool_node", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("MaxUnpool", ["p", "i"], ["y0"], name="maxunpool_node", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("MaxPool", ["z"], ["q", "j"], name="maxpool_1d", kernel_shape=[3], strides=[3]),
+             helper.make_node("MaxUnpool", ["q", "j"], ["y1"], name="maxunpool_1d", kernel_shape=[3], strides=[3])]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT)], 12), x
+
+
+def unpool_ref(x, i, out_shape, inferred):
+    """ONNX's reference MaxUnpool: indices into the unpooled shape, placed at the start of output_shape."""
+    y = np.zeros(int(np.prod(inferred)), x.dtype)
+    y[i.ravel()] = x.ravel()
+    out = np.zeros(out_shape, x.dtype)
+    out[tuple(slice(0, d) for d in inferred)] = y.reshape(inferred)
+    return out
+
+
+# ONNX Runtime reads the indices as flat positions of output_shape itself; ONNX's reference
+# and node tests (test_maxunpool_export_with_output_shape) place the unpooled tensor at the
+# start of output_shape, which is what onnxc does.
+@case("MaxUnpool-22 with output_shape larger than the unpooled shape, pads", kind="numpy",
+      ref=lambda x, i: unpool_ref(x, i, (1, 2, 7, 6), (1, 2, 5, 4)))
+def _():
+    x = {"x": randf(1, 2, 2, 3), "i": np.array([[[[0, 3, 7], [12, 14, 19]], [[20, 22, 27], [33, 35, 39]]]], np.int64)}
+    n = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y0"], name="maxunpool_node", kernel_shape=[3, 2], strides=[2, 2],
+                         pads=[0, 1, 0, 1])
+    return model([n], x, [("y0", T.FLOAT)], 22, [const("s", np.array([1, 2, 7, 6], np.int64))]), x
+
+
+@case("Det-11 batched, singular, permuted, 1x1 and 5x5")
+def _():
+    a = randf(2, 3, 4, 4)
+    a[0, 1] = [[1, 2, 3, 4], [2, 4, 6, 8], [0, 1, 0, 1], [5, 1, 2, 2]]  # singular
+    a[1, 2] = [[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 0]]  # a permutation
+    x = {"a": a, "b": randf(3, 1, 1), "c": randf(5, 5)}
+    nodes = [helper.make_node("Det", ["a"], ["y0"], name="det_a"), helper.make_node("Det", ["b"], ["y1"], name="det_b"),
+             helper.make_node("Det", ["c"], ["y2"], name="det_c")]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT)], 11), x
+
+
+@case("Det-22")
+def _():
+    x = {"d": randf(2, 6, 6)}
+    return one("Det", 22, x), x
+
+
+# ONNX Runtime's Det takes float32 only.
+@case("Det-11 float64", kind="numpy", ref=lambda d: np.linalg.det(d), rtol=1e-12, atol=1e-12)
+def _():
+    x = {"d": rng.uniform(-2, 2, (2, 7, 7))}
+    return one("Det", 11, x, out_type=T.DOUBLE), x
+
+
 # --------------------------------------------------------------------------- legacy opsets (1-6)
 
 @case("Relu-1, Sigmoid-1 with consumed_inputs", kind="numpy", ref=lambda x: 1 / (1 + np.exp(-np.maximum(x, 0))))
@@ -703,6 +842,26 @@ def _():
 def _():
     x = {"a": np.array([[1, 2], [3, 4]], np.int64)}
     return one("Einsum", 12, x, out_type=T.INT64, equation="ij->ji"), x
+
+
+@case("GridSample-20 with the opset-16 mode name 'bilinear'", kind="refuse", code=2,
+      needles=["node 'gridsample_node'", "GridSample, opset 20", "'bilinear'", "renamed 'linear'"])
+def _():
+    x = {"x": randf(1, 1, 3, 3), "g": randf(1, 2, 2, 2)}
+    return one("GridSample", 20, x, mode="bilinear"), x
+
+
+@case("GridSample-20 3-D sampling (5-D X)", kind="refuse", code=3,
+      needles=["node 'gridsample_node'", "GridSample, opset 20", "3-D sampling", "only 2-D"])
+def _():
+    x = {"x": randf(1, 1, 2, 3, 3), "g": randf(1, 2, 2, 2, 3)}
+    return one("GridSample", 20, x), x
+
+
+@case("GridSample-20 1-D sampling (3-D X)", kind="refuse", code=3, needles=["node 'gridsample_node'", "1-D sampling"])
+def _():
+    x = {"x": randf(1, 2, 5), "g": randf(1, 4, 1)}
+    return one("GridSample", 20, x, mode="cubic"), x
 
 
 # --------------------------------------------------------------------------- runner

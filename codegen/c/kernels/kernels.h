@@ -71,5 +71,9 @@ void register_topk(CKernelTable&);            // TopK
 void register_einsum(CKernelTable&);          // Einsum
 void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 void register_loss(CKernelTable&);            // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_grid_sample(CKernelTable&);     // GridSample
+void register_roi_align(CKernelTable&);       // RoiAlign
+void register_max_unpool(CKernelTable&);      // MaxUnpool
+void register_det(CKernelTable&);             // Det
 
 }  // namespace onnxc

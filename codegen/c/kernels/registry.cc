@@ -34,6 +34,10 @@ static CKernelTable build_table() {
   register_stat_norm(t);
   register_loss(t);
   register_einsum(t);
+  register_grid_sample(t);
+  register_roi_align(t);
+  register_max_unpool(t);
+  register_det(t);
   return t;
 }
 
