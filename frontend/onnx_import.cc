@@ -38,6 +38,14 @@ const char* onnx_dtype_name(int c) {
     case onnx::TensorProto::COMPLEX64: return "complex64";
     case onnx::TensorProto::COMPLEX128: return "complex128";
     case onnx::TensorProto::UNDEFINED: return "undefined";
+    // Types newer than the onnx headers onnxc builds with (opsets 19-23), by code.
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
     default: return dtype_supported(c) ? dtype_name(static_cast<DType>(c)) : "unknown";
   }
 }

@@ -12,6 +12,7 @@
 #include "ir/ops/index_ops.h"
 #include "ir/ops/norm.h"
 #include "ir/ops/pool.h"
+#include "ir/ops/quantize.h"
 #include "ir/ops/resize.h"
 #include "ir/ops/roi_align.h"
 
@@ -59,6 +60,18 @@ double anchor_flops(const Node& n) {
     const TopKGeom& k = topk_geom(n);
     return static_cast<double>(k.outer) * static_cast<double>(k.inner) * static_cast<double>(k.len) * static_cast<double>(k.k);
   }
+  if (t == "MatMulInteger" || t == "QLinearMatMul") {
+    const QMatMulGeom& m = qmatmul_geom(n);
+    return 2.0 * static_cast<double>(numel(m.batch)) * static_cast<double>(m.M) * static_cast<double>(m.N) * static_cast<double>(m.K) +
+           (m.qlinear ? 3.0 * elems(n.out(0)) : 0.0);
+  }
+  if (t == "ConvInteger" || t == "QLinearConv") {
+    const QConvGeom& q = qconv_geom(n);
+    return conv_flops(q.conv, q.bias >= 0, static_cast<double>(q.conv.out_size())) + (q.qlinear ? 3.0 * elems(n.out(0)) : 0.0);
+  }
+  if (t == "QuantizeLinear") return 3.0 * elems(n.out(0));
+  if (t == "DequantizeLinear") return 2.0 * elems(n.out(0));
+  if (t == "DynamicQuantizeLinear") return 5.0 * elems(n.in(0));
   if (t == "Resize") {
     double taps = 1;
     for (const AxisTable& a : resize_geom(n).tables) taps *= static_cast<double>(a.k);

@@ -9,7 +9,10 @@
 // size + 2, LayerNormalization 8 per input element, Instance/Group/MeanVariance
 // normalization 7, LpNormalization 3, Hardmax and CumSum 1, Einsum 2 per point of its
 // index space, TopK len·k per row (the kernel's selection), Resize 2 per tap of each output
-// (nearest: none), elementwise ops one per output element (and per input beyond the
+// (nearest: none), the integer products (MatMulInteger, ConvInteger, QLinearMatMul,
+// QLinearConv) as MatMul and Conv plus 3 per output to requantize (QLinear), QuantizeLinear
+// 3 per element (divide, round, add), DequantizeLinear 2, DynamicQuantizeLinear 5 (min, max and
+// the quantization), elementwise ops one per output element (and per input beyond the
 // second), data movement none. A fused group adds one per output element for each step. These are
 // the arithmetic an op implies, not what a kernel executes (padding lanes, recomputation).
 #pragma once

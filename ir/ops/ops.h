@@ -59,5 +59,6 @@ void register_grid_sample(OpTable&);  // GridSample
 void register_roi_align(OpTable&);    // RoiAlign
 void register_max_unpool(OpTable&);   // MaxUnpool
 void register_det(OpTable&);          // Det
+void register_quantize(OpTable&);     // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 
 }  // namespace onnxc

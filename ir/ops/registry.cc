@@ -54,6 +54,7 @@ static OpTable build_table() {
   register_roi_align(t);
   register_max_unpool(t);
   register_det(t);
+  register_quantize(t);
   register_layout_transform(t);
   return t;
 }

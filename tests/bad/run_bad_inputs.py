@@ -555,6 +555,29 @@ def _(d):
     n = helper.make_node("Det", ["x"], ["y"], name="det_1")
     m = model([n], [vi("x", [2, 200, 200])], [vi("y", None)], opset=11)
     return save(m, os.path.join(d, "det_big.onnx"))
+@case("QuantizeLinear to float8", UNSUPPORTED, "quantize_0", "QuantizeLinear", "float8e4m3fn")
+def _(d):
+    s = numpy_helper.from_array(np.array(0.5, np.float32), "s")
+    n = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="quantize_0", output_dtype=17)
+    return save(model([n], [vi("x", [2, 3])], [vi("y", [2, 3], 17)], [s], opset=21), os.path.join(d, "quantize_f8.onnx"))
+
+
+@case("DequantizeLinear per-axis scale of the wrong length", INVALID, "dequantize_0", "x_scale", "[5]", "axis 1")
+def _(d):
+    s = numpy_helper.from_array(np.ones(5, np.float32), "s")
+    n = helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dequantize_0")
+    return save(model([n], [vi("x", [2, 3], TensorProto.UINT8)], [vi("y", [2, 3])], [s]), os.path.join(d, "dequantize_axis.onnx"))
+
+
+@case("QLinearConv w_scale neither one value nor one per output channel", INVALID, "qconv_0", "w_scale", "[3]", "[4]")
+def _(d):
+    c = lambda name, a: numpy_helper.from_array(np.asarray(a), name)
+    inits = [c("xs", np.array(0.1, np.float32)), c("xz", np.array(0, np.uint8)), c("w", np.ones((4, 2, 3, 3), np.uint8)),
+             c("ws", np.ones(3, np.float32)), c("wz", np.array(0, np.uint8)), c("ys", np.array(0.2, np.float32)),
+             c("yz", np.array(0, np.uint8))]
+    n = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], name="qconv_0")
+    return save(model([n], [vi("x", [1, 2, 5, 5], TensorProto.UINT8)], [vi("y", None, TensorProto.UINT8)], inits),
+                os.path.join(d, "qconv_scale.onnx"))
 
 
 def run_compile(args, compiler, d, src, cflags, extra=(), timeout=300):

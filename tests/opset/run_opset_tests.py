@@ -32,7 +32,7 @@ from onnx import helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.js")
 NP_TO_ONNX = {np.float16: T.FLOAT16, np.float32: T.FLOAT, np.float64: T.DOUBLE, np.int64: T.INT64, np.int32: T.INT32, np.int8: T.INT8,
-              np.uint8: T.UINT8, np.bool_: T.BOOL}
+              np.uint8: T.UINT8, np.int16: T.INT16, np.uint16: T.UINT16, np.bool_: T.BOOL}
 
 CASES = []
 
@@ -745,6 +745,126 @@ def _():
 def _():
     x = {"d": rng.uniform(-2, 2, (2, 7, 7))}
     return one("Det", 11, x, out_type=T.DOUBLE), x
+# --------------------------------------------------------------------------- quantization
+# QuantizeLinear and DequantizeLinear changed at 19 (float16 scales), 21 (block_size,
+# output_dtype, int16/uint16) and 23 (precision, output_dtype of DequantizeLinear); the
+# integer products are checked at opset 23 against ONNX Runtime too. Values divide into
+# halves exactly (scales are powers of two, or x is k/2 times the scale) so that rounding
+# half to even is exercised, and some saturate.
+
+def halves(shape, scale, lo=-300, hi=300):
+    """x with x / scale = k / 2 exactly (k integer): ties of every parity."""
+    return (rng.integers(lo, hi, shape).astype(np.float32) * np.float32(0.5) * scale).astype(np.float32)
+
+
+@case("QuantizeLinear-19, DequantizeLinear-19 per axis (axis -1), int8: ties to even, saturation", rtol=0, atol=0)
+def _():
+    s = np.array([0.5, 0.25, 2.0, 1.0], np.float32)
+    x = halves((2, 3, 4), s)
+    x[0, 0, :] = [1e6, -1e6, 300.0, -300.0]
+    zp = np.array([0, -3, 5, 127], np.int8)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y0"], name="quantize_node", axis=-1),
+             helper.make_node("DequantizeLinear", ["y0", "s", "zp"], ["y1"], name="dequantize_node", axis=-1)]
+    return model(nodes, {"x": x}, [("y0", T.INT8), ("y1", T.FLOAT)], 19, [const("s", s), const("zp", zp)]), {"x": x}
+
+
+@case("QuantizeLinear-21 blocked (axis 1, block_size 2, a short last block): int16 zero point; uint16 by output_dtype",
+      rtol=0, atol=0)
+def _():
+    s = np.array([0.5, 2.0, 0.25], np.float32)[rng.integers(0, 3, (2, 3, 3))]
+    x = halves((2, 5, 3), np.repeat(s, 2, axis=1)[:, :5], lo=-200000, hi=200000)
+    zp = rng.integers(-1000, 1000, (2, 3, 3)).astype(np.int16)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y0"], name="quantize_i16", axis=1, block_size=2),
+             helper.make_node("QuantizeLinear", ["x", "s"], ["y1"], name="quantize_u16", axis=1, block_size=2,
+                              output_dtype=T.UINT16)]
+    return model(nodes, {"x": x, "s": s, "zp": zp}, [("y0", T.INT16), ("y1", T.UINT16)], 21), {"x": x, "s": s, "zp": zp}
+
+
+@case("DequantizeLinear-21: int16 blocked (axis -1), uint16 per tensor, int32 per axis without zero point")
+def _():
+    x = {"a": rng.integers(-32768, 32767, (3, 5)).astype(np.int16), "sa": randf(3, 3, lo=0.01, hi=1.0),
+         "za": rng.integers(-500, 500, (3, 3)).astype(np.int16),
+         "b": rng.integers(0, 65535, (6,)).astype(np.uint16),
+         "c": rng.integers(-2**31, 2**31 - 1, (2, 3)).astype(np.int32), "sc": randf(3, lo=0.001, hi=1.0)}
+    nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["y0"], name="dq_blocked", axis=-1, block_size=2),
+             helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["y1"], name="dq_u16"),
+             helper.make_node("DequantizeLinear", ["c", "sc"], ["y2"], name="dq_i32", axis=1)]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT)], 21,
+                 [const("sb", np.array(0.125, np.float32)), const("zb", np.array(40000, np.uint16))]), x
+
+
+@case("QuantizeLinear-23 precision float, DequantizeLinear-23 output_dtype float; float16 scale and output", rtol=1e-3, atol=0)
+def _():
+    s = np.array([0.5, 0.25, 4.0], np.float32)
+    x = {"x": halves((3, 4), s[:, None]), "q": rng.integers(0, 255, (3, 4)).astype(np.uint8)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y0"], name="quantize_node", axis=0, precision=T.FLOAT),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y1"], name="dq_float", axis=0, output_dtype=T.FLOAT),
+             helper.make_node("DequantizeLinear", ["q", "h", "z"], ["y2"], name="dq_half", axis=0)]
+    return model(nodes, x, [("y0", T.UINT8), ("y1", T.FLOAT), ("y2", T.FLOAT16)], 23,
+                 [const("s", s), const("h", s.astype(np.float16) * np.float16(1.5)),
+                  const("z", np.array([0, 128, 255], np.uint8))]), x
+
+
+@case("DynamicQuantizeLinear-11 at opset 23: a range extended to 0, and all zeros (scale 1)")
+def _():
+    x = {"x": randf(3, 37, lo=0.5, hi=3.0), "z": np.zeros((2, 5), np.float32)}
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["y0", "y1", "y2"], name="dql_node"),
+             helper.make_node("DynamicQuantizeLinear", ["z"], ["y3", "y4", "y5"], name="dql_zeros")]
+    return model(nodes, x, [("y0", T.UINT8), ("y1", T.FLOAT), ("y2", T.UINT8), ("y3", T.UINT8), ("y4", T.FLOAT),
+                            ("y5", T.UINT8)], 23), x
+
+
+@case("QLinearMatMul-21 int8 batched, per-column b_scale and b_zero_point", rtol=0, atol=0)
+def _():
+    x = {"a": rng.integers(-128, 127, (2, 3, 40)).astype(np.int8), "b": rng.integers(-128, 127, (40, 300)).astype(np.int8)}
+    inits = [const("as", np.array(0.02, np.float32)), const("az", np.array(3, np.int8)), const("bs", randf(300, lo=0.001, hi=0.01)),
+             const("bz", rng.integers(-5, 5, (300,)).astype(np.int8)), const("ys", np.array(0.5, np.float32)),
+             const("yz", np.array(-7, np.int8))]
+    n = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y0"], name="qlinearmatmul_node")
+    return model([n], x, [("y0", T.INT8)], 21, inits), x
+
+
+@case("MatMulInteger-10 at opset 23: uint8 x int8, per-column b_zero_point ([N] and [batch, 1, N]), batch broadcast",
+      rtol=0, atol=0)
+def _():
+    x = {"a": rng.integers(0, 255, (2, 1, 4, 70)).astype(np.uint8), "b": rng.integers(-128, 127, (3, 70, 5)).astype(np.int8),
+         "bz": rng.integers(-10, 10, (3, 1, 5)).astype(np.int8), "c": rng.integers(0, 255, (70, 9)).astype(np.uint8),
+         "cz": rng.integers(0, 255, (9,)).astype(np.uint8)}
+    nodes = [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y0"], name="matmulinteger_nd"),
+             helper.make_node("MatMulInteger", ["a", "c", "az", "cz"], ["y1"], name="matmulinteger_2d")]
+    return model(nodes, x, [("y0", T.INT32), ("y1", T.INT32)], 23, [const("az", np.array(100, np.uint8))]), x
+
+
+@case("MatMulInteger-10 at opset 23: int32 accumulation wrapping around (K = 40000 of -255 * 255)", rtol=0, atol=0)
+def _():
+    x = {"a": np.full((2, 40000), 255, np.uint8), "b": np.full((40000, 3), -128, np.int8)}
+    x["a"][1, ::3] = 0
+    n = helper.make_node("MatMulInteger", ["a", "b", "", "bz"], ["y0"], name="matmulinteger_node")
+    return model([n], x, [("y0", T.INT32)], 23, [const("bz", np.array(127, np.int8))]), x
+
+
+@case("ConvInteger-10 at opset 23: strides, dilations, pads, group 2", rtol=0, atol=0)
+def _():
+    x = {"x": rng.integers(0, 255, (2, 4, 9, 8)).astype(np.uint8), "w": rng.integers(0, 255, (6, 2, 3, 2)).astype(np.uint8)}
+    n = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y0"], name="convinteger_node", strides=[2, 1], dilations=[1, 2],
+                         pads=[1, 2, 0, 1], group=2)
+    return model([n], x, [("y0", T.INT32)], 23, [const("xz", np.array(128, np.uint8)), const("wz", np.array(7, np.uint8))]), x
+
+
+@case("QLinearConv-10 at opset 23: uint8 x, int8 w per output channel, bias, SAME_UPPER, 1-D and 2-D", rtol=0, atol=0)
+def _():
+    x = {"x": rng.integers(0, 255, (1, 3, 11, 10)).astype(np.uint8), "v": rng.integers(0, 255, (2, 2, 300)).astype(np.uint8)}
+    inits = [const("xs", np.array(0.05, np.float32)), const("xz", np.array(120, np.uint8)),
+             const("w", rng.integers(-128, 127, (4, 3, 3, 3)).astype(np.int8)), const("ws", randf(4, lo=0.001, hi=0.02)),
+             const("wz", np.zeros(4, np.int8)), const("ys", np.array(0.7, np.float32)), const("yz", np.array(90, np.uint8)),
+             const("b", rng.integers(-2000, 2000, (4,)).astype(np.int32)),
+             const("w1", rng.integers(-128, 127, (5, 2, 7)).astype(np.int8)), const("ws1", np.array(0.01, np.float32)),
+             const("wz1", np.array(0, np.int8))]
+    n2 = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y0"], name="qlinearconv_2d",
+                          auto_pad="SAME_UPPER", strides=[2, 2])
+    n1 = helper.make_node("QLinearConv", ["v", "xs", "xz", "w1", "ws1", "wz1", "ys", "yz"], ["y1"], name="qlinearconv_1d",
+                          pads=[3, 2], dilations=[2])
+    return model([n2, n1], x, [("y0", T.UINT8), ("y1", T.UINT8)], 23, inits), x
 
 
 # --------------------------------------------------------------------------- legacy opsets (1-6)
@@ -862,6 +982,51 @@ def _():
 def _():
     x = {"x": randf(1, 2, 5), "g": randf(1, 4, 1)}
     return one("GridSample", 20, x, mode="cubic"), x
+@case("QuantizeLinear-21 to float8e4m3fn", kind="refuse", code=3,
+      needles=["node 'quantizelinear_node'", "QuantizeLinear, opset 21", "float8e4m3fn"])
+def _():
+    x = {"x": randf(2, 3)}
+    return one("QuantizeLinear", 21, x, out_type=17, inits=[const("s", np.array(0.5, np.float32))], output_dtype=17), x
+
+
+@case("QuantizeLinear-21 to int4 (an int4 zero point)", kind="refuse", code=3, needles=["'zp'", "int4"])
+def _():
+    x = {"x": randf(2, 3)}
+    zp = onnx.TensorProto()
+    zp.name, zp.data_type, zp.raw_data = "zp", 22, b"\x00"
+    return one("QuantizeLinear", 21, x, out_type=22, inits=[const("s", np.array(0.5, np.float32)), zp]), x
+
+
+@case("QuantizeLinear-23 precision bfloat16", kind="refuse", code=3,
+      needles=["node 'quantizelinear_node'", "QuantizeLinear, opset 23", "precision 16", "bfloat16"])
+def _():
+    x = {"x": randf(2, 3)}
+    return one("QuantizeLinear", 23, x, out_type=T.UINT8, inits=[const("s", np.array(0.5, np.float32))], precision=T.BFLOAT16), x
+
+
+@case("DequantizeLinear-23 output_dtype bfloat16", kind="refuse", code=3,
+      needles=["node 'dequantizelinear_node'", "DequantizeLinear, opset 23", "bfloat16"])
+def _():
+    x = {"x": np.array([1, 2, 3], np.uint8)}
+    return one("DequantizeLinear", 23, x, out_type=T.BFLOAT16, inits=[const("s", np.array(0.5, np.float32))],
+               output_dtype=T.BFLOAT16), x
+
+
+@case("DequantizeLinear-19 of a float8 input", kind="refuse", code=3, needles=["graph input 'x'", "float8e5m2"])
+def _():
+    g = helper.make_graph([helper.make_node("DequantizeLinear", ["x", "s"], ["y0"], name="dequantize_node")], "g",
+                          [helper.make_tensor_value_info("x", 19, [4])], [helper.make_tensor_value_info("y0", T.FLOAT, [4])],
+                          [const("s", np.array(0.5, np.float32))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    return m, {}
+
+
+@case("QuantizeLinear-21 block_size with a per-axis scale", kind="refuse", code=2,
+      needles=["node 'quantizelinear_node'", "QuantizeLinear, opset 21", "block_size 2", "[3]"])
+def _():
+    x = {"x": randf(2, 6)}
+    return one("QuantizeLinear", 21, x, out_type=T.UINT8, inits=[const("s", randf(3, lo=0.1, hi=1.0))], axis=1, block_size=2), x
 
 
 # --------------------------------------------------------------------------- runner

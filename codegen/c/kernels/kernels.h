@@ -75,5 +75,6 @@ void register_grid_sample(CKernelTable&);     // GridSample
 void register_roi_align(CKernelTable&);       // RoiAlign
 void register_max_unpool(CKernelTable&);      // MaxUnpool
 void register_det(CKernelTable&);             // Det
+void register_quantize(CKernelTable&);        // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 
 }  // namespace onnxc

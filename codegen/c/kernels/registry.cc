@@ -38,6 +38,7 @@ static CKernelTable build_table() {
   register_roi_align(t);
   register_max_unpool(t);
   register_det(t);
+  register_quantize(t);
   return t;
 }
 

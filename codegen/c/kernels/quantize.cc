@@ -1,0 +1,377 @@
+// codegen/c/kernels/quantize.cc — the quantization ops in C (ir/ops/quantize.cc says what
+// they mean, ir/ops/quantize.h the views read here):
+//  - QuantizeLinear / DequantizeLinear: x as [outer, len, inner]; per-tensor scales give one
+//    flat loop (tasks of kFlatChunk elements when parallel), others a loop nest whose innermost loop (inner, or the axis when inner is 1)
+//    is `omp simd`, the scale and zero point loaded once per row where they do not vary along
+//    it.
+//  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
+//    one quantizing loop.
+//  - MatMulInteger / QLinearMatMul: tasks (batch, row of A); per chunk of at most kChunk
+//    columns an accumulator row on the stack, updated by one simd loop over the columns per k.
+//  - ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
+//    row (all spatial dims but the last) and chunk of at most kChunk positions along the last,
+//    an accumulator row on the stack; per input channel and kernel position the valid range
+//    of the last dim is computed, and one simd loop covers it (padding adds nothing, so it is
+//    skipped rather than read).
+// Rounding: nearbyintf, round half to even in the default rounding mode (FE_TONEAREST), which
+// the generated code never changes; saturation by compare-selects before the conversion, so
+// NaN goes to the type's lowest value and no out-of-range float reaches an integer conversion.
+// Accumulators are int32_t, or uint32_t (wrapping modulo 2^32) where the sum may leave int32's
+// range (`wrap` of QMatMulGeom, QConvGeom). Known gap: the integer products are plain loops, not the
+// register-tiled kernels of Gemm and Conv.
+#include <algorithm>
+
+#include "codegen/c/kernels/kernels.h"
+#include "codegen/c/loops.h"
+#include "ir/ops/quantize.h"
+
+namespace onnxc {
+namespace {
+
+// Accumulator rows on the stack hold at most this many int32 values (1 KiB).
+constexpr int64_t kChunk = 256;
+// Elements per task of a parallel flat loop.
+constexpr int64_t kFlatChunk = 4096;
+
+// "a + b - 3" of terms ("-3" is subtracted), skipping empty ones; "0" when all are.
+std::string sum_terms(const std::vector<std::string>& terms) {
+  std::string s;
+  for (const std::string& t : terms) {
+    if (t.empty()) continue;
+    if (s.empty()) s = t;
+    else s += t[0] == '-' ? " - " + t.substr(1) : " + " + t;
+  }
+  return s.empty() ? "0" : s;
+}
+
+// "v * c", "v" or "" (c == 0).
+std::string term(const std::string& v, int64_t c) {
+  if (c == 0) return "";
+  return c == 1 ? v : fmt::format("{} * {}", v, c);
+}
+
+// The statement that rounds, offsets and saturates float `v` into `dst` of dtype t (range
+// lo..hi): `v` is evaluated once.
+std::string round_saturate(const std::string& dst, DType t, const std::string& v, const std::string& zp, double lo, double hi) {
+  return fmt::format("{{ float q = nearbyintf({}) + {}; q = q > {} ? q : {}; {} = ({})(q < {} ? q : {}); }}", v, zp, c_float(lo),
+                     c_float(lo), dst, dtype_ctype(t), c_float(hi), c_float(hi));
+}
+
+// `for (i ...) { body }` over n elements, `omp simd`; when the target says `work` is worth
+// threads, tasks of kFlatChunk elements, each a simd loop. (Not `omp parallel for simd`:
+// its bounds live in memory that clang 14 cannot tell apart from a uint8_t output, so it
+// does not vectorize the loop and warns.)
+void flat_loop(CEmit& e, int64_t n, double work, const std::string& body) {
+  if (n > kFlatChunk && e.parallel(work)) {
+    e("ONNXC_PRAGMA(omp parallel for schedule(static))");
+    e("for (int64_t i0 = 0; i0 < {}; i0 += {}) {{", n, kFlatChunk);
+    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i = i0; i < i1; ++i) {{");
+  } else {
+    simd(e, n);
+    e("for (int64_t i = 0; i < {}; ++i) {{", n);
+  }
+  e("{}", body);
+  e("}}");
+  if (n > kFlatChunk && e.parallel(work)) e("}}");
+}
+
+// ---------------------------------------------------------------- QuantizeLinear, DequantizeLinear
+
+void emit_quant(CEmit& e) {
+  const QuantGeom& g = quant_geom(e.node);
+  const bool q = e.node.op_type == "QuantizeLinear";
+  const int64_t total = g.outer * g.len * g.inner;
+  if (total == 0) return;
+  const bool zp = e.has_in(2);
+  const DType xt = e.in_dtype(0);
+  const std::string X = e.in(0), S = e.in(1), Y = e.out(0);
+  // One element: x at index xi, scale s, zero point z (C expressions).
+  auto stmt = [&](const std::string& xi, const std::string& s, const std::string& z) {
+    std::string dst = fmt::format("{}[{}]", Y, xi);
+    if (!q) {
+      if (xt == DType::I32) return fmt::format("{} = (float)((int64_t){}[{}] - {}) * {};", dst, X, xi, z, s);
+      return fmt::format("{} = (float)((int32_t){}[{}] - {}) * {};", dst, X, xi, z, s);
+    }
+    if (xt == DType::F32)
+      return round_saturate(dst, e.out_dtype(0), fmt::format("{}[{}] / {}", X, xi, s), fmt::format("(float){}", z), g.qmin, g.qmax);
+    // int32 x: in double (exact for every int32)
+    return fmt::format(
+        "{{ double q = nearbyint((double){}[{}] / (double){}) + (double){}; q = q > {} ? q : {}; {} = ({})(q < {} ? q : {}); }}", X,
+        xi, s, z, c_double(g.qmin), c_double(g.qmin), dst, e.out_ctype(0), c_double(g.qmax), c_double(g.qmax));
+  };
+  const std::string zt = xt == DType::I32 ? "int64_t" : "int32_t";
+  auto zp_at = [&](const std::string& i) { return zp ? fmt::format("({}){}[{}]", zt, e.in(2), i) : std::string("0"); };
+  const std::string form = g.s_outer == 0 && g.s_axis == 0 && g.s_inner == 0 ? "per tensor"
+                           : g.block > 1 ? fmt::format("blocks of {} along the axis", g.block) : "per axis";
+  e("/* {}, {}: x as [{}, {}, {}] around the axis; nearbyintf rounds half to even */", e.node.op_type, form, g.outer, g.len, g.inner);
+  const double work = static_cast<double>(total) * (q ? 4 : 2);
+  if (g.s_outer == 0 && g.s_axis == 0 && g.s_inner == 0) {  // per tensor: one flat loop
+    e("const float s = {}[0];", S);
+    e("const {} z = {};", zt, zp_at("0"));
+    flat_loop(e, total, work, stmt("i", "s", "z"));
+    return;
+  }
+  const std::string a_div = g.block > 1 ? fmt::format("(a / {})", g.block) : "a";
+  const std::string sidx = sum_terms({term("o", g.s_outer), term(a_div, g.s_axis), term("i", g.s_inner)});
+  if (g.inner > 1) {
+    // tasks (o, a); simd over i
+    open_tasks(e, {{"o", g.outer, 1}, {"a", g.len, 1}}, g.outer * g.len > 1 && e.parallel(work));
+    e("const int64_t base = (o * {} + a) * {};", g.len, g.inner);
+    std::string s = fmt::format("{}[{}]", S, sidx), z = zp_at(sidx);
+    if (g.s_inner == 0) {
+      e("const float s = {};", s);
+      e("const {} z = {};", zt, z);
+      s = "s", z = "z";
+    }
+    simd(e, g.inner);
+    open_loop(e, "i", g.inner);
+    e("{}", stmt("base + i", s, z));
+    e("}}");
+    e("}}");
+    e("}}");
+  } else {
+    // tasks (o); simd over the axis
+    const std::string sa = sum_terms({term("o", g.s_outer), term(a_div, g.s_axis)});
+    open_tasks(e, {{"o", g.outer, 1}}, g.outer > 1 && e.parallel(work));
+    simd(e, g.len);
+    open_loop(e, "a", g.len);
+    e("{}", stmt(fmt::format("o * {} + a", g.len), fmt::format("{}[{}]", S, sa), zp_at(sa)));
+    e("}}");
+    e("}}");
+  }
+}
+
+// ---------------------------------------------------------------- DynamicQuantizeLinear
+
+void emit_dynamic_quant(CEmit& e) {
+  const int64_t n = numel(e.in_shape(0));
+  const std::string X = e.in(0);
+  const int64_t lanes = std::max<int64_t>(4, e.target.vector_bits / 32);
+  e("/* DynamicQuantizeLinear: range [min(0, min x), max(0, max x)] by compare-selects (NaN skipped), */");
+  e("/* scale = range / 255 (1 when it is empty), zero point = round(clip(-min / scale, 0, 255)) */");
+  e("float lo = 0.0f, hi = 0.0f;");
+  const int64_t full = n < 2 * lanes ? 0 : n / lanes * lanes;
+  if (full > 0) {
+    e("{{");
+    e("float lo_l[{0}], hi_l[{0}];", lanes);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) lo_l[l] = hi_l[l] = 0.0f;", lanes);
+    e("for (int64_t i = 0; i < {}; i += {}) {{", full, lanes);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) {{", lanes);
+    e("const float v = {}[i + l];", X);
+    e("lo_l[l] = v < lo_l[l] ? v : lo_l[l];");
+    e("hi_l[l] = v > hi_l[l] ? v : hi_l[l];");
+    e("}}");
+    e("}}");
+    e("for (int64_t l = 0; l < {}; ++l) {{", lanes);
+    e("lo = lo_l[l] < lo ? lo_l[l] : lo;");
+    e("hi = hi_l[l] > hi ? hi_l[l] : hi;");
+    e("}}");
+    e("}}");
+  }
+  if (full < n) {
+    e("for (int64_t i = {}; i < {}; ++i) {{", full, n);
+    e("lo = {0}[i] < lo ? {0}[i] : lo;", X);
+    e("hi = {0}[i] > hi ? {0}[i] : hi;", X);
+    e("}}");
+  }
+  e("const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;");
+  e("float zf = 0.0f - lo / scale;");
+  e("zf = zf > 0.0f ? zf : 0.0f;");
+  e("zf = nearbyintf(zf < 255.0f ? zf : 255.0f);");
+  e("{}[0] = scale;", e.out(1));
+  e("{}[0] = (uint8_t)zf;", e.out(2));
+  if (n == 0) return;
+  flat_loop(e, n, static_cast<double>(n) * 4,
+            round_saturate(fmt::format("{}[i]", e.out(0)), DType::U8, fmt::format("{}[i] / scale", X), "zf", 0, 255));
+}
+
+// ---------------------------------------------------------------- shared by the products
+
+// C expression of parameter p at element offset `off` read as `type` ("0" when absent).
+std::string param(CEmit& e, const QParam& p, const std::string& off, const std::string& type) {
+  if (p.input < 0) return "0";
+  const size_t i = static_cast<size_t>(p.input);
+  return fmt::format("{}{}[{}]", type == e.in_ctype(i) ? "" : "(" + type + ")", e.in(i), off);
+}
+
+// "(bt / 6 % 2) * 24 + (bt % 3) * 8": the element offset for output batch index bt ("" when
+// it does not vary).
+std::string batch_offset(const Shape& batch, const Shape& st) {
+  Shape cont = strides_of(batch);
+  std::vector<std::string> terms;
+  for (size_t d = 0; d < batch.size() && d < st.size(); ++d) {
+    if (st[d] == 0) continue;
+    std::string idx = cont[d] == 1 ? fmt::format("bt % {}", batch[d]) : fmt::format("bt / {} % {}", cont[d], batch[d]);
+    terms.push_back(term("(" + idx + ")", st[d]));
+  }
+  return terms.empty() ? "" : sum_terms(terms);
+}
+
+// The store of accumulator acc[j] (int32 or requantized with multiplier `m`) into `dst`.
+std::string store(bool qlinear, bool wrap, DType yt, const std::string& dst, const std::string& m, const std::string& yz, double lo,
+                  double hi) {
+  const std::string acc = wrap ? "(int32_t)acc[j]" : "acc[j]";
+  if (!qlinear) return fmt::format("{} = {};", dst, acc);
+  return round_saturate(dst, yt, fmt::format("(float){} * {}", acc, m), yz, lo, hi);
+}
+
+// The accumulation of int32 product `p` into `dst` (through uint32_t when it wraps).
+std::string accumulate(bool wrap, const std::string& dst, const std::string& p) {
+  return wrap ? fmt::format("{} += (uint32_t)({});", dst, p) : fmt::format("{} += {};", dst, p);
+}
+
+// "const int64_t cn = ...": the length of the chunk at `v` of at most T of n.
+void chunk_len(CEmit& e, const std::string& v, int64_t n, int64_t T) {
+  if (n % T == 0) e("const int64_t cn = {};", T);
+  else e("const int64_t cn = {0} - {2} < {1} ? {0} - {2} : {1};", n, T, v);
+}
+
+// ---------------------------------------------------------------- MatMulInteger, QLinearMatMul
+
+void emit_qmatmul(CEmit& e) {
+  const QMatMulGeom& g = qmatmul_geom(e.node);
+  const int64_t B = numel(g.batch), M = g.M, N = g.N, K = g.K;
+  if (B * M * N == 0) return;
+  const char* acc_t = g.wrap ? "uint32_t" : "int32_t";
+  const std::string A = e.in(static_cast<size_t>(g.a)), Bm = e.in(static_cast<size_t>(g.b)), Y = e.out(0);
+  const int64_t T = std::min(N, kChunk);
+  e("/* {}: [{}] x [{}, {}] x [{}, {}]; {} accumulators{}, rows of at most {} columns on the stack */", e.node.op_type,
+    fmt::join(g.batch, ","), M, K, K, N, acc_t, g.wrap ? " (int32 wrapping modulo 2^32)" : "", T);
+  const double work = 2.0 * static_cast<double>(B * M * N) * static_cast<double>(K);
+  open_tasks(e, {{"bt", B, 1}, {"i", M, 1}}, B * M > 1 && e.parallel(work));
+  e("const int64_t ao = {}, bo = {};", sum_terms({batch_offset(g.batch, g.a_st)}), sum_terms({batch_offset(g.batch, g.b_st)}));
+  // Element offset of a row / column parameter.
+  auto poff = [&](const QParam& p, const std::string& idx) {
+    return sum_terms({batch_offset(g.batch, p.batch_st), term(idx, p.step)});
+  };
+  e("const int32_t az = {};", param(e, g.a_zp, poff(g.a_zp, "i"), "int32_t"));
+  const bool bz_vec = g.b_zp.input >= 0 && g.b_zp.step != 0;
+  if (!bz_vec) e("const int32_t bz = {};", param(e, g.b_zp, "0", "int32_t"));
+  const std::string bz = bz_vec ? param(e, g.b_zp, poff(g.b_zp, "(j0 + j)"), "int32_t") : "bz";
+  std::string mult = "mult";
+  if (g.qlinear) {
+    e("const float as = {};", param(e, g.a_scale, poff(g.a_scale, "i"), "float"));
+    e("const float ys = {};", param(e, g.y_scale, "0", "float"));
+    e("const float yz = {};", param(e, g.y_zp, "0", "float"));
+    if (g.b_scale.step == 0) e("const float mult = as * {} / ys;", param(e, g.b_scale, "0", "float"));
+    else mult = fmt::format("(as * {} / ys)", param(e, g.b_scale, poff(g.b_scale, "(j0 + j)"), "float"));
+  }
+  open_loop(e, "j0", N, T);
+  chunk_len(e, "j0", N, T);
+  e("{} acc[{}];", acc_t, T);
+  simd(e, T);
+  e("for (int64_t j = 0; j < {}; ++j) acc[j] = 0;", T);
+  e("for (int64_t k = 0; k < {}; ++k) {{", K);
+  e("const int32_t av = (int32_t){}[ao + i * {} + k] - az;", A, K);
+  e("const {}* restrict bk = {} + bo + k * {} + j0;", e.in_ctype(static_cast<size_t>(g.b)), Bm, N);
+  simd(e, T);
+  e("for (int64_t j = 0; j < cn; ++j) {}", accumulate(g.wrap, "acc[j]", fmt::format("av * ((int32_t)bk[j] - {})", bz)));
+  e("}}");
+  e("{}* restrict yr = {} + (bt * {} + i) * {} + j0;", e.out_ctype(0), Y, M, N);
+  simd(e, T);
+  e("for (int64_t j = 0; j < cn; ++j) {{");
+  e("{}", store(g.qlinear, g.wrap, e.out_dtype(0), "yr[j]", mult, "yz", g.qmin, g.qmax));
+  e("}}");
+  e("}}");  // j0
+  e("}}");  // i
+  e("}}");  // bt
+}
+
+// ---------------------------------------------------------------- ConvInteger, QLinearConv
+
+void emit_qconv(CEmit& e) {
+  const QConvGeom& q = qconv_geom(e.node);
+  const ConvGeom& g = q.conv;
+  const size_t r = g.rank(), L = r - 1;
+  const int64_t XS = g.in_size(), YS = g.out_size(), KS = g.k_size();
+  const int64_t OL = g.out[L], KL = g.k[L], SL = g.s[L], DL = g.d[L], PL = g.pb[L], IL = g.in[L];
+  const int64_t ROWS = YS / OL, KO = KS / KL, T = std::min(OL, kChunk);
+  const char* acc_t = q.wrap ? "uint32_t" : "int32_t";
+  const std::string X = e.in(static_cast<size_t>(q.x)), W = e.in(static_cast<size_t>(q.w)), Y = e.out(0);
+  e("/* {}: direct, {} accumulators{}; per output row and chunk of at most {} positions of the last dim, */", e.node.op_type,
+    acc_t, q.wrap ? " (int32 wrapping modulo 2^32)" : "", T);
+  e("/* each input channel and kernel position adds over the valid part of the chunk (padding adds nothing) */");
+  const double work = 2.0 * static_cast<double>(g.N * g.M * YS) * static_cast<double>(g.CG * KS);
+  open_tasks(e, {{"n", g.N, 1}, {"m", g.M, 1}}, g.N * g.M > 1 && e.parallel(work));
+  e("const {}* restrict xn = {} + (n * {} + m / {} * {}) * {};", e.in_ctype(static_cast<size_t>(q.x)), X, g.C, g.MG, g.CG, XS);
+  e("const {}* restrict wm = {} + m * {};", e.in_ctype(static_cast<size_t>(q.w)), W, g.CG * KS);
+  e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
+  e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({term("m", q.w_zp.step)}), "int32_t"));
+  std::string init = q.bias >= 0 ? fmt::format("({}){}[m]", acc_t, e.in(static_cast<size_t>(q.bias))) : "0";
+  if (q.qlinear) {
+    std::string ws = param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float");
+    e("const float mult = {} * {} / {};", param(e, q.x_scale, "0", "float"), ws, param(e, q.y_scale, "0", "float"));
+    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
+  }
+  e("{}* restrict ym = {} + (n * {} + m) * {};", e.out_ctype(0), Y, g.M, YS);
+  // Output rows: r over the outer spatial dims; kernel positions: ko over the outer kernel dims.
+  Shape rows(g.out.begin(), g.out.end() - 1), kos(g.k.begin(), g.k.end() - 1);
+  Shape rst = strides_of(rows), kst = strides_of(kos), xst = strides_of(g.in);
+  open_loop(e, "r", ROWS);
+  open_loop(e, "ow0", OL, T);
+  chunk_len(e, "ow0", OL, T);
+  e("{} acc[{}];", acc_t, T);
+  simd(e, T);
+  e("for (int64_t j = 0; j < {}; ++j) acc[j] = {};", T, init);
+  e("for (int64_t c = 0; c < {}; ++c) {{", g.CG);
+  open_loop(e, "ko", KO);
+  e("int64_t xo = c * {};", XS);
+  e("int ok = 1;");
+  // Index i of dim d of a flat index v over `dims` (strides st): "v / st % n", simplified.
+  auto digit = [](const std::string& v, const Shape& dims, const Shape& st, size_t d) {
+    std::string s = st[d] == 1 ? v : fmt::format("{} / {}", v, st[d]);
+    return d == 0 ? s : fmt::format("{} % {}", s, dims[d]);
+  };
+  for (size_t d = 0; d < L; ++d) {
+    // input index along outer dim d: output index * stride - pad + kernel index * dilation
+    std::string id = sum_terms({term(digit("r", rows, rst, d), g.s[d]), g.pb[d] ? fmt::format("-{}", g.pb[d]) : "",
+                                kos[d] > 1 ? term(digit("ko", kos, kst, d), g.d[d]) : ""});
+    e("{{");
+    e("const int64_t id = {};", id);
+    e("ok = ok && id >= 0 && id < {};", g.in[d]);
+    e("xo += id * {};", xst[d]);
+    e("}}");
+  }
+  e("if (!ok) continue;");
+  e("for (int64_t kw = 0; kw < {}; ++kw) {{", KL);
+  e("const int32_t wv = (int32_t)wm[c * {} + ko * {} + kw] - wz;", KS, KL);
+  // Last dim: output o reads input column o * SL + t, valid for lo <= o < hi.
+  e("const int64_t t = {};", sum_terms({term("kw", DL), PL ? fmt::format("-{}", PL) : ""}));
+  if (SL == 1) e("int64_t lo = t < 0 ? -t : 0, hi = {} - t;", IL);
+  else e("int64_t lo = t < 0 ? (-t + {0}) / {1} : 0, hi = {2} - t <= 0 ? 0 : ({2} - t + {0}) / {1};", SL - 1, SL, IL);
+  e("lo = lo > ow0 ? lo : ow0;");
+  e("hi = hi < ow0 + cn ? hi : ow0 + cn;");
+  simd(e, T);
+  e("for (int64_t o = lo; o < hi; ++o) {}",
+    accumulate(q.wrap, "acc[o - ow0]", fmt::format("wv * ((int32_t)xn[xo + {} + t] - xz)", term("o", SL))));
+  e("}}");  // kw
+  e("}}");  // ko
+  e("}}");  // c
+  simd(e, T);
+  e("for (int64_t j = 0; j < cn; ++j) {{");
+  const std::string y = fmt::format("ym[{}]", sum_terms({term("r", OL), "ow0", "j"}));
+  e("{}", store(q.qlinear, q.wrap, e.out_dtype(0), y, "mult", "yz", q.qmin, q.qmax));
+  e("}}");
+  e("}}");  // ow0
+  e("}}");  // r
+  e("}}");  // m
+  e("}}");  // n
+}
+
+}  // namespace
+
+void register_quantize(CKernelTable& t) {
+  t["QuantizeLinear"] = {emit_quant, nullptr, nullptr, nullptr};
+  t["DequantizeLinear"] = {emit_quant, nullptr, nullptr, nullptr};
+  t["DynamicQuantizeLinear"] = {emit_dynamic_quant, nullptr, nullptr, nullptr};
+  t["MatMulInteger"] = {emit_qmatmul, nullptr, nullptr, nullptr};
+  t["QLinearMatMul"] = {emit_qmatmul, nullptr, nullptr, nullptr};
+  t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr};
+  t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr};
+}
+
+}  // namespace onnxc
