@@ -11,6 +11,7 @@
 #include "ir/ops/norm.h"
 #include "ir/ops/pool.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/signal.h"
 
 namespace onnxc {
 namespace {
@@ -53,6 +54,11 @@ double anchor_flops(const Node& n) {
   if (t == "TopK") {
     const TopKGeom& k = topk_geom(n);
     return static_cast<double>(k.outer) * static_cast<double>(k.inner) * static_cast<double>(k.len) * static_cast<double>(k.k);
+  }
+  if (t == "DFT" || t == "STFT") {  // a complex (or real) multiply-add per sample and bin
+    const DftGeom& g = dft_geom(n);
+    return static_cast<double>(g.count_a) * static_cast<double>(g.count_b) * static_cast<double>(g.bins) *
+           static_cast<double>(g.used) * (g.comps == 2 ? 8.0 : 4.0);
   }
   if (t == "Resize") {
     double taps = 1;

@@ -48,6 +48,7 @@ static OpTable build_table() {
   register_depth_to_space(t);
   register_topk(t);
   register_stat_norm(t);
+  register_signal(t);
   register_einsum(t);
   register_layout_transform(t);
   return t;

@@ -32,6 +32,7 @@ static CKernelTable build_table() {
   register_onehot(t);
   register_topk(t);
   register_stat_norm(t);
+  register_signal(t);
   register_einsum(t);
   return t;
 }
