@@ -41,7 +41,9 @@
 // kernels alike) over exact twiddles (unit_root), and round once: a float32 bin is within half
 // an ulp of float32 of a sum whose own error is about n 2^-53 sum|x| — far inside the 1e-3
 // relative the node tests allow. float32 and float64 (float16 models are computed in
-// float32); output_datatype float16 and bfloat16 are refused. Same meanings up to opset 23.
+// float32); output_datatype float16 and bfloat16 are refused, and so are transforms longer
+// than 65536 points (dft_length, frame_length: a direct O(n^2) sum is no use there) and more
+// than 2^24 mel bins. Same meanings up to opset 23.
 // The C kernels are kernels/signal.cc.
 #include "ir/ops/signal.h"
 
@@ -85,6 +87,16 @@ double window_value(const WindowGeom& g, int64_t k) {
 }
 
 namespace {
+
+// The longest transform: the sums are direct, O(n^2) per transform, and the twiddles are
+// static tables in the emitted C (kernels/signal.cc).
+constexpr int64_t kMaxDftLength = 65536;
+
+void check_dft_length(const Node& n, int64_t len, const char* what) {
+  if (len > kMaxDftLength)
+    n.unsupported(fmt::format("{} {} is over {}: onnxc computes the transform directly, in O(n^2), with its twiddles as "
+                              "tables in the emitted C", what, len, kMaxDftLength));
+}
 
 // A static scalar integer input (int32/int64, one element).
 int64_t static_scalar(const Node& n, size_t i, const char* what) {
@@ -182,6 +194,7 @@ class Dft : public Op {
     } else if (dft_len < 1) {
       n.invalid(fmt::format("the axis {} of input {} gives a transform of {} points; set dft_length", ax, shape_str(xs), dft_len));
     }
+    check_dft_length(n, dft_len, "dft_length");
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < ax; ++d) outer *= xs[static_cast<size_t>(d)];
     for (int64_t d = ax + 1; d < r - 1; ++d) inner *= xs[static_cast<size_t>(d)];
@@ -243,6 +256,7 @@ class Stft : public Op {
     }
     if (frame < 0) n.invalid("needs a window or a frame_length");
     if (frame < 1) n.invalid("the window is empty");
+    check_dft_length(n, frame, "frame_length");
     int64_t batch = xs[0], len = xs[1];
     if (frame > len) n.invalid(fmt::format("frames of {} samples do not fit the signal {}", frame, shape_str(xs)));
     g_.comps = xs[2];
@@ -322,6 +336,7 @@ class MelWeightMatrix : public Op {
     for (size_t i = 0; i < 5; ++i) need_input(n, i, names[i]);
     int64_t mels = static_scalar(n, 0, "num_mel_bins"), dft = static_scalar(n, 1, "dft_length"), rate = static_scalar(n, 2, "sample_rate");
     if (mels < 0) n.invalid(fmt::format("num_mel_bins {} is negative", mels));
+    if (mels > (int64_t{1} << 24)) n.unsupported(fmt::format("num_mel_bins {} is over 2^24", mels));
     if (dft < 1) n.invalid(fmt::format("dft_length {} must be at least 1", dft));
     if (rate < 1) n.invalid(fmt::format("sample_rate {} must be at least 1", rate));
     double edge[2];
@@ -339,7 +354,7 @@ class MelWeightMatrix : public Op {
     double lo = mel(edge[0]), step = (mel(edge[1]) - lo) / static_cast<double>(mels + 2);
     for (int64_t i = 0; i < mels + 2; ++i) {
       double hz = 700.0 * (std::pow(10.0, (lo + step * static_cast<double>(i)) / 2595.0) - 1.0);
-      double bin = std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate));
+      double bin = std::floor((static_cast<double>(dft) + 1.0) * hz / static_cast<double>(rate));
       if (!(bin >= 0 && bin < static_cast<double>(g_.spec_bins)))
         n.invalid(fmt::format("lower_edge_hertz {} and upper_edge_hertz {} put mel point {} at spectrogram bin {}, outside the {} "
                               "bins of dft_length {} at sample_rate {}", edge[0], edge[1], i, bin, g_.spec_bins, dft, rate));
