@@ -15,6 +15,7 @@
 #include "ir/ops/quantize.h"
 #include "ir/ops/resize.h"
 #include "ir/ops/roi_align.h"
+#include "ir/ops/signal.h"
 
 namespace onnxc {
 namespace {
@@ -72,6 +73,11 @@ double anchor_flops(const Node& n) {
   if (t == "QuantizeLinear") return 3.0 * elems(n.out(0));
   if (t == "DequantizeLinear") return 2.0 * elems(n.out(0));
   if (t == "DynamicQuantizeLinear") return 5.0 * elems(n.in(0));
+  if (t == "DFT" || t == "STFT") {  // a complex (or real) multiply-add per sample and bin
+    const DftGeom& g = dft_geom(n);
+    return static_cast<double>(g.count_a) * static_cast<double>(g.count_b) * static_cast<double>(g.bins) *
+           static_cast<double>(g.used) * (g.comps == 2 ? 8.0 : 4.0);
+  }
   if (t == "Resize") {
     double taps = 1;
     for (const AxisTable& a : resize_geom(n).tables) taps *= static_cast<double>(a.k);

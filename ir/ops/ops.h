@@ -53,6 +53,7 @@ void register_onehot(OpTable&);       // OneHot
 void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth
 void register_topk(OpTable&);         // TopK
 void register_einsum(OpTable&);       // Einsum
+void register_signal(OpTable&);       // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
 void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 void register_loss(OpTable&);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_grid_sample(OpTable&);  // GridSample

@@ -49,6 +49,7 @@ static OpTable build_table() {
   register_topk(t);
   register_stat_norm(t);
   register_loss(t);
+  register_signal(t);
   register_einsum(t);
   register_grid_sample(t);
   register_roi_align(t);

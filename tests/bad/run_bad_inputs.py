@@ -250,6 +250,43 @@ def _(d):
 def _(d):
     n = helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["y"], name="sce_1", reduction="none")
     return save(model([n], [vi("x", [3, 4, 5]), vi("t", [3, 2], TensorProto.INT32)], [vi("y", None)]), os.path.join(d, "sce_labels.onnx"))
+@case("attribute value onnxc does not implement (HannWindow output_datatype float16)", UNSUPPORTED, "node 'hann_1'",
+      "HannWindow, opset 17", "output_datatype 10", "float16")
+def _(d):
+    size = numpy_helper.from_array(np.array(8, np.int64), "size")
+    n = helper.make_node("HannWindow", ["size"], ["y"], name="hann_1", output_datatype=TensorProto.FLOAT16)
+    return save(model([n], [], [vi("y", None, TensorProto.FLOAT16)], [size], opset=17), os.path.join(d, "hann_f16.onnx"))
+
+
+@case("attribute value no opset defines (DFT onesided 2)", INVALID, "node 'dft_1'", "DFT, opset 17", "'onesided'", "0 or 1")
+def _(d):
+    n = helper.make_node("DFT", ["x"], ["y"], name="dft_1", onesided=2)
+    return save(model([n], [vi("x", [1, 8, 1])], [vi("y", None)], opset=17), os.path.join(d, "dft_onesided.onnx"))
+
+
+@case("a window's size given at run time", UNSUPPORTED, "node 'hann_1'", "HannWindow, opset 17", "size", "compile-time constant")
+def _(d):
+    n = helper.make_node("HannWindow", ["size"], ["y"], name="hann_1")
+    return save(model([n], [vi("size", [], TensorProto.INT64)], [vi("y", None)], opset=17), os.path.join(d, "hann_runtime.onnx"))
+
+
+@case("STFT frame_length that differs from the window's length", UNSUPPORTED, "node 'stft_1'", "STFT, opset 17",
+      "frame_length 12", "window's length 16")
+def _(d):
+    step = numpy_helper.from_array(np.array(4, np.int64), "step")
+    fl = numpy_helper.from_array(np.array(12, np.int64), "fl")
+    n = helper.make_node("STFT", ["x", "step", "w", "fl"], ["y"], name="stft_1")
+    return save(model([n], [vi("x", [1, 64, 1]), vi("w", [16])], [vi("y", None)], [step, fl], opset=17), os.path.join(d, "stft_fl.onnx"))
+
+
+@case("MelWeightMatrix upper edge past the spectrum", INVALID, "node 'mel_1'", "MelWeightMatrix, opset 17", "upper_edge_hertz 20000",
+      "outside the 9 bins")
+def _(d):
+    vals = {"m": np.array(4, np.int64), "n": np.array(16, np.int64), "r": np.array(8000, np.int64),
+            "lo": np.array(0, np.float32), "hi": np.array(20000, np.float32)}
+    n = helper.make_node("MelWeightMatrix", list(vals), ["y"], name="mel_1")
+    return save(model([n], [], [vi("y", None)], [numpy_helper.from_array(v, k) for k, v in vals.items()], opset=17),
+                os.path.join(d, "mel_edges.onnx"))
 
 
 def huge_dims_initializer(name, dims, dtype=TensorProto.FLOAT):

@@ -20,7 +20,8 @@ Conventions:
   value from the data set. --bake dtype (default): every input whose element
   type is not in --runtime-dtypes (default: float only). --bake shape: only
   inputs that feed a shape-like operand (Reshape shape, Slice starts, Pad
-  pads, axes, sizes, ... see SHAPE_OPERANDS), plus string and bfloat16
+  pads, axes, sizes, ... see SHAPE_OPERANDS), directly or through the nodes
+  that compute it (except Shape and Size), plus string and bfloat16
   inputs, which .npy cannot carry; other inputs of any type stay runtime
   inputs, so int/double kernels run in the binary instead of being folded.
   --bake weights: those, and every graph input but the first, so a Conv's W
@@ -97,17 +98,30 @@ SHAPE_OPERANDS = {
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,), "TopK": (1,),
     "OneHot": (1,), "Range": (0, 1, 2), "CumSum": (1,), "Trilu": (1,),
     "Dropout": (1, 2), "Compress": (1,), "NonMaxSuppression": (2, 3, 4),
-    "CenterCropPad": (1,), "DFT": (1,), "STFT": (1, 2, 3), "MaxUnpool": (2,),
+    "CenterCropPad": (1,), "DFT": (1, 2), "STFT": (1, 3), "MaxUnpool": (2,),
+    "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
+    "MelWeightMatrix": (0, 1, 2, 3, 4),
 }
 NPY_UNSAFE = (TensorProto.STRING, TensorProto.BFLOAT16, TensorProto.UNDEFINED)
 
 
 def shape_operand_names(graph):
+    """The SHAPE_OPERANDS inputs of the graph's nodes and every value they are computed
+    from (a window size Cast to float and fed to Range's limit fixes a shape as much as
+    Range's own input does). The walk stops at Shape and Size, whose outputs depend on
+    their input's shape only."""
+    producer = {o: node for node in graph.node for o in node.output if o}
+    todo = [node.input[k] for node in graph.node for k in SHAPE_OPERANDS.get(node.op_type, ())
+            if k < len(node.input) and node.input[k]]
     names = set()
-    for node in graph.node:
-        for k in SHAPE_OPERANDS.get(node.op_type, ()):
-            if k < len(node.input) and node.input[k]:
-                names.add(node.input[k])
+    while todo:
+        v = todo.pop()
+        if v in names:
+            continue
+        names.add(v)
+        node = producer.get(v)
+        if node is not None and node.op_type not in ("Shape", "Size"):
+            todo.extend(i for i in node.input if i)
     return names
 
 

@@ -865,6 +865,105 @@ def _():
     n1 = helper.make_node("QLinearConv", ["v", "xs", "xz", "w1", "ws1", "wz1", "ys", "yz"], ["y1"], name="qlinearconv_1d",
                           pads=[3, 2], dilations=[2])
     return model([n2, n1], x, [("y0", T.UINT8), ("y1", T.UINT8)], 23, inits), x
+# DFT-20 made the axis an input (default -2, the last signal axis). ONNX Runtime's radix-2
+# path (power-of-two lengths) may truncate and pad; its Bluestein path (other lengths) reads
+# the whole axis, so those cases only pad. Its float32 FFTs are off by ~1e-6 of the largest
+# bin. onesided with inverse is the inverse of a one-sided spectrum (irfft), as ONNX's
+# current shape inference and ONNX Runtime 1.30 define it at opsets 17 and 20.
+@case("DFT-20: real input, default axis (-2), onesided, 12 points (Bluestein in ONNX Runtime)", rtol=1e-4, atol=1e-4)
+def _():
+    x = {"x": randf(2, 3, 12, 1)}
+    return one("DFT", 20, x, onesided=1), x
+
+
+@case("DFT-20: complex input, axis input 1, dft_length 16 (zero-padded from 10), inverse", rtol=1e-4, atol=1e-4)
+def _():
+    x = {"x": randf(2, 10, 3, 2)}
+    inits = [const("dft_length", np.array(16, np.int64)), const("axis", np.array(1, np.int64))]
+    return one("DFT", 20, x, inits=inits, inverse=1), x
+
+
+@case("DFT-20: float64, axis -3 from the end, dft_length 8 truncating 12 samples; real input onesided", rtol=1e-9, atol=1e-9)
+def _():
+    x = {"x": rng.uniform(-2, 2, (4, 12, 5, 2)), "r": rng.uniform(-2, 2, (4, 12, 5, 1))}
+    inits = [const("dft_length", np.array(8, np.int32)), const("axis", np.array(-3, np.int64))]
+    n0 = helper.make_node("DFT", ["x", "dft_length", "axis"], ["y0"], name="dft_node")
+    n1 = helper.make_node("DFT", ["r", "dft_length", "axis"], ["y1"], name="dft_onesided", onesided=1)
+    return model([n0, n1], x, [("y0", T.DOUBLE), ("y1", T.DOUBLE)], 20, inits), x
+
+
+@case("DFT-20 at opset 23: complex input, axis 2, 20 points padded from 5", rtol=1e-4, atol=1e-4)
+def _():
+    x = {"x": randf(3, 4, 5, 2)}
+    inits = [const("dft_length", np.array(20, np.int64)), const("axis", np.array(2, np.int64))]
+    return one("DFT", 23, x, inits=inits), x
+
+
+# More bins than dft_length / 2 + 1: onnxc ignores the extra ones as numpy's irfft does;
+# ONNX Runtime 1.30 gives other values there (not compared).
+@case("DFT-20 onesided inverse (irfft): default length 2 * (bins - 1), dft_length 21 padding the spectrum", rtol=1e-4, atol=1e-4)
+def _():
+    x = {"x": randf(2, 9, 3, 2)}
+    inits = [const("n21", np.array(21, np.int64)), const("axis", np.array(1, np.int64))]
+    nodes = [helper.make_node("DFT", ["x", "", "axis"], ["y0"], name="irfft_default", inverse=1, onesided=1),
+             helper.make_node("DFT", ["x", "n21", "axis"], ["y1"], name="irfft_pad", inverse=1, onesided=1)]
+    return model(nodes, x, [(f"y{k}", T.FLOAT) for k in range(2)], 20, inits), x
+
+
+@case("DFT-17 onesided inverse (irfft) at opset 17, odd length 7 from 4 bins", rtol=1e-4, atol=1e-4)
+def _():
+    x = {"x": randf(3, 4, 2)}
+    return one("DFT", 17, x, inits=[const("dft_length", np.array(7, np.int64))], inverse=1, onesided=1, axis=1), x
+
+
+@case("DFT-20 axis as a runtime input", kind="refuse", code=3,
+      needles=["node 'dft_node'", "DFT, opset 20", "axis", "compile-time constant"])
+def _():
+    x = {"x": randf(2, 8, 1), "axis": np.array(1, np.int64)}
+    return one("DFT", 20, x, _inputs=["x", "", "axis"]), x
+
+
+@case("DFT-20 axis naming the complex dimension", kind="refuse", code=2, needles=["node 'dft_node'", "DFT, opset 20", "axis -1"])
+def _():
+    x = {"x": randf(2, 8, 1)}
+    return one("DFT", 20, x, inits=[const("axis", np.array(-1, np.int64))], _inputs=["x", "", "axis"]), x
+
+
+@case("DFT-17 'axis' attribute at opset 20", kind="refuse", code=2, needles=["node 'dft_node'", "DFT, opset 20", "axis"])
+def _():
+    x = {"x": randf(2, 8, 1)}
+    return one("DFT", 20, x, axis=1), x
+
+
+@case("DFT-20 onesided forward on a complex input", kind="refuse", code=2, needles=["node 'dft_node'", "DFT, opset 20", "onesided", "real input"])
+def _():
+    x = {"x": randf(2, 8, 2)}
+    return one("DFT", 20, x, onesided=1), x
+
+
+# ONNX Runtime reads a real window as complex values when the signal is complex (its STFT
+# kernel casts the window's data to the signal's element type): complex signals go without one.
+@case("STFT-17 at opset 23: complex signal two-sided and onesided; real signal with a runtime window", rtol=1e-4, atol=1e-4)
+def _():
+    x = {"sc": randf(2, 40, 2), "w": randf(16, lo=0, hi=1), "sr": randf(1, 64, 1)}
+    inits = [const("step", np.array(6, np.int64)), const("fl", np.array(16, np.int64)), const("fl12", np.array(12, np.int64))]
+    nodes = [helper.make_node("STFT", ["sc", "step", "", "fl"], ["y0"], name="stft_complex", onesided=0),
+             helper.make_node("STFT", ["sc", "step", "", "fl12"], ["y1"], name="stft_complex_onesided"),
+             helper.make_node("STFT", ["sr", "step", "w"], ["y2"], name="stft_real")]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT)], 23, inits), x
+
+
+@case("HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix (17) at opset 23, folded", rtol=1e-5, atol=1e-6)
+def _():
+    x = {"x": randf(1, 9)}
+    inits = [const("n", np.array(9, np.int64)), const("mels", np.array(6, np.int64)), const("dft", np.array(32, np.int64)),
+             const("rate", np.array(8000, np.int64)), const("lo", np.array(50.0, np.float32)), const("hi", np.array(3900.0, np.float32))]
+    nodes = [helper.make_node("HannWindow", ["n"], ["hann"], name="hann"),
+             helper.make_node("HammingWindow", ["n"], ["y1"], name="hamming", periodic=0),
+             helper.make_node("BlackmanWindow", ["n"], ["y2"], name="blackman", output_datatype=T.DOUBLE),
+             helper.make_node("Mul", ["x", "hann"], ["y0"], name="windowed"),
+             helper.make_node("MelWeightMatrix", ["mels", "dft", "rate", "lo", "hi"], ["y3"], name="mel")]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.DOUBLE), ("y3", T.FLOAT)], 23, inits), x
 
 
 # --------------------------------------------------------------------------- legacy opsets (1-6)

@@ -8,6 +8,7 @@
 
 #include "ir/eval.h"
 #include "ir/op.h"
+#include "ir/ops/signal.h"
 
 using namespace onnxc;
 
@@ -178,4 +179,26 @@ TEST(Ops, RegistryKnowsTheCoreOps) {
   for (const char* op : {"Relu", "Add", "Conv", "Gemm", "Reshape", "Concat", "MaxPool", "Resize"})
     EXPECT_NE(find_op(op), nullptr) << op;
   EXPECT_EQ(find_op("NoSuchOp"), nullptr);
+}
+
+// The DFT twiddles and the windows: exact at the eighth turns, within an ulp or two of
+// double elsewhere, periodic in t (negative t included).
+TEST(Signal, UnitRootIsExactWhereItCanBe) {
+  double c, s;
+  const int64_t quarter[][3] = {{0, 1, 0}, {1, 0, 1}, {2, -1, 0}, {3, 0, -1}};
+  for (auto& q : quarter) {
+    unit_root(q[0] * 5, 20, &c, &s);
+    EXPECT_EQ(c, static_cast<double>(q[1])) << q[0];
+    EXPECT_EQ(s, static_cast<double>(q[2])) << q[0];
+  }
+  unit_root(1, 8, &c, &s);
+  EXPECT_EQ(c, s);
+  EXPECT_EQ(c, std::sqrt(0.5));
+  for (int64_t n : {1, 3, 7, 10, 12, 97, 1024, 48000})
+    for (int64_t t = -2 * n; t < 2 * n; t += n / 7 + 1) {
+      unit_root(t, n, &c, &s);
+      const long double a = 2 * 3.141592653589793238462643383279502884L * static_cast<long double>(((t % n) + n) % n) / n;
+      EXPECT_NEAR(c, static_cast<double>(cosl(a)), 4e-16) << t << "/" << n;
+      EXPECT_NEAR(s, static_cast<double>(sinl(a)), 4e-16) << t << "/" << n;
+    }
 }

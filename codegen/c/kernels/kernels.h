@@ -69,6 +69,7 @@ void register_cumsum(CKernelTable&);          // CumSum
 void register_onehot(CKernelTable&);          // OneHot
 void register_topk(CKernelTable&);            // TopK
 void register_einsum(CKernelTable&);          // Einsum
+void register_signal(CKernelTable&);          // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
 void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
 void register_loss(CKernelTable&);            // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_grid_sample(CKernelTable&);     // GridSample
