@@ -11,6 +11,7 @@
 #include "ir/ops/norm.h"
 #include "ir/ops/pool.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/rnn.h"
 
 namespace onnxc {
 namespace {
@@ -53,6 +54,12 @@ double anchor_flops(const Node& n) {
   if (t == "TopK") {
     const TopKGeom& k = topk_geom(n);
     return static_cast<double>(k.outer) * static_cast<double>(k.inner) * static_cast<double>(k.len) * static_cast<double>(k.k);
+  }
+  if (t == "RNN" || t == "GRU" || t == "LSTM") {  // the gate rows' dot products, then ~10 operations per unit and step
+    const RnnGeom& g = rnn_geom(n);
+    double steps = static_cast<double>(g.seq) * static_cast<double>(g.batch) * static_cast<double>(g.dirs);
+    return steps * (2.0 * static_cast<double>(g.gates * g.hidden) * static_cast<double>(g.input + g.hidden) +
+                    10.0 * static_cast<double>(g.hidden));
   }
   if (t == "Resize") {
     double taps = 1;

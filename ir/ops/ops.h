@@ -54,5 +54,6 @@ void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth
 void register_topk(OpTable&);         // TopK
 void register_einsum(OpTable&);       // Einsum
 void register_stat_norm(OpTable&);    // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
+void register_rnn(OpTable&);          // RNN, GRU, LSTM, ReverseSequence
 
 }  // namespace onnxc

@@ -49,6 +49,7 @@ static OpTable build_table() {
   register_topk(t);
   register_stat_norm(t);
   register_einsum(t);
+  register_rnn(t);
   register_layout_transform(t);
   return t;
 }

@@ -70,5 +70,6 @@ void register_onehot(CKernelTable&);          // OneHot
 void register_topk(CKernelTable&);            // TopK
 void register_einsum(CKernelTable&);          // Einsum
 void register_stat_norm(CKernelTable&);       // InstanceNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization
+void register_rnn(CKernelTable&);             // RNN, GRU, LSTM, ReverseSequence
 
 }  // namespace onnxc

@@ -33,6 +33,7 @@ static CKernelTable build_table() {
   register_topk(t);
   register_stat_norm(t);
   register_einsum(t);
+  register_rnn(t);
   return t;
 }
 
