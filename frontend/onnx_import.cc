@@ -429,8 +429,12 @@ class Importer {
         n->attrs[a.name()] = convert_attr(a, n->where());
       }
       for (const auto& i : np.input()) n->inputs.push_back(i.empty() ? nullptr : lookup(i));
-      // Every op's first output is required (only later ones may be left out with "").
-      if (np.output_size() == 0 || np.output(0).empty()) n->invalid("has no first output (every op's first output is required)");
+      // Every op's first output is required (only later ones may be left out with ""), but
+      // for RNN, GRU and LSTM, whose Y is optional: a Y left out gets an internal name and is
+      // computed all the same, as a scratch tensor nothing reads.
+      const bool y_optional = n->op_type == "RNN" || n->op_type == "GRU" || n->op_type == "LSTM";
+      if (np.output_size() == 0 || (np.output(0).empty() && !y_optional))
+        n->invalid("has no first output (every op's first output is required)");
       // float16 inside the graph: a Cast to float16 keeps its float16 output (rounded), read by
       // the other nodes through a Cast back to float32; a float16 graph output is computed in
       // float32 and converted by a Cast at the end (read_outputs).
@@ -438,9 +442,9 @@ class Importer {
                            (n->attrs["to"].type == Attr::Type::Int ? n->attrs["to"].i == 10 : n->attrs["to"].s == "FLOAT16");
       std::vector<Value*> widen;
       for (const auto& o : np.output()) {
-        if (o.empty()) { n->outputs.push_back(nullptr); continue; }
+        if (o.empty() && !n->outputs.empty()) { n->outputs.push_back(nullptr); continue; }
         const bool half_output = half_outputs_.count(o) && !to_half;
-        Value* v = g_->add_value(half_output ? fresh_name(o + "~f32") : o);
+        Value* v = g_->add_value(o.empty() ? fresh_name(n->name + "_Y") : half_output ? fresh_name(o + "~f32") : o);
         v->producer = n.get();
         n->outputs.push_back(v);
         if (half_output) alias_[o] = v;

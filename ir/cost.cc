@@ -16,6 +16,7 @@
 #include "ir/ops/resize.h"
 #include "ir/ops/roi_align.h"
 #include "ir/ops/signal.h"
+#include "ir/ops/rnn.h"
 
 namespace onnxc {
 namespace {
@@ -77,6 +78,11 @@ double anchor_flops(const Node& n) {
     const DftGeom& g = dft_geom(n);
     return static_cast<double>(g.count_a) * static_cast<double>(g.count_b) * static_cast<double>(g.bins) *
            static_cast<double>(g.used) * (g.comps == 2 ? 8.0 : 4.0);
+  if (t == "RNN" || t == "GRU" || t == "LSTM") {  // the gate rows' dot products, then ~10 operations per unit and step
+    const RnnGeom& g = rnn_geom(n);
+    double steps = static_cast<double>(g.seq) * static_cast<double>(g.batch) * static_cast<double>(g.dirs);
+    return steps * (2.0 * static_cast<double>(g.gates * g.hidden) * static_cast<double>(g.input + g.hidden) +
+                    10.0 * static_cast<double>(g.hidden));
   }
   if (t == "Resize") {
     double taps = 1;

@@ -186,6 +186,10 @@ std::vector<double> AttrReader::floats(const std::string& name, std::vector<doub
   auto a = get(name, Attr::Type::Floats);
   return a ? a->floats : def;
 }
+std::vector<std::string> AttrReader::strings(const std::string& name, std::vector<std::string> def) {
+  auto a = get(name, Attr::Type::Strings);
+  return a ? a->strings : def;
+}
 std::shared_ptr<const Tensor> AttrReader::tensor(const std::string& name) {
   auto a = get(name, Attr::Type::Tensor);
   return a ? a->t : nullptr;

@@ -156,6 +156,7 @@ class AttrReader {
   std::vector<int64_t> ints(const std::string& name, std::vector<int64_t> def = {});
   std::optional<std::vector<int64_t>> opt_ints(const std::string& name);
   std::vector<double> floats(const std::string& name, std::vector<double> def = {});
+  std::vector<std::string> strings(const std::string& name, std::vector<std::string> def = {});
   std::shared_ptr<const Tensor> tensor(const std::string& name);  // nullptr when absent
   void ignore(const std::string& name) { read_.push_back(name); }  // accepted, has no effect
   void done() const;

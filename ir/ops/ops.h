@@ -61,5 +61,6 @@ void register_roi_align(OpTable&);    // RoiAlign
 void register_max_unpool(OpTable&);   // MaxUnpool
 void register_det(OpTable&);          // Det
 void register_quantize(OpTable&);     // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
+void register_rnn(OpTable&);          // RNN, GRU, LSTM, ReverseSequence
 
 }  // namespace onnxc

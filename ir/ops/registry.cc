@@ -56,6 +56,7 @@ static OpTable build_table() {
   register_max_unpool(t);
   register_det(t);
   register_quantize(t);
+  register_rnn(t);
   register_layout_transform(t);
   return t;
 }

@@ -615,6 +615,48 @@ def _(d):
     n = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], name="qconv_0")
     return save(model([n], [vi("x", [1, 2, 5, 5], TensorProto.UINT8)], [vi("y", None, TensorProto.UINT8)], inits),
                 os.path.join(d, "qconv_scale.onnx"))
+def lstm_model(name, op="LSTM", outputs=("y",), inits=(), **attrs):
+    """One recurrent node: X [3, 2, 4] (seq, batch, input), hidden 5, W and R as graph inputs."""
+    g = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    names = ["x", "w", "r"] + [t.name if t.name else "" for t in inits]
+    n = helper.make_node(op, names, list(outputs), name=name, hidden_size=5, **attrs)
+    ins = [vi("x", [3, 2, 4]), vi("w", [1, g * 5, 4]), vi("r", [1, g * 5, 5])]
+    return model([n], ins, [vi(o, None) for o in outputs if o], [t for t in inits if t.name], opset=14)
+
+
+@case("LSTM activation ONNX does not define", INVALID, "node 'lstm_1'", "LSTM", "activation 'Swish'")
+def _(d):
+    m = lstm_model("lstm_1", activations=["Sigmoid", "Swish", "Tanh"])
+    return save(m, os.path.join(d, "lstm_swish.onnx"))
+
+
+@case("GRU direction that is not forward, reverse or bidirectional", INVALID, "node 'gru_1'", "GRU", "direction 'sideways'")
+def _(d):
+    return save(lstm_model("gru_1", "GRU", direction="sideways"), os.path.join(d, "gru_direction.onnx"))
+
+
+@case("RNN layout 2", INVALID, "node 'rnn_1'", "RNN", "layout 2")
+def _(d):
+    return save(lstm_model("rnn_1", "RNN", layout=2), os.path.join(d, "rnn_layout.onnx"))
+
+
+@case("LSTM constant sequence_lens longer than the sequence", INVALID, "node 'lstm_2'", "sequence_lens[1] = 4", "[0, 3]")
+def _(d):
+    b = numpy_helper.from_array(np.zeros((1, 40), np.float32), "b")
+    lens = numpy_helper.from_array(np.array([3, 4], np.int32), "lens")
+    return save(lstm_model("lstm_2", inits=[b, lens]), os.path.join(d, "lstm_lens.onnx"))
+
+
+@case("LSTM with no outputs at all", INVALID, "node 'lstm_3'", "no first output")
+def _(d):
+    return save(lstm_model("lstm_3", outputs=()), os.path.join(d, "lstm_no_outputs.onnx"))
+
+
+@case("ReverseSequence with batch_axis equal to time_axis", INVALID, "node 'rev_1'", "ReverseSequence", "both 0")
+def _(d):
+    n = helper.make_node("ReverseSequence", ["x", "l"], ["y"], name="rev_1", batch_axis=0, time_axis=0)
+    m = model([n], [vi("x", [3, 3]), vi("l", [3], TensorProto.INT64)], [vi("y", [3, 3])], opset=10)
+    return save(m, os.path.join(d, "revseq_axes.onnx"))
 
 
 def run_compile(args, compiler, d, src, cflags, extra=(), timeout=300):

@@ -964,6 +964,214 @@ def _():
              helper.make_node("Mul", ["x", "hann"], ["y0"], name="windowed"),
              helper.make_node("MelWeightMatrix", ["mels", "dft", "rate", "lo", "hi"], ["y3"], name="mel")]
     return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.DOUBLE), ("y3", T.FLOAT)], 23, inits), x
+# --------------------------------------------------------------------------- recurrent ops
+# RNN, GRU and LSTM (opsets 7, 14 with layout, 22) against ONNX Runtime where it runs them
+# (layout 0), and against rnn_ref, a numpy transcription of the ONNX equations, where it does
+# not (layout 1: ONNX Runtime's CPU provider refuses batch-major recurrences). Two conventions
+# the spec leaves open follow ONNX Runtime: a sequence of length 0 gives Y_h = Y_c = 0, and
+# clip bounds the gates' pre-activations, not the cell state h() takes. Run-time lengths
+# outside [0, seq_length] are clamped (onnxc's convention; ONNX Runtime rejects them).
+
+RNN_ACT_DEFAULTS = {"affine": (1.0, 0.0), "leakyrelu": (0.01, None), "thresholdedrelu": (1.0, None), "scaledtanh": (1.0, 1.0),
+                    "hardsigmoid": (0.2, 0.5), "elu": (1.0, None)}
+
+
+def rnn_act(name, alpha, beta):
+    return {
+        "relu": lambda x: np.maximum(x, 0),
+        "tanh": np.tanh,
+        "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+        "affine": lambda x: alpha * x + beta,
+        "leakyrelu": lambda x: np.where(x >= 0, x, alpha * x),
+        "thresholdedrelu": lambda x: np.where(x > alpha, x, 0),
+        "scaledtanh": lambda x: alpha * np.tanh(beta * x),
+        "hardsigmoid": lambda x: np.clip(alpha * x + beta, 0, 1),
+        "elu": lambda x: np.where(x >= 0, x, alpha * (np.exp(x) - 1)),
+        "softsign": lambda x: x / (1 + np.abs(x)),
+        "softplus": lambda x: np.log1p(np.exp(x)),
+    }[name.lower()]
+
+
+def rnn_ref(op, X, W, R, B=None, lens=None, h0=None, c0=None, P=None, direction="forward", layout=0, clip=None,
+            activations=None, activation_alpha=(), activation_beta=(), linear_before_reset=0, input_forget=0):
+    """Y, Y_h (and Y_c for LSTM) of one RNN/GRU/LSTM node, in float64, from the ONNX equations."""
+    f64 = lambda a: None if a is None else np.asarray(a, np.float64)
+    X, W, R, B, h0, c0, P = map(f64, (X, W, R, B, h0, c0, P))
+    if layout == 1:  # batch-major in and out: compute time-major
+        X = X.transpose(1, 0, 2)
+        h0, c0 = [None if a is None else a.transpose(1, 0, 2) for a in (h0, c0)]
+    S, N, _ = X.shape
+    D, H = W.shape[0], R.shape[-1]
+    per = {"RNN": 1, "GRU": 2, "LSTM": 3}[op]
+    names = activations or [["Tanh"], ["Sigmoid", "Tanh"], ["Sigmoid", "Tanh", "Tanh"]][per - 1] * D
+    alphas, betas, acts = list(activation_alpha), list(activation_beta), []
+    for name in names:
+        a0, b0 = RNN_ACT_DEFAULTS.get(name.lower(), (None, None))
+        a = alphas.pop(0) if a0 is not None and alphas else a0
+        b = betas.pop(0) if b0 is not None and betas else b0
+        acts.append(rnn_act(name, a, b))
+    cl = (lambda v: np.clip(v, -clip, clip)) if clip is not None else (lambda v: v)
+    Y, Yh, Yc = np.zeros((S, D, N, H)), np.zeros((D, N, H)), np.zeros((D, N, H))
+    for d in range(D):
+        f = acts[d * per:(d + 1) * per]
+        G = W.shape[1] // H
+        Wg, Rg = np.split(W[d], G), np.split(R[d], G)  # per gate [H, I], [H, H]
+        bias = B[d] if B is not None else np.zeros(2 * G * H)
+        Wb, Rb = np.split(bias[:G * H], G), np.split(bias[G * H:], G)
+        Pg = np.split(P[d], 3) if P is not None else [np.zeros(H)] * 3
+        backward = direction == "reverse" or d == 1
+        for n in range(N):
+            L = S if lens is None else int(min(max(int(lens[n]), 0), S))
+            h = h0[d, n] if h0 is not None else np.zeros(H)
+            c = c0[d, n] if c0 is not None else np.zeros(H)
+            for t in (reversed(range(L)) if backward else range(L)):
+                x = X[t, n]
+                lin = lambda k, hv: Wg[k] @ x + Wb[k] + Rg[k] @ hv + Rb[k]
+                if op == "RNN":
+                    h = f[0](cl(lin(0, h)))
+                elif op == "GRU":  # gates z, r, h
+                    z, r = f[0](cl(lin(0, h))), f[0](cl(lin(1, h)))
+                    if linear_before_reset:
+                        hh = f[1](cl(Wg[2] @ x + Wb[2] + r * (Rg[2] @ h + Rb[2])))
+                    else:
+                        hh = f[1](cl(Wg[2] @ x + Wb[2] + Rg[2] @ (r * h) + Rb[2]))
+                    h = (1 - z) * hh + z * h
+                else:  # gates i, o, f, c; peepholes i, o, f
+                    i = f[0](cl(lin(0, h) + Pg[0] * c))
+                    fg = 1 - i if input_forget else f[0](cl(lin(2, h) + Pg[2] * c))
+                    c = fg * c + i * f[1](cl(lin(3, h)))
+                    o = f[0](cl(lin(1, h) + Pg[1] * c))
+                    h = o * f[2](c)
+                Y[t, d, n] = h
+            if L > 0:
+                Yh[d, n], Yc[d, n] = h, c
+    if layout == 1:
+        Y, Yh, Yc = Y.transpose(2, 0, 1, 3), Yh.transpose(1, 0, 2), Yc.transpose(1, 0, 2)
+    outs = (Y, Yh, Yc) if op == "LSTM" else (Y, Yh)
+    return tuple(o.astype(np.float32) for o in outs)
+
+
+RNN_INPUTS = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
+
+
+def rnn_case(op, opset, S, N, I, H, direction="forward", layout=0, inputs=("B",), outputs=None, **attrs):
+    """A model of one recurrent node with runtime inputs X, W, R and the optional ones named, and
+    its inputs: random, lengths from attrs['_lens']."""
+    D = 2 if direction == "bidirectional" else 1
+    G = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    state = (N, D, H) if layout else (D, N, H)
+    vals = {"X": randf(*((N, S, I) if layout else (S, N, I)), lo=-1, hi=1), "W": randf(D, G * H, I, lo=-0.6, hi=0.6),
+            "R": randf(D, G * H, H, lo=-0.6, hi=0.6), "B": randf(D, 2 * G * H, lo=-0.5, hi=0.5),
+            "sequence_lens": np.array(attrs.pop("_lens", [S] * N), np.int32), "initial_h": randf(*state, lo=-1, hi=1),
+            "initial_c": randf(*state, lo=-1, hi=1), "P": randf(D, 3 * H, lo=-0.5, hi=0.5)}
+    present = {"X", "W", "R"} | set(inputs)
+    last = max(k for k, n in enumerate(RNN_INPUTS) if n in present)
+    names = [n if n in present else "" for n in RNN_INPUTS[:last + 1]]
+    feeds = {n: vals[n] for n in names if n}
+    outs = outputs or (["Y", "Y_h", "Y_c"] if op == "LSTM" else ["Y", "Y_h"])
+    if layout:
+        attrs["layout"] = 1
+    if direction != "forward":
+        attrs["direction"] = direction
+    node = helper.make_node(op, names, outs, name=f"{op.lower()}_node", hidden_size=H, **attrs)
+    return model([node], feeds, [(o, T.FLOAT) for o in outs if o], opset), feeds
+
+
+def rnn_numpy(op, **attrs):
+    """The reference of rnn_case(op, ..., **attrs) from its feeds (in RNN_INPUTS order)."""
+    keys = {"B": "B", "sequence_lens": "lens", "initial_h": "h0", "initial_c": "c0", "P": "P"}
+    outs = attrs.pop("_outs", None)
+
+    def ref(*vals):
+        # rnn_case feeds X, W, R, then the optional inputs present, in RNN_INPUTS order
+        present = [n for n in RNN_INPUTS if n in attrs.get("_present", ("X", "W", "R"))]
+        kw = {keys[n]: v for n, v in zip(present[3:], vals[3:])}
+        r = rnn_ref(op, *vals[:3], **kw, **{k: v for k, v in attrs.items() if not k.startswith("_")})
+        return r if outs is None else tuple(r[k] for k in outs)
+    return ref
+
+
+@case("LSTM-22 bidirectional, sequence_lens shorter than the sequence (one 0), initial h and c, peepholes",
+      rtol=1e-4, atol=2e-5)
+def _():
+    return rnn_case("LSTM", 22, 6, 4, 3, 5, "bidirectional", _lens=[6, 3, 0, 1],
+                    inputs=("B", "sequence_lens", "initial_h", "initial_c", "P"))
+
+
+@case("LSTM-14 layout 1, bidirectional, sequence_lens shorter than the sequence, peepholes (numpy)", kind="numpy",
+      ref=rnn_numpy("LSTM", direction="bidirectional", layout=1, _present=RNN_INPUTS), atol=2e-5)
+def _():
+    return rnn_case("LSTM", 14, 6, 4, 3, 5, "bidirectional", layout=1, _lens=[6, 3, 0, 1],
+                    inputs=("B", "sequence_lens", "initial_h", "initial_c", "P"))
+
+
+@case("LSTM-7 reverse, input_forget, clip, activations with alpha/beta, only Y_h and Y_c", rtol=1e-4, atol=2e-5)
+def _():
+    return rnn_case("LSTM", 7, 5, 2, 4, 6, "reverse", inputs=("B", "sequence_lens", "initial_h"), outputs=["", "Y_h", "Y_c"],
+                    _lens=[5, 2], input_forget=1, clip=0.8, activations=["HardSigmoid", "LeakyRelu", "ScaledTanh"],
+                    activation_alpha=[0.3, 0.2, 0.9], activation_beta=[0.4, 1.5])
+
+
+@case("GRU-22 bidirectional, linear_before_reset, sequence_lens, initial_h", rtol=1e-4, atol=2e-5)
+def _():
+    return rnn_case("GRU", 22, 5, 3, 4, 7, "bidirectional", _lens=[2, 5, 4], linear_before_reset=1,
+                    inputs=("B", "sequence_lens", "initial_h"))
+
+
+@case("GRU-14 reverse, clip, activations Softsign/Softplus, no bias", rtol=1e-4, atol=2e-5)
+def _():
+    return rnn_case("GRU", 14, 4, 2, 3, 5, "reverse", inputs=("initial_h",), clip=0.7, activations=["Softsign", "Softplus"])
+
+
+@case("GRU-14 layout 1, reverse, sequence_lens (numpy)", kind="numpy",
+      ref=rnn_numpy("GRU", direction="reverse", layout=1, _present=("X", "W", "R", "B", "sequence_lens")), atol=2e-5)
+def _():
+    return rnn_case("GRU", 14, 5, 3, 2, 4, "reverse", layout=1, _lens=[3, 5, 1], inputs=("B", "sequence_lens"))
+
+
+# ONNX Runtime's RNN (not its GRU and LSTM) takes alpha/beta by direction, and 0 where absent:
+# these cases give every function its values, which both readings then agree on.
+@case("RNN-22 bidirectional, ScaledTanh and Affine, sequence_lens, only Y_h", rtol=1e-4, atol=2e-5)
+def _():
+    return rnn_case("RNN", 22, 5, 3, 4, 6, "bidirectional", inputs=("B", "sequence_lens", "initial_h"), outputs=["", "Y_h"],
+                    _lens=[5, 1, 3], activations=["ScaledTanh", "Affine"], activation_alpha=[0.9, 0.7],
+                    activation_beta=[1.3, 0.1])
+
+
+@case("RNN-7 forward, Elu, clip", rtol=1e-4, atol=2e-5)
+def _():
+    return rnn_case("RNN", 7, 4, 2, 3, 8, activations=["Elu"], activation_alpha=[0.6], clip=1.5)
+
+
+@case("RNN-14 layout 1, bidirectional, LeakyRelu and ThresholdedRelu with default alphas (numpy)", kind="numpy",
+      ref=rnn_numpy("RNN", direction="bidirectional", layout=1, activations=["LeakyRelu", "ThresholdedRelu"],
+                    _present=("X", "W", "R", "B")), atol=2e-5)
+def _():
+    return rnn_case("RNN", 14, 4, 3, 2, 5, "bidirectional", layout=1, activations=["LeakyRelu", "ThresholdedRelu"])
+
+
+@case("LSTM-14 run-time sequence_lens outside [0, seq_length] are clamped (numpy)", kind="numpy",
+      ref=rnn_numpy("LSTM", _present=("X", "W", "R", "B", "sequence_lens")), atol=2e-5)
+def _():
+    return rnn_case("LSTM", 14, 3, 4, 2, 4, _lens=[-7, 99, 3, 2147483647], inputs=("B", "sequence_lens"))
+
+
+@case("LSTM-1 with output_sequence (legacy opset, numpy)", kind="numpy", ref=rnn_numpy("LSTM"), atol=2e-5)
+def _():
+    return rnn_case("LSTM", 1, 3, 2, 3, 4, inputs=(), output_sequence=1)
+
+
+@case("ReverseSequence-10 batch_axis 0, time_axis 1, inner dims, int64 data")
+def _():
+    x = np.arange(4 * 5 * 2 * 3, dtype=np.int64).reshape(4, 5, 2, 3)
+    feeds = {"x": x, "l": np.array([5, 1, 3, 0], np.int64)}
+    return one("ReverseSequence", 10, feeds, out_type=T.INT64, batch_axis=0, time_axis=1), feeds
+
+
+@case("ReverseSequence-10 time_axis 0 on float")
+def _():
+    feeds = {"x": randf(6, 3, 4), "l": np.array([6, 2, 4], np.int64)}
+    return one("ReverseSequence", 10, feeds), feeds
 
 
 # --------------------------------------------------------------------------- legacy opsets (1-6)
@@ -1126,6 +1334,24 @@ def _():
 def _():
     x = {"x": randf(2, 6)}
     return one("QuantizeLinear", 21, x, out_type=T.UINT8, inits=[const("s", randf(3, lo=0.1, hi=1.0))], axis=1, block_size=2), x
+@case("LSTM activation ONNX does not define", kind="refuse", code=2, needles=["node 'lstm_node'", "LSTM, opset 14", "'Swish'"])
+def _():
+    return rnn_case("LSTM", 14, 2, 1, 2, 3, activations=["Sigmoid", "Swish", "Tanh"])
+
+
+@case("GRU with one activation per direction too few", kind="refuse", code=2,
+      needles=["node 'gru_node'", "GRU, opset 22", "2 per direction, 4"])
+def _():
+    return rnn_case("GRU", 22, 2, 1, 2, 3, "bidirectional", activations=["Sigmoid", "Tanh"])
+
+
+@case("RNN on float64", kind="refuse", code=3, needles=["node 'rnn_node'", "RNN, opset 14", "f64", "supported: f32"])
+def _():
+    m, feeds = rnn_case("RNN", 14, 2, 1, 2, 3)
+    feeds = {k: v.astype(np.float64) for k, v in feeds.items()}
+    for v in list(m.graph.input) + list(m.graph.output):
+        v.type.tensor_type.elem_type = T.DOUBLE
+    return m, feeds
 
 
 # --------------------------------------------------------------------------- runner
@@ -1184,7 +1410,8 @@ def run_case(c, args, work):
             return [f"ONNX Runtime failed: {(p.stderr or p.stdout).strip()[:1000]}"], ""
         want = [np.load(os.path.join(d, "ort", f"{k}.npy")) for k in range(len(m.graph.output))]
     else:
-        want = [np.asarray(c["ref"](*inputs.values()))]
+        r = c["ref"](*inputs.values())  # one output, or a tuple of them
+        want = [np.asarray(a) for a in (r if isinstance(r, tuple) else (r,))]
     p = run(cmd)
     if p.returncode != 0:
         return [f"compile-model exit {p.returncode}: {(p.stdout + p.stderr).strip()[:2000]}"], ""

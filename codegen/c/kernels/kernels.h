@@ -77,5 +77,6 @@ void register_roi_align(CKernelTable&);       // RoiAlign
 void register_max_unpool(CKernelTable&);      // MaxUnpool
 void register_det(CKernelTable&);             // Det
 void register_quantize(CKernelTable&);        // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
+void register_rnn(CKernelTable&);             // RNN, GRU, LSTM, ReverseSequence
 
 }  // namespace onnxc

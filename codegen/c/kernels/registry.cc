@@ -40,6 +40,7 @@ static CKernelTable build_table() {
   register_max_unpool(t);
   register_det(t);
   register_quantize(t);
+  register_rnn(t);
   return t;
 }
 
