@@ -78,6 +78,7 @@ double anchor_flops(const Node& n) {
     const DftGeom& g = dft_geom(n);
     return static_cast<double>(g.count_a) * static_cast<double>(g.count_b) * static_cast<double>(g.bins) *
            static_cast<double>(g.used) * (g.comps == 2 ? 8.0 : 4.0);
+  }
   if (t == "RNN" || t == "GRU" || t == "LSTM") {  // the gate rows' dot products, then ~10 operations per unit and step
     const RnnGeom& g = rnn_geom(n);
     double steps = static_cast<double>(g.seq) * static_cast<double>(g.batch) * static_cast<double>(g.dirs);

@@ -656,7 +656,7 @@ std::string c_identifier(const std::string& s) {
 }
 
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
-  Module m{g, opt, b, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}};
+  Module m{g, opt, b, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, {}, {}};
   m.plan();
   uint64_t checksum = 0;
   std::string blob = m.weights_blob(&checksum);
