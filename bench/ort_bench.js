@@ -2,9 +2,10 @@
 // process, the same input file as the onnxc binary.
 //
 // Usage: node ort_bench.js MODEL.onnx --threads N [--runs R] [--input NAME=FILE.npy]...
-//                          [--output FILE.bin]
+//                          [--output FILE.bin] [--inter-op M]
 // The session uses N intra-op threads, one inter-op thread, sequential execution and graph
-// optimisation level "all". Inputs are float32 .npy files (C order, little-endian), one per
+// optimisation level "all"; --inter-op M: parallel execution (independent nodes side by side)
+// with M inter-op threads (bench/parallel.py). Inputs are float32 .npy files (C order, little-endian), one per
 // named graph input. The first run's first output is written to --output as raw little-endian
 // float32 (run_bench.py compares it with onnxc's), then R more runs are timed (R = 0: only the
 // first result). Prints one JSON line:
@@ -38,7 +39,7 @@ function readNpy(path) {
 }
 
 function parseArgs(argv) {
-  const a = {model: null, threads: 1, runs: 10, inputs: [], output: null};
+  const a = {model: null, threads: 1, runs: 10, inputs: [], output: null, interOp: 0};
   for (let i = 0; i < argv.length; ++i) {
     const k = argv[i];
     const val = () => {
@@ -49,10 +50,12 @@ function parseArgs(argv) {
     else if (k === '--runs') a.runs = parseInt(val(), 10);
     else if (k === '--input') a.inputs.push(val());
     else if (k === '--output') a.output = val();
+    else if (k === '--inter-op') a.interOp = parseInt(val(), 10);
     else if (!k.startsWith('--') && !a.model) a.model = k;
     else throw new Error(`unknown argument '${k}'`);
   }
-  if (!a.model || !(a.threads >= 1) || !(a.runs >= 0)) throw new Error('usage: node ort_bench.js MODEL.onnx --threads N [--runs R] [--input NAME=FILE.npy]... [--output FILE.bin]');
+  if (!a.model || !(a.threads >= 1) || !(a.runs >= 0) || !(a.interOp >= 0))
+    throw new Error('usage: node ort_bench.js MODEL.onnx --threads N [--runs R] [--input NAME=FILE.npy]... [--output FILE.bin] [--inter-op M]');
   return a;
 }
 
@@ -62,7 +65,8 @@ async function main() {
   const ort = require(process.env.ORT_NODE_PATH || 'onnxruntime-node');
   const t1 = performance.now();
   const session = await ort.InferenceSession.create(a.model, {
-    intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all'});
+    intraOpNumThreads: a.threads, interOpNumThreads: a.interOp || 1, executionMode: a.interOp ? 'parallel' : 'sequential',
+    graphOptimizationLevel: 'all'});
   const t2 = performance.now();
   const feeds = {};
   for (const spec of a.inputs) {

@@ -102,6 +102,17 @@ struct Graph {
   void drop_unused_values();
   int64_t arena_bytes = -1;  // size of the planned arena (memory plan), -1 = not planned
   int64_t arena_tensor_bytes = 0;  // memory plan: sum of the sizes of the tensors it placed
+  // Fork-join regions of the macro-task schedule (passes/schedule.cc, compile-model
+  // --parallel): the emitted nodes at positions first..last of `nodes` run as the lists of
+  // `groups` side by side, one thread each, every list in graph order; other nodes run one
+  // after another with loop parallelism inside. Memory planning keeps every tensor a region
+  // touches live for the whole region.
+  struct TaskRegion {
+    size_t first = 0, last = 0;                // positions in `nodes`, inclusive
+    std::vector<std::vector<size_t>> groups;   // positions of the emitted nodes of each list
+    double loop_seconds = 0, task_seconds = 0;  // predicted: one after another / side by side
+  };
+  std::vector<TaskRegion> task_regions;  // in order, disjoint
   // Memory cap in bytes (compile-model --max-memory), 0 = none. It bounds the constants the
   // compiler holds (initializers as they are read, tensors made by folding or repacking:
   // MemoryBudget), the weights file, the arena, and each graph input and output.

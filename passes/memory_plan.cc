@@ -3,7 +3,9 @@
 //
 // Tensors planned: outputs of emitted (not folded) nodes that are not graph outputs (those
 // are the caller's buffers). Each has a live interval [producer's position, last reader's
-// position] in Graph::nodes order, which is the order codegen calls the nodes in.
+// position] in Graph::nodes order, which is the order codegen calls the nodes in; a node in
+// a fork-join region (Graph::task_regions, the schedule pass) counts as the whole region,
+// whose lists run at the same time, so tensors of one region never share bytes.
 //  1. In place: a node may write its output over an input that dies at that node when the
 //     backend allows it (Backend::may_inplace: for C, index-aligned elementwise nodes and
 //     one-loop fused groups reading that input at the output's own index). The two then form
@@ -20,6 +22,8 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "codegen/backend.h"
 #include "ir/op.h"
 #include "passes/pass.h"
@@ -35,23 +39,71 @@ struct Buffer {
   int64_t bytes = 0, first = 0, last = 0, offset = -1;
 };
 
+// Live ranges in positions of Graph::nodes: node k alone, or the whole fork-join region it is in.
+std::vector<std::pair<int64_t, int64_t>> node_spans(const Graph& g) {
+  std::vector<std::pair<int64_t, int64_t>> span(g.nodes.size());
+  for (size_t k = 0; k < span.size(); ++k) span[k] = {static_cast<int64_t>(k), static_cast<int64_t>(k)};
+  for (const auto& r : g.task_regions)
+    for (size_t k = r.first; k <= r.last && k < span.size(); ++k) span[k] = {static_cast<int64_t>(r.first), static_cast<int64_t>(r.last)};
+  return span;
+}
+
+// The planned tensors with their live ranges: from the producer's span to the last reader's.
+void live_ranges(const Graph& g, std::map<const Value*, int64_t>& def, std::map<const Value*, int64_t>& last,
+                 std::vector<Value*>& planned) {
+  const auto span = node_spans(g);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = *g.nodes[k];
+    if (n.folded()) continue;
+    for (Value* v : n.all_inputs())
+      if (v) last[v] = std::max(last[v], span[k].second);
+    for (Value* v : n.outputs) {
+      if (!v || v->is_output || v->constant) continue;
+      def[v] = span[k].first;
+      last[v] = span[k].second;
+      planned.push_back(v);
+    }
+  }
+}
+
 }  // namespace
+
+std::string check_memory_plan(const Graph& g) {
+  std::map<const Value*, int64_t> def, last;
+  std::vector<Value*> planned;
+  live_ranges(g, def, last, planned);
+  std::vector<bool> in_region(g.nodes.size(), false);
+  for (const auto& r : g.task_regions)
+    for (size_t k = r.first; k <= r.last && k < in_region.size(); ++k) in_region[k] = true;
+  std::stable_sort(planned.begin(), planned.end(), [&](const Value* a, const Value* b) { return def.at(a) < def.at(b); });
+  std::vector<const Value*> active;
+  for (const Value* v : planned) {
+    if (v->arena_offset < 0) return "'" + v->name + "' has no arena offset";
+    const int64_t f = def.at(v);
+    std::vector<const Value*> still;
+    for (const Value* a : active) {
+      if (last.at(a) < f) continue;
+      still.push_back(a);
+      // Both live at f. Allowed only for an in-place pair: a's last reader is v's producer,
+      // outside any region.
+      const bool handoff = last.at(a) == f && def.at(a) < f && !in_region[static_cast<size_t>(f)];
+      const int64_t a0 = a->arena_offset, a1 = a0 + static_cast<int64_t>(a->nbytes());
+      const int64_t v0 = v->arena_offset, v1 = v0 + static_cast<int64_t>(v->nbytes());
+      if (!handoff && a0 < v1 && v0 < a1)
+        return fmt::format("'{}' (nodes {}..{}, bytes {}..{}) and '{}' (nodes {}..{}, bytes {}..{}) share arena bytes while both live",
+                           a->name, def.at(a), last.at(a), a0, a1, v->name, f, last.at(v), v0, v1);
+    }
+    still.push_back(v);
+    active = std::move(still);
+  }
+  return "";
+}
 
 bool plan_memory(Graph& g, const PassOptions& o) {
   ONNXC_ASSERT(o.backend, "memory-plan needs PassOptions::backend");
   std::map<const Value*, int64_t> def, last;
   std::vector<Value*> planned;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const Node& n = *g.nodes[k];
-    if (n.folded()) continue;
-    for (Value* v : n.all_inputs())
-      if (v) last[v] = static_cast<int64_t>(k);
-    for (Value* v : n.outputs) {
-      if (!v || v->is_output || v->constant) continue;
-      def[v] = last[v] = static_cast<int64_t>(k);
-      planned.push_back(v);
-    }
-  }
+  live_ranges(g, def, last, planned);
   // Buffers, merging in-place pairs.
   std::map<const Value*, size_t> buf_of;
   std::vector<Buffer> bufs;

@@ -31,6 +31,11 @@ struct PassOptions {
   std::set<std::string> disabled;      // --disable-pass
   std::set<std::string> print_after;   // --print-after (or "all")
   bool verify_each = true;             // run verify_graph after every pass
+  // --parallel: "loop" (every node in turn, loop parallelism inside), "task" (independent
+  // branches side by side wherever there are some) or "auto" (side by side where the
+  // schedule predicts a gain). --threads: the threads planned for (0 = the target's).
+  std::string parallel = "auto";
+  int threads = 0;
   // Called after each pass that ran, with its name and whether it changed the graph.
   std::function<void(const std::string& pass, bool changed, const Graph& g)> after_pass;
 };
@@ -49,7 +54,12 @@ bool layout_nchwc(Graph& g, const PassOptions& o);     // passes/layout.cc
 bool layout_nchwc_with(Graph& g, const PassOptions& o, const std::function<bool(const Node&, int64_t)>& supports);
 bool pack_weights(Graph& g, const PassOptions& o);     // passes/pack_weights.cc
 bool fuse_ops(Graph& g, const PassOptions& o);         // passes/fuse.cc
+bool schedule_regions(Graph& g, const PassOptions& o);  // passes/schedule.cc
 bool plan_memory(Graph& g, const PassOptions& o);      // passes/memory_plan.cc
+// Recomputes every planned tensor's live range from the node order and the task regions
+// and returns the first two tensors that share arena bytes while both live ("" if none):
+// an independent check of the memory plan.
+std::string check_memory_plan(const Graph& g);
 
 // ---- Rewriter API (passes/rewrite.cc) ----
 

@@ -20,6 +20,7 @@ const std::vector<Entry>& pipeline() {
       {"layout", layout_nchwc},
       {"pack-weights", pack_weights},
       {"fuse", fuse_ops},
+      {"schedule", schedule_regions},  // fork-join regions: which nodes run side by side
       {"memory-plan", plan_memory},  // last: offsets depend on the final node order
   };
   return p;

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "codegen/backend.h"
 #include "ir/cost.h"
+#include "passes/pass.h"
 
 namespace onnxc {
 namespace {
@@ -19,6 +21,7 @@ constexpr double kBytesPerSecond = 12e9;  // per core
 constexpr double kCallSeconds = 1e-6;
 constexpr double kForkJoinSeconds = 2e-6;
 constexpr double kCrossGroupSeconds = 0.5e-6;  // a point-to-point wait on another group
+constexpr double kRegionSeconds = 3e-6;  // starting and joining the team of a fork-join region
 
 double core_peak(const Target& t) {
   return static_cast<double>(std::max(1, t.vector_floats())) * (t.fma ? 2.0 : 1.0) * 2.0 * kClockHz * kKernelEfficiency;
@@ -162,6 +165,105 @@ TaskSchedule schedule_tasks(const TaskGraph& tg, int threads, const Target& targ
   return best;
 }
 
+std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, const std::string& mode,
+                                                 const Target& target) {
+  std::vector<Graph::TaskRegion> out;
+  const size_t n = tg.tasks.size();
+  if (mode == "loop" || threads < 2 || n < 3) return out;
+  std::map<const Node*, size_t> pos;
+  for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].get()] = k;
+  // open(p): tasks before p with a successor at or after p; a cut where it is at most one
+  // (everything after it depends on what came before through one task's outputs).
+  std::vector<int> diff(n + 2, 0);
+  for (size_t j = 0; j < n; ++j) {
+    int last = -1;
+    for (int q : tg.tasks[j].succs) last = std::max(last, q);
+    if (last > static_cast<int>(j)) {
+      ++diff[j + 1];
+      --diff[static_cast<size_t>(last) + 1];
+    }
+  }
+  // The graph inputs count as one more task, before the first: tasks that read them
+  // directly do not depend on the tasks before them.
+  int input_last = -1;
+  for (size_t j = 0; j < n; ++j)
+    for (const Value* v : tg.tasks[j].node->all_inputs())
+      if (v && v->is_input) input_last = static_cast<int>(j);
+  if (input_last > 0) {
+    ++diff[1];
+    --diff[static_cast<size_t>(input_last) + 1];
+  }
+  std::vector<size_t> cuts;
+  int open = 0;
+  for (size_t p = 0; p <= n; ++p) {
+    open += diff[p];
+    if (open <= 1) cuts.push_back(p);
+  }
+  Target tt = target;
+  tt.threads = threads;
+  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+    const size_t a = cuts[c], b = cuts[c + 1] - 1;  // tasks a..b-1 side by side, b the join
+    if (b < a + 2) continue;
+    // Weakly connected components of tasks a..b-1 (union-find over their edges).
+    std::vector<size_t> root(b - a);
+    for (size_t i = 0; i < root.size(); ++i) root[i] = i;
+    auto find = [&](size_t i) {
+      while (root[i] != i) i = root[i] = root[root[i]];
+      return i;
+    };
+    for (size_t i = a; i < b; ++i)
+      for (int p : tg.tasks[i].preds)
+        if (static_cast<size_t>(p) >= a) root[find(static_cast<size_t>(p) - a)] = find(i - a);
+    std::map<size_t, std::vector<size_t>> comps;  // root → tasks, ascending
+    for (size_t i = a; i < b; ++i) comps[find(i - a)].push_back(i);
+    if (comps.size() < 2) continue;
+    // Longest component first onto the least loaded list.
+    std::vector<std::pair<double, const std::vector<size_t>*>> by_time;
+    double loop = 0;
+    for (auto& [r, ts] : comps) {
+      double one = 0;
+      for (size_t t : ts) {
+        one += task_seconds(tg.tasks[t], 1, tt);
+        loop += task_seconds(tg.tasks[t], threads, tt);
+      }
+      by_time.emplace_back(one, &ts);
+    }
+    std::stable_sort(by_time.begin(), by_time.end(), [](auto& x, auto& y) { return x.first > y.first; });
+    const size_t lists = std::min(static_cast<size_t>(threads), comps.size());
+    std::vector<double> load(lists, 0);
+    std::vector<std::vector<size_t>> members(lists);
+    for (auto& [one, ts] : by_time) {
+      const size_t l = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[l] += one;
+      for (size_t t : *ts) members[l].push_back(pos.at(tg.tasks[t].node));
+    }
+    const double side = *std::max_element(load.begin(), load.end()) + kRegionSeconds;
+    if (mode == "auto" && side >= loop) continue;
+    Graph::TaskRegion r;
+    r.first = pos.at(tg.tasks[a].node);
+    r.last = pos.at(tg.tasks[b - 1].node);
+    for (auto& m : members) {
+      std::sort(m.begin(), m.end());
+      r.groups.push_back(std::move(m));
+    }
+    r.loop_seconds = loop;
+    r.task_seconds = side;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool schedule_regions(Graph& g, const PassOptions& o) {
+  ONNXC_ASSERT(o.backend, "schedule needs PassOptions::backend");
+  Target t = o.backend->target();
+  const int threads = o.threads > 0 ? o.threads : t.threads;
+  t.threads = threads;
+  std::vector<Graph::TaskRegion> regions = plan_task_regions(g, build_task_graph(g, t), threads, o.parallel, t);
+  const bool changed = !regions.empty() || !g.task_regions.empty();
+  g.task_regions = std::move(regions);
+  return changed;
+}
+
 std::string describe_schedule(const TaskGraph& tg, int threads, const Target& target) {
   std::string out = fmt::format(
       "macro tasks: {} (fused groups and plain nodes; folded constants are not tasks), {} at one thread "
@@ -169,7 +271,7 @@ std::string describe_schedule(const TaskGraph& tg, int threads, const Target& ta
       tg.tasks.size(), ms(tg.total_seconds), core_peak(target) / 1e9, kBytesPerSecond / 1e9);
   out += fmt::format("critical path: {} tasks, {} at one thread:", tg.critical_path.size(), ms(tg.critical_seconds));
   for (size_t k = 0; k < tg.critical_path.size(); ++k) out += (k ? " -> t" : " t") + std::to_string(tg.critical_path[k]);
-  out += "\npredicted speed-up (the generated code runs tasks in graph order for now):";
+  out += "\npredicted speed-up of the list schedule (the generated code runs the fork-join regions below):";
   const double one = schedule_tasks(tg, 1, target).makespan;
   for (int t : {1, 2, 4, 8, 16}) {
     const TaskSchedule s = schedule_tasks(tg, t, target);
@@ -188,6 +290,33 @@ std::string describe_schedule(const TaskGraph& tg, int threads, const Target& ta
     out += fmt::format("  {}{}: {:.3g} GFLOP, {:.3g} MB, {} at one thread; group {}, {} .. {}; after {}\n",
                        critical.count(static_cast<int>(i)) ? "* " : "", task_label(tg, static_cast<int>(i)), t.flops / 1e9,
                        t.bytes / 1e6, ms(t.seconds), s.group[i], ms(s.start[i]), ms(s.finish[i]), preds.empty() ? "-" : preds);
+  }
+  return out;
+}
+
+std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, const Target& target) {
+  Target tt = target;
+  tt.threads = threads;
+  std::map<const Node*, size_t> task_of;
+  for (size_t i = 0; i < tg.tasks.size(); ++i) task_of[tg.tasks[i].node] = i;
+  double loop = 0;
+  for (const MacroTask& t : tg.tasks) loop += task_seconds(t, threads, tt);
+  double with = loop;
+  for (const auto& r : g.task_regions) with += r.task_seconds - r.loop_seconds;
+  std::string out = fmt::format("fork-join regions at {} thread{}: {}; predicted {} with them, {} one task after another ({:.2f}x)\n", threads,
+                                threads == 1 ? "" : "s", g.task_regions.size(), ms(with), ms(loop), with > 0 ? loop / with : 1.0);
+  for (size_t k = 0; k < g.task_regions.size(); ++k) {
+    const auto& r = g.task_regions[k];
+    out += fmt::format("  region {}: {} lists side by side, {} (one after another {})\n", k, r.groups.size(), ms(r.task_seconds),
+                       ms(r.loop_seconds));
+    for (size_t l = 0; l < r.groups.size(); ++l) {
+      std::string ts;
+      for (size_t p : r.groups[l]) {
+        auto it = task_of.find(g.nodes[p].get());
+        ts += (ts.empty() ? "" : " ") + (it == task_of.end() ? g.nodes[p]->name : fmt::format("t{}", it->second));
+      }
+      out += fmt::format("    list {}: {}\n", l, ts);
+    }
   }
   return out;
 }

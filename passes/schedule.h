@@ -20,9 +20,20 @@
 // path is the longest chain of task times at one thread. Predicted speed-up = the one-thread
 // makespan / the makespan at T.
 //
-// The generated code does not run this schedule yet: it runs the tasks in graph order, each
-// with the loop parallelism of its kernel. compile-model --dump-ir prints the graph, the
-// critical path, the schedule at the target's threads and the predicted speed-ups.
+// What the generated code runs (the "schedule" pass, compile-model --parallel): fork-join
+// regions. A cut is a place in the task order that at most one task's output crosses (after
+// an inception block's Concat, after a residual block's Add). Between two cuts, the tasks
+// but the last (the join) split into weakly connected components: independent branches.
+// With at least two, the components go to min(threads, components) lists, longest first
+// onto the least loaded list, and the region runs the lists side by side, one thread each
+// (`omp parallel sections`; a kernel's own `omp parallel for` inside is then a nested
+// region of one thread). "auto" keeps a region only where the lists' predicted time (the
+// longest list at one thread + the start of the team) is below the tasks' time one after
+// another with loop parallelism; "task" keeps every region; "loop" none. The join and the
+// tasks outside regions run in graph order with the loop parallelism of their kernels.
+// Regions are found from the order, not the list schedule above, whose groups would need
+// point-to-point synchronisation between threads. compile-model --dump-ir prints the graph,
+// the critical path, the list schedule, the regions and the predicted speed-ups.
 #pragma once
 #include <string>
 #include <vector>
@@ -64,8 +75,16 @@ TaskSchedule schedule_tasks(const TaskGraph& tg, int threads, const Target& targ
 // The schedule with exactly `groups` groups (threads % groups == 0).
 TaskSchedule schedule_tasks_in_groups(const TaskGraph& tg, int threads, int groups, const Target& target);
 
+// The fork-join regions for `threads` threads and mode "auto", "task" or "loop" (see the
+// file comment), as positions in g.nodes; tg must be build_task_graph(g, target).
+std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, const std::string& mode,
+                                                 const Target& target);
+
 // The text --dump-ir prints: tasks with costs and groups at `threads`, the critical path and
 // the predicted speed-ups at 1, 2, 4, 8 and 16 threads.
 std::string describe_schedule(const TaskGraph& tg, int threads, const Target& target);
+// The text --dump-ir prints for g.task_regions: each region's lists of tasks and the predicted
+// time of the whole graph at `threads` with and without them.
+std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, const Target& target);
 
 }  // namespace onnxc

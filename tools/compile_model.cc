@@ -47,6 +47,8 @@ struct Options {
   std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::string layout = "nchwc";
+  std::string parallel = "auto";  // --parallel auto|loop|task
+  int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
@@ -246,6 +248,7 @@ int compile(Options& o) {
   Target target = parse_target(o.target);
   if (!o.cc.empty()) target.cc = o.cc;
   if (!o.cflags.empty()) target.cflags = o.cflags;
+  if (o.threads > 0) target.threads = o.threads;
   const std::unique_ptr<Backend> backend = make_c_backend(target);
   ImportOptions io;
   io.max_memory = parse_size(o.max_memory);
@@ -274,6 +277,8 @@ int compile(Options& o) {
   po.backend = backend.get();
   po.nchwc = o.layout == "nchwc";
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
+  po.parallel = o.parallel;
+  po.threads = target.threads;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
   po.print_after.insert(o.print_after.begin(), o.print_after.end());
 #ifndef NDEBUG
@@ -296,8 +301,19 @@ int compile(Options& o) {
                                          transforms == 1 ? "" : "s")
                            : "",
                   t_pass.seconds()));
-  if (o.dump_ir)
-    fmt::print("target {}\n{}{}", target.describe(), dump_ir(*g), describe_schedule(build_task_graph(*g, target), target.threads, target));
+  if (po.verify_each && !po.disabled.count("memory-plan"))
+    if (std::string clash = check_memory_plan(*g); !clash.empty()) throw InternalError("memory plan: " + clash);
+  if (!g->task_regions.empty()) {
+    size_t lists = 0;
+    for (auto& r : g->task_regions) lists += r.groups.size();
+    say(fmt::format("schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}", g->task_regions.size(),
+                    g->task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel));
+  }
+  if (o.dump_ir) {
+    const TaskGraph tg = build_task_graph(*g, target);
+    fmt::print("target {}\n{}{}{}", target.describe(), dump_ir(*g), describe_schedule(tg, target.threads, target),
+               describe_regions(*g, tg, target.threads, target));
+  }
 
   Timer t_gen;
   CodegenOptions co{o.name, o.outdir, o.model};
@@ -364,6 +380,16 @@ int main(int argc, char** argv) {
                  ". host is detected with LLVM; the target sets the channel block, the C compiler flags and when loops go parallel")
       ->capture_default_str();
   app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads");
+  app.add_option("--parallel", o.parallel,
+                 "how the generated code uses its threads: loop (each node in turn, its loops split across the threads), "
+                 "task (independent branches - inception branches, shortcut convs - side by side, one thread each, in "
+                 "fork-join regions; loops split as before elsewhere) or auto (branches side by side only where the schedule "
+                 "predicts a gain). --dump-ir shows the regions")
+      ->check(CLI::IsMember({"auto", "loop", "task"}))->capture_default_str();
+  app.add_option("--threads", o.threads,
+                 "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
+                 "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")
+      ->check(CLI::Range(1, 4096));
   app.add_option("--layout", o.layout, "activation layout: nchwc (blocked channels, the default) or nchw (plain, for ablations)")
       ->check(CLI::IsMember({"nchwc", "nchw"}))->capture_default_str();
   app.add_option("--channel-block", o.channel_block,

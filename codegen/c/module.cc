@@ -433,15 +433,43 @@ struct Module {
         "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n{}}};\n\n",
         N, comment_safe(opt.source), N, N, N, N, N, N, N, N,
         opt.profile ? fmt::format("  double prof[{}_PROFILE_OPS]; /* seconds per function, summed over the runs */\n", N) : "");
-    std::string calls;
-    for (size_t k = 0; k < emitted.size(); ++k) {
-      std::string call;
-      node_function(k, *emitted[k], &call);
-      if (opt.profile)
-        calls += fmt::format("  {{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}\n", call, k);
-      else
-        calls += "  " + call + "\n";
+    std::vector<std::string> call_at(g.nodes.size());  // by position in g.nodes
+    {
+      std::map<const Node*, size_t> pos;
+      for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].get()] = k;
+      for (size_t k = 0; k < emitted.size(); ++k) {
+        std::string call;
+        node_function(k, *emitted[k], &call);
+        call_at[pos.at(emitted[k])] =
+            opt.profile ? fmt::format("{{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call, k)
+                        : call;
+      }
     }
+    // Calls in graph order; a fork-join region (Graph::task_regions) as `omp parallel sections`
+    // with one section per list, each on one thread.
+    std::string calls;
+    size_t next_region = 0;
+    for (size_t p = 0; p < g.nodes.size(); ++p) {
+      if (next_region < g.task_regions.size() && g.task_regions[next_region].first == p) {
+        const auto& r = g.task_regions[next_region];
+        calls += fmt::format("  /* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
+                             next_region, r.groups.size(), r.task_seconds * 1e6, r.loop_seconds * 1e6);
+        calls += fmt::format("  ONNXC_PRAGMA(omp parallel sections num_threads(onnxc_region_threads({})))\n  {{\n", r.groups.size());
+        for (const auto& list : r.groups) {
+          calls += "    ONNXC_PRAGMA(omp section)\n    {\n";
+          for (size_t q : list) calls += "      " + call_at[q] + "\n";
+          calls += "    }\n";
+        }
+        calls += "  }\n";
+        p = r.last;
+        ++next_region;
+        continue;
+      }
+      if (!call_at[p].empty()) calls += "  " + call_at[p] + "\n";
+    }
+    if (!g.task_regions.empty())
+      s += "#ifdef _OPENMP\n/* Threads of a fork-join region: one per list, at most the run's threads. */\n"
+           "static int onnxc_region_threads(int lists) {\n  const int t = omp_get_max_threads();\n  return lists < t ? lists : t;\n}\n#endif\n\n";
     const std::string functions = functions_text();
     s += vector_type_definitions(functions);  // the vector types the node functions name
     s += vmath_definitions(functions);  // the inline math helpers the node functions call

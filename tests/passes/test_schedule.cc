@@ -1,7 +1,11 @@
 // Macro-task graph and list schedule (passes/schedule.h): the task graph's edges and critical
 // path on hand-built graphs, independent branches spread over thread groups, a chain of small
 // tasks gaining nothing, and on random DAGs that every schedule respects its dependences,
-// never overlaps two tasks in one group and is no slower than one thread.
+// never overlaps two tasks in one group and is no slower than one thread. Fork-join regions
+// (plan_task_regions, the schedule pass): independent branches become lists, chains and
+// loop-friendly graphs get none in "auto", no list reads another's results, the memory plan
+// keeps a region's tensors apart (check_memory_plan, which also catches a corrupted plan), and
+// an inception-like graph with regions runs in C with the reference's outputs.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -10,6 +14,7 @@
 #include "ir/cost.h"
 #include "passes/schedule.h"
 #include "pass_test_util.h"
+#include "tests/codegen/c_run.h"
 
 namespace onnxc::test {
 namespace {
@@ -159,6 +164,172 @@ TEST(Schedule, CostsOfTransformerOps) {
   EXPECT_DOUBLE_EQ(node_cost(*ln->producer).flops, 8.0 * 2 * 8 * 16);
   EXPECT_DOUBLE_EQ(node_cost(*top->producer).flops, 2.0 * 8 * 16 * 3);
   EXPECT_GT(node_cost(*e->producer).bytes, 4.0 * (2 * 8 * 32 + 32 * 16 + 2 * 8 * 16) - 1);
+}
+
+// ---- Fork-join regions ----
+
+// Every region: lists partition the emitted nodes first..last, each ascending, and no node of
+// one list reads a value written by another list of the region.
+void expect_valid_regions(const Graph& g) {
+  size_t prev_last = 0;
+  for (size_t r = 0; r < g.task_regions.size(); ++r) {
+    const auto& reg = g.task_regions[r];
+    SCOPED_TRACE("region " + std::to_string(r));
+    if (r) EXPECT_GT(reg.first, prev_last);
+    prev_last = reg.last;
+    EXPECT_GE(reg.groups.size(), 2u);
+    std::map<const Node*, size_t> list_of;
+    std::set<size_t> seen;
+    for (size_t l = 0; l < reg.groups.size(); ++l) {
+      EXPECT_FALSE(reg.groups[l].empty());
+      EXPECT_TRUE(std::is_sorted(reg.groups[l].begin(), reg.groups[l].end()));
+      for (size_t p : reg.groups[l]) {
+        EXPECT_TRUE(seen.insert(p).second) << "node " << p << " in two lists";
+        list_of[g.nodes[p].get()] = l;
+      }
+    }
+    for (size_t p = reg.first; p <= reg.last; ++p)
+      if (!g.nodes[p]->folded()) EXPECT_TRUE(seen.count(p)) << "emitted node " << p << " is in no list";
+    for (auto& [n, l] : list_of)
+      for (Value* v : n->all_inputs())
+        if (v && v->producer && list_of.count(v->producer))
+          EXPECT_EQ(list_of.at(v->producer), l) << n->name << " reads " << v->name << " from another list";
+  }
+}
+
+// x → `branches` branches of `len` Relus → Sum.
+std::unique_ptr<Graph> branchy(int branches, int len, Shape shape) {
+  GraphBuilder gb;
+  Value* x = gb.input("x", shape);
+  std::vector<Value*> ends;
+  for (int b = 0; b < branches; ++b) ends.push_back(relus(gb, x, len));
+  gb.output(gb.node("Sum", ends));
+  return std::move(gb.g);
+}
+
+TEST(Regions, IndependentBranchesBecomeLists) {
+  auto g = branchy(4, 3, {1, 16, 8, 8});
+  const Target t = target16();
+  const TaskGraph tg = build_task_graph(*g, t);
+  auto regions = plan_task_regions(*g, tg, 2, "task", t);
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_EQ(regions[0].first, 0u);
+  EXPECT_EQ(regions[0].last, 11u);  // the Sum (node 12) joins after the region
+  ASSERT_EQ(regions[0].groups.size(), 2u);
+  EXPECT_EQ(regions[0].groups[0].size(), 6u);  // two whole branches per list
+  EXPECT_EQ(regions[0].groups[1].size(), 6u);
+  // Four threads: a list per branch; these tasks are too small to split, so "auto" keeps it.
+  regions = plan_task_regions(*g, tg, 4, "auto", t);
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_EQ(regions[0].groups.size(), 4u);
+  EXPECT_LT(regions[0].task_seconds, regions[0].loop_seconds);
+  g->task_regions = regions;
+  expect_valid_regions(*g);
+  EXPECT_TRUE(plan_task_regions(*g, tg, 4, "loop", t).empty());
+  EXPECT_TRUE(plan_task_regions(*g, tg, 1, "task", t).empty());
+}
+
+TEST(Regions, ChainsAndLoopFriendlyBranchesGetNone) {
+  GraphBuilder gb;
+  gb.output(relus(gb, gb.input("x", {1, 8, 4, 4}), 6));
+  const Target t = target16();
+  EXPECT_TRUE(plan_task_regions(*gb.g, build_task_graph(*gb.g, t), 16, "task", t).empty());
+  // Three large convs on two threads: side by side, one list gets two of them; their loops
+  // split well, so "auto" runs them in turn.
+  GraphBuilder gc;
+  Value* x = gc.input("x", {1, 64, 56, 56});
+  std::vector<Value*> ys;
+  for (int b = 0; b < 3; ++b) {
+    Value* w = gc.random_constant("w" + std::to_string(b), {64, 64, 3, 3});
+    ys.push_back(gc.node("Conv", {x, w}, {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}));
+  }
+  gc.output(gc.node("Sum", ys));
+  const TaskGraph tg = build_task_graph(*gc.g, t);
+  EXPECT_TRUE(plan_task_regions(*gc.g, tg, 2, "auto", t).empty());
+  EXPECT_EQ(plan_task_regions(*gc.g, tg, 2, "task", t).size(), 1u);
+}
+
+PassOptions region_options(const std::string& mode, int threads) {
+  PassOptions o = test_pass_options();
+  o.parallel = mode;
+  o.threads = threads;
+  return o;
+}
+
+TEST(Regions, MemoryPlanKeepsRegionTensorsApart) {
+  auto g = branchy(4, 3, {1, 16, 8, 8});
+  ASSERT_TRUE(schedule_regions(*g, region_options("task", 4)));
+  ASSERT_EQ(g->task_regions.size(), 1u);
+  plan_memory(*g, test_pass_options());
+  EXPECT_EQ(check_memory_plan(*g), "");
+  // Without regions the Relu chains reuse each other's bytes; with them, the 12 tensors of
+  // the region are all distinct.
+  std::set<int64_t> offsets;
+  for (size_t p = 0; p < 12; ++p) offsets.insert(g->nodes[p]->outputs[0]->arena_offset);
+  EXPECT_EQ(offsets.size(), 12u);
+  // The checker is not vacuous: two tensors of the region moved onto the same bytes.
+  g->nodes[2]->outputs[0]->arena_offset = g->nodes[5]->outputs[0]->arena_offset;
+  EXPECT_NE(check_memory_plan(*g).find("share arena bytes"), std::string::npos);
+  // The same graph planned without regions reuses memory and still checks out.
+  auto h = branchy(4, 3, {1, 16, 8, 8});
+  ASSERT_FALSE(schedule_regions(*h, region_options("loop", 4)));
+  plan_memory(*h, test_pass_options());
+  EXPECT_EQ(check_memory_plan(*h), "");
+  EXPECT_LT(h->arena_bytes, g->arena_bytes);
+}
+
+TEST(Regions, RandomGraphsKeepDependencesAndMemoryApart) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    for (int threads : {1, 2, 3, 4, 8, 16}) {
+      GraphBuilder gb;
+      std::vector<Value*> vals{gb.input("x", {1, 16, 8, 8})};
+      std::mt19937 r2(static_cast<unsigned>(trial));
+      const int n = 5 + static_cast<int>(r2() % 40);
+      for (int k = 0; k < n; ++k) {
+        // Mostly recent values: chains with occasional forks and joins.
+        Value* a = vals[vals.size() - 1 - r2() % std::min<size_t>(vals.size(), 4)];
+        Value* b = vals[r2() % vals.size()];
+        vals.push_back(r2() % 3 ? gb.node("Relu", {a}) : gb.node("Add", {a, b}));
+      }
+      gb.output(vals.back());
+      SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(threads) + " threads");
+      schedule_regions(*gb.g, region_options(rng() % 2 ? "task" : "auto", threads));
+      if (threads == 1) EXPECT_TRUE(gb.g->task_regions.empty());
+      expect_valid_regions(*gb.g);
+      plan_memory(*gb.g, test_pass_options());
+      EXPECT_EQ(check_memory_plan(*gb.g), "");
+    }
+  }
+}
+
+// An inception-like block (1x1, 1x1→3x3, 1x1→5x5, pool→1x1, Concat) through the whole
+// pipeline with --parallel task at 2 threads, built and run: the reference's outputs.
+TEST(Regions, InceptionBlockRunsInC) {
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 32, 12, 12});
+  auto conv = [&](Value* in, int64_t cin, int64_t cout, int64_t k, const std::string& name) {
+    Value* w = gb.random_constant(name + "_w", {cout, cin, k, k}, -0.2f, 0.2f);
+    Value* bias = gb.random_constant(name + "_b", {cout});
+    const int64_t p = k / 2;
+    return gb.node("Relu", {gb.node("Conv", {in, w, bias}, {{"kernel_shape", attr_ints({k, k})}, {"pads", attr_ints({p, p, p, p})}})});
+  };
+  Value* b1 = conv(x, 32, 16, 1, "b1");
+  Value* b2 = conv(conv(x, 32, 24, 1, "b2a"), 24, 32, 3, "b2b");
+  Value* b3 = conv(conv(x, 32, 8, 1, "b3a"), 8, 16, 5, "b3b");
+  Value* pool = gb.node("MaxPool", {x}, {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}});
+  Value* b4 = conv(pool, 32, 16, 1, "b4");
+  gb.output(gb.node("Concat", {b1, b2, b3, b4}, {{"axis", attr_int(1)}}));
+  const auto in = random_inputs(*gb.g);
+  const auto ref = reference_outputs(*gb.g, in);
+  PassOptions o = region_options("task", 2);
+  run_pipeline(*gb.g, o);
+  ASSERT_EQ(gb.g->task_regions.size(), 1u);
+  expect_valid_regions(*gb.g);
+  EXPECT_EQ(check_memory_plan(*gb.g), "");
+  CRunOptions co;
+  co.threads = 2;
+  expect_close(run_c(*gb.g, in, co), ref, 1e-4);
 }
 
 }  // namespace

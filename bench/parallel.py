@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""bench/parallel.py — loop parallelism against fork-join task regions, next to ONNX Runtime.
+
+For each model (default: googlenet, densenet201, efficientnet_b0, resnet50 at batch 1 and
+resnet50 at batch 8, from the zoo of models/export_zoo.py) it builds the binary three ways with
+compile-model: --parallel loop (every node in turn, its loops split across the threads), --parallel
+task (every fork-join region the schedule pass finds: independent branches side by side, one
+thread each) and the default --parallel auto (regions only where the cost model predicts a gain;
+when it picks none its C is the loop build's, and the loop timings stand for it). It then times,
+at each --threads count, in alternating order over --rounds rounds (median of --runs runs per
+process, median of the rounds): the onnxc binaries, and ONNX Runtime (onnxruntime-node through
+bench/ort_bench.js, graph optimisation "all") with sequential execution and with parallel
+execution (inter-op threads = the thread count). Next to the measurements: the predicted
+speed-up of the regions (compile-model --dump-ir: predicted time with the regions against the
+tasks in turn) and of the list schedule at 1-16 threads. The task build's output is checked
+against PyTorch's (NAME.ref.npy) within --tol of its max magnitude.
+
+Writes OUT/parallel.md and OUT/parallel.json (default bench/results/).
+
+    /usr/bin/python3 bench/parallel.py                 # the committed bench/results/parallel.md
+    /usr/bin/python3 bench/parallel.py --models googlenet --rounds 3
+
+Needs what bench/run.sh installs (build/compile-model, onnxruntime-node in tests/ort/) and the
+zoo exports in models/out (bench/run.sh --export-missing writes them; batch 8: NAME_b8.*).
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import run_bench as rb  # noqa: E402  (the benchmark's process, build and model helpers)
+
+DEFAULT = ["googlenet", "densenet201", "efficientnet_b0", "resnet50", "resnet50_b8"]
+MODES = ["loop", "task", "auto"]
+
+
+def model_of(a, spec):
+    m = re.fullmatch(r"(.+)_b(\d+)", spec)
+    return rb.Model(a, m.group(1), int(m.group(2))) if m else rb.Model(a, spec, 1)
+
+
+def ort_time(a, model, threads, inter_op):
+    cmd = ["node", os.path.join(HERE, "ort_bench.js"), model.onnx, "--threads", str(threads), "--runs", str(a.runs),
+           "--input", f"{model.input_name}={model.input}"]
+    if inter_op:
+        cmd += ["--inter-op", str(inter_op)]
+    out, _ = rb.check_proc(cmd, f"ONNX Runtime on {model.stem}", env=rb.ort_env(a))
+    return json.loads(out.strip().splitlines()[-1])["median_ms"]
+
+
+def predictions(a, model, threads):
+    """compile-model --dump-ir --parallel task at `threads`: regions, predicted time with and
+    without them, and the list schedule's predicted speed-ups."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out, _ = rb.check_proc([a.compiler, model.onnx, "-o", tmp, "--name", "m", "--emit", "c", "--parallel", "task",
+                                "--threads", str(threads), "--dump-ir", "--quiet"], f"compile-model --dump-ir {model.stem}")
+    m = re.search(r"^fork-join regions at \d+ threads?: (\d+); predicted ([0-9.]+) ms with them, ([0-9.]+) ms", out, re.M)
+    lst = re.search(r"^predicted speed-up of the list schedule[^:]*:(.*)$", out, re.M)
+    sched = {int(t): float(x) for t, x in re.findall(r"(\d+) thr ([0-9.]+)", lst.group(1))} if lst else {}
+    return {"regions": int(m.group(1)), "with_ms": float(m.group(2)), "loop_ms": float(m.group(3)), "list_schedule": sched}
+
+
+def regions_in(build_out):
+    m = re.search(r"^schedule: (\d+) fork-join regions? \((\d+) lists", build_out, re.M)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def check_output(a, model, binary):
+    import numpy as np
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "out.npy")
+        rb.check_proc([binary, "--input", f"{model.input_name}={model.input}", "--output", f"{model.output_name}={path}",
+                       "--quiet"], f"{binary} (output check)")
+        ours = np.load(path).astype(np.float64).ravel()
+    ref = np.load(model.ref).astype(np.float64).ravel()
+    err = float(np.abs(ours - ref).max() / np.abs(ref).max())
+    if not err <= a.tol:
+        rb.die(f"{model.stem}: the --parallel task build differs from PyTorch: {err:.3g} x max |ref| > --tol {a.tol}")
+    return err
+
+
+def build(a, model, mode):
+    out_dir = os.path.join(a.work, f"{model.stem}_{mode}")
+    cmd = [a.compiler, model.onnx, "-o", out_dir, "--name", model.stem, "--parallel", mode]
+    out, wall = rb.check_proc(cmd, f"compile-model {model.stem} --parallel {mode}")
+    with open(os.path.join(out_dir, f"{model.stem}.c")) as f:
+        c = f.read()
+    return {"binary": os.path.join(out_dir, model.stem), "regions": regions_in(out), "c": c, "wall_s": wall}
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt_ms(x):
+    return "–" if x is None else (f"{x:.1f}" if x >= 10 else f"{x:.2f}")
+
+
+def write_md(a, R, path):
+    L = [f"# Loop parallelism against fork-join task regions, next to ONNX Runtime", "",
+         f"Machine: {R['machine'].get('Model name', '?')}, {R['machine'].get('CPU(s)', '?')} cores; {R['date']}; "
+         f"load average at the start {R['load'][0]:.2f}, at the end {R['load'][1]:.2f}.  ",
+         f"Command: `{R['command']}` ({a.rounds} rounds × {a.runs} runs, medians of the per-round medians, "
+         f"ms per inference).  ",
+         "onnxc: `--parallel loop` (each node in turn, loops split across the threads), `--parallel task` (every "
+         "fork-join region: independent branches side by side, one thread each), `--parallel auto` (the default: "
+         "regions only where the cost model predicts a gain; with none its C is the loop build's). ONNX Runtime "
+         "1.30 (onnxruntime-node, graph optimisation \"all\"): sequential execution, and parallel execution with as "
+         "many inter-op threads as intra-op threads.  ",
+         "Predicted: compile-model `--dump-ir` at that thread count — the time with every region against the tasks "
+         "in turn (the cost model of `passes/schedule.cc`), and the list schedule's speed-up over one thread.", ""]
+    for stem, M in R["models"].items():
+        L += [f"## {stem}", "",
+              f"Regions with `--parallel task`: {M['regions_task'][0]} ({M['regions_task'][1]} lists); with the "
+              f"default `auto`: {M['regions_auto'][0]}. Task build vs PyTorch: max error {M['task_error']:.1e} of the "
+              f"output's max magnitude.", "",
+              "| threads | loop | task | task / loop | predicted task / loop | auto | ORT sequential | ORT parallel "
+              "| auto / best ORT | list schedule: predicted speed-up |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for t in a.threads:
+            T = M["threads"][str(t)]
+            loop, task, auto = med(T["loop"]), med(T["task"]), med(T["auto"])
+            ors, orp = med(T["ort_seq"]), med(T["ort_par"])
+            pred = M["predicted"][str(t)]
+            ratio_pred = pred["with_ms"] / pred["loop_ms"] if pred["loop_ms"] else None
+            best = min(x for x in (ors, orp) if x is not None)
+            sched = pred["list_schedule"].get(t)
+            L.append(f"| {t} | {fmt_ms(loop)} | {fmt_ms(task)} | {task / loop:.2f} | "
+                     f"{'–' if ratio_pred is None or pred['regions'] == 0 else f'{ratio_pred:.2f}'} | "
+                     f"{fmt_ms(auto)}{' (= loop)' if M['auto_is_loop'] else ''} | {fmt_ms(ors)} | {fmt_ms(orp)} | "
+                     f"{auto / best:.2f} | {'–' if sched is None else f'{sched:.2f}'} |")
+        L.append("")
+    L += ["## Reading", ""] + [f"- {x}" for x in R.get("reading", [])] + [""]
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=DEFAULT, metavar="NAME", help="zoo stems, NAME_b8 for batch 8")
+    ap.add_argument("--zoo", default=os.path.join(ROOT, "models", "out"))
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per process (default 20)")
+    ap.add_argument("--tol", type=float, default=1e-3)
+    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "onnxc-parallel"))
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--reading", action="append", default=[], help="a line for the closing section (repeatable)")
+    ap.add_argument("--render", metavar="PARALLEL.json",
+                    help="measure nothing: write parallel.md into --out again from an earlier run's json, with this "
+                         "call's --reading lines")
+    default_ort = os.path.join(ROOT, "tests", "ort", "node_modules", "onnxruntime-node")
+    ap.add_argument("--ort", default=default_ort, help="the onnxruntime-node package folder")
+    a = ap.parse_args()
+    if a.render:
+        with open(a.render) as f:
+            R = json.load(f)
+        R["reading"] = a.reading
+        out = a.out
+        a = argparse.Namespace(**R["args"])
+        with open(os.path.join(out, "parallel.json"), "w") as f:
+            json.dump(R, f, indent=1)
+        write_md(a, R, os.path.join(out, "parallel.md"))
+        return
+    a.threads = sorted(set(a.threads))
+    if a.rounds < 1 or a.runs < 1 or min(a.threads) < 1:
+        ap.error("rounds, runs and threads must be >= 1")
+    if not os.path.exists(os.path.join(a.ort, "package.json")):
+        rb.die(f"no onnxruntime-node at {a.ort} (bash tools/setup.sh installs it)")
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    command = "/usr/bin/python3 bench/parallel.py" + "".join(" " + x for x in sys.argv[1:])
+    R = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "command": command, "load": [os.getloadavg()[0], None],
+         "args": {"threads": a.threads, "rounds": a.rounds, "runs": a.runs},
+         "machine": rb.machine_info(a), "models": {}, "reading": a.reading}
+    models = [model_of(a, s) for s in a.models]
+    binaries = {}
+    for m in models:
+        rb.log(f"building {m.stem} (loop, task, auto)")
+        B = {mode: build(a, m, mode) for mode in MODES}
+        auto_is_loop = B["auto"]["c"] == B["loop"]["c"]
+        binaries[m.stem] = {mode: B[mode]["binary"] for mode in MODES}
+        R["models"][m.stem] = {
+            "regions_task": B["task"]["regions"], "regions_auto": B["auto"]["regions"], "auto_is_loop": auto_is_loop,
+            "task_error": check_output(a, m, B["task"]["binary"]),
+            "predicted": {str(t): predictions(a, m, t) for t in a.threads},
+            "threads": {str(t): {k: [] for k in ["loop", "task", "auto", "ort_seq", "ort_par"]} for t in a.threads}}
+        rb.log(f"  regions: task {B['task']['regions']}, auto {B['auto']['regions']}"
+               f"{' (auto = loop)' if auto_is_loop else ''}; task vs PyTorch {R['models'][m.stem]['task_error']:.1e}")
+    engines = ["loop", "task", "auto", "ort_seq", "ort_par"]
+    for rnd in range(a.rounds):
+        rb.log(f"round {rnd + 1}/{a.rounds}")
+        for m in models:
+            M = R["models"][m.stem]
+            for t in a.threads:
+                order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
+                for e in order:
+                    if e == "auto" and M["auto_is_loop"]:
+                        continue
+                    if e.startswith("ort"):
+                        x = ort_time(a, m, t, t if e == "ort_par" else 0)
+                    else:
+                        x = rb.ours_bench(binaries[m.stem][e], m, t, a.runs)
+                    M["threads"][str(t)][e].append(x)
+                if M["auto_is_loop"]:
+                    M["threads"][str(t)]["auto"] = M["threads"][str(t)]["loop"]
+                T = M["threads"][str(t)]
+                rb.log(f"  {m.stem} {t} thr: " + ", ".join(f"{e} {T[e][-1]:.2f}" for e in engines if T[e]))
+    R["load"][1] = os.getloadavg()[0]
+    with open(os.path.join(a.out, "parallel.json"), "w") as f:
+        json.dump(R, f, indent=1)
+    write_md(a, R, os.path.join(a.out, "parallel.md"))
+    rb.log(f"wrote {a.out}/parallel.md and parallel.json")
+
+
+if __name__ == "__main__":
+    main()
