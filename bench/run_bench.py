@@ -337,8 +337,8 @@ def write_report(a, R, path_md, path_png):
     # batch 1
     L.append("## Batch 1 latency")
     L.append("")
-    L.append("GFLOP: compile-model's cost model (`ir/cost.h`: a multiply-add counts 2; the same count for both "
-             "engines). onnxc / ORT below 1: onnxc is faster. Spread: (max − min) / median of the round medians, "
+    L.append("GFLOP: compile-model's cost model (`ir/cost.h`: a multiply-add counts 2, conv taps that fall on the "
+             "padding are not counted; the same count for both engines). onnxc / ORT below 1: onnxc is faster. Spread: (max − min) / median of the round medians, "
              "the larger of the two engines'.")
     L.append("")
     L.append("| model | threads | GFLOP | onnxc ms | ORT ms | onnxc / ORT | onnxc GFLOP/s | onnxc % peak | "

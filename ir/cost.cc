@@ -1,6 +1,8 @@
 // ir/cost.cc — operation and byte counts of a node (see cost.h).
 #include "ir/cost.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "ir/op.h"
@@ -23,18 +25,46 @@ namespace {
 
 double elems(const Value* v) { return v ? static_cast<double>(numel(v->shape)) : 0.0; }
 
-double conv_flops(const ConvGeom& g, bool bias, double positions) {
-  return 2.0 * static_cast<double>(g.N) * static_cast<double>(g.M) * positions * static_cast<double>(g.CG) *
-             static_cast<double>(g.k_size()) +
+// taps: (position, kernel tap) pairs that multiply, per output channel and batch item.
+double conv_flops(const ConvGeom& g, bool bias, double positions, double taps) {
+  return 2.0 * static_cast<double>(g.N) * static_cast<double>(g.M) * taps * static_cast<double>(g.CG) +
          (bias ? static_cast<double>(g.N * g.M) * positions : 0.0);
+}
+
+// Output positions × kernel taps whose input falls inside X (not on padding): per spatial
+// dimension, for each tap k the outputs o with 0 <= o*s - pb + k*d < in; the dimensions
+// multiply. Dilated convs with dilation beyond the input (DeepLab's ASPP at 14x14 with
+// rates 12-36) read mostly padding, which a tap-count of every position would count.
+double conv_valid_taps(const ConvGeom& g) {
+  double total = 1;
+  for (size_t i = 0; i < g.rank(); ++i) {
+    // In double: k * d may pass 2^63 for extreme (valid) attributes.
+    const double s = static_cast<double>(g.s[i]), out = static_cast<double>(g.out[i]), in = static_cast<double>(g.in[i]);
+    double valid = 0;
+    for (int64_t k = 0; k < g.k[i]; ++k) {
+      // o*s in [pb - k*d, in - 1 + pb - k*d], o in [0, out - 1]
+      const double off = static_cast<double>(g.pb[i]) - static_cast<double>(k) * static_cast<double>(g.d[i]);
+      const double lo = std::max(0.0, std::ceil(off / s)), hi = std::min(out - 1, std::floor((in - 1 + off) / s));
+      if (hi >= lo) valid += hi - lo + 1;
+    }
+    total *= valid;
+  }
+  return total;
 }
 
 // The anchor alone (a plain node, or the first node of a fused group).
 double anchor_flops(const Node& n) {
   const std::string& t = n.op_type;
-  if (t == "Conv") return conv_flops(conv_geom(n), n.in(2) != nullptr, static_cast<double>(conv_geom(n).out_size()));
+  if (t == "Conv") {
+    const ConvGeom& g = conv_geom(n);
+    return conv_flops(g, n.in(2) != nullptr, static_cast<double>(g.out_size()), conv_valid_taps(g));
+  }
   if (t == "ConvTranspose")  // scatter form: every input position times the kernel
-    return conv_flops(conv_transpose_geom(n), false, static_cast<double>(conv_transpose_geom(n).in_size())) + elems(n.out(0));
+  {
+    const ConvGeom& g = conv_transpose_geom(n);
+    const double in = static_cast<double>(g.in_size());
+    return conv_flops(g, false, in, in * static_cast<double>(g.k_size())) + elems(n.out(0));
+  }
   if (t == "Gemm") {
     const GemmAttrs& a = gemm_attrs(n);
     return 2.0 * static_cast<double>(a.M) * static_cast<double>(a.N) * static_cast<double>(a.K) + (n.in(2) ? elems(n.out(0)) : 0.0);
@@ -69,7 +99,8 @@ double anchor_flops(const Node& n) {
   }
   if (t == "ConvInteger" || t == "QLinearConv") {
     const QConvGeom& q = qconv_geom(n);
-    return conv_flops(q.conv, q.bias >= 0, static_cast<double>(q.conv.out_size())) + (q.qlinear ? 3.0 * elems(n.out(0)) : 0.0);
+    return conv_flops(q.conv, q.bias >= 0, static_cast<double>(q.conv.out_size()), conv_valid_taps(q.conv)) +
+           (q.qlinear ? 3.0 * elems(n.out(0)) : 0.0);
   }
   if (t == "QuantizeLinear") return 3.0 * elems(n.out(0));
   if (t == "DequantizeLinear") return 2.0 * elems(n.out(0));

@@ -3,7 +3,9 @@
 // at least). compile-model --profile reports GFLOP/s and GB/s from these; the macro-task
 // schedule (passes/schedule.h) weighs tasks with them.
 //
-// Counting: Conv/ConvTranspose 2·N·M·outputs·C/group·kernel (+ a bias add per output),
+// Counting: Conv 2·N·M·C/group per (output position, kernel tap) pair that reads inside the
+// input — taps on padding multiply zeros and are not counted — (+ a bias add per output),
+// ConvTranspose 2·N·M·inputs·C/group·kernel,
 // Gemm/MatMul 2·M·N·K per batch, pools one operation per window tap, global pools and
 // reductions one per input element, Softmax 4 per element, BatchNormalization 2, LRN
 // size + 2, LayerNormalization 8 per input element, Instance/Group/MeanVariance

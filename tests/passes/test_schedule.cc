@@ -105,7 +105,8 @@ TEST(Schedule, LargeTasksUseLoopParallelism) {
   const Target t = target16();
   TaskGraph tg = build_task_graph(*gb.g, t);
   ASSERT_EQ(tg.tasks.size(), 2u);
-  EXPECT_NEAR(tg.tasks[0].flops, 2.0 * 64 * 64 * 9 * 56 * 56, 1e6);
+  // 3x3 taps, pads 1: 166 of the 168 (row, tap) pairs per dimension read inside the input.
+  EXPECT_NEAR(tg.tasks[0].flops, 2.0 * 64 * 64 * 166 * 166, 1e6);
   TaskSchedule s = schedule_tasks(tg, 8, t);
   expect_valid(tg, s);
   EXPECT_EQ(s.groups, 1);
@@ -146,6 +147,21 @@ TEST(Schedule, RandomGraphsScheduleValidly) {
       EXPECT_GE(s.makespan, bound - 1e-12);
     }
   }
+}
+
+// Taps on a conv's padding are not counted: a dilation past the input (DeepLab's ASPP) leaves
+// only the centre tap.
+TEST(Schedule, ConvCostCountsTapsInsideTheInput) {
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 8, 14, 14});
+  Value* w = gb.random_constant("w", {4, 8, 3, 3});
+  Value* y = gb.node("Conv", {x, w}, {{"kernel_shape", attr_ints({3, 3})}, {"dilations", attr_ints({24, 24})}, {"pads", attr_ints({24, 24, 24, 24})}});
+  Value* w2 = gb.random_constant("w2", {4, 8, 3, 3});
+  Value* z = gb.node("Conv", {x, w2}, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}});
+  gb.output(y);
+  gb.output(z);
+  EXPECT_DOUBLE_EQ(node_cost(*y->producer).flops, 2.0 * 4 * 8 * 14 * 14);
+  EXPECT_DOUBLE_EQ(node_cost(*z->producer).flops, 2.0 * 4 * 8 * 6 * 6 * 9);  // no padding: every tap
 }
 
 // Tasks are weighed by ir/cost.h: the transformer and normalization ops count their arithmetic.
