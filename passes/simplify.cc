@@ -26,6 +26,12 @@
 //     average pool (torch.mean(x, (2, 3), keepdim=True), e.g. NFNet's SE blocks), which the
 //     layout pass runs on blocked channels instead of between two layout transforms:
 //       y = ReduceMean(x [N,C,H,W], axes [2,3] or [-2,-1], keepdims=1)   ⇒   y = GlobalAveragePool(x)
+//  7. Conv kernel taps that read only padding, for every output, go: the leading and
+//     trailing taps along a spatial dim whose input index o*s - pb + k*d is outside X for
+//     every output o (a dilation reaching past the input: DeepLab's ASPP at 14x14 with rates
+//     24 and 36). The pads shrink by the dropped taps' reach, so every output reads the same
+//     inputs with the same weights:
+//       y = Conv(x [.,.,14,14], W [M,C,3,3], dilations 24, pads 24)   ⇒   y = Conv(x, W[:, :, 1:2, 1:2], pads 0)
 // Then dead nodes and unused values go. Rewrites repeat (a few sweeps) until nothing
 // changes, so chains such as Conv → BN → Mul → Add fold completely.
 // Conventions: float32 only; constants are plain (the pass runs before the layout pass);
@@ -36,6 +42,7 @@
 #include <cmath>
 
 #include "ir/op.h"
+#include "ir/ops/conv.h"
 #include "ir/ops/reduce.h"
 #include "passes/pass.h"
 
@@ -395,6 +402,70 @@ bool spatial_mean_to_global_pool(Node& n) {
   return true;
 }
 
+// Rewrite 7: Conv taps that read only padding for every output go (see the file comment).
+bool drop_padding_taps(Graph& g, MemoryBudget& mb, Node& n) {
+  if (n.op_type != "Conv" || !simple_node(n) || !plain_f32_const(n.in(1)) || !n.out(0)) return false;
+  const ConvGeom geo = conv_geom(n);
+  const size_t r = geo.rank();
+  std::vector<int64_t> k0(r), k1(r), pb(r), pe(r), kn(r);
+  bool any = false;
+  for (size_t i = 0; i < r; ++i) {
+    int64_t lo_tap = -1, hi_tap = -1;
+    for (int64_t k = 0; k < geo.k[i]; ++k) {
+      // Some output o in [0, out) with 0 <= o*s - pb + k*d < in (in double: k*d may be large).
+      const double off = static_cast<double>(geo.pb[i]) - static_cast<double>(k) * static_cast<double>(geo.d[i]);
+      const double s = static_cast<double>(geo.s[i]);
+      const double lo = std::max(0.0, std::ceil(off / s));
+      const double hi = std::min(static_cast<double>(geo.out[i] - 1), std::floor((static_cast<double>(geo.in[i]) - 1 + off) / s));
+      if (hi < lo) continue;
+      if (lo_tap < 0) lo_tap = k;
+      hi_tap = k;
+    }
+    if (lo_tap < 0) return false;  // no tap reads X at all: the output is the bias; left alone
+    k0[i] = lo_tap;
+    k1[i] = hi_tap;
+    kn[i] = hi_tap - lo_tap + 1;
+    pb[i] = geo.pb[i] - lo_tap * geo.d[i];
+    pe[i] = geo.pe[i] - (geo.k[i] - 1 - hi_tap) * geo.d[i];
+    if (pb[i] < 0 || pe[i] < 0) return false;
+    any |= kn[i] != geo.k[i];
+  }
+  if (!any) return false;
+  const Value* w = n.in(1);
+  const Tensor& wt = *w->constant;
+  Shape ws{w->shape[0], w->shape[1]};
+  ws.insert(ws.end(), kn.begin(), kn.end());
+  Tensor w2(DType::F32, ws);
+  mb.charge(w2.nbytes(), "dropping the padding taps of " + n.where());
+  // Copy W[m, c, k0 + j...] for every index of the smaller kernel.
+  const int64_t planes = w->shape[0] * w->shape[1];
+  std::vector<int64_t> j(r, 0);
+  for (int64_t dst = 0; dst < w2.numel(); ++dst) {
+    int64_t rest = dst;
+    for (size_t i = r; i-- > 0;) {
+      j[i] = rest % kn[i];
+      rest /= kn[i];
+    }
+    int64_t src = rest;  // the (m, c) plane, < planes
+    ONNXC_ASSERT(src < planes, "simplify: tap copy");
+    for (size_t i = 0; i < r; ++i) src = src * geo.k[i] + k0[i] + j[i];
+    w2.set(dst, wt.get(src));
+  }
+  if (n.origin.empty()) n.origin.push_back(n.name);
+  const Shape before = n.out(0)->shape;
+  n.inputs[1] = add_constant(g, n.name + "_taps", w2);
+  std::vector<int64_t> pads = pb, dil(r);
+  pads.insert(pads.end(), pe.begin(), pe.end());
+  for (size_t i = 0; i < r; ++i) dil[i] = kn[i] == 1 ? 1 : geo.d[i];  // one tap: the dilation no longer matters
+  n.attrs["pads"] = attr_ints(pads);
+  n.attrs["dilations"] = attr_ints(dil);
+  n.attrs.erase("auto_pad");  // the pads above are the resolved ones
+  if (n.attrs.count("kernel_shape")) n.attrs["kernel_shape"] = attr_ints(kn);
+  reprepare(n);
+  ONNXC_ASSERT(n.out(0)->shape == before, "simplify: dropping the padding taps of " + n.where() + " changed its output shape");
+  return true;
+}
+
 // One sweep over the nodes; each node is tried as the last node of a pattern.
 bool sweep(Graph& g, MemoryBudget& mb) {
   bool changed = false;
@@ -414,7 +485,8 @@ bool sweep(Graph& g, MemoryBudget& mb) {
       k += 2;
       continue;
     }
-    changed |= compose_transposes(g, n) || merge_reshapes(g, n) || spatial_mean_to_global_pool(n);  // n stays
+    changed |= compose_transposes(g, n) || merge_reshapes(g, n) || spatial_mean_to_global_pool(n) ||
+               drop_padding_taps(g, mb, n);  // n stays
     ++k;
   }
   return changed;

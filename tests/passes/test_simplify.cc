@@ -1,9 +1,11 @@
 // tests/passes/test_simplify.cc — algebraic simplification (passes/simplify.cc): BN and
 // per-channel Mul/Add folded into Conv/Gemm weights, standalone BN as Mul + Add, transpose
-// pairs, reshape chains and no-op reshapes, spatial ReduceMean as GlobalAveragePool. Every case also checks the outputs before and
-// after the pass agree on random inputs.
+// pairs, reshape chains and no-op reshapes, spatial ReduceMean as GlobalAveragePool, conv taps
+// that read only padding dropped. Every case also checks the outputs before and after the pass
+// agree on random inputs.
 #include <algorithm>
 
+#include "ir/ops/conv.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace onnxc::test {
@@ -331,6 +333,41 @@ TEST(Simplify, NoChangeReportsFalse) {
   b.output(b.node("Transpose", {r}, {{"perm", attr_ints({0, 2, 3, 1})}}));
   EXPECT_FALSE(run_simplify(*b.g));
   EXPECT_EQ(b.g->nodes.size(), 3u);
+}
+
+// DeepLab's ASPP at 14x14: rates 24 and 36 leave only the centre tap (a 1x1 conv without
+// pads); rate 12 keeps all three taps; asymmetric geometry (stride 2, one dim only, a
+// dilation that drops only the trailing tap) keeps the outputs too.
+TEST(Simplify, DropsConvTapsThatReadOnlyPadding) {
+  for (int64_t rate : {12, 24, 36}) {
+    GraphBuilder b;
+    Value* x = b.input("x", {1, 8, 14, 14});
+    Value* w = b.random_constant("w", {4, 8, 3, 3});
+    Value* bias = b.random_constant("b", {4});
+    b.output(b.node("Conv", {x, w, bias},
+                    {{"kernel_shape", attr_ints({3, 3})}, {"dilations", attr_ints({rate, rate})}, {"pads", attr_ints({rate, rate, rate, rate})}}));
+    SCOPED_TRACE("rate " + std::to_string(rate));
+    EXPECT_EQ(run_simplify(*b.g), rate > 12);
+    const Node* c = only_node(*b.g, "Conv");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->in(1)->shape, rate > 12 ? (Shape{4, 8, 1, 1}) : (Shape{4, 8, 3, 3}));
+    if (rate > 12) EXPECT_EQ(conv_geom(*c).pb, (std::vector<int64_t>{0, 0}));
+  }
+  // W dim only: 1x5 kernel, dilation 4, pads 8 on a 6-wide input with stride 2: outputs 0..2
+  // read 2*o - 8 + 4k: tap 0 never inside (at most 2*2 - 8 = -4), tap 4 never (at least 8 >= 6);
+  // the pads shrink by one dilation on each side.
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 3, 5, 6});
+  Value* w = b.random_constant("w", {5, 3, 1, 5});
+  b.output(b.node("Conv", {x, w},
+                  {{"kernel_shape", attr_ints({1, 5})}, {"dilations", attr_ints({1, 4})}, {"strides", attr_ints({1, 2})},
+                   {"pads", attr_ints({0, 8, 0, 8})}}));
+  EXPECT_TRUE(run_simplify(*b.g));
+  const Node* c = only_node(*b.g, "Conv");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->in(1)->shape, (Shape{5, 3, 1, 3}));
+  EXPECT_EQ(conv_geom(*c).pb, (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(conv_geom(*c).pe, (std::vector<int64_t>{0, 4}));
 }
 
 }  // namespace
