@@ -16,8 +16,10 @@
 // Entry points: the node functions never see the instance; NAME_run takes the weights and
 // arena pointers from its ctx (a struct private to NAME.c: the arena, a reference-counted
 // holder of the weights, the options, a busy flag) and passes buffers to the node functions
-// as before. The runtime is #included at the top of NAME.c, so its functions are static;
-// NAME_info's entry points are small static adapters with the instance type erased.
+// as before, in graph order; the nodes of a fork-join region (Graph::task_regions, the
+// schedule pass) as one `omp parallel sections` with a section per list. The runtime is
+// #included at the top of NAME.c, so its functions are static; NAME_info's entry points
+// are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
 
 #include <fmt/format.h>
