@@ -38,15 +38,8 @@ double conv_flops(const ConvGeom& g, bool bias, double positions, double taps) {
 double conv_valid_taps(const ConvGeom& g) {
   double total = 1;
   for (size_t i = 0; i < g.rank(); ++i) {
-    // In double: k * d may pass 2^63 for extreme (valid) attributes.
-    const double s = static_cast<double>(g.s[i]), out = static_cast<double>(g.out[i]), in = static_cast<double>(g.in[i]);
     double valid = 0;
-    for (int64_t k = 0; k < g.k[i]; ++k) {
-      // o*s in [pb - k*d, in - 1 + pb - k*d], o in [0, out - 1]
-      const double off = static_cast<double>(g.pb[i]) - static_cast<double>(k) * static_cast<double>(g.d[i]);
-      const double lo = std::max(0.0, std::ceil(off / s)), hi = std::min(out - 1, std::floor((in - 1 + off) / s));
-      if (hi >= lo) valid += hi - lo + 1;
-    }
+    for (int64_t k = 0; k < g.k[i]; ++k) valid += conv_tap_outputs(g, i, k);
     total *= valid;
   }
   return total;

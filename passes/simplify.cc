@@ -412,12 +412,7 @@ bool drop_padding_taps(Graph& g, MemoryBudget& mb, Node& n) {
   for (size_t i = 0; i < r; ++i) {
     int64_t lo_tap = -1, hi_tap = -1;
     for (int64_t k = 0; k < geo.k[i]; ++k) {
-      // Some output o in [0, out) with 0 <= o*s - pb + k*d < in (in double: k*d may be large).
-      const double off = static_cast<double>(geo.pb[i]) - static_cast<double>(k) * static_cast<double>(geo.d[i]);
-      const double s = static_cast<double>(geo.s[i]);
-      const double lo = std::max(0.0, std::ceil(off / s));
-      const double hi = std::min(static_cast<double>(geo.out[i] - 1), std::floor((static_cast<double>(geo.in[i]) - 1 + off) / s));
-      if (hi < lo) continue;
+      if (conv_tap_outputs(geo, i, k) == 0) continue;
       if (lo_tap < 0) lo_tap = k;
       hi_tap = k;
     }

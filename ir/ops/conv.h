@@ -8,6 +8,8 @@
 // pads are split into begin (pb) and end (pe) halves. Conv pads are never negative;
 // ConvTranspose pads derived from output_shape may be (a negative pad adds zero rows).
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,21 @@ inline void read_conv_attrs(const Node& n, const ConvAttrs& a, ConvGeom& g) {
     if (a.auto_pad == "NOTSET")
       for (size_t i = 0; i < r; ++i) g.pb[i] = a.pads[i], g.pe[i] = a.pads[r + i];
   }
+}
+
+// Resolves SAME_UPPER / SAME_LOWER pads and the output's spatial sizes (g.out) from the
+// input and kernel sizes, strides, dilations and pads read by read_conv_attrs; an input
+// smaller than its dilated kernel is invalid (`x_name` names X in the message).
+void resolve_conv_output(const Node& n, const ConvAttrs& a, ConvGeom& g, const char* x_name);
+
+// How many outputs along spatial dim i read inside X (not on the padding) through kernel
+// tap k: the o in [0, out) with 0 <= o*s - pb + k*d < in. In double: k*d may pass 2^63.
+inline double conv_tap_outputs(const ConvGeom& g, size_t i, int64_t k) {
+  const double off = static_cast<double>(g.pb[i]) - static_cast<double>(k) * static_cast<double>(g.d[i]);
+  const double s = static_cast<double>(g.s[i]);
+  const double lo = std::max(0.0, std::ceil(off / s));
+  const double hi = std::min(static_cast<double>(g.out[i] - 1), std::floor((static_cast<double>(g.in[i]) - 1 + off) / s));
+  return hi >= lo ? hi - lo + 1 : 0.0;
 }
 
 // The geometry of a Conv / ConvTranspose node, resolved by its shape inference.
