@@ -39,23 +39,9 @@ class Conv : public Op {
     for (int64_t k : g.k)
       if (k < 1) n.invalid("W " + shape_str(ws) + " has an empty kernel");
     read_conv_attrs(n, at_, g);
+    resolve_conv_output(n, at_, g, "X");
     Shape ys{g.N, g.M};
-    g.out.clear();
-    for (size_t i = 0; i < g.rank(); ++i) {
-      int64_t dk = (g.k[i] - 1) * g.d[i] + 1;
-      if (at_.auto_pad == "SAME_UPPER" || at_.auto_pad == "SAME_LOWER") {
-        int64_t o = ceil_div(g.in[i], g.s[i]);
-        int64_t total = std::max<int64_t>(0, (o - 1) * g.s[i] + dk - g.in[i]);
-        g.pb[i] = at_.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        g.pe[i] = total - g.pb[i];
-      }
-      int64_t span = g.in[i] + g.pb[i] + g.pe[i];
-      if (span < dk)
-        n.invalid(fmt::format("spatial dim {} of X: size {} plus pads {} is smaller than the dilated kernel {}", i, g.in[i],
-                              g.pb[i] + g.pe[i], dk));
-      g.out.push_back((span - dk) / g.s[i] + 1);
-      ys.push_back(g.out.back());
-    }
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
     set_output(n, 0, DType::F32, ys);
   }
 
@@ -124,6 +110,24 @@ class Conv : public Op {
 };
 
 }  // namespace
+
+void resolve_conv_output(const Node& n, const ConvAttrs& a, ConvGeom& g, const char* x_name) {
+  g.out.clear();
+  for (size_t i = 0; i < g.rank(); ++i) {
+    int64_t dk = (g.k[i] - 1) * g.d[i] + 1;
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      int64_t o = ceil_div(g.in[i], g.s[i]);
+      int64_t total = std::max<int64_t>(0, (o - 1) * g.s[i] + dk - g.in[i]);
+      g.pb[i] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.pe[i] = total - g.pb[i];
+    }
+    int64_t span = g.in[i] + g.pb[i] + g.pe[i];
+    if (span < dk)
+      n.invalid(fmt::format("spatial dim {} of {}: size {} plus pads {} is smaller than the dilated kernel {}", i, x_name, g.in[i],
+                            g.pb[i] + g.pe[i], dk));
+    g.out.push_back((span - dk) / g.s[i] + 1);
+  }
+}
 
 const ConvGeom& conv_geom(const Node& n) { return op_as<Conv>(n).geom(); }
 

@@ -21,5 +21,12 @@ struct MatMulGeom {
   Shape batch, a_st, b_st;
 };
 const MatMulGeom& matmul_geom(const Node& n);
+// Resolves A [..., M, K] x B [..., K, N] with numpy's rules (a 1-D A is [1, K], a 1-D B is
+// [K, 1], batch dims broadcast) and sets *y to the product's shape (the added dims removed).
+// Shared by MatMul and the integer products; mismatched shapes are invalid.
+MatMulGeom resolve_matmul(const Node& n, const Shape& a, const Shape& b, Shape* y);
+// Element strides of an operand's batch dims `own` aligned right against `batch`, for
+// matrices of `mat` elements; 0 where the operand broadcasts.
+Shape batch_strides(const Shape& batch, const Shape& own, int64_t mat);
 
 }  // namespace onnxc

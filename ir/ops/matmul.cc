@@ -17,31 +17,9 @@ class MatMul : public Op {
     if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects exactly 2 inputs");
     expect_float(n, 0);
     expect_float(n, 1);
-    const Shape& a = n.in(0)->shape;
-    const Shape& b = n.in(1)->shape;
-    if (a.empty() || b.empty()) n.invalid("inputs " + shape_str(a) + " and " + shape_str(b) + " must have rank >= 1");
-    Shape am = a.size() == 1 ? Shape{1, a[0]} : a;
-    Shape bm = b.size() == 1 ? Shape{b[0], 1} : b;
-    g_.M = am[am.size() - 2], g_.K = am.back();
-    g_.N = bm.back();
-    if (bm[bm.size() - 2] != g_.K) n.invalid("inner dimensions differ: A " + shape_str(a) + " and B " + shape_str(b));
-    Shape ab(am.begin(), am.end() - 2), bb(bm.begin(), bm.end() - 2);
-    if (!broadcast_shapes(ab, bb, &g_.batch))
-      n.invalid("batch dims of A " + shape_str(a) + " and B " + shape_str(b) + " cannot be broadcast together");
-    g_.a_st = aligned(ab, g_.M * g_.K);
-    g_.b_st = aligned(bb, g_.K * g_.N);
-    Shape y = g_.batch;
-    if (a.size() > 1) y.push_back(g_.M);
-    if (b.size() > 1) y.push_back(g_.N);
+    Shape y;
+    g_ = resolve_matmul(n, n.in(0)->shape, n.in(1)->shape, &y);
     set_output(n, 0, DType::F32, y);
-  }
-
-  // Element strides of an operand's batch dims aligned right against g_.batch, 0 on broadcast.
-  Shape aligned(const Shape& own, int64_t mat) const {
-    Shape st(g_.batch.size(), 0), cont = strides_of(own);
-    size_t off = g_.batch.size() - own.size();
-    for (size_t d = 0; d < own.size(); ++d) st[off + d] = own[d] == 1 ? 0 : cont[d] * mat;
-    return st;
   }
 
   void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
@@ -64,7 +42,6 @@ class MatMul : public Op {
     }
   }
 
-
   FusionKind kind() const override { return FusionKind::OutElementwiseFusable; }
   const MatMulGeom& geom() const { return g_; }
 
@@ -75,6 +52,32 @@ class MatMul : public Op {
 std::unique_ptr<Op> make() { return std::make_unique<MatMul>(); }
 
 }  // namespace
+
+Shape batch_strides(const Shape& batch, const Shape& own, int64_t mat) {
+  Shape st(batch.size(), 0), cont = strides_of(own);
+  size_t off = batch.size() - own.size();
+  for (size_t d = 0; d < own.size(); ++d) st[off + d] = own[d] == 1 ? 0 : cont[d] * mat;
+  return st;
+}
+
+MatMulGeom resolve_matmul(const Node& n, const Shape& a, const Shape& b, Shape* y) {
+  MatMulGeom g;
+  if (a.empty() || b.empty()) n.invalid("inputs " + shape_str(a) + " and " + shape_str(b) + " must have rank >= 1");
+  Shape am = a.size() == 1 ? Shape{1, a[0]} : a;
+  Shape bm = b.size() == 1 ? Shape{b[0], 1} : b;
+  g.M = am[am.size() - 2], g.K = am.back();
+  g.N = bm.back();
+  if (bm[bm.size() - 2] != g.K) n.invalid("inner dimensions differ: A " + shape_str(a) + " and B " + shape_str(b));
+  Shape ab(am.begin(), am.end() - 2), bb(bm.begin(), bm.end() - 2);
+  if (!broadcast_shapes(ab, bb, &g.batch))
+    n.invalid("batch dims of A " + shape_str(a) + " and B " + shape_str(b) + " cannot be broadcast together");
+  g.a_st = batch_strides(g.batch, ab, g.M * g.K);
+  g.b_st = batch_strides(g.batch, bb, g.K * g.N);
+  *y = g.batch;
+  if (a.size() > 1) y->push_back(g.M);
+  if (b.size() > 1) y->push_back(g.N);
+  return g;
+}
 
 const MatMulGeom& matmul_geom(const Node& n) { return op_as<MatMul>(n).geom(); }
 

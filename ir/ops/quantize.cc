@@ -43,24 +43,6 @@
 namespace onnxc {
 namespace {
 
-// Name of an ONNX element type code, including the ones onnxc has no DType for.
-std::string onnx_type_name(int64_t code) {
-  switch (code) {
-    case 10: return "float16";
-    case 16: return "bfloat16";
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    default: break;
-  }
-  if (code > 0 && code < 1000 && dtype_supported(static_cast<int>(code))) return dtype_name(static_cast<DType>(code));
-  return fmt::format("code {}", code);
-}
-
 // The range of an integer output type.
 void int_range(DType t, double* lo, double* hi) {
   switch (t) {
@@ -347,16 +329,10 @@ class QMatMul : public Op {
     expect_dtype(n, ib, {DType::U8, DType::I8});
     const Shape& a = n.in(ia)->shape;
     const Shape& b = n.in(ib)->shape;
-    if (a.empty() || b.empty()) n.invalid("inputs " + shape_str(a) + " and " + shape_str(b) + " must have rank >= 1");
-    Shape am = a.size() == 1 ? Shape{1, a[0]} : a;
-    Shape bm = b.size() == 1 ? Shape{b[0], 1} : b;
-    g_.M = am[am.size() - 2], g_.K = am.back(), g_.N = bm.back();
-    if (bm[bm.size() - 2] != g_.K) n.invalid("inner dimensions differ: A " + shape_str(a) + " and B " + shape_str(b));
-    Shape ab(am.begin(), am.end() - 2), bb(bm.begin(), bm.end() - 2);
-    if (!broadcast_shapes(ab, bb, &g_.batch))
-      n.invalid("batch dims of A " + shape_str(a) + " and B " + shape_str(b) + " cannot be broadcast together");
-    g_.a_st = aligned(ab, g_.M * g_.K);
-    g_.b_st = aligned(bb, g_.K * g_.N);
+    Shape ys;
+    static_cast<MatMulGeom&>(g_) = resolve_matmul(n, a, b, &ys);
+    const Shape am = a.size() == 1 ? Shape{1, a[0]} : a;  // the operands as matrices, for the parameters
+    const Shape bm = b.size() == 1 ? Shape{b[0], 1} : b;
     const int iaz = 2, ibz = ql ? 5 : 3;
     g_.a_zp = g_.b_zp = QParam{};
     if (n.in(iaz)) {
@@ -381,9 +357,6 @@ class QMatMul : public Op {
       y = n.in(7)->dtype;
       int_range(y, &g_.qmin, &g_.qmax);
     }
-    Shape ys = g_.batch;
-    if (a.size() > 1) ys.push_back(g_.M);
-    if (b.size() > 1) ys.push_back(g_.N);
     set_output(n, 0, y, ys);
   }
 
@@ -422,13 +395,6 @@ class QMatMul : public Op {
   const QMatMulGeom& geom() const { return g_; }
 
  private:
-  // Element strides of an operand's batch dims aligned right against g_.batch, 0 on broadcast.
-  Shape aligned(const Shape& own, int64_t mat) const {
-    Shape st(g_.batch.size(), 0), cont = strides_of(own);
-    size_t off = g_.batch.size() - own.size();
-    for (size_t d = 0; d < own.size(); ++d) st[off + d] = own[d] == 1 ? 0 : cont[d] * mat;
-    return st;
-  }
 
   // A's per-row (rows) or B's per-column parameter: one value, a vector [M] / [N], or the
   // operand's shape with K cut to 1 ([..., M, 1] / [..., 1, N]).
@@ -445,7 +411,7 @@ class QMatMul : public Op {
     if (ps != want)
       n.invalid(fmt::format("{} {} must be a scalar, [{}] or {} (one value per {})", what, shape_str(ps), cnt, shape_str(want),
                             rows ? "row of A" : "column of B"));
-    p.batch_st = aligned(Shape(mat.begin(), mat.end() - 2), cnt);
+    p.batch_st = batch_strides(g_.batch, Shape(mat.begin(), mat.end() - 2), cnt);
     return p;
   }
 
@@ -584,21 +550,7 @@ class QConv : public Op {
     g.in.assign(xs.begin() + 2, xs.end());
     g.k.assign(ws.begin() + 2, ws.end());
     read_conv_attrs(n, at_, g);
-    g.out.clear();
-    for (size_t i = 0; i < g.rank(); ++i) {
-      int64_t dk = (g.k[i] - 1) * g.d[i] + 1;
-      if (at_.auto_pad == "SAME_UPPER" || at_.auto_pad == "SAME_LOWER") {
-        int64_t o = ceil_div(g.in[i], g.s[i]);
-        int64_t total = std::max<int64_t>(0, (o - 1) * g.s[i] + dk - g.in[i]);
-        g.pb[i] = at_.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        g.pe[i] = total - g.pb[i];
-      }
-      int64_t span = g.in[i] + g.pb[i] + g.pe[i];
-      if (span < dk)
-        n.invalid(fmt::format("spatial dim {} of x: size {} plus pads {} is smaller than the dilated kernel {}", i, g.in[i],
-                              g.pb[i] + g.pe[i], dk));
-      g.out.push_back((span - dk) / g.s[i] + 1);
-    }
+    resolve_conv_output(n, at_, g, "x");
   }
 
   ConvAttrs at_;

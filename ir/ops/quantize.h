@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "ir/ops/conv.h"
+#include "ir/ops/gemm.h"
 
 namespace onnxc {
 
@@ -42,11 +43,9 @@ struct QParam {
 // [M, K] x [K, N]; a_st / b_st are the element strides of A's / B's matrices per output
 // batch dim, 0 where it broadcasts. a_* parameters go per row i, b_* per column j.
 // QLinearMatMul: y = saturate(round_half_even(acc * (a_scale * b_scale / y_scale)) + y_zero_point).
-struct QMatMulGeom {
+struct QMatMulGeom : MatMulGeom {  // the product's shapes and strides, as MatMul resolves them
   bool qlinear = false;
   int a = 0, b = 1;  // input indices of the operands
-  int64_t M = 0, N = 0, K = 0;
-  Shape batch, a_st, b_st;
   QParam a_zp, b_zp, a_scale, b_scale, y_scale, y_zp;  // scales and y_*: QLinearMatMul only
   bool wrap = false;
   double qmin = 0, qmax = 0;  // QLinearMatMul: the range of y's type
