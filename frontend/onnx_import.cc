@@ -30,28 +30,8 @@ namespace {
 // Newest opset of the default domain onnxc knows: every op file describes its op up to it.
 constexpr int64_t kMaxOpset = 23;
 
-const char* onnx_dtype_name(int c) {
-  switch (c) {
-    case onnx::TensorProto::FLOAT16: return "float16";
-    case onnx::TensorProto::BFLOAT16: return "bfloat16";
-    case onnx::TensorProto::STRING: return "string";
-    case onnx::TensorProto::COMPLEX64: return "complex64";
-    case onnx::TensorProto::COMPLEX128: return "complex128";
-    case onnx::TensorProto::UNDEFINED: return "undefined";
-    // Types newer than the onnx headers onnxc builds with (opsets 19-23), by code.
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    default: return dtype_supported(c) ? dtype_name(static_cast<DType>(c)) : "unknown";
-  }
-}
-
 DType convert_dtype(int c, const std::string& what) {
-  if (!dtype_supported(c)) fail_unsupported(what + " has element type " + onnx_dtype_name(c) + " (code " + std::to_string(c) + "), which onnxc does not support");
+  if (!dtype_supported(c)) fail_unsupported(what + " has element type " + onnx_type_name(c) + " (code " + std::to_string(c) + "), which onnxc does not support");
   return static_cast<DType>(c);
 }
 

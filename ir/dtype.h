@@ -25,6 +25,10 @@ const char* dtype_ctype(DType t);    // "float", "int64_t", "uint8_t" (bool is u
 bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);          // signed or unsigned integer (not bool)
 bool dtype_supported(int onnx_code); // one of the codes above, except Undefined and F16 (edges only)
+// Name of any ONNX element type code, including those onnxc has no DType for ("float16",
+// "bfloat16", "string", "complex64", "int4", the float8 kinds...), for messages; "unknown"
+// for a code ONNX does not define.
+const char* onnx_type_name(int64_t onnx_code);
 
 // IEEE binary16 <-> float32: exact widening; narrowing rounds to nearest even, overflow to
 // +-inf, NaN stays NaN (its payload's top bits kept, quiet).

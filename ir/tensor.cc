@@ -21,6 +21,27 @@ size_t dtype_size(DType t) {
   return 0;
 }
 
+const char* onnx_type_name(int64_t c) {
+  switch (c) {
+    case 0: return "undefined";
+    case 8: return "string";
+    case 10: return "float16";
+    case 14: return "complex64";
+    case 15: return "complex128";
+    case 16: return "bfloat16";
+    // Types newer than the onnx headers onnxc builds with (opsets 19-23), by code.
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    default: break;
+  }
+  return c > 0 && c < 1000 && dtype_supported(static_cast<int>(c)) ? dtype_name(static_cast<DType>(c)) : "unknown";
+}
+
 const char* dtype_name(DType t) {
   switch (t) {
     case DType::F32: return "f32"; case DType::F64: return "f64";
