@@ -41,6 +41,10 @@ std::string task_label(const TaskGraph& tg, int i) {
 
 }  // namespace
 
+double core_seconds(const NodeCost& c, const Target& target) {
+  return kCallSeconds + std::max(c.flops / core_peak(target), c.bytes / kBytesPerSecond);
+}
+
 double task_seconds(const MacroTask& t, int k, const Target& target) {
   const double work = work_of(t);
   int pieces = 1;
@@ -62,7 +66,7 @@ TaskGraph build_task_graph(const Graph& g, const Target& target) {
     const NodeCost c = node_cost(n);
     t.flops = c.flops;
     t.bytes = c.bytes;
-    t.seconds = kCallSeconds + std::max(c.flops / core_peak(target), c.bytes / kBytesPerSecond);
+    t.seconds = core_seconds(c, target);
     std::set<int> preds;
     auto read = [&](const Value* v) {
       if (!v) return;

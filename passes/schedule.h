@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "codegen/target.h"
+#include "ir/cost.h"
 #include "ir/graph.h"
 
 namespace onnxc {
@@ -57,6 +58,9 @@ struct TaskGraph {
   double total_seconds = 0;        // every task at one thread, one after another
 };
 
+// Time of work costing c on one thread of `target` (see the file comment): the call overhead
+// plus the larger of its FLOPs at the per-core peak and its bytes at the per-core bandwidth.
+double core_seconds(const NodeCost& c, const Target& target);
 // Time of task t on a group of k threads (see the file comment).
 double task_seconds(const MacroTask& t, int k, const Target& target);
 

@@ -32,6 +32,7 @@
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
 #include "ir/op.h"
+#include "passes/partition.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
 
@@ -54,6 +55,10 @@ struct Options {
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;
   std::string run_with;  // --run-with CMD: --verify runs the binary as `CMD BINARY ...` (an emulator)
+  // --split SPEC (passes/partition.h): compile a head and a tail, NAME_head and NAME_tail.
+  std::string split, gpu = "h100";
+  double gpu_tflops = 0, gpu_bandwidth = 0, link_bandwidth = 25, latency_budget_ms = 10;
+  int cpu_workers = 0;
 };
 
 class Timer {
@@ -135,7 +140,7 @@ int run_command(const std::string& cmd, std::string* output) {
 // first use; written to a temporary name and renamed, so parallel compiles may share FILE)
 // and linked from there, which is how the node tests build ~1000 models.
 // Builds the emitted C; the compiler's messages go to stderr and into *output.
-int build(const Options& o, const Target& t, double* seconds, std::string* output) {
+int build(const Options& o, const std::string& name, const Target& t, double* seconds, std::string* output) {
   Timer tm;
   std::string dir = quote(o.outdir) + "/";
   std::string cc = fmt::format("{} -std=c11 {} -fopenmp -Wall -Wextra -I{}", t.cc, t.cflags, quote(o.outdir));
@@ -162,9 +167,9 @@ int build(const Options& o, const Target& t, double* seconds, std::string* outpu
   }
   std::string cmd = cc;
   if (o.emit == "so" || o.emit == "python")
-    cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, o.name, dir, o.name);
+    cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, name, dir, name);
   else
-    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {} -lm", dir, o.name, dir, o.name, driver);
+    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {} -lm", dir, name, dir, name, driver);
   int rc = run(cmd);
   *seconds = tm.seconds();
   if (rc != 0 || (!o.quiet && !out.empty())) std::cerr << out;
@@ -173,10 +178,12 @@ int build(const Options& o, const Target& t, double* seconds, std::string* outpu
 }
 
 // --verify: random inputs and the reference evaluator's outputs on the imported graph.
+// `args` are the built binary's --input and --output options; a split model runs the head
+// with `args` and the cut tensors as outputs (`cut_args`), then the tail reading them.
 struct VerifyData {
   std::vector<std::string> input_names, output_names;
   std::vector<Tensor> refs;
-  std::string args;
+  std::string args, input_args, output_args;
   double ref_s = 0;
 };
 
@@ -196,11 +203,12 @@ VerifyData verify_prepare(const Options& o, const Graph& g) {
       for (int64_t i = 0; i < t.numel(); ++i) t.set(i, dist(rng));
     fs::path f = vdir / ("input" + std::to_string(k) + ".bin");
     std::ofstream(f, std::ios::binary).write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.nbytes()));
-    d.args += fmt::format(" --input {}", quote(v->name + "=" + f.string()));
+    d.input_args += fmt::format(" --input {}", quote(v->name + "=" + f.string()));
     inputs[v] = std::move(t);
   }
   for (size_t k = 0; k < g.outputs.size(); ++k)
-    d.args += fmt::format(" --output {}", quote(g.outputs[k]->name + "=" + (vdir / ("output" + std::to_string(k) + ".bin")).string()));
+    d.output_args += fmt::format(" --output {}", quote(g.outputs[k]->name + "=" + (vdir / ("output" + std::to_string(k) + ".bin")).string()));
+  d.args = d.input_args + d.output_args;
   Timer tm;
   auto ref = run_reference(g, inputs);
   d.ref_s = tm.seconds();
@@ -208,15 +216,18 @@ VerifyData verify_prepare(const Options& o, const Graph& g) {
   return d;
 }
 
-// Runs the compiled binary on the inputs of verify_prepare and compares.
-int verify(const Options& o, const Graph& g, const VerifyData& d) {
+// Runs the compiled binaries (name, arguments) one after the other on the inputs of
+// verify_prepare and compares the outputs.
+int verify(const Options& o, const Graph& g, const VerifyData& d, const std::vector<std::pair<std::string, std::string>>& runs) {
   fs::path vdir = fs::path(o.outdir) / "verify";
-  std::string out;
   const std::string prefix = o.run_with.empty() ? std::string() : o.run_with + " ";
-  int rc = run_command(prefix + quote((fs::path(o.outdir) / o.name).string()) + " --quiet" + d.args, &out);
-  if (rc != 0) {
-    std::cerr << out << fmt::format("verify: the generated binary failed (exit {})\n", rc);
-    return kVerifyFailed;
+  for (auto& [name, args] : runs) {
+    std::string out;
+    int rc = run_command(prefix + quote((fs::path(o.outdir) / name).string()) + " --quiet" + args, &out);
+    if (rc != 0) {
+      std::cerr << out << fmt::format("verify: the generated binary {} failed (exit {})\n", name, rc);
+      return kVerifyFailed;
+    }
   }
   bool ok = true;
   for (size_t k = 0; k < g.outputs.size(); ++k) {
@@ -242,6 +253,129 @@ int verify(const Options& o, const Graph& g, const VerifyData& d) {
   }
   fmt::print("verify: reference evaluation took {:.2f} s\n", d.ref_s);
   return ok ? kOk : kVerifyFailed;
+}
+
+// The pass options compile-model's flags give.
+PassOptions pass_options(const Options& o, const Target& target, const Backend& backend) {
+  PassOptions po;
+  po.backend = &backend;
+  po.nchwc = o.layout == "nchwc";
+  po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
+  po.parallel = o.parallel;
+  po.threads = target.threads;
+  po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
+  po.print_after.insert(o.print_after.begin(), o.print_after.end());
+#ifndef NDEBUG
+  po.verify_each = true;
+#else
+  po.verify_each = o.verify_passes;
+#endif
+  po.after_pass = [&o](const std::string& pass, bool changed, const Graph& gr) {
+    if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), pass))
+      fmt::print("// IR after {}{}\n{}\n", pass, changed ? "" : " (no change)", dump_ir(gr));
+  };
+  return po;
+}
+
+// Runs the pass pipeline on g, writes the module `name` and builds it (unless --emit c).
+int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend) {
+  auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
+  const PassOptions po = pass_options(o, target, backend);
+  const std::string part = name == o.name ? "" : name + ": ";
+  size_t nodes_before = g.nodes.size();
+  Timer t_pass;
+  run_pipeline(g, po);
+  size_t transforms = 0;
+  for (auto& n : g.nodes) transforms += n->op_type == "onnxc.layout_transform";
+  say(fmt::format("{}passes: {} → {} nodes, layout {}{} ({:.2f} s)", part, nodes_before, g.nodes.size(), o.layout,
+                  po.nchwc ? fmt::format(" with {}-channel blocks, {} layout transform{}", po.channel_block, transforms,
+                                         transforms == 1 ? "" : "s")
+                           : "",
+                  t_pass.seconds()));
+  if (po.verify_each && !po.disabled.count("memory-plan"))
+    if (std::string clash = check_memory_plan(g); !clash.empty()) throw InternalError("memory plan: " + clash);
+  if (!g.task_regions.empty()) {
+    size_t lists = 0;
+    for (auto& r : g.task_regions) lists += r.groups.size();
+    say(fmt::format("{}schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}", part, g.task_regions.size(),
+                    g.task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel));
+  }
+  if (o.dump_ir) {
+    const TaskGraph tg = build_task_graph(g, target);
+    fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target),
+               describe_regions(g, tg, target.threads, target));
+  }
+
+  Timer t_gen;
+  CodegenOptions co{name, o.outdir, o.model};
+  co.profile = o.profile;
+  CodegenResult r = backend.write_module(g, co);
+  std::string plan = g.arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g.arena_tensor_bytes / 1e6) : "";
+  say(fmt::format("{}codegen: {} functions{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", part, r.functions,
+                  r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
+                  r.arena_bytes / 1e6, plan, o.outdir, name, t_gen.seconds()));
+  if (o.emit == "c") return kOk;
+  double cc_s = 0;
+  std::string cc_out;
+  int rc = build(o, name, target, &cc_s, &cc_out);
+  if (rc != 0) {
+    // An error inside a node's function is the compiler's fault, not the model's: unless the
+    // user changed the C compiler or its flags, that is an internal error.
+    const std::string where = locate_c_error(o.outdir + "/" + name + ".c", cc_out);
+    if (!where.empty()) {
+      const bool custom = !o.cc.empty() || !o.cflags.empty();
+      fmt::print(stderr, "compile-model: {}: the emitted C does not compile{} (model {}): {}\n", custom ? "error" : "internal error",
+                 custom ? " with the given --cc/--cflags" : "; please report it with the model", o.model, where);
+      return custom ? kCcFailed : kInternal;
+    }
+    fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, name);
+    return kCcFailed;
+  }
+  bool lib = o.emit == "so" || o.emit == "python";
+  say(fmt::format("{}cc: built {}/{} ({:.2f} s)", part, o.outdir, lib ? "lib" + name + ".so" : name, cc_s));
+  if (o.emit == "python") say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
+                                          emit_python_module(g, co), name, name));
+  return kOk;
+}
+
+// --split: constant folding and simplification on the whole graph, the cut (passes/
+// partition.h), NAME.split.json, then the head and the tail compiled as models of their own.
+int compile_split(const Options& o, Graph& g, const Target& target, const Backend& backend, const VerifyData* vd) {
+  auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
+  PassOptions po = pass_options(o, target, backend);
+  for (auto& p : pass_names())
+    if (p != "fold-constants" && p != "simplify") po.disabled.insert(p);
+  run_pipeline(g, po);
+  SplitCosts costs;
+  set_gpu_preset(costs, o.gpu);
+  if (o.gpu_tflops > 0) costs.gpu_flops = o.gpu_tflops * 1e12;
+  if (o.gpu_bandwidth > 0) costs.gpu_bandwidth = o.gpu_bandwidth * 1e9;
+  costs.link_bandwidth = o.link_bandwidth * 1e9;
+  costs.cpu_workers = o.cpu_workers > 0 ? o.cpu_workers : std::max(1, target.threads);
+  costs.latency_budget = o.latency_budget_ms * 1e-3;
+  const SplitPlan plan = plan_split(g, target, costs, o.split);
+  say(describe_split(plan));
+  const fs::path json = fs::path(o.outdir) / (o.name + ".split.json");
+  std::error_code ec;
+  fs::create_directories(o.outdir, ec);
+  std::ofstream(json) << split_json(plan, o.name, o.model);
+  if (ec || !fs::exists(json)) throw CompileError(CompileError::Kind::Io, "cannot write '" + json.string() + "'");
+  SplitGraphs parts = split_graph(g, plan.chosen);
+  for (Graph* p : {parts.head.get(), parts.tail.get()}) {
+    const std::string name = o.name + (p == parts.head.get() ? "_head" : "_tail");
+    if (int rc = compile_graph(o, *p, name, target, backend); rc != kOk) return rc;
+  }
+  say(fmt::format("split: wrote {} ({} and {})", json.string(), o.name + "_head", o.name + "_tail"));
+  if (!vd) return kOk;
+  // The head writes the cut tensors, the tail reads them.
+  const fs::path vdir = fs::path(o.outdir) / "verify";
+  std::string cut_out, cut_in;
+  for (size_t k = 0; k < plan.chosen.tensors.size(); ++k) {
+    const std::string arg = quote(plan.chosen.tensors[k]->name + "=" + (vdir / ("cut" + std::to_string(k) + ".bin")).string());
+    cut_out += " --output " + arg;
+    cut_in += " --input " + arg;
+  }
+  return verify(o, g, *vd, {{o.name + "_head", vd->input_args + cut_out}, {o.name + "_tail", cut_in + vd->output_args}});
 }
 
 int compile(Options& o) {
@@ -272,79 +406,11 @@ int compile(Options& o) {
   say("target: " + target.describe());
   VerifyData vd;
   if (o.verify) vd = verify_prepare(o, *g);
-
-  PassOptions po;
-  po.backend = backend.get();
-  po.nchwc = o.layout == "nchwc";
-  po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
-  po.parallel = o.parallel;
-  po.threads = target.threads;
-  po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
-  po.print_after.insert(o.print_after.begin(), o.print_after.end());
-#ifndef NDEBUG
-  po.verify_each = true;
-#else
-  po.verify_each = o.verify_passes;
-#endif
-  size_t nodes_before = g->nodes.size();
-  if (po.print_after.count("all") || po.print_after.count("import")) fmt::print("// IR after import\n{}\n", dump_ir(*g));
-  po.after_pass = [&](const std::string& pass, bool changed, const Graph& gr) {
-    if (po.print_after.count("all") || po.print_after.count(pass))
-      fmt::print("// IR after {}{}\n{}\n", pass, changed ? "" : " (no change)", dump_ir(gr));
-  };
-  Timer t_pass;
-  run_pipeline(*g, po);
-  size_t transforms = 0;
-  for (auto& n : g->nodes) transforms += n->op_type == "onnxc.layout_transform";
-  say(fmt::format("passes: {} → {} nodes, layout {}{} ({:.2f} s)", nodes_before, g->nodes.size(), o.layout,
-                  po.nchwc ? fmt::format(" with {}-channel blocks, {} layout transform{}", po.channel_block, transforms,
-                                         transforms == 1 ? "" : "s")
-                           : "",
-                  t_pass.seconds()));
-  if (po.verify_each && !po.disabled.count("memory-plan"))
-    if (std::string clash = check_memory_plan(*g); !clash.empty()) throw InternalError("memory plan: " + clash);
-  if (!g->task_regions.empty()) {
-    size_t lists = 0;
-    for (auto& r : g->task_regions) lists += r.groups.size();
-    say(fmt::format("schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}", g->task_regions.size(),
-                    g->task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel));
-  }
-  if (o.dump_ir) {
-    const TaskGraph tg = build_task_graph(*g, target);
-    fmt::print("target {}\n{}{}{}", target.describe(), dump_ir(*g), describe_schedule(tg, target.threads, target),
-               describe_regions(*g, tg, target.threads, target));
-  }
-
-  Timer t_gen;
-  CodegenOptions co{o.name, o.outdir, o.model};
-  co.profile = o.profile;
-  CodegenResult r = backend->write_module(*g, co);
-  std::string plan = g->arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g->arena_tensor_bytes / 1e6) : "";
-  say(fmt::format("codegen: {} functions{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", r.functions,
-                  r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
-                  r.arena_bytes / 1e6, plan, o.outdir, o.name, t_gen.seconds()));
-  if (o.emit == "c") return kOk;
-  double cc_s = 0;
-  std::string cc_out;
-  int rc = build(o, target, &cc_s, &cc_out);
-  if (rc != 0) {
-    // An error inside a node's function is the compiler's fault, not the model's: unless the
-    // user changed the C compiler or its flags, that is an internal error.
-    const std::string where = locate_c_error(o.outdir + "/" + o.name + ".c", cc_out);
-    if (!where.empty()) {
-      const bool custom = !o.cc.empty() || !o.cflags.empty();
-      fmt::print(stderr, "compile-model: {}: the emitted C does not compile{} (model {}): {}\n", custom ? "error" : "internal error",
-                 custom ? " with the given --cc/--cflags" : "; please report it with the model", o.model, where);
-      return custom ? kCcFailed : kInternal;
-    }
-    fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, o.name);
-    return kCcFailed;
-  }
-  bool lib = o.emit == "so" || o.emit == "python";
-  say(fmt::format("cc: built {}/{} ({:.2f} s)", o.outdir, lib ? "lib" + o.name + ".so" : o.name, cc_s));
-  if (o.emit == "python") say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
-                                          emit_python_module(*g, co), o.name, o.name));
-  if (o.verify) return verify(o, *g, vd);
+  if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), "import"))
+    fmt::print("// IR after import\n{}\n", dump_ir(*g));
+  if (!o.split.empty()) return compile_split(o, *g, target, *backend, o.verify ? &vd : nullptr);
+  if (int rc = compile_graph(o, *g, o.name, target, *backend); rc != kOk) return rc;
+  if (o.verify && o.emit == "exe") return verify(o, *g, vd, {{o.name, vd.args}});
   return kOk;
 }
 
@@ -423,6 +489,26 @@ int main(int argc, char** argv) {
                  "-ffp-contract=fast -static\" --run-with \"qemu-aarch64 -cpu max,sve-max-vq=16,sve-default-vector-length=256\" "
                  "(qemu-user runs SVE at 512 bits unless sve-default-vector-length, in bytes, says otherwise)");
   app.add_option("--verify-tol", o.verify_tol, "--verify tolerance: max abs error <= TOL * max(1, max |reference|)")->capture_default_str();
+  app.add_option("--split", o.split,
+                 "split the model between a GPU and the CPU: compile a head (NAME_head) and a tail (NAME_tail) as models of "
+                 "their own, the head's outputs being the tail's inputs, and write NAME.split.json with the cut and its "
+                 "predicted costs. SPEC: auto (the cut with the best predicted throughput, for --cpu-workers CPU workers "
+                 "taking tails off the GPU, within --latency-budget), after=NODE (the head ends with node NODE, as named "
+                 "by --print-after simplify), or gpu-share=F (the head keeps share F of the GPU time, 0 < F < 1)")
+      ->group("Split models");
+  app.add_option("--gpu", o.gpu, "--split: the GPU the head is planned for: h100 or h200 (FP32 peak and memory bandwidth)")
+      ->check(CLI::IsMember({"h100", "h200"}))->capture_default_str()->group("Split models");
+  app.add_option("--gpu-tflops", o.gpu_tflops, "--split: the GPU's FP32 peak in TFLOP/s, replacing --gpu's")
+      ->check(CLI::PositiveNumber)->group("Split models");
+  app.add_option("--gpu-bandwidth", o.gpu_bandwidth, "--split: the GPU's memory bandwidth in GB/s, replacing --gpu's")
+      ->check(CLI::PositiveNumber)->group("Split models");
+  app.add_option("--link-bandwidth", o.link_bandwidth, "--split: host-device copy bandwidth in GB/s")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group("Split models");
+  app.add_option("--cpu-workers", o.cpu_workers, "--split: CPU workers running tails, one thread each (default: --threads, or the target's)")
+      ->check(CLI::Range(1, 4096))->group("Split models");
+  app.add_option("--latency-budget", o.latency_budget_ms,
+                 "--split auto: the longest a request whose tail runs on the CPU may take, head + copy + tail, in ms (0 = none)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group("Split models");
   app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit");
   app.add_flag("-q,--quiet", o.quiet, "print only errors");
   try {
