@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -50,23 +51,74 @@ void set_gpu_preset(SplitCosts& c, const std::string& gpu) {
   c.gpu = gpu;
 }
 
+std::vector<MeasuredOp> read_op_profile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw CompileError(CompileError::Kind::Io, "cannot read the profile '" + path + "'");
+  std::vector<MeasuredOp> ops;
+  std::string line;
+  for (size_t no = 1; std::getline(f, line); ++no) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields;
+    for (size_t a = 0;;) {
+      size_t b = line.find('\t', a);
+      fields.push_back(line.substr(a, b == std::string::npos ? std::string::npos : b - a));
+      if (b == std::string::npos) break;
+      a = b + 1;
+    }
+    MeasuredOp op;
+    size_t used = 0;
+    try {
+      op.seconds = std::stod(fields[0], &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (fields.size() != 4 || used == 0 || used != fields[0].size() || !(op.seconds >= 0) || !std::isfinite(op.seconds))
+      throw CompileError(CompileError::Kind::Io, fmt::format("profile '{}' line {}: expected 'seconds TAB ops TAB kernel TAB nodes' "
+                                                             "(as NAME --profile-out writes), got '{}'", path, no, line.substr(0, 200)));
+    for (size_t a = 0;;) {
+      size_t b = fields[3].find(", ", a);
+      op.nodes.push_back(fields[3].substr(a, b == std::string::npos ? std::string::npos : b - a));
+      if (b == std::string::npos) break;
+      a = b + 2;
+    }
+    ops.push_back(std::move(op));
+  }
+  if (ops.empty()) throw CompileError(CompileError::Kind::Io, "the profile '" + path + "' has no lines (NAME --profile-out FILE writes one)");
+  return ops;
+}
+
 SplitPlan plan_split(const Graph& g, const Target& t, const SplitCosts& costs, const std::string& spec) {
   SplitPlan p;
   p.spec = spec;
   p.costs = costs;
   const size_t n = g.nodes.size();
-  // Per-node times on both devices.
+  // Per-node times on both devices: predicted, then measured where given.
   std::vector<double> gpu(n, 0), cpu(n, 0);
+  std::map<std::string, size_t> pos;
   for (size_t i = 0; i < n; ++i) {
     const Node& nd = *g.nodes[i];
     if (nd.folded()) continue;
+    pos[nd.name] = i;
     const NodeCost c = node_cost(nd);
-    auto gm = costs.gpu_measured.find(nd.name);
-    gpu[i] = gm != costs.gpu_measured.end()
-                 ? gm->second
-                 : costs.launch_seconds + std::max(c.flops / costs.gpu_flops, c.bytes / costs.gpu_bandwidth);
-    auto cm = costs.cpu_measured.find(nd.name);
-    cpu[i] = cm != costs.cpu_measured.end() ? cm->second : core_seconds(c, t);
+    gpu[i] = costs.launch_seconds + std::max(c.flops / costs.gpu_flops, c.bytes / costs.gpu_bandwidth);
+    cpu[i] = core_seconds(c, t);
+  }
+  const std::vector<double> predicted_cpu = cpu;
+  auto measured = [&](const std::vector<MeasuredOp>& ops, std::vector<double>& time) {
+    for (const MeasuredOp& op : ops) {
+      std::vector<size_t> at;
+      double w = 0;
+      for (const std::string& name : op.nodes)
+        if (auto it = pos.find(name); it != pos.end()) {
+          at.push_back(it->second);
+          w += predicted_cpu[it->second];
+        }
+      for (size_t i : at) time[i] = w > 0 ? op.seconds * predicted_cpu[i] / w : op.seconds / static_cast<double>(at.size());
+    }
+  };
+  measured(costs.cpu_measured, cpu);
+  measured(costs.gpu_measured, gpu);
+  for (size_t i = 0; i < n; ++i) {
     p.gpu_seconds += gpu[i];
     p.cpu_seconds += cpu[i];
   }
@@ -244,10 +296,15 @@ std::string describe_split(const SplitPlan& p) {
                    "whole model: {} on the GPU, {} on one CPU worker\n",
                    ms(c.G), ms(c.Tg), ms(c.C), ms(c.X), ms(p.gpu_seconds), ms(p.cpu_seconds));
   s += fmt::format("split: with {} CPU worker{}: throughput x{:.3f} of the GPU alone, CPU-tail latency G+X+C {} (budget {}); "
-                   "the head has {:.1f}% of the GPU time; {} candidate cuts; GPU {} ({:.1f} TFLOP/s, {:.0f} GB/s), link {:.0f} GB/s\n",
+                   "the head has {:.1f}% of the GPU time; {} candidate cuts; GPU {} ({:.1f} TFLOP/s, {:.0f} GB/s), link {:.0f} GB/s; "
+                   "times {}\n",
                    p.costs.cpu_workers, p.costs.cpu_workers == 1 ? "" : "s", c.gain, ms(c.latency),
                    p.costs.latency_budget > 0 ? ms(p.costs.latency_budget) : "none", 100 * c.gpu_share, p.candidates.size(), p.costs.gpu,
-                   p.costs.gpu_flops / 1e12, p.costs.gpu_bandwidth / 1e9, p.costs.link_bandwidth / 1e9);
+                   p.costs.gpu_flops / 1e12, p.costs.gpu_bandwidth / 1e9, p.costs.link_bandwidth / 1e9,
+                   p.costs.cpu_measured.empty() && p.costs.gpu_measured.empty()
+                       ? std::string("predicted")
+                       : fmt::format("measured for {} CPU and {} GPU functions, predicted elsewhere", p.costs.cpu_measured.size(),
+                                     p.costs.gpu_measured.size()));
   return s;
 }
 
@@ -271,7 +328,7 @@ std::string split_json(const SplitPlan& p, const std::string& name, const std::s
   s += fmt::format("  \"head\": {},\n  \"tail\": {},\n", json_str(name + "_head"), json_str(name + "_tail"));
   s += fmt::format("  \"costs\": {{\"gpu\": {}, \"gpu_tflops\": {:.3f}, \"gpu_bandwidth_gbs\": {:.1f}, \"launch_us\": {:.2f}, "
                    "\"link_bandwidth_gbs\": {:.1f}, \"link_us\": {:.2f}, \"cpu_workers\": {}, \"latency_budget_ms\": {:.3f}, "
-                   "\"cpu_measured_nodes\": {}, \"gpu_measured_nodes\": {}}},\n",
+                   "\"cpu_measured_ops\": {}, \"gpu_measured_ops\": {}}},\n",
                    json_str(p.costs.gpu), p.costs.gpu_flops / 1e12, p.costs.gpu_bandwidth / 1e9, p.costs.launch_seconds * 1e6,
                    p.costs.link_bandwidth / 1e9, p.costs.link_seconds * 1e6, p.costs.cpu_workers, p.costs.latency_budget * 1e3,
                    p.costs.cpu_measured.size(), p.costs.gpu_measured.size());

@@ -24,7 +24,9 @@
 //   CPU  per node: one core of the Target (passes/schedule.h core_seconds): a CPU worker runs
 //        one tail on one thread.
 //   link the cut's bytes at --link-bandwidth (default 25 GB/s, pinned PCIe) + 10 µs.
-// Measured per-node times replace them where given (seconds per ONNX node name).
+// Measured times replace them where given (compile-model --cpu-profile / --gpu-profile: the
+// per-op profile of the whole model's binary, NAME --profile-out FILE): a measured function's
+// time goes to the nodes it computes in proportion to their predicted CPU times.
 #pragma once
 #include <map>
 #include <memory>
@@ -38,6 +40,12 @@ namespace onnxc {
 
 constexpr size_t kMaxCutTensors = 4;
 
+// One measured function: the ONNX nodes it computes and its seconds per run.
+struct MeasuredOp {
+  std::vector<std::string> nodes;
+  double seconds = 0;
+};
+
 struct SplitCosts {
   std::string gpu = "h100";
   double gpu_flops = 67e12;        // FP32 FLOP/s
@@ -47,8 +55,12 @@ struct SplitCosts {
   double link_seconds = 10e-6;     // per copy
   int cpu_workers = 1;             // n
   double latency_budget = 10e-3;   // seconds, G + X + C of a CPU tail; 0 = none
-  std::map<std::string, double> cpu_measured, gpu_measured;  // seconds per ONNX node name
+  std::vector<MeasuredOp> cpu_measured, gpu_measured;
 };
+
+// Reads a per-op profile (NAME --profile-out FILE: '#' comments, then lines "seconds per run
+// TAB ops TAB kernel TAB node, node, ..."). Throws CompileError(Io) naming the file and line.
+std::vector<MeasuredOp> read_op_profile(const std::string& path);
 
 // The GPU presets of --gpu: "h100", "h200". Throws CompileError(Io) for another name.
 void set_gpu_preset(SplitCosts& c, const std::string& gpu);

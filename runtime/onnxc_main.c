@@ -9,7 +9,7 @@
  * (or in one step: cc ... -DONNXC_MAIN_MODEL resnet50.c onnxc_main.c -lm -o resnet50). It needs no
  * OpenMP itself: --threads becomes the instance's onnxc_options.num_threads.
  * Usage: NAME [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]
- *             [--threads N] [--seed S] [--profile] [--quiet] [--help]
+ *             [--threads N] [--seed S] [--profile] [--profile-out FILE] [--quiet] [--help]
  *
  * Conventions: options also accept the --opt=VALUE form; inputs not given are filled
  * deterministically (xorshift64*, floats uniform in [-1,1), integer/bool inputs zero); the first
@@ -21,6 +21,9 @@
  * model's functions sorted by time, with GFLOP/s or GB/s from the compiler's counts and the
  * share of this machine's peak, measured here by two probes: one core's FMA throughput (12
  * independent vector multiply-add chains) times the threads, and one thread's copy bandwidth.
+ * --profile-out FILE also writes the functions' times as tab-separated lines, "seconds per run,
+ * op types, kernel, ONNX node names (comma-separated)", after '#' comment lines: the measured
+ * costs compile-model --cpu-profile reads.
  *
  * Known gaps: the default weights path uses /proc/self/exe (Linux), falling back to argv[0]'s
  * directory (no PATH search); tensor files must fit in memory next to the model.
@@ -73,7 +76,7 @@ static void usage(FILE* out) {
   const char* wf = MODEL.weights_file && MODEL.weights_file[0] ? MODEL.weights_file : "(none)";
   fprintf(out,
           "usage: %s [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]\n"
-          "       %*s [--threads N] [--seed S] [--profile] [--quiet] [--help]\n"
+          "       %*s [--threads N] [--seed S] [--profile] [--profile-out FILE] [--quiet] [--help]\n"
           "Runs the onnxc-compiled model '%s'.\n"
           "  --weights FILE      weights file (default: %s next to this executable)\n"
           "  --input NAME=FILE   read input NAME from FILE (.npy, or raw little-endian bytes);\n"
@@ -85,6 +88,8 @@ static void usage(FILE* out) {
           "  --seed S            seed for the random inputs (default %u)\n"
           "  --profile           time each of the model's functions over the --bench runs (default 10)\n"
           "                      and print them sorted by time (needs compile-model --profile)\n"
+          "  --profile-out FILE  --profile, and write the times to FILE (tab-separated: seconds\n"
+          "                      per run, ops, kernel, nodes), for compile-model --cpu-profile\n"
           "  --quiet             do not print the input/output summary\n"
           "  --help              show this text\n",
           g_prog, (int)strlen(g_prog), "", MODEL.model_name, wf, DEFAULT_SEED);
@@ -401,6 +406,39 @@ static int print_profile(const onnxc_model_info* m, const double* before, const 
   return 0;
 }
 
+/* Writes `s` with tabs and line breaks as spaces (the fields of --profile-out are tab-separated). */
+static void put_field(FILE* f, const char* s) {
+  for (; s && *s; ++s) fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
+}
+
+/* --profile-out: one line per function, in the model's order. */
+static int write_profile(const char* path, const onnxc_model_info* m, const double* before, const double* after, uint64_t runs,
+                         uint64_t threads) {
+  FILE* f = fopen(path, "w");
+  if (!f) {
+    error_msg("--profile-out: cannot write '%s': %s", path, strerror(errno));
+    return 1;
+  }
+  long nthreads = threads ? (long)threads : sysconf(_SC_NPROCESSORS_ONLN);
+  fprintf(f, "# onnxc per-op profile of model %s: %llu runs, %ld thread%s\n", m->model_name, (unsigned long long)runs, nthreads,
+          nthreads == 1 ? "" : "s");
+  fprintf(f, "# seconds per run\tops\tkernel\tnodes\n");
+  for (int k = 0; k < m->num_ops; ++k) {
+    fprintf(f, "%.9g\t", (after[k] - before[k]) / (double)runs);
+    put_field(f, m->ops[k].ops);
+    fputc('\t', f);
+    put_field(f, m->ops[k].kernel);
+    fputc('\t', f);
+    put_field(f, m->ops[k].nodes);
+    fputc('\n', f);
+  }
+  if (fclose(f) != 0) {
+    error_msg("--profile-out: cannot write '%s'", path);
+    return 1;
+  }
+  return 0;
+}
+
 static int run_model(void* ctx, void** in, const size_t* in_bytes, void** out, const size_t* out_bytes) {
   int rc = MODEL.run_v(ctx, (const void* const*)in, in_bytes, (void* const*)out, out_bytes);
   return rc ? report_error("inference failed", rc, 1) : 0;
@@ -422,6 +460,7 @@ int main(int argc, char** argv) {
   void* ctx = NULL;
   uint64_t bench = 0, threads = 0, seed = DEFAULT_SEED, rng = 0;
   const char* weights = NULL;
+  const char* profile_out = NULL;
   char* weights_alloc = NULL;
   double* times = NULL;
   size_t nin = m->num_inputs > 0 ? (size_t)m->num_inputs : 0, nout = m->num_outputs > 0 ? (size_t)m->num_outputs : 0;
@@ -452,7 +491,8 @@ int main(int argc, char** argv) {
     }
     int known = take_option(argc, argv, &i, "--weights", &v) || take_option(argc, argv, &i, "--input", &v) ||
                 take_option(argc, argv, &i, "--output", &v) || take_option(argc, argv, &i, "--bench", &v) ||
-                take_option(argc, argv, &i, "--threads", &v) || take_option(argc, argv, &i, "--seed", &v);
+                take_option(argc, argv, &i, "--threads", &v) || take_option(argc, argv, &i, "--seed", &v) ||
+                take_option(argc, argv, &i, "--profile-out", &v);
     if (!known) {
       error_msg(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
       status = 2;
@@ -461,6 +501,9 @@ int main(int argc, char** argv) {
       status = 2;
     } else if (strncmp(a, "--weights", 9) == 0) {
       weights = v;
+    } else if (strncmp(a, "--profile-out", 13) == 0) {
+      profile_out = v;
+      profile = 1;
     } else if (strncmp(a, "--input", 7) == 0) {
       status = assign_spec("input", m->inputs, (int)nin, v, in_files);
     } else if (strncmp(a, "--output", 8) == 0) {
@@ -599,6 +642,7 @@ int main(int argc, char** argv) {
              digits(1e3 * times[0]), 1e3 * times[0], (unsigned long long)bench);
       if (profile && (rc = m->profile(ctx, prof_after)) != 0) status = report_error("--profile", rc, 1);
       if (profile && !status) status = print_profile(m, prof_before, prof_after, bench, threads, 1e3 * median);
+      if (profile_out && !status) status = write_profile(profile_out, m, prof_before, prof_after, bench, threads);
     }
   }
 

@@ -56,7 +56,7 @@ struct Options {
   double verify_tol = 1e-3;
   std::string run_with;  // --run-with CMD: --verify runs the binary as `CMD BINARY ...` (an emulator)
   // --split SPEC (passes/partition.h): compile a head and a tail, NAME_head and NAME_tail.
-  std::string split, gpu = "h100";
+  std::string split, gpu = "h100", cpu_profile, gpu_profile;
   double gpu_tflops = 0, gpu_bandwidth = 0, link_bandwidth = 25, latency_budget_ms = 10;
   int cpu_workers = 0;
 };
@@ -353,6 +353,8 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
   costs.link_bandwidth = o.link_bandwidth * 1e9;
   costs.cpu_workers = o.cpu_workers > 0 ? o.cpu_workers : std::max(1, target.threads);
   costs.latency_budget = o.latency_budget_ms * 1e-3;
+  if (!o.cpu_profile.empty()) costs.cpu_measured = read_op_profile(o.cpu_profile);
+  if (!o.gpu_profile.empty()) costs.gpu_measured = read_op_profile(o.gpu_profile);
   const SplitPlan plan = plan_split(g, target, costs, o.split);
   say(describe_split(plan));
   const fs::path json = fs::path(o.outdir) / (o.name + ".split.json");
@@ -506,6 +508,14 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str()->group("Split models");
   app.add_option("--cpu-workers", o.cpu_workers, "--split: CPU workers running tails, one thread each (default: --threads, or the target's)")
       ->check(CLI::Range(1, 4096))->group("Split models");
+  app.add_option("--cpu-profile", o.cpu_profile,
+                 "--split: measured CPU times replacing the predicted ones: the whole model compiled with --profile and run "
+                 "on one thread as `NAME --threads 1 --profile-out FILE`")
+      ->type_name("FILE")->group("Split models");
+  app.add_option("--gpu-profile", o.gpu_profile,
+                 "--split: measured GPU times replacing the roofline's, in the same format (seconds per run TAB ops TAB "
+                 "kernel TAB ONNX node names, comma-separated)")
+      ->type_name("FILE")->group("Split models");
   app.add_option("--latency-budget", o.latency_budget_ms,
                  "--split auto: the longest a request whose tail runs on the CPU may take, head + copy + tail, in ms (0 = none)")
       ->check(CLI::NonNegativeNumber)->capture_default_str()->group("Split models");

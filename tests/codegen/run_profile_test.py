@@ -7,6 +7,8 @@ Builds a small model (Conv+Relu, MaxPool, Flatten, Gemm) with onnx.helper, compi
 + the fused Relu computed here from the shapes (read back as GFLOP/s × ms), the Gemm row's
 2·M·N·K + bias, times that add up to the printed total, and a measured peak. A binary built
 without --profile must refuse --profile with exit 2 and a message saying how to get one.
+--profile-out FILE writes one tab-separated line per function, which compile-model --split
+--cpu-profile reads back.
 
 Usage: run_profile_test.py --compiler build/compile-model --work DIR [--cflags FLAGS]
 """
@@ -92,6 +94,24 @@ def main():
         # The table prints ms with 4 decimals and GFLOP/s with 2: allow their rounding.
         if got is not None and ms > 0 and abs(got - want) > 0.02 * want + 0.006e9 * ms * 1e-3 + 1e-4 * 1e-3 * got / ms * 1e3:
             fails.append("%s: %.0f operations read back, %d expected" % (pat, got, want))
+
+    # --profile-out: one tab-separated line per function, the times the table shows; compile-model
+    # --split --cpu-profile reads it back.
+    tsv = os.path.join(a.work, "prof.tsv")
+    run = subprocess.run([os.path.join(out, "prof"), "--profile-out", tsv, "--bench", "5", "--threads", "1", "--quiet"],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        fails.append("prof --profile-out exited %d: %s" % (run.returncode, run.stderr))
+    else:
+        lines = [l.split("\t") for l in open(tsv).read().splitlines() if not l.startswith("#")]
+        if len(lines) != nops or any(len(f) != 4 or float(f[0]) < 0 for f in lines):
+            fails.append("--profile-out wrote %d lines for %d functions: %r" % (len(lines), nops, lines[:3]))
+        elif not any(f[1] == "Conv+Relu" and f[3].count(", ") == 1 for f in lines):
+            fails.append("--profile-out: no Conv+Relu function of two nodes: %r" % lines)
+        sp = subprocess.run([a.compiler, model, "-o", os.path.join(a.work, "split"), "--split", "auto", "--cpu-profile", tsv,
+                             "--emit", "c"], capture_output=True, text=True)
+        if sp.returncode != 0 or "measured for %d CPU" % nops not in sp.stdout:
+            fails.append("--split --cpu-profile: exit %d, %s%s" % (sp.returncode, sp.stdout, sp.stderr))
 
     plain = os.path.join(a.work, "plain")
     subprocess.run([a.compiler, model, "-o", plain, "--quiet"] + flags, check=True)

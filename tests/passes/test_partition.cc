@@ -4,6 +4,8 @@
 // the whole graph's outputs.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "pass_test_util.h"
 #include "passes/partition.h"
 
@@ -32,8 +34,8 @@ SplitCosts table() {
                                                                {"relu_b", {1, 50}},   {"pool", {1, 20}},   {"flat", {1, 1}},
                                                                {"fc", {2, 100}}};
   for (auto& [name, t] : us) {
-    c.gpu_measured[name] = t.first * 1e-6;
-    c.cpu_measured[name] = t.second * 1e-6;
+    c.gpu_measured.push_back({{name}, t.first * 1e-6});
+    c.cpu_measured.push_back({{name}, t.second * 1e-6});
   }
   c.cpu_workers = 4;
   c.link_seconds = 0;
@@ -133,6 +135,43 @@ TEST(Partition, ResidualCutCrossedByTwoTensors) {
   EXPECT_EQ(p.chosen.tensors[0]->name, a->name);  // in the order they are computed
   EXPECT_EQ(p.chosen.tensors[1]->name, c->name);
   EXPECT_DOUBLE_EQ(p.chosen.bytes, 2.0 * 4 * 8 * 8 * 4);
+}
+
+// A measured function's time goes to its nodes in proportion to their predicted CPU times.
+TEST(Partition, MeasuredTimesReplaceThePredictions) {
+  auto g = chain();
+  SplitCosts c;
+  c.cpu_measured.push_back({{"conv_a", "relu_a", "not_in_graph"}, 1.0});
+  SplitPlan predicted = plan_split(*g, target(), SplitCosts{}, "after=relu_a");
+  SplitPlan p = plan_split(*g, target(), c, "after=relu_a");
+  const SplitCut& at_relu = p.candidates[1];
+  ASSERT_EQ(at_relu.after, "relu_a");
+  EXPECT_NEAR(p.cpu_seconds - at_relu.C, 1.0, 1e-12);  // the head's CPU time is the measured second
+  EXPECT_NEAR(at_relu.C, predicted.candidates[1].C, 1e-12);  // the tail's stays predicted
+  const double conv_share = p.cpu_seconds - p.candidates[0].C;
+  EXPECT_GT(conv_share, 0.5);  // the conv has far more work than the relu
+  EXPECT_LT(conv_share, 1.0);
+}
+
+TEST(Partition, ReadsTheProfileTheBinaryWrites) {
+  const std::string path = ::testing::TempDir() + "/partition_profile.tsv";
+  {
+    std::ofstream f(path);
+    f << "# onnxc per-op profile of model m: 10 runs, 1 thread\n# seconds per run\tops\tkernel\tnodes\n"
+      << "0.00125\tConv+Relu\tConv NCHW16c\tconv_a, relu_a\n2.5e-05\tGemm\tGemm\tfc\n";
+  }
+  auto ops = read_op_profile(path);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].nodes, (std::vector<std::string>{"conv_a", "relu_a"}));
+  EXPECT_DOUBLE_EQ(ops[0].seconds, 0.00125);
+  EXPECT_EQ(ops[1].nodes, std::vector<std::string>{"fc"});
+  std::ofstream(path) << "0.1\tConv\tconv_a\n";  // a field missing
+  EXPECT_THROW(read_op_profile(path), CompileError);
+  std::ofstream(path) << "fast\tConv\tk\tconv_a\n";
+  EXPECT_THROW(read_op_profile(path), CompileError);
+  std::ofstream(path) << "# nothing\n";
+  EXPECT_THROW(read_op_profile(path), CompileError);
+  EXPECT_THROW(read_op_profile(path + ".missing"), CompileError);
 }
 
 // The head's outputs fed to the tail give the whole graph's outputs, at every cut, and both
