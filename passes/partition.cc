@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -49,42 +48,6 @@ void set_gpu_preset(SplitCosts& c, const std::string& gpu) {
     throw CompileError(CompileError::Kind::Io, "--gpu '" + gpu + "' is not one of h100, h200 (or give --gpu-tflops and --gpu-bandwidth)");
   }
   c.gpu = gpu;
-}
-
-std::vector<MeasuredOp> read_op_profile(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw CompileError(CompileError::Kind::Io, "cannot read the profile '" + path + "'");
-  std::vector<MeasuredOp> ops;
-  std::string line;
-  for (size_t no = 1; std::getline(f, line); ++no) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> fields;
-    for (size_t a = 0;;) {
-      size_t b = line.find('\t', a);
-      fields.push_back(line.substr(a, b == std::string::npos ? std::string::npos : b - a));
-      if (b == std::string::npos) break;
-      a = b + 1;
-    }
-    MeasuredOp op;
-    size_t used = 0;
-    try {
-      op.seconds = std::stod(fields[0], &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (fields.size() != 4 || used == 0 || used != fields[0].size() || !(op.seconds >= 0) || !std::isfinite(op.seconds))
-      throw CompileError(CompileError::Kind::Io, fmt::format("profile '{}' line {}: expected 'seconds TAB ops TAB kernel TAB nodes' "
-                                                             "(as NAME --profile-out writes), got '{}'", path, no, line.substr(0, 200)));
-    for (size_t a = 0;;) {
-      size_t b = fields[3].find(", ", a);
-      op.nodes.push_back(fields[3].substr(a, b == std::string::npos ? std::string::npos : b - a));
-      if (b == std::string::npos) break;
-      a = b + 2;
-    }
-    ops.push_back(std::move(op));
-  }
-  if (ops.empty()) throw CompileError(CompileError::Kind::Io, "the profile '" + path + "' has no lines (NAME --profile-out FILE writes one)");
-  return ops;
 }
 
 SplitPlan plan_split(const Graph& g, const Target& t, const SplitCosts& costs, const std::string& spec) {

@@ -35,16 +35,11 @@
 
 #include "codegen/target.h"
 #include "ir/graph.h"
+#include "passes/schedule.h"
 
 namespace onnxc {
 
 constexpr size_t kMaxCutTensors = 4;
-
-// One measured function: the ONNX nodes it computes and its seconds per run.
-struct MeasuredOp {
-  std::vector<std::string> nodes;
-  double seconds = 0;
-};
 
 struct SplitCosts {
   std::string gpu = "h100";
@@ -58,9 +53,6 @@ struct SplitCosts {
   std::vector<MeasuredOp> cpu_measured, gpu_measured;
 };
 
-// Reads a per-op profile (NAME --profile-out FILE: '#' comments, then lines "seconds per run
-// TAB ops TAB kernel TAB node, node, ..."). Throws CompileError(Io) naming the file and line.
-std::vector<MeasuredOp> read_op_profile(const std::string& path);
 
 // The GPU presets of --gpu: "h100", "h200". Throws CompileError(Io) for another name.
 void set_gpu_preset(SplitCosts& c, const std::string& gpu);

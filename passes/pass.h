@@ -20,6 +20,7 @@
 namespace onnxc {
 
 class Backend;
+struct MeasuredOp;
 
 struct PassOptions {
   // The backend the graph is compiled for (codegen/backend.h): the layout pass asks it which
@@ -36,6 +37,8 @@ struct PassOptions {
   // schedule predicts a gain). --threads: the threads planned for (0 = the target's).
   std::string parallel = "auto";
   int threads = 0;
+  // --profile-data: measured one-thread times of the functions (passes/schedule.h), or null.
+  const std::vector<MeasuredOp>* measured = nullptr;
   // Called after each pass that ran, with its name and whether it changed the graph.
   std::function<void(const std::string& pass, bool changed, const Graph& g)> after_pass;
 };

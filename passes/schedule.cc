@@ -2,6 +2,8 @@
 #include "passes/schedule.h"
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <map>
 #include <queue>
 #include <set>
@@ -54,9 +56,49 @@ double task_seconds(const MacroTask& t, int k, const Target& target) {
   return kCallSeconds + body / pieces + (pieces > 1 ? kForkJoinSeconds : 0.0);
 }
 
-TaskGraph build_task_graph(const Graph& g, const Target& target) {
+std::vector<MeasuredOp> read_op_profile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw CompileError(CompileError::Kind::Io, "cannot read the profile '" + path + "'");
+  std::vector<MeasuredOp> ops;
+  std::string line;
+  for (size_t no = 1; std::getline(f, line); ++no) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields;
+    for (size_t a = 0;;) {
+      size_t b = line.find('\t', a);
+      fields.push_back(line.substr(a, b == std::string::npos ? std::string::npos : b - a));
+      if (b == std::string::npos) break;
+      a = b + 1;
+    }
+    MeasuredOp op;
+    size_t used = 0;
+    try {
+      op.seconds = std::stod(fields[0], &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (fields.size() != 4 || used == 0 || used != fields[0].size() || !(op.seconds >= 0) || !std::isfinite(op.seconds))
+      throw CompileError(CompileError::Kind::Io, fmt::format("profile '{}' line {}: expected 'seconds TAB ops TAB kernel TAB nodes' "
+                                                             "(as NAME --profile-out writes), got '{}'", path, no, line.substr(0, 200)));
+    for (size_t a = 0;;) {
+      size_t b = fields[3].find(", ", a);
+      op.nodes.push_back(fields[3].substr(a, b == std::string::npos ? std::string::npos : b - a));
+      if (b == std::string::npos) break;
+      a = b + 2;
+    }
+    ops.push_back(std::move(op));
+  }
+  if (ops.empty()) throw CompileError(CompileError::Kind::Io, "the profile '" + path + "' has no lines (NAME --profile-out FILE writes one)");
+  return ops;
+}
+
+TaskGraph build_task_graph(const Graph& g, const Target& target, const std::vector<MeasuredOp>* measured) {
   TaskGraph tg;
   std::map<const Value*, int> writer;
+  std::map<std::string, std::vector<size_t>> op_of;  // ONNX node name -> measured functions
+  if (measured)
+    for (size_t k = 0; k < measured->size(); ++k)
+      for (const std::string& name : (*measured)[k].nodes) op_of[name].push_back(k);
   for (const auto& np : g.nodes) {
     const Node& n = *np;
     if (n.folded()) continue;
@@ -67,6 +109,21 @@ TaskGraph build_task_graph(const Graph& g, const Target& target) {
     t.flops = c.flops;
     t.bytes = c.bytes;
     t.seconds = core_seconds(c, target);
+    if (measured) {
+      std::set<size_t> ops;
+      auto match = [&](const Node& x) {
+        for (const std::string& name : x.origin.empty() ? std::vector<std::string>{x.name} : x.origin)
+          if (auto it = op_of.find(name); it != op_of.end()) ops.insert(it->second.begin(), it->second.end());
+      };
+      match(n);
+      for (const auto& e : n.epilogue) match(*e);
+      if (!ops.empty()) {
+        t.seconds = 0;
+        for (size_t k : ops) t.seconds += (*measured)[k].seconds;
+        t.measured = true;
+        ++tg.measured_tasks;
+      }
+    }
     std::set<int> preds;
     auto read = [&](const Value* v) {
       if (!v) return;
@@ -262,7 +319,7 @@ bool schedule_regions(Graph& g, const PassOptions& o) {
   Target t = o.backend->target();
   const int threads = o.threads > 0 ? o.threads : t.threads;
   t.threads = threads;
-  std::vector<Graph::TaskRegion> regions = plan_task_regions(g, build_task_graph(g, t), threads, o.parallel, t);
+  std::vector<Graph::TaskRegion> regions = plan_task_regions(g, build_task_graph(g, t, o.measured), threads, o.parallel, t);
   const bool changed = !regions.empty() || !g.task_regions.empty();
   g.task_regions = std::move(regions);
   return changed;
@@ -271,8 +328,10 @@ bool schedule_regions(Graph& g, const PassOptions& o) {
 std::string describe_schedule(const TaskGraph& tg, int threads, const Target& target) {
   std::string out = fmt::format(
       "macro tasks: {} (fused groups and plain nodes; folded constants are not tasks), {} at one thread "
-      "(predicted: {:.0f} GFLOP/s and {:.0f} GB/s per core)\n",
-      tg.tasks.size(), ms(tg.total_seconds), core_peak(target) / 1e9, kBytesPerSecond / 1e9);
+      "({}predicted: {:.0f} GFLOP/s and {:.0f} GB/s per core)\n",
+      tg.tasks.size(), ms(tg.total_seconds),
+      tg.measured_tasks ? fmt::format("measured for {} tasks by --profile-data, else ", tg.measured_tasks) : std::string(),
+      core_peak(target) / 1e9, kBytesPerSecond / 1e9);
   out += fmt::format("critical path: {} tasks, {} at one thread:", tg.critical_path.size(), ms(tg.critical_seconds));
   for (size_t k = 0; k < tg.critical_path.size(); ++k) out += (k ? " -> t" : " t") + std::to_string(tg.critical_path[k]);
   out += "\npredicted speed-up of the list schedule (the generated code runs the fork-join regions below):";

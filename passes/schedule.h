@@ -11,7 +11,8 @@
 // FMA × 2 vector pipes × 2.5 GHz, at the 70% the conv kernels reach; 12 GB/s per core; 1 µs
 // per call). On k threads a task splits its loops as the C backend does: only when its work
 // passes Target::parallel, and into at most work / Target::parallel_min_work pieces, plus a
-// fork/join of 2 µs. These are predictions for ordering and grouping, not measurements.
+// fork/join of 2 µs. These are predictions for ordering and grouping, not measurements;
+// compile-model --profile-data FILE replaces them with a one-thread profile's times.
 //
 // Schedule (HLFET list scheduling, critical path first): for T threads and each split into G
 // groups of T / G threads (G a power of two), tasks in order of their upward rank (their time
@@ -44,10 +45,21 @@
 
 namespace onnxc {
 
+// One measured function: the ONNX nodes it computes and its seconds per run.
+struct MeasuredOp {
+  std::vector<std::string> nodes;
+  double seconds = 0;
+};
+
+// Reads a per-op profile (NAME --profile-out FILE: '#' comments, then lines "seconds per run
+// TAB ops TAB kernel TAB node, node, ..."). Throws CompileError(Io) naming the file and line.
+std::vector<MeasuredOp> read_op_profile(const std::string& path);
+
 struct MacroTask {
   const Node* node = nullptr;
   double flops = 0, bytes = 0;
   double seconds = 0;             // on one thread
+  bool measured = false;          // seconds from a profile, not predicted
   std::vector<int> preds, succs;  // task indices, ascending
 };
 
@@ -56,6 +68,7 @@ struct TaskGraph {
   std::vector<int> critical_path;  // task indices, first to last
   double critical_seconds = 0;     // its length at one thread
   double total_seconds = 0;        // every task at one thread, one after another
+  size_t measured_tasks = 0;       // tasks whose time comes from a profile
 };
 
 // Time of work costing c on one thread of `target` (see the file comment): the call overhead
@@ -64,7 +77,10 @@ double core_seconds(const NodeCost& c, const Target& target);
 // Time of task t on a group of k threads (see the file comment).
 double task_seconds(const MacroTask& t, int k, const Target& target);
 
-TaskGraph build_task_graph(const Graph& g, const Target& target);
+// With `measured` (compile-model --profile-data: the per-op profile of a one-thread run), a
+// task whose ONNX nodes a measured function computes takes that function's time (the sum,
+// when its nodes are spread over several) instead of the prediction.
+TaskGraph build_task_graph(const Graph& g, const Target& target, const std::vector<MeasuredOp>* measured = nullptr);
 
 struct TaskSchedule {
   int threads = 1;

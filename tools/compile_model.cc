@@ -57,6 +57,8 @@ struct Options {
   std::string run_with;  // --run-with CMD: --verify runs the binary as `CMD BINARY ...` (an emulator)
   // --split SPEC (passes/partition.h): compile a head and a tail, NAME_head and NAME_tail.
   std::string split, gpu = "h100", cpu_profile, gpu_profile;
+  std::string profile_data;  // --profile-data FILE: measured task times for the schedule
+  std::vector<MeasuredOp> measured;
   double gpu_tflops = 0, gpu_bandwidth = 0, link_bandwidth = 25, latency_budget_ms = 10;
   int cpu_workers = 0;
 };
@@ -263,6 +265,7 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
   po.parallel = o.parallel;
   po.threads = target.threads;
+  po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
   po.print_after.insert(o.print_after.begin(), o.print_after.end());
 #ifndef NDEBUG
@@ -301,7 +304,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
                     g.task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel));
   }
   if (o.dump_ir) {
-    const TaskGraph tg = build_task_graph(g, target);
+    const TaskGraph tg = build_task_graph(g, target, po.measured);
     fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target),
                describe_regions(g, tg, target.threads, target));
   }
@@ -394,6 +397,7 @@ int compile(Options& o) {
       throw CompileError(CompileError::Kind::Io, "--input-shape '" + spec + "' must look like NAME=1,3,224,224");
     io.input_shapes[spec.substr(0, eq)] = parse_dims(spec, spec.substr(eq + 1));
   }
+  if (!o.profile_data.empty()) o.measured = read_op_profile(o.profile_data);
   if (o.name.empty()) o.name = fs::path(o.model).stem().string();
   o.name = c_identifier(o.name);
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
@@ -458,6 +462,10 @@ int main(int argc, char** argv) {
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
                  "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")
       ->check(CLI::Range(1, 4096));
+  app.add_option("--profile-data", o.profile_data,
+                 "measured task times for the schedule (--parallel, --dump-ir): the model compiled with --profile and run on "
+                 "one thread as `NAME --threads 1 --profile-out FILE` (with the same flags, so that its functions are the tasks)")
+      ->type_name("FILE");
   app.add_option("--layout", o.layout, "activation layout: nchwc (blocked channels, the default) or nchw (plain, for ablations)")
       ->check(CLI::IsMember({"nchwc", "nchw"}))->capture_default_str();
   app.add_option("--channel-block", o.channel_block,

@@ -66,6 +66,30 @@ TEST(Schedule, ChainOfSmallTasksGainsNothing) {
   }
 }
 
+// --profile-data: a task whose ONNX nodes a measured function computes takes its time; the
+// critical path follows the measured times.
+TEST(Schedule, MeasuredTimesReplaceThePredictions) {
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 16, 8, 8});
+  Value* a = gb.node("Relu", {x}, {}, "a");
+  Value* b = gb.node("Relu", {x}, {}, "b");
+  gb.output(gb.node("Add", {a, b}, {}, "sum"));
+  const Target t = target16();
+  const TaskGraph predicted = build_task_graph(*gb.g, t);
+  EXPECT_EQ(predicted.measured_tasks, 0u);
+  std::vector<MeasuredOp> measured = {{{"b"}, 0.5}, {{"sum", "elsewhere"}, 0.25}};
+  const TaskGraph tg = build_task_graph(*gb.g, t, &measured);
+  ASSERT_EQ(tg.tasks.size(), 3u);
+  EXPECT_EQ(tg.measured_tasks, 2u);
+  EXPECT_DOUBLE_EQ(tg.tasks[0].seconds, predicted.tasks[0].seconds);
+  EXPECT_FALSE(tg.tasks[0].measured);
+  EXPECT_DOUBLE_EQ(tg.tasks[1].seconds, 0.5);
+  EXPECT_TRUE(tg.tasks[1].measured);
+  EXPECT_DOUBLE_EQ(tg.tasks[2].seconds, 0.25);
+  EXPECT_EQ(tg.critical_path, (std::vector<int>{1, 2}));
+  EXPECT_NEAR(tg.critical_seconds, 0.75, 1e-12);
+}
+
 // x → 4 branches of 3 small Relus → Sum: tasks too small to split, so the branches go to
 // separate groups and 4 threads run them side by side.
 TEST(Schedule, IndependentBranchesRunSideBySide) {
