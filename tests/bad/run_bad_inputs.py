@@ -360,6 +360,42 @@ def _(d):
     return save(m, os.path.join(d, "arena_cap.onnx")), ["--max-memory", "4K"]
 
 
+def split_chain_model():
+    """x -> conv_a -> relu_a -> conv_b -> y: cuts after conv_a and relu_a."""
+    w = numpy_helper.from_array(np.ones((3, 3, 1, 1), np.float32), "w")
+    ns = [helper.make_node("Conv", ["x", "w"], ["a"], name="conv_a"), helper.make_node("Relu", ["a"], ["r"], name="relu_a"),
+          helper.make_node("Conv", ["r", "w"], ["y"], name="conv_b")]
+    return model(ns, [vi("x", [1, 3, 8, 8])], [vi("y", None)], [w])
+
+
+@case("--split after a node the model does not have", USAGE, "--split", "after=conv_z", "no node 'conv_z'")
+def _(d):
+    return save(split_chain_model(), os.path.join(d, "split_node.onnx")), ["--split", "after=conv_z"]
+
+
+@case("--split after the last node", UNSUPPORTED, "--split", "node 'conv_b' (Conv", "cannot end the head")
+def _(d):
+    return save(split_chain_model(), os.path.join(d, "split_last.onnx")), ["--split", "after=conv_b"]
+
+
+@case("--split that is no spec", USAGE, "--split", "'half'", "auto, after=NODE or gpu-share=F")
+def _(d):
+    return save(split_chain_model(), os.path.join(d, "split_spec.onnx")), ["--split", "half"]
+
+
+@case("--split of a model with no cut", UNSUPPORTED, "--split", "no place to cut")
+def _(d):
+    return save(relu_model(), os.path.join(d, "split_none.onnx")), ["--split", "auto"]
+
+
+@case("--cpu-profile that is not a profile", USAGE, "profile", "line 1", "seconds TAB ops")
+def _(d):
+    prof = os.path.join(d, "not_a_profile.txt")
+    with open(prof, "w") as f:
+        f.write("conv_a took 3 ms\n")
+    return save(split_chain_model(), os.path.join(d, "split_prof.onnx")), ["--split", "auto", "--cpu-profile", prof]
+
+
 @case("--max-memory that is not a size", USAGE, "--max-memory '12X'", "not a size")
 def _(d):
     return save(relu_model(), os.path.join(d, "bad_size.onnx")), ["--max-memory", "12X"]
