@@ -1,13 +1,15 @@
 // tools/compile_model.cc — the compile-model driver: parse flags, import the ONNX model,
 // run the pass pipeline (passes/pipeline.cc), emit C, and build it with the system C
-// compiler. --verify evaluates the imported graph before any pass, so it checks the
+// compiler; with --device cuda, emit CUDA (codegen/cuda/, plain NCHW) and build it with
+// nvcc (build_cuda). --verify evaluates the imported graph before any pass, so it checks the
 // passes and the generated code together. Thin by design: the work is in
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
-// does not support, or over a limit (--max-memory); 4 internal compiler error (emitted C
-// that does not compile with the target's compiler and flags included: the node is named);
-// 5 the C compiler failed (not found, or the user's --cc/--cflags); 6 --verify found outputs outside tolerance.
+// does not support (for --device cuda: an op the CUDA backend does not run), or over a limit
+// (--max-memory); 4 internal compiler error (emitted C or CUDA that does not compile with the
+// target's compiler and flags included: for C the node is named);
+// 5 the C compiler or nvcc failed (not found, or the user's --cc/--cflags); 6 --verify found outputs outside tolerance.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +57,7 @@ struct Options {
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;
   std::string run_with;  // --run-with CMD: --verify runs the binary as `CMD BINARY ...` (an emulator)
+  std::string device = "cpu", gpu_arch = "sm_90", nvcc;  // --device cpu|cuda, --gpu-arch, --nvcc PATH
 };
 
 class Timer {
@@ -172,6 +176,36 @@ int build(const Options& o, const Target& t, double* seconds, std::string* outpu
   return rc;
 }
 
+// --device cuda: builds OUTDIR/NAME.cu with nvcc (--nvcc PATH, else $ONNXC_NVCC, else
+// /usr/local/cuda/bin/nvcc) for --gpu-arch: -O3, host code with -fPIC -Wall -Wextra. The
+// executable links the generic driver onnxc_main.c (nvcc hands it to the host C compiler).
+// Returns nvcc's exit status; -1 when nvcc is not there.
+int build_cuda(const Options& o, double* seconds, std::string* output, std::string* nvcc_used) {
+  Timer tm;
+  std::string nvcc = o.nvcc;
+  if (nvcc.empty()) {
+    const char* env = std::getenv("ONNXC_NVCC");
+    nvcc = env && *env ? env : "/usr/local/cuda/bin/nvcc";
+  }
+  *nvcc_used = nvcc;
+  if (nvcc.find('/') != std::string::npos ? access(nvcc.c_str(), X_OK) != 0 : run_command("command -v " + quote(nvcc), output) != 0) {
+    *seconds = tm.seconds();
+    return -1;
+  }
+  output->clear();
+  const std::string dir = quote(o.outdir) + "/";
+  std::string cmd = fmt::format("{} -arch={} -O3 -Xcompiler -fPIC,-Wall,-Wextra -I{}", quote(nvcc), o.gpu_arch, quote(o.outdir));
+  if (o.emit == "so")
+    cmd += fmt::format(" -shared -o {}lib{}.so {}{}.cu", dir, o.name, dir, o.name);
+  else
+    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.cu {}onnxc_main.c", dir, o.name, dir, o.name, dir);
+  if (!o.quiet) fmt::print("nvcc: {}\n", cmd);
+  int rc = run_command(cmd, output);
+  *seconds = tm.seconds();
+  if (rc != 0 || (!o.quiet && !output->empty())) std::cerr << *output;
+  return rc;
+}
+
 // --verify: random inputs and the reference evaluator's outputs on the imported graph.
 struct VerifyData {
   std::vector<std::string> input_names, output_names;
@@ -249,7 +283,8 @@ int compile(Options& o) {
   if (!o.cc.empty()) target.cc = o.cc;
   if (!o.cflags.empty()) target.cflags = o.cflags;
   if (o.threads > 0) target.threads = o.threads;
-  const std::unique_ptr<Backend> backend = make_c_backend(target);
+  const bool cuda = o.device == "cuda";
+  const std::unique_ptr<Backend> backend = cuda ? make_cuda_backend(target) : make_c_backend(target);
   ImportOptions io;
   io.max_memory = parse_size(o.max_memory);
   for (auto& spec : o.input_shapes) {
@@ -269,15 +304,15 @@ int compile(Options& o) {
     if (v->constant && !v->producer) params += static_cast<size_t>(v->constant->numel());
   say(fmt::format("import: {} nodes, {} inputs, {} outputs, {:.2f} M parameters, opset {} ({:.2f} s)", g->nodes.size(), g->inputs.size(),
                   g->outputs.size(), params / 1e6, g->opset, t_import.seconds()));
-  say("target: " + target.describe());
+  say(cuda ? fmt::format("target: CUDA {} (plain NCHW, float32)", o.gpu_arch) : "target: " + target.describe());
   VerifyData vd;
   if (o.verify) vd = verify_prepare(o, *g);
 
   PassOptions po;
   po.backend = backend.get();
-  po.nchwc = o.layout == "nchwc";
+  po.nchwc = o.layout == "nchwc" && !cuda;  // the CUDA backend runs plain NCHW only
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
-  po.parallel = o.parallel;
+  po.parallel = cuda ? "loop" : o.parallel;  // the CUDA module runs its kernels in graph order
   po.threads = target.threads;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
   po.print_after.insert(o.print_after.begin(), o.print_after.end());
@@ -296,7 +331,7 @@ int compile(Options& o) {
   run_pipeline(*g, po);
   size_t transforms = 0;
   for (auto& n : g->nodes) transforms += n->op_type == "onnxc.layout_transform";
-  say(fmt::format("passes: {} → {} nodes, layout {}{} ({:.2f} s)", nodes_before, g->nodes.size(), o.layout,
+  say(fmt::format("passes: {} → {} nodes, layout {}{} ({:.2f} s)", nodes_before, g->nodes.size(), po.nchwc ? o.layout : "nchw",
                   po.nchwc ? fmt::format(" with {}-channel blocks, {} layout transform{}", po.channel_block, transforms,
                                          transforms == 1 ? "" : "s")
                            : "",
@@ -320,10 +355,30 @@ int compile(Options& o) {
   co.profile = o.profile;
   CodegenResult r = backend->write_module(*g, co);
   std::string plan = g->arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g->arena_tensor_bytes / 1e6) : "";
-  say(fmt::format("codegen: {} functions{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", r.functions,
+  say(fmt::format("codegen: {} {}{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.{} ({:.2f} s)", r.functions, cuda ? "kernels" : "functions",
                   r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
-                  r.arena_bytes / 1e6, plan, o.outdir, o.name, t_gen.seconds()));
+                  r.arena_bytes / 1e6, plan, o.outdir, o.name, cuda ? "cu" : "c", t_gen.seconds()));
   if (o.emit == "c") return kOk;
+  if (cuda) {
+    double nv_s = 0;
+    std::string nv_out, nvcc;
+    int rc = build_cuda(o, &nv_s, &nv_out, &nvcc);
+    if (rc == -1) {
+      fmt::print(stderr, "compile-model: error: nvcc '{}' not found (install the CUDA toolkit, or give --nvcc PATH or $ONNXC_NVCC; "
+                 "--emit c writes the sources only)\n", nvcc);
+      return kCcFailed;
+    }
+    if (rc != 0) {
+      // Errors in the generated file are the compiler's fault; others (a broken toolkit) are not.
+      const bool ours = nv_out.find(o.name + ".cu(") != std::string::npos;
+      fmt::print(stderr, "compile-model: {}: nvcc failed (exit {}) on {}/{}.cu{}\n", ours ? "internal error" : "error", rc, o.outdir, o.name,
+                 ours ? fmt::format("; please report it with the model {}", o.model) : "");
+      return ours ? kInternal : kCcFailed;
+    }
+    say(fmt::format("nvcc: built {}/{} ({:.2f} s)", o.outdir, o.emit == "so" ? "lib" + o.name + ".so" : o.name, nv_s));
+    if (o.verify) return verify(o, *g, vd);
+    return kOk;
+  }
   double cc_s = 0;
   std::string cc_out;
   int rc = build(o, target, &cc_s, &cc_out);
@@ -353,13 +408,15 @@ int compile(Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "compile-model — compile an ONNX model to C, and build it into an inference executable or library.\n\n"
+      "compile-model — compile an ONNX model to C (or CUDA), and build it into an inference executable or library.\n\n"
       "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
-      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n\n"
+      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n"
+      "--device cuda writes OUTDIR/NAME.cu instead of NAME.c (plain NCHW float32 kernels, the same C API in NAME.h)\n"
+      "and builds it with nvcc for --gpu-arch.\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error (emitted C that does not compile included),\n"
-      "5 C compiler failed, 6 --verify mismatch.",
+      "5 C compiler or nvcc failed (or not found), 6 --verify mismatch.",
       "compile-model"};
   app.add_option("model", o.model, "ONNX model file (.onnx)");
   app.add_option("-o,--output-dir", o.outdir, "folder for the generated files (created if missing)");
@@ -368,6 +425,13 @@ int main(int argc, char** argv) {
                  "what to produce: c (sources only), so (shared library), exe (executable), python (shared library and "
                  "NAME.py, a ctypes + numpy wrapper)")
       ->check(CLI::IsMember({"c", "so", "exe", "python"}))->capture_default_str();
+  app.add_option("--device", o.device,
+                 "what the model runs on: cpu (C, the default) or cuda (CUDA C++ for one NVIDIA GPU, plain NCHW float32; "
+                 "an op the CUDA backend does not run is exit 3; --emit c, so or exe)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--gpu-arch", o.gpu_arch, "--device cuda: the GPU architecture nvcc builds for (-arch)")->capture_default_str();
+  app.add_option("--nvcc", o.nvcc, "--device cuda: the nvcc to build with (default: $ONNXC_NVCC, else /usr/local/cuda/bin/nvcc)")
+      ->type_name("PATH");
   app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
   app.add_option("--cflags", o.cflags, "C compiler flags, replacing the target's (host: \"-O3 -march=native -ffp-contract=fast\", plus -mprefer-vector-width=512 on AVX-512; keep -ffp-contract=fast with gcc or the multiply-adds are not fused)");
   app.add_option("--driver-object", o.driver_object,
@@ -449,6 +513,10 @@ int main(int argc, char** argv) {
       }
   if (!o.run_with.empty() && !o.verify) {
     fmt::print(stderr, "compile-model: error: --run-with is for --verify\n");
+    return kUsage;
+  }
+  if (o.device == "cuda" && (o.emit == "python" || o.profile)) {
+    fmt::print(stderr, "compile-model: error: --device cuda does not support {}\n", o.profile ? "--profile" : "--emit python");
     return kUsage;
   }
   if (o.verify && o.emit != "exe") {
