@@ -439,8 +439,7 @@ struct CudaModule {
     for (const Value* v : arena)
       s += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
                        comment_safe(v->name), v->type_str());
-    for (const Value* v : io) s += fmt::format("  (void){};\n", name.at(v));
-    for (const auto* list : {&weights, &arena})  // a value only a node with empty outputs reads
+    for (const auto* list : {&io, &weights, &arena})  // a buffer no kernel reads or writes
       for (const Value* v : *list)
         if (launches.find(name.at(v) + ",") == std::string::npos && launches.find(name.at(v) + ")") == std::string::npos)
           s += fmt::format("  (void){};\n", name.at(v));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CUDA backend op tests without a GPU: small one- or two-node models covering the CUDA
-kernels' variants that the zoo CNNs do not reach (batched and broadcast MatMul, Gemm's
-transposes and C, Softmax on a middle axis, LRN, Transpose, cropping Pad, Concat on other
+kernels' variants that the zoo CNNs do not reach (batched and broadcast MatMul, tiled and
+dot-product, Gemm's transposes and C, Softmax on a middle axis, LRN, Transpose, cropping Pad, Concat on other
 axes, pools with padding, ceil_mode and dilations, 1-D/3-D, grouped and dilated Conv, fused
 activations, broadcasting elementwise ops, runtime Clip bounds...). Each model is compiled
 twice by compile-model: to C (the reference: the C backend, itself checked against ONNX's
@@ -54,7 +54,12 @@ def case(fn):
 
 
 @case
-def matmul_batched_broadcast():
+def matmul_batched_broadcast_tiled():
+    return model([node("MatMul", ["a", "b"])], [("a", [3, 1, 20, 21]), ("b", [2, 21, 19])], [3, 2, 20, 19])
+
+
+@case
+def matmul_batched_broadcast_dot():
     return model([node("MatMul", ["a", "b"])], [("a", [3, 1, 4, 21]), ("b", [2, 21, 19])], [3, 2, 4, 19])
 
 
@@ -78,6 +83,12 @@ def gemm_transposes_and_c():
 def gemm_relu_column_c():
     return model([node("Gemm", ["a", "w", "c"], out="g"), node("Relu", ["g"])], [("a", [3, 40])], [3, 18],
                  [const("w", [40, 18]), const("c", [3, 1])])
+
+
+@case
+def gemm_transb_vector_silu():
+    return model([node("Gemm", ["a", "w", "c"], out="g", transB=1), node("Sigmoid", ["g"], out="s"), node("Mul", ["g", "s"])],
+                 [("a", [1, 40])], [1, 18], [const("w", [18, 40]), const("c", [18])])
 
 
 @case

@@ -1,8 +1,10 @@
-// codegen/cuda/kernels/gemm.cc — Gemm and MatMul in CUDA: the classic shared-memory tiled
-// product. A block of 16 x 16 threads computes a 16 x 16 tile of Y (thread (ty, tx) the element
-// (row, col)); for each 16-wide slice of K, every thread loads one element of the A tile and
-// one of the B tile into shared memory (zeros outside the matrices), the block synchronises,
-// and each thread accumulates its row of the A tile times its column of the B tile. Gemm's
+// codegen/cuda/kernels/gemm.cc — Gemm and MatMul in CUDA. Products of fewer than 8 rows
+// (per batch: the batch-1 classifier layers) run one thread per output element, a plain dot
+// product over K. The others run the classic shared-memory tiled product: a block of 16 x 16
+// threads computes a 16 x 16 tile of Y (thread (ty, tx) the element (row, col)); for each
+// 16-wide slice of K, every thread loads one element of the A tile and one of the B tile into
+// shared memory (zeros outside the matrices), the block synchronises, and each thread
+// accumulates its row of the A tile times its column of the B tile. Gemm's
 // transposes are read through the operands' indices (no copy), alpha scales the product,
 // beta * C is added with C's broadcast strides (gemm_attrs, ir/ops/gemm.h); MatMul's batch
 // is the grid's z dimension, each operand offset by its batch strides (matmul_geom). The
@@ -37,43 +39,72 @@ void tiled_product(CuEmit& e, int64_t M, int64_t N, int64_t K, int64_t batch, co
   e("}}");
 }
 
+// Products of fewer rows than this (batch-1 classifier layers) run one thread per output
+// element, a dot product over K: a 16 x 16 tile would leave most of its threads idle.
+constexpr int64_t kDotRows = 8;
+
+// One thread per element (batch bz, row, col) of Y, summing over K in `acc`.
+void dot_product(CuEmit& e, int64_t M, int64_t N, int64_t K, int64_t batch, const std::string& a_elem, const std::string& b_elem) {
+  e.flat(batch * M * N);
+  e("const int64_t col = {};", M * N * batch == N ? "i" : cu_coord("i", 1, N));
+  e("const int64_t row = {};", M == 1 ? "0" : cu_coord("i", N, M));
+  if (batch > 1) e("const int64_t bz = i / {};", M * N);
+  e("float acc = 0.0f;");
+  e("for (int64_t k = 0; k < {}; ++k) acc = fmaf({}, {}, acc);", K, a_elem, b_elem);
+}
+
 void emit_gemm(CuEmit& e) {
   const GemmAttrs& a = gemm_attrs(e.node);
-  e.variant = "tiled 16x16";
   const std::string A = e.in(0), B = e.in(1);
-  tiled_product(e, a.M, a.N, a.K, 1, a.trans_a ? fmt::format("{}[ka * {} + row]", A, a.M) : fmt::format("{}[row * {} + ka]", A, a.K),
-                a.trans_b ? fmt::format("{}[col * {} + kb]", B, a.K) : fmt::format("{}[kb * {} + col]", B, a.N));
-  e("if (row < {} && col < {}) {{", a.M, a.N);
-  e("const int64_t i = row * {} + col;", a.N);
+  auto a_at = [&](const std::string& k) { return a.trans_a ? fmt::format("{}[{} * {} + row]", A, k, a.M) : fmt::format("{}[row * {} + {}]", A, a.K, k); };
+  auto b_at = [&](const std::string& k) { return a.trans_b ? fmt::format("{}[col * {} + {}]", B, a.K, k) : fmt::format("{}[{} * {} + col]", B, k, a.N); };
+  const bool dot = a.M < kDotRows;
+  if (dot) {
+    e.variant = "dot";
+    dot_product(e, a.M, a.N, a.K, 1, a_at("k"), b_at("k"));
+  } else {
+    e.variant = "tiled 16x16";
+    tiled_product(e, a.M, a.N, a.K, 1, a_at("ka"), b_at("kb"));
+    e("if (row < {} && col < {}) {{", a.M, a.N);
+    e("const int64_t i = row * {} + col;", a.N);
+  }
   std::string v = a.alpha == 1 ? "acc" : c_float(a.alpha) + " * acc";
   if (e.has_in(2) && a.beta != 0) {
     std::string c = fmt::format("{}[row * {} + col * {}]", e.in(2), a.c_si, a.c_sj);
     v += " + " + (a.beta == 1 ? c : c_float(a.beta) + " * " + c);
   }
   e("{}", cu_epilogue(e, v, "i", e.out(0) + "[i]"));
-  e("}}");
+  if (!dot) e("}}");
 }
 
 void emit_matmul(CuEmit& e) {
   const MatMulGeom& g = matmul_geom(e.node);
-  e.variant = "tiled 16x16";
   int64_t batch = 1;
   for (int64_t b : g.batch) batch *= b;
-  // Operand offsets of batch z: its coordinates times each operand's batch strides.
+  const bool dot = g.M < kDotRows;
+  // Operand offsets of batch index z: its coordinates times each operand's batch strides.
+  const std::string z = dot ? "bz" : "(int64_t)blockIdx.z";
   std::string aoff, boff;
   int64_t stride = 1;
   for (size_t d = g.batch.size(); d-- > 0;) {
-    const std::string c = fmt::format("((int64_t)blockIdx.z / {} % {})", stride, g.batch[d]);
-    if (g.a_st[d]) aoff += fmt::format(" + {} * {}", c, g.a_st[d]);
-    if (g.b_st[d]) boff += fmt::format(" + {} * {}", c, g.b_st[d]);
+    const std::string c = "(" + cu_coord(z, stride, g.batch[d]) + ")";
+    if (g.a_st[d]) aoff += fmt::format("{} * {} + ", c, g.a_st[d]);
+    if (g.b_st[d]) boff += fmt::format("{} * {} + ", c, g.b_st[d]);
     stride *= g.batch[d];
   }
-  tiled_product(e, g.M, g.N, g.K, batch, fmt::format("{}[0{} + row * {} + ka]", e.in(0), aoff, g.K),
-                fmt::format("{}[0{} + kb * {} + col]", e.in(1), boff, g.N));
-  e("if (row < {} && col < {}) {{", g.M, g.N);
-  e("const int64_t i = (int64_t)blockIdx.z * {} + row * {} + col;", g.M * g.N, g.N);
+  auto a_at = [&](const std::string& k) { return fmt::format("{}[{}row * {} + {}]", e.in(0), aoff, g.K, k); };
+  auto b_at = [&](const std::string& k) { return fmt::format("{}[{}{} * {} + col]", e.in(1), boff, k, g.N); };
+  if (dot) {
+    e.variant = "dot";
+    dot_product(e, g.M, g.N, g.K, batch, a_at("k"), b_at("k"));
+  } else {
+    e.variant = "tiled 16x16";
+    tiled_product(e, g.M, g.N, g.K, batch, a_at("ka"), b_at("kb"));
+    e("if (row < {} && col < {}) {{", g.M, g.N);
+    e("const int64_t i = (int64_t)blockIdx.z * {} + row * {} + col;", g.M * g.N, g.N);
+  }
   e("{}", cu_epilogue(e, "acc", "i", e.out(0) + "[i]"));
-  e("}}");
+  if (!dot) e("}}");
 }
 
 }  // namespace
