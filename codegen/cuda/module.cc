@@ -11,7 +11,7 @@
 // outputs in the instance's device I/O block. NAME_run copies the inputs in, launches the
 // kernels in graph order on the instance's own stream, copies the outputs back and waits.
 // Every CUDA call is checked: a failure returns ONNXC_ERR_NOMEM (device allocation) or
-// ONNXC_ERR_STATE (any other CUDA error: no device, a failed launch...) with the call and
+// ONNXC_ERR_DEVICE (any other CUDA error: no device, a failed launch...) with the call and
 // CUDA's message in NAME_last_error(); nothing exits. The runtime (onnxc_runtime.c, C11) is
 // #included as in the C module; it compiles as C++ once _Thread_local is spelled
 // thread_local. Instances use the calling thread's current CUDA device.
@@ -269,7 +269,7 @@ struct CudaModule {
         " * instance runs one inference at a time (a second run while one is in progress returns\n"
         " * ONNXC_ERR_STATE). onnxc_options.num_threads has no effect.\n"
         " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): the C model's\n"
-        " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_STATE for any other CUDA\n"
+        " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
         " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
         " * CUDA's message. Nothing prints, aborts or exits.\n"
         " * Build: nvcc -arch=sm_90 -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu (see the Makefile).\n"
@@ -327,9 +327,9 @@ struct CudaModule {
         "#include \"onnxc_runtime.c\" /* first: it sets _POSIX_C_SOURCE; all its functions are static */\n"
         "#include \"{0}.h\"\n\n"
         "#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include <atomic>\n#include <new>\n\n"
-        "/* A failed CUDA call in entry point fn: ONNXC_ERR_NOMEM when device memory ran out, else ONNXC_ERR_STATE. */\n"
+        "/* A failed CUDA call in entry point fn: ONNXC_ERR_NOMEM when device memory ran out, else ONNXC_ERR_DEVICE. */\n"
         "static int {0}_cuda_fail(cudaError_t err, const char* fn, const char* what) {{\n"
-        "  return onnxc_fail(err == cudaErrorMemoryAllocation ? ONNXC_ERR_NOMEM : ONNXC_ERR_STATE, \"%s: %s failed: %s (%s)\", fn, what,\n"
+        "  return onnxc_fail(err == cudaErrorMemoryAllocation ? ONNXC_ERR_NOMEM : ONNXC_ERR_DEVICE, \"%s: %s failed: %s (%s)\", fn, what,\n"
         "                    cudaGetErrorName(err), cudaGetErrorString(err));\n}}\n"
         "#define {0}_CHECK(call, fn, what)                                     \\\n"
         "  do {{                                                                \\\n"
