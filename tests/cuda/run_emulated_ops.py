@@ -8,7 +8,9 @@ twice by compile-model: to C (the reference: the C backend, itself checked again
 node tests) and with --device cuda, whose .cu is built as C++ against tests/cuda/emu/
 cuda_runtime.h (a CPU stand-in for the CUDA runtime, see run_emulated.sh). Both binaries run
 on the same pseudo-random inputs (the driver's --seed) and their outputs must agree within
-1e-4 of max(1, max |reference|) (NaN where the reference has NaN).
+1e-4 of max(1, max |reference|) (NaN where the reference has NaN). Last, a C program checks
+the C API of an emulated CUDA model (API_TEST): create, create_from_memory and create_sharing,
+run and run_v, refused sizes and handles, NAME_info.
 Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
   run_emulated_ops.py --compiler build/compile-model [--only NAME]
 Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
@@ -219,6 +221,75 @@ def reshape_flatten_squeeze():
                   node("Sigmoid", ["f"])], [("x", [2, 3, 4])], [1, 24], [shape])
 
 
+# The C API of a CUDA model, emulated: instances made by create, create_from_memory and
+# create_sharing give the same outputs; wrong sizes, NULL handles, a double destroy and a
+# truncated weights file are refused with their codes and details.
+API_TEST = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "m.h"
+#define CHECK(cond) do { if (!(cond)) { printf("FAIL line %d: %s (%s)\n", __LINE__, #cond, m_last_error()); return 1; } } while (0)
+int main(void) {
+  FILE* f = fopen("m.weights", "rb");
+  CHECK(f != NULL);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char* blob = malloc((size_t)n);
+  CHECK(fread(blob, 1, (size_t)n, f) == (size_t)n);
+  fclose(f);
+  m_ctx *a = NULL, *b = NULL, *c = NULL;
+  CHECK(m_create("m.weights", NULL, &a) == ONNXC_OK);
+  CHECK(m_create_from_memory(blob, (size_t)n, NULL, &b) == ONNXC_OK);
+  free(blob);
+  CHECK(m_create_sharing(a, NULL, &c) == ONNXC_OK);
+  float x[m_INPUT0_SIZE], y[3][m_OUTPUT0_SIZE];
+  for (int i = 0; i < m_INPUT0_SIZE; ++i) x[i] = (float)((i * 37) % 11) / 5.0f - 1.0f;
+  m_ctx* inst[3] = {a, b, c};
+  for (int k = 0; k < 3; ++k) CHECK(m_run(inst[k], x, y[k]) == ONNXC_OK);
+  CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0 && memcmp(y[0], y[2], sizeof y[0]) == 0);
+  const void* ins[] = {x};
+  void* outs[] = {y[0]};
+  size_t ib[] = {sizeof x - 4}, ob[] = {sizeof y[0]};
+  CHECK(m_run_v(a, ins, ib, outs, ob) == ONNXC_ERR_SIZE && strstr(m_last_error(), "expected"));
+  CHECK(m_run(NULL, x, y[0]) == ONNXC_ERR_ARG);
+  CHECK(m_info.run_v(a, ins, (size_t[]){sizeof x}, outs, ob) == ONNXC_OK);
+  CHECK(strcmp(m_info.model_name, "m") == 0 && m_info.num_inputs == 1 && m_info.num_outputs == 1);
+  CHECK(strcmp(m_status_string(ONNXC_ERR_DEVICE), "GPU error") == 0);
+  CHECK(m_destroy(&a) == ONNXC_OK && a == NULL);
+  CHECK(m_run(c, x, y[2]) == ONNXC_OK && memcmp(y[1], y[2], sizeof y[1]) == 0); /* c still holds the shared weights */
+  CHECK(m_destroy(&a) == ONNXC_ERR_ARG && strstr(m_last_error(), "already destroyed"));
+  CHECK(m_destroy(&b) == ONNXC_OK && m_destroy(&c) == ONNXC_OK);
+  f = fopen("short.weights", "wb");
+  CHECK(f != NULL && fwrite("ONNXCWTS", 1, 8, f) == 8);
+  fclose(f);
+  CHECK(m_create("short.weights", NULL, &a) != ONNXC_OK && a == NULL && strstr(m_last_error(), "m_create"));
+  printf("api ok\n");
+  return 0;
+}
+"""
+
+
+def api_check(compiler, work):
+    d = os.path.join(work, "api")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "model.onnx")
+    m = model([node("Conv", ["x", "w", "b"], out="c", pads=[1, 1, 1, 1]), node("Relu", ["c"])], [("x", [1, 3, 5, 5])], [1, 4, 5, 5],
+              [const("w", [4, 3, 3, 3]), const("b", [4])])
+    onnx.save(m, src)
+    cu = os.path.join(d, "cu")
+    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"])
+    text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", open(os.path.join(cu, "m.cu")).read(), flags=re.M)
+    open(os.path.join(cu, "m.emu.cc"), "w").write(text)
+    open(os.path.join(cu, "api.c"), "w").write(API_TEST)
+    run(["g++", "-std=c++20", "-O1", "-I" + os.path.join(HERE, "emu"), "-I.", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
+    run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-c", "api.c", "-o", "api.o"], cwd=cu)
+    run(["g++", "-o", "api", "api.o", "m.emu.o", "-lpthread"], cwd=cu)
+    p = subprocess.run([os.path.join(cu, "api")], cwd=cu, capture_output=True, text=True, timeout=60)
+    return None if p.returncode == 0 and "api ok" in p.stdout else f"exit {p.returncode}: {p.stdout}{p.stderr}"
+
+
 def run(cmd, cwd=None):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
@@ -280,6 +351,13 @@ def main():
             else:
                 passed += 1
                 print(f"ok   {name}")
+        if not args.only or args.only == "api":
+            try:
+                problem = api_check(os.path.abspath(args.compiler), work)
+            except Exception as e:
+                problem = str(e)
+            passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
+            print(f"FAIL api: {problem}" if problem else "ok   api")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
