@@ -31,6 +31,7 @@
 #include "codegen/backend.h"
 #include "codegen/c/module.h"
 #include "codegen/c/py_module.h"
+#include "codegen/cuda/module.h"
 #include "codegen/target.h"
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
@@ -487,7 +488,7 @@ int main(int argc, char** argv) {
                  "-ffp-contract=fast -static\" --run-with \"qemu-aarch64 -cpu max,sve-max-vq=16,sve-default-vector-length=256\" "
                  "(qemu-user runs SVE at 512 bits unless sve-default-vector-length, in bytes, says otherwise)");
   app.add_option("--verify-tol", o.verify_tol, "--verify tolerance: max abs error <= TOL * max(1, max |reference|)")->capture_default_str();
-  app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit");
+  app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit (with --device cuda: those the CUDA backend runs)");
   app.add_flag("-q,--quiet", o.quiet, "print only errors");
   try {
     app.parse(argc, argv);
@@ -496,7 +497,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kUsage;
   }
   if (o.list_ops) {
-    for (auto& op : supported_ops()) fmt::print("{}\n", op);
+    for (auto& op : o.device == "cuda" ? cuda_supported_ops() : supported_ops()) fmt::print("{}\n", op);
     return kOk;
   }
   if (o.model.empty() || o.outdir.empty()) {

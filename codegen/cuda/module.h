@@ -5,6 +5,7 @@
 // files. See module.cc's opening comment.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "codegen/backend.h"
 #include "ir/graph.h"
@@ -18,6 +19,8 @@ struct CudaKernelCode {
 // The kernel of node n (codegen/cuda/backend.cc); throws Unsupported, naming the node and op,
 // for what the CUDA backend does not run.
 CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t);
+// The op types the CUDA backend has kernels for, sorted (compile-model --device cuda --list-ops).
+std::vector<std::string> cuda_supported_ops();
 // Why the CUDA backend cannot run n ("" when it can).
 std::string cuda_unsupported_reason(const Node& n);
 
