@@ -272,7 +272,7 @@ struct CudaModule {
         " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
         " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
         " * CUDA's message. Nothing prints, aborts or exits.\n"
-        " * Build: nvcc -arch=sm_90 -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu (see the Makefile).\n"
+        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu, or the Makefile (ARCH=sm_90).\n"
         " */\n"
         "#ifndef ONNXC_{2}_H\n#define ONNXC_{2}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
         "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
