@@ -1,7 +1,7 @@
 // codegen/backend.h — what a code-generation backend answers and does. The passes ask it
 // questions (which layouts a node can run in, which outputs may overwrite an input) and the
 // driver has it write the module. Backends: codegen/c/ (C11 + OpenMP, the default), and
-// codegen/cuda/ (to come: CUDA for the GPU part of split models).
+// codegen/cuda/ (CUDA for NVIDIA GPUs: plain NCHW float32, compile-model --device cuda).
 //
 // A backend owns its Target (codegen/target.h) and hands it to every kernel. How a backend
 // runs an op lives with the backend, one kernel family per file (codegen/c/kernels/); what
@@ -75,5 +75,7 @@ class Backend {
 
 // The C backend (codegen/c/backend.cc).
 std::unique_ptr<Backend> make_c_backend(const Target& t);
+// The CUDA backend (codegen/cuda/backend.cc).
+std::unique_ptr<Backend> make_cuda_backend(const Target& t);
 
 }  // namespace onnxc

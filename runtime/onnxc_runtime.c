@@ -56,6 +56,7 @@ const char* onnxc_status_string(int code) {
     case ONNXC_ERR_STATE: return "invalid state (instance already running?)";
     case ONNXC_ERR_DTYPE: return "data type mismatch";
     case ONNXC_ERR_SHAPE: return "shape mismatch";
+    case ONNXC_ERR_DEVICE: return "GPU error";
     default: return "unknown error";
   }
 }

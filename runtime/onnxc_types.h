@@ -24,7 +24,8 @@ typedef enum {
   ONNXC_ERR_ARG = 7,
   ONNXC_ERR_STATE = 8,
   ONNXC_ERR_DTYPE = 9,
-  ONNXC_ERR_SHAPE = 10
+  ONNXC_ERR_SHAPE = 10,
+  ONNXC_ERR_DEVICE = 11 /* a CUDA call failed (models compiled with --device cuda): no device, a failed launch... */
 } onnxc_status;
 
 /* dtype codes are ONNX TensorProto.DataType codes */

@@ -1,13 +1,15 @@
 // tools/compile_model.cc — the compile-model driver: parse flags, import the ONNX model,
 // run the pass pipeline (passes/pipeline.cc), emit C, and build it with the system C
-// compiler. --verify evaluates the imported graph before any pass, so it checks the
+// compiler; with --device cuda, emit CUDA (codegen/cuda/, plain NCHW) and build it with
+// nvcc (build_cuda). --verify evaluates the imported graph before any pass, so it checks the
 // passes and the generated code together. Thin by design: the work is in
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
-// does not support, or over a limit (--max-memory); 4 internal compiler error (emitted C
-// that does not compile with the target's compiler and flags included: the node is named);
-// 5 the C compiler failed (not found, or the user's --cc/--cflags); 6 --verify found outputs outside tolerance.
+// does not support (for --device cuda: an op the CUDA backend does not run), or over a limit
+// (--max-memory); 4 internal compiler error (emitted C or CUDA that does not compile with the
+// target's compiler and flags included: for C the node is named);
+// 5 the C compiler or nvcc failed (not found, or the user's --cc/--cflags); 6 --verify found outputs outside tolerance.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +31,7 @@
 #include "codegen/backend.h"
 #include "codegen/c/module.h"
 #include "codegen/c/py_module.h"
+#include "codegen/cuda/module.h"
 #include "codegen/target.h"
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
@@ -61,6 +65,7 @@ struct Options {
   std::vector<MeasuredOp> measured;
   double gpu_tflops = 0, gpu_bandwidth = 0, link_bandwidth = 25, latency_budget_ms = 10;
   int cpu_workers = 0;
+  std::string device = "cpu", gpu_arch = "sm_90", nvcc;  // --device cpu|cuda, --gpu-arch, --nvcc PATH
 };
 
 class Timer {
@@ -179,6 +184,36 @@ int build(const Options& o, const std::string& name, const Target& t, double* se
   return rc;
 }
 
+// --device cuda: builds OUTDIR/NAME.cu with nvcc (--nvcc PATH, else $ONNXC_NVCC, else
+// /usr/local/cuda/bin/nvcc) for --gpu-arch: -O3, host code with -fPIC -Wall -Wextra. The
+// executable links the generic driver onnxc_main.c (nvcc hands it to the host C compiler).
+// Returns nvcc's exit status; -1 when nvcc is not there.
+int build_cuda(const Options& o, const std::string& name, double* seconds, std::string* output, std::string* nvcc_used) {
+  Timer tm;
+  std::string nvcc = o.nvcc;
+  if (nvcc.empty()) {
+    const char* env = std::getenv("ONNXC_NVCC");
+    nvcc = env && *env ? env : "/usr/local/cuda/bin/nvcc";
+  }
+  *nvcc_used = nvcc;
+  if (nvcc.find('/') != std::string::npos ? access(nvcc.c_str(), X_OK) != 0 : run_command("command -v " + quote(nvcc), output) != 0) {
+    *seconds = tm.seconds();
+    return -1;
+  }
+  output->clear();
+  const std::string dir = quote(o.outdir) + "/";
+  std::string cmd = fmt::format("{} -arch={} -O3 -Xcompiler -fPIC,-Wall,-Wextra -I{}", quote(nvcc), o.gpu_arch, quote(o.outdir));
+  if (o.emit == "so")
+    cmd += fmt::format(" -shared -o {}lib{}.so {}{}.cu", dir, name, dir, name);
+  else
+    cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.cu {}onnxc_main.c", dir, name, dir, name, dir);
+  if (!o.quiet) fmt::print("nvcc: {}\n", cmd);
+  int rc = run_command(cmd, output);
+  *seconds = tm.seconds();
+  if (rc != 0 || (!o.quiet && !output->empty())) std::cerr << *output;
+  return rc;
+}
+
 // --verify: random inputs and the reference evaluator's outputs on the imported graph.
 // `args` are the built binary's --input and --output options; a split model runs the head
 // with `args` and the cut tensors as outputs (`cut_args`), then the tail reading them.
@@ -258,12 +293,12 @@ int verify(const Options& o, const Graph& g, const VerifyData& d, const std::vec
 }
 
 // The pass options compile-model's flags give.
-PassOptions pass_options(const Options& o, const Target& target, const Backend& backend) {
+PassOptions pass_options(const Options& o, const Target& target, const Backend& backend, bool cuda) {
   PassOptions po;
   po.backend = &backend;
-  po.nchwc = o.layout == "nchwc";
+  po.nchwc = o.layout == "nchwc" && !cuda;  // the CUDA backend runs plain NCHW only
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
-  po.parallel = o.parallel;
+  po.parallel = cuda ? "loop" : o.parallel;  // the CUDA module runs its kernels in graph order
   po.threads = target.threads;
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
@@ -281,16 +316,16 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
 }
 
 // Runs the pass pipeline on g, writes the module `name` and builds it (unless --emit c).
-int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend) {
+int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda) {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
-  const PassOptions po = pass_options(o, target, backend);
+  const PassOptions po = pass_options(o, target, backend, cuda);
   const std::string part = name == o.name ? "" : name + ": ";
   size_t nodes_before = g.nodes.size();
   Timer t_pass;
   run_pipeline(g, po);
   size_t transforms = 0;
   for (auto& n : g.nodes) transforms += n->op_type == "onnxc.layout_transform";
-  say(fmt::format("{}passes: {} → {} nodes, layout {}{} ({:.2f} s)", part, nodes_before, g.nodes.size(), o.layout,
+  say(fmt::format("{}passes: {} → {} nodes, layout {}{} ({:.2f} s)", part, nodes_before, g.nodes.size(), po.nchwc ? o.layout : "nchw",
                   po.nchwc ? fmt::format(" with {}-channel blocks, {} layout transform{}", po.channel_block, transforms,
                                          transforms == 1 ? "" : "s")
                            : "",
@@ -314,10 +349,30 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   co.profile = o.profile;
   CodegenResult r = backend.write_module(g, co);
   std::string plan = g.arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g.arena_tensor_bytes / 1e6) : "";
-  say(fmt::format("{}codegen: {} functions{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.c ({:.2f} s)", part, r.functions,
+  say(fmt::format("{}codegen: {} {}{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.{} ({:.2f} s)", part, r.functions,
+                  cuda ? "kernels" : "functions",
                   r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
-                  r.arena_bytes / 1e6, plan, o.outdir, name, t_gen.seconds()));
+                  r.arena_bytes / 1e6, plan, o.outdir, name, cuda ? "cu" : "c", t_gen.seconds()));
   if (o.emit == "c") return kOk;
+  if (cuda) {
+    double nv_s = 0;
+    std::string nv_out, nvcc;
+    int rc = build_cuda(o, name, &nv_s, &nv_out, &nvcc);
+    if (rc == -1) {
+      fmt::print(stderr, "compile-model: error: nvcc '{}' not found (install the CUDA toolkit, or give --nvcc PATH or $ONNXC_NVCC; "
+                 "--emit c writes the sources only)\n", nvcc);
+      return kCcFailed;
+    }
+    if (rc != 0) {
+      // Errors in the generated file are the compiler's fault; others (a broken toolkit) are not.
+      const bool ours = nv_out.find(name + ".cu(") != std::string::npos;
+      fmt::print(stderr, "compile-model: {}: nvcc failed (exit {}) on {}/{}.cu{}\n", ours ? "internal error" : "error", rc, o.outdir, name,
+                 ours ? fmt::format("; please report it with the model {}", o.model) : "");
+      return ours ? kInternal : kCcFailed;
+    }
+    say(fmt::format("{}nvcc: built {}/{} ({:.2f} s)", part, o.outdir, o.emit == "so" ? "lib" + name + ".so" : name, nv_s));
+    return kOk;
+  }
   double cc_s = 0;
   std::string cc_out;
   int rc = build(o, name, target, &cc_s, &cc_out);
@@ -343,9 +398,11 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
 
 // --split: constant folding and simplification on the whole graph, the cut (passes/
 // partition.h), NAME.split.json, then the head and the tail compiled as models of their own.
-int compile_split(const Options& o, Graph& g, const Target& target, const Backend& backend, const VerifyData* vd) {
+// With --device cuda the head is CUDA, and the tail is compiled twice: C for the CPU workers
+// (NAME_tail) and CUDA for the GPU (NAME_tail_gpu); without, both parts are C (the CPU-only mode).
+int compile_split(const Options& o, Graph& g, const Target& target, const Backend& backend, bool cuda, const VerifyData* vd) {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
-  PassOptions po = pass_options(o, target, backend);
+  PassOptions po = pass_options(o, target, backend, cuda);
   for (auto& p : pass_names())
     if (p != "fold-constants" && p != "simplify") po.disabled.insert(p);
   run_pipeline(g, po);
@@ -366,11 +423,15 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
   std::ofstream(json) << split_json(plan, o.name, o.model);
   if (ec || !fs::exists(json)) throw CompileError(CompileError::Kind::Io, "cannot write '" + json.string() + "'");
   SplitGraphs parts = split_graph(g, plan.chosen);
-  for (Graph* p : {parts.head.get(), parts.tail.get()}) {
-    const std::string name = o.name + (p == parts.head.get() ? "_head" : "_tail");
-    if (int rc = compile_graph(o, *p, name, target, backend); rc != kOk) return rc;
+  const std::unique_ptr<Backend> c_backend = make_c_backend(target);
+  if (int rc = compile_graph(o, *parts.head, o.name + "_head", target, backend, cuda); rc != kOk) return rc;
+  if (int rc = compile_graph(o, *parts.tail, o.name + "_tail", target, *c_backend, false); rc != kOk) return rc;
+  if (cuda) {
+    SplitGraphs again = split_graph(g, plan.chosen);
+    if (int rc = compile_graph(o, *again.tail, o.name + "_tail_gpu", target, backend, true); rc != kOk) return rc;
   }
-  say(fmt::format("split: wrote {} ({} and {})", json.string(), o.name + "_head", o.name + "_tail"));
+  say(fmt::format("split: wrote {} ({}_head{}, {}_tail{})", json.string(), o.name, cuda ? " (CUDA)" : "", o.name,
+                  cuda ? fmt::format(" (C) and {}_tail_gpu (CUDA)", o.name) : ""));
   if (!vd) return kOk;
   // The head writes the cut tensors, the tail reads them.
   const fs::path vdir = fs::path(o.outdir) / "verify";
@@ -388,7 +449,8 @@ int compile(Options& o) {
   if (!o.cc.empty()) target.cc = o.cc;
   if (!o.cflags.empty()) target.cflags = o.cflags;
   if (o.threads > 0) target.threads = o.threads;
-  const std::unique_ptr<Backend> backend = make_c_backend(target);
+  const bool cuda = o.device == "cuda";
+  const std::unique_ptr<Backend> backend = cuda ? make_cuda_backend(target) : make_c_backend(target);
   ImportOptions io;
   io.max_memory = parse_size(o.max_memory);
   for (auto& spec : o.input_shapes) {
@@ -409,13 +471,13 @@ int compile(Options& o) {
     if (v->constant && !v->producer) params += static_cast<size_t>(v->constant->numel());
   say(fmt::format("import: {} nodes, {} inputs, {} outputs, {:.2f} M parameters, opset {} ({:.2f} s)", g->nodes.size(), g->inputs.size(),
                   g->outputs.size(), params / 1e6, g->opset, t_import.seconds()));
-  say("target: " + target.describe());
+  say(cuda ? fmt::format("target: CUDA {} (plain NCHW, float32)", o.gpu_arch) : "target: " + target.describe());
   VerifyData vd;
   if (o.verify) vd = verify_prepare(o, *g);
   if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), "import"))
     fmt::print("// IR after import\n{}\n", dump_ir(*g));
-  if (!o.split.empty()) return compile_split(o, *g, target, *backend, o.verify ? &vd : nullptr);
-  if (int rc = compile_graph(o, *g, o.name, target, *backend); rc != kOk) return rc;
+  if (!o.split.empty()) return compile_split(o, *g, target, *backend, cuda, o.verify ? &vd : nullptr);
+  if (int rc = compile_graph(o, *g, o.name, target, *backend, cuda); rc != kOk) return rc;
   if (o.verify && o.emit == "exe") return verify(o, *g, vd, {{o.name, vd.args}});
   return kOk;
 }
@@ -425,13 +487,15 @@ int compile(Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "compile-model — compile an ONNX model to C, and build it into an inference executable or library.\n\n"
+      "compile-model — compile an ONNX model to C (or CUDA), and build it into an inference executable or library.\n\n"
       "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
-      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n\n"
+      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n"
+      "--device cuda writes OUTDIR/NAME.cu instead of NAME.c (plain NCHW float32 kernels, the same C API in NAME.h)\n"
+      "and builds it with nvcc for --gpu-arch.\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error (emitted C that does not compile included),\n"
-      "5 C compiler failed, 6 --verify mismatch.",
+      "5 C compiler or nvcc failed (or not found), 6 --verify mismatch.",
       "compile-model"};
   app.add_option("model", o.model, "ONNX model file (.onnx)");
   app.add_option("-o,--output-dir", o.outdir, "folder for the generated files (created if missing)");
@@ -440,6 +504,13 @@ int main(int argc, char** argv) {
                  "what to produce: c (sources only), so (shared library), exe (executable), python (shared library and "
                  "NAME.py, a ctypes + numpy wrapper)")
       ->check(CLI::IsMember({"c", "so", "exe", "python"}))->capture_default_str();
+  app.add_option("--device", o.device,
+                 "what the model runs on: cpu (C, the default) or cuda (CUDA C++ for one NVIDIA GPU, plain NCHW float32; "
+                 "an op the CUDA backend does not run is exit 3; --emit c, so or exe)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--gpu-arch", o.gpu_arch, "--device cuda: the GPU architecture nvcc builds for (-arch)")->capture_default_str();
+  app.add_option("--nvcc", o.nvcc, "--device cuda: the nvcc to build with (default: $ONNXC_NVCC, else /usr/local/cuda/bin/nvcc)")
+      ->type_name("PATH");
   app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
   app.add_option("--cflags", o.cflags, "C compiler flags, replacing the target's (host: \"-O3 -march=native -ffp-contract=fast\", plus -mprefer-vector-width=512 on AVX-512; keep -ffp-contract=fast with gcc or the multiply-adds are not fused)");
   app.add_option("--driver-object", o.driver_object,
@@ -527,7 +598,7 @@ int main(int argc, char** argv) {
   app.add_option("--latency-budget", o.latency_budget_ms,
                  "--split auto: the longest a request whose tail runs on the CPU may take, head + copy + tail, in ms (0 = none)")
       ->check(CLI::NonNegativeNumber)->capture_default_str()->group("Split models");
-  app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit");
+  app.add_flag("--list-ops", o.list_ops, "print the supported ONNX op types and exit (with --device cuda: those the CUDA backend runs)");
   app.add_flag("-q,--quiet", o.quiet, "print only errors");
   try {
     app.parse(argc, argv);
@@ -536,7 +607,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kUsage;
   }
   if (o.list_ops) {
-    for (auto& op : supported_ops()) fmt::print("{}\n", op);
+    for (auto& op : o.device == "cuda" ? cuda_supported_ops() : supported_ops()) fmt::print("{}\n", op);
     return kOk;
   }
   if (o.model.empty() || o.outdir.empty()) {
@@ -553,6 +624,10 @@ int main(int argc, char** argv) {
       }
   if (!o.run_with.empty() && !o.verify) {
     fmt::print(stderr, "compile-model: error: --run-with is for --verify\n");
+    return kUsage;
+  }
+  if (o.device == "cuda" && (o.emit == "python" || o.profile)) {
+    fmt::print(stderr, "compile-model: error: --device cuda does not support {}\n", o.profile ? "--profile" : "--emit python");
     return kUsage;
   }
   if (o.verify && o.emit != "exe") {

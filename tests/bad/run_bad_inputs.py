@@ -105,6 +105,20 @@ def _(d):
     return d
 
 
+@case("--device cuda: an op the CUDA backend does not run", UNSUPPORTED, "node 'floor_1'", "(Floor", "not supported by the CUDA backend")
+def _(d):
+    m = model([helper.make_node("Floor", ["x"], ["y"], name="floor_1")], [vi("x", [2, 3])], [vi("y", [2, 3])])
+    return save(m, os.path.join(d, "cuda_floor.onnx")), ["--device", "cuda", "--emit", "c"]
+
+
+@case("--device cuda: a fused step the CUDA backend does not run", UNSUPPORTED, "softplus_1", "Softplus", "not supported by the CUDA backend")
+def _(d):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv_1"), helper.make_node("Softplus", ["c"], ["y"], name="softplus_1")]
+    w = numpy_helper.from_array(np.ones((4, 3, 1, 1), np.float32), "w")
+    m = model(nodes, [vi("x", [1, 3, 4, 4])], [vi("y", [1, 4, 4, 4])], [w])
+    return save(m, os.path.join(d, "cuda_softplus.onnx")), ["--device", "cuda", "--emit", "c"]
+
+
 @case("unsupported op", UNSUPPORTED, "node 'frob_1'", "FrobnicateX", "not supported")
 def _(d):
     m = model([helper.make_node("FrobnicateX", ["x"], ["y"], name="frob_1")], [vi("x", [2])], [vi("y", [2])])

@@ -1,0 +1,117 @@
+// codegen/cuda/kernels/gemm.cc — Gemm and MatMul in CUDA. Products of fewer than 8 rows
+// (per batch: the batch-1 classifier layers) run one thread per output element, a plain dot
+// product over K. The others run the classic shared-memory tiled product: a block of 16 x 16
+// threads computes a 16 x 16 tile of Y (thread (ty, tx) the element (row, col)); for each
+// 16-wide slice of K, every thread loads one element of the A tile and one of the B tile into
+// shared memory (zeros outside the matrices), the block synchronises, and each thread
+// accumulates its row of the A tile times its column of the B tile. Gemm's
+// transposes are read through the operands' indices (no copy), alpha scales the product,
+// beta * C is added with C's broadcast strides (gemm_attrs, ir/ops/gemm.h); MatMul's batch
+// is the grid's z dimension, each operand offset by its batch strides (matmul_geom). The
+// fused group's epilogue is applied at the store.
+#include "codegen/cuda/kernels/kernels.h"
+#include "ir/ops/gemm.h"
+
+namespace onnxc {
+namespace {
+
+constexpr int64_t kTile = 16;
+
+// The tiled loop, given the C expressions of A(row, k) and B(k, col) (with `row`, `col`, `ka`,
+// `kb` in scope), leaves the sum in `acc`.
+void tiled_product(CuEmit& e, int64_t M, int64_t N, int64_t K, int64_t batch, const std::string& a_elem, const std::string& b_elem) {
+  if ((M + kTile - 1) / kTile > 65535 || batch > 65535) e.node.unsupported("the CUDA backend's product runs at most 65535 x 16 rows and 65535 batches");
+  e.grid = fmt::format("dim3({}, {}, {})", (N + kTile - 1) / kTile, (M + kTile - 1) / kTile, batch);
+  e.block = fmt::format("dim3({}, {})", kTile, kTile);
+  e("__shared__ float as[{0}][{0}];", kTile);
+  e("__shared__ float bs[{0}][{0}];", kTile);
+  e("const int64_t row = (int64_t)blockIdx.y * {} + threadIdx.y;", kTile);
+  e("const int64_t col = (int64_t)blockIdx.x * {} + threadIdx.x;", kTile);
+  e("float acc = 0.0f;");
+  e("for (int64_t k0 = 0; k0 < {}; k0 += {}) {{", K, kTile);
+  e("const int64_t ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;");
+  e("as[threadIdx.y][threadIdx.x] = row < {} && ka < {} ? {} : 0.0f;", M, K, a_elem);
+  e("bs[threadIdx.y][threadIdx.x] = kb < {} && col < {} ? {} : 0.0f;", K, N, b_elem);
+  e("__syncthreads();");
+  e("#pragma unroll");
+  e("for (int kk = 0; kk < {}; ++kk) acc = fmaf(as[threadIdx.y][kk], bs[kk][threadIdx.x], acc);", kTile);
+  e("__syncthreads();");
+  e("}}");
+}
+
+// Products of fewer rows than this (batch-1 classifier layers) run one thread per output
+// element, a dot product over K: a 16 x 16 tile would leave most of its threads idle.
+constexpr int64_t kDotRows = 8;
+
+// One thread per element (batch bz, row, col) of Y, summing over K in `acc`.
+void dot_product(CuEmit& e, int64_t M, int64_t N, int64_t K, int64_t batch, const std::string& a_elem, const std::string& b_elem) {
+  e.flat(batch * M * N);
+  e("const int64_t col = {};", M * N * batch == N ? "i" : cu_coord("i", 1, N));
+  e("const int64_t row = {};", M == 1 ? "0" : cu_coord("i", N, M));
+  if (batch > 1) e("const int64_t bz = i / {};", M * N);
+  e("float acc = 0.0f;");
+  e("for (int64_t k = 0; k < {}; ++k) acc = fmaf({}, {}, acc);", K, a_elem, b_elem);
+}
+
+void emit_gemm(CuEmit& e) {
+  const GemmAttrs& a = gemm_attrs(e.node);
+  const std::string A = e.in(0), B = e.in(1);
+  auto a_at = [&](const std::string& k) { return a.trans_a ? fmt::format("{}[{} * {} + row]", A, k, a.M) : fmt::format("{}[row * {} + {}]", A, a.K, k); };
+  auto b_at = [&](const std::string& k) { return a.trans_b ? fmt::format("{}[col * {} + {}]", B, a.K, k) : fmt::format("{}[{} * {} + col]", B, k, a.N); };
+  const bool dot = a.M < kDotRows;
+  if (dot) {
+    e.variant = "dot";
+    dot_product(e, a.M, a.N, a.K, 1, a_at("k"), b_at("k"));
+  } else {
+    e.variant = "tiled 16x16";
+    tiled_product(e, a.M, a.N, a.K, 1, a_at("ka"), b_at("kb"));
+    e("if (row < {} && col < {}) {{", a.M, a.N);
+    e("const int64_t i = row * {} + col;", a.N);
+  }
+  std::string v = a.alpha == 1 ? "acc" : c_float(a.alpha) + " * acc";
+  if (e.has_in(2) && a.beta != 0) {
+    std::string c = fmt::format("{}[row * {} + col * {}]", e.in(2), a.c_si, a.c_sj);
+    v += " + " + (a.beta == 1 ? c : c_float(a.beta) + " * " + c);
+  }
+  e("{}", cu_epilogue(e, v, "i", e.out(0) + "[i]"));
+  if (!dot) e("}}");
+}
+
+void emit_matmul(CuEmit& e) {
+  const MatMulGeom& g = matmul_geom(e.node);
+  int64_t batch = 1;
+  for (int64_t b : g.batch) batch *= b;
+  const bool dot = g.M < kDotRows;
+  // Operand offsets of batch index z: its coordinates times each operand's batch strides.
+  const std::string z = dot ? "bz" : "(int64_t)blockIdx.z";
+  std::string aoff, boff;
+  int64_t stride = 1;
+  for (size_t d = g.batch.size(); d-- > 0;) {
+    const std::string c = "(" + cu_coord(z, stride, g.batch[d]) + ")";
+    if (g.a_st[d]) aoff += fmt::format("{} * {} + ", c, g.a_st[d]);
+    if (g.b_st[d]) boff += fmt::format("{} * {} + ", c, g.b_st[d]);
+    stride *= g.batch[d];
+  }
+  auto a_at = [&](const std::string& k) { return fmt::format("{}[{}row * {} + {}]", e.in(0), aoff, g.K, k); };
+  auto b_at = [&](const std::string& k) { return fmt::format("{}[{}{} * {} + col]", e.in(1), boff, k, g.N); };
+  if (dot) {
+    e.variant = "dot";
+    dot_product(e, g.M, g.N, g.K, batch, a_at("k"), b_at("k"));
+  } else {
+    e.variant = "tiled 16x16";
+    tiled_product(e, g.M, g.N, g.K, batch, a_at("ka"), b_at("kb"));
+    e("if (row < {} && col < {}) {{", g.M, g.N);
+    e("const int64_t i = (int64_t)blockIdx.z * {} + row * {} + col;", g.M * g.N, g.N);
+  }
+  e("{}", cu_epilogue(e, "acc", "i", e.out(0) + "[i]"));
+  if (!dot) e("}}");
+}
+
+}  // namespace
+
+void register_cuda_gemm(CuKernelTable& t) {
+  t["Gemm"] = {emit_gemm, nullptr, nullptr};
+  t["MatMul"] = {emit_matmul, nullptr, nullptr};
+}
+
+}  // namespace onnxc

@@ -1,0 +1,592 @@
+// codegen/cuda/module.cc — the CUDA module writer (see module.h).
+//
+// NAME.cu is C++ for nvcc. Kernels: every node with an output not known at compile time gets
+// `static __global__ void nK_<name>(inputs..., outputs..., extras...)`, the body from the CUDA
+// kernels (codegen/cuda/kernels/), a comment naming the ONNX nodes; nodes whose kernels would
+// be identical share the first one's (as the C module does). Buffers are device pointers:
+// constants in the device copy of the weights (uploaded once by NAME_create: the weights file
+// is read and checked by the C runtime's loader, copied with cudaMemcpy and freed on the
+// host), intermediate tensors in the instance's device arena at the memory plan's offsets
+// (passes/memory_plan.cc; the CUDA backend allows no in-place reuse), graph inputs and
+// outputs in the instance's device I/O block. NAME_run copies the inputs in, launches the
+// kernels in graph order on the instance's own stream, copies the outputs back and waits.
+// Every CUDA call is checked: a failure returns ONNXC_ERR_NOMEM (device allocation) or
+// ONNXC_ERR_DEVICE (any other CUDA error: no device, a failed launch...) with the call and
+// CUDA's message in NAME_last_error(); nothing exits. The runtime (onnxc_runtime.c, C11) is
+// #included as in the C module; it compiles as C++ once _Thread_local is spelled
+// thread_local. Instances use the calling thread's current CUDA device.
+#include "codegen/cuda/module.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "codegen/c/module.h"
+#include "ir/op.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxc {
+namespace {
+
+constexpr uint64_t kAlign = 256;  // device buffers: cudaMalloc's alignment
+uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+uint64_t fnv1a(const unsigned char* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+std::string c_string(const std::string& s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') r += '\\', r += static_cast<char>(c);
+    else if (c < 32 || c >= 127) r += fmt::format("\\{:03o}", c);
+    else r += static_cast<char>(c);
+  }
+  return r + "\"";
+}
+
+std::string comment_safe(std::string s) {
+  for (size_t p; (p = s.find("*/")) != std::string::npos;) s.replace(p, 2, "* /");
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 32) c = ' ';
+  return s;
+}
+
+std::string shape_list(const Shape& s) {
+  if (s.empty()) return "0";
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r;
+}
+
+void write_file(const fs::path& p, const std::string& data) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  f.close();
+  if (!f) throw CompileError(CompileError::Kind::Io, "cannot write '" + p.string() + "'");
+}
+
+struct CudaModule {
+  CudaModule(const Graph& graph, const CodegenOptions& o, const Backend& b) : g(graph), opt(o), backend(b) {}
+  const Graph& g;
+  const CodegenOptions& opt;
+  const Backend& backend;
+  std::vector<const Node*> emitted;
+  std::map<const Value*, std::string> name;  // device pointer name of each buffer
+  std::map<const Value*, uint64_t> woff, aoff, iooff;
+  std::vector<const Value*> weights, arena, io;  // in offset order
+  std::map<const Value*, size_t> out_index;      // value -> first graph output slot it fills
+  std::set<std::string> used_names;
+  uint64_t wbytes = 0, abytes = 0, iobytes = 0;
+
+  std::string unique(const std::string& base) {
+    std::string s = base.size() > 48 ? base.substr(0, 48) : base, r = s;
+    for (int k = 2; !used_names.insert(r).second; ++k) r = s + "_" + std::to_string(k);
+    return r;
+  }
+
+  void plan() {
+    for (auto& n : g.nodes)
+      if (!n->folded()) emitted.push_back(n.get());
+    // Refuse what the CUDA backend cannot run before writing anything.
+    for (const Node* n : emitted) {
+      bool empty = true;
+      for (const Value* v : n->outputs)
+        if (v && numel(v->shape) != 0) empty = false;
+      if (empty) continue;
+      if (std::string why = cuda_unsupported_reason(*n); !why.empty()) n->unsupported(why);
+    }
+    auto need_io = [&](const Value* v) {
+      iooff[v] = iobytes;
+      io.push_back(v);
+      iobytes = align_up(add_bytes(iobytes, v->nbytes(), "the device input/output block"), kAlign);
+    };
+    for (const Value* v : g.inputs) {
+      name[v] = unique("v_" + c_identifier(v->name));
+      need_io(v);
+    }
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const Value* v = g.outputs[k];
+      if (!out_index.count(v) && !v->constant && !v->is_input) {
+        out_index[v] = k;
+        name[v] = unique("v_" + c_identifier(v->name));
+        need_io(v);
+      }
+    }
+    auto need_weight = [&](const Value* v) {
+      if (woff.count(v)) return;
+      woff[v] = wbytes;
+      weights.push_back(v);
+      wbytes = align_up(add_bytes(wbytes, v->constant->nbytes(), "the weights"), 64);
+      check_memory_cap(g, wbytes, "the weights file, with constant '" + v->name + "' " + v->type_str() + ",");
+      name[v] = unique("w_" + c_identifier(v->name));
+    };
+    for (const Node* n : emitted) {
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        const Value* v = n->inputs[i];
+        if (v && v->constant && !n->op->static_input(i)) need_weight(v);
+      }
+      for (const Value* v : n->extra_inputs)
+        if (v->constant) need_weight(v);
+      for (const Value* v : n->outputs) {
+        if (!v || name.count(v)) continue;
+        if (g.arena_bytes >= 0) {
+          ONNXC_ASSERT(v->arena_offset >= 0, "value '" + v->name + "' has no place in the memory plan");
+          aoff[v] = static_cast<uint64_t>(v->arena_offset);
+        } else {
+          aoff[v] = abytes;
+          abytes = align_up(add_bytes(abytes, v->nbytes(), "the arena"), kAlign);
+          check_memory_cap(g, abytes, "the arena of intermediate tensors, with '" + v->name + "' " + v->type_str() + ",");
+        }
+        arena.push_back(v);
+        name[v] = unique("t_" + c_identifier(v->name));
+      }
+    }
+    if (g.arena_bytes >= 0) abytes = static_cast<uint64_t>(g.arena_bytes);
+    for (const Value* v : g.outputs)
+      if (v->constant) need_weight(v);
+  }
+
+  // Kernels in order of first use; identical ones shared (their comments list every node).
+  struct KernelText {
+    std::string name, comment, rest;
+    size_t uses = 0;
+  };
+  std::vector<KernelText> kernels;
+  std::map<std::string, size_t> shared;  // signature + body -> index in kernels
+
+  // The kernel of node k and the host code launching it.
+  std::string node_launch(size_t k, const Node& n) {
+    std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
+    std::vector<std::string> params, args;
+    std::string sig_comment, outs_comment;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* v = n.inputs[i];
+      if (!v) continue;
+      sig_comment += fmt::format("{}{} {}{}", sig_comment.empty() ? "" : ", ", v->name, v->type_str(), v->constant ? " const" : "");
+      if (n.op->static_input(i)) continue;
+      ins[i] = "x" + std::to_string(i);
+      params.push_back(fmt::format("const {}* __restrict__ {}", dtype_ctype(v->dtype), ins[i]));
+      args.push_back(name.at(v));
+    }
+    for (size_t j = 0; j < n.outputs.size(); ++j) {
+      const Value* v = n.outputs[j];
+      if (!v) continue;
+      outs_comment += fmt::format("{}{} {}", outs_comment.empty() ? "" : ", ", v->name, v->type_str());
+      outs[j] = "y" + std::to_string(j);
+      params.push_back(fmt::format("{}* __restrict__ {}", dtype_ctype(v->dtype), outs[j]));
+      args.push_back(name.at(v));
+    }
+    for (size_t j = 0; j < n.extra_inputs.size(); ++j) {
+      const Value* v = n.extra_inputs[j];
+      sig_comment += fmt::format(", {} {}{} (fused)", v->name, v->type_str(), v->constant ? " const" : "");
+      extras[j] = "e" + std::to_string(j);
+      params.push_back(fmt::format("const {}* __restrict__ {}", dtype_ctype(v->dtype), extras[j]));
+      args.push_back(name.at(v));
+    }
+    std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", "));
+    for (auto& st : n.epilogue) {
+      ops += "+" + st->op_type;
+      from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
+    }
+    bool empty = true;
+    for (const Value* v : n.outputs)
+      if (v && numel(v->shape) != 0) empty = false;
+    if (empty) return fmt::format("  /* {}: {}: every output is empty, nothing to compute */\n", comment_safe(from), ops);
+    const CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target());
+    const std::string rest = fmt::format("({}) {{\n{}}}\n\n", fmt::join(params, ", "), code.body);
+    const std::string comment = fmt::format("/* {}: {}({}) -> {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
+                                            comment_safe(sig_comment), comment_safe(outs_comment), code.kernel, code.grid, code.block);
+    const std::string key = code.grid + "|" + code.block + "|" + rest;
+    std::string fn;
+    auto [it, fresh] = shared.emplace(key, kernels.size());
+    if (fresh) {
+      fn = unique("n" + std::to_string(k) + "_" + c_identifier(n.name));
+      kernels.push_back({fn, comment, rest, 1});
+    } else {
+      KernelText& t = kernels[it->second];
+      t.comment += comment;
+      ++t.uses;
+      fn = t.name;
+    }
+    return fmt::format("  {}<<<{}, {}, 0, stream>>>({});\n  {}_CHECK(cudaGetLastError(), fn, {});\n", fn, code.grid, code.block,
+                       fmt::join(args, ", "), opt.name, c_string("launching the kernel of node '" + n.name + "' (" + ops + ")"));
+  }
+
+  std::string kernels_text() const {
+    std::string s;
+    for (const KernelText& t : kernels) {
+      if (t.uses > 1) s += fmt::format("/* One kernel for the {} nodes below (the same shapes and parameters). */\n", t.uses);
+      s += t.comment + "static __global__ void " + t.name + t.rest;
+    }
+    return s;
+  }
+
+  std::string run_params() const {
+    std::vector<std::string> p{opt.name + "_ctx* ctx"};
+    for (size_t k = 0; k < g.inputs.size(); ++k) p.push_back(fmt::format("const {}* in{}", dtype_ctype(g.inputs[k]->dtype), k));
+    for (size_t k = 0; k < g.outputs.size(); ++k) p.push_back(fmt::format("{}* out{}", dtype_ctype(g.outputs[k]->dtype), k));
+    return fmt::format("{}", fmt::join(p, ", "));
+  }
+
+  std::string tensor_macros(const char* kind, const std::vector<Value*>& vs) const {
+    std::string s, N = opt.name;
+    for (size_t k = 0; k < vs.size(); ++k) {
+      const Value* v = vs[k];
+      s += fmt::format("#define {}_{}{}_NAME {}\n", N, kind, k, c_string(v->name));
+      s += fmt::format("#define {}_{}{}_DTYPE {} /* {} */\n", N, kind, k, static_cast<int>(v->dtype), dtype_ctype(v->dtype));
+      s += fmt::format("#define {}_{}{}_NDIM {}\n", N, kind, k, v->shape.size());
+      s += fmt::format("#define {}_{}{}_SHAPE {{{}}}\n", N, kind, k, shape_list(v->shape));
+      s += fmt::format("#define {}_{}{}_SIZE {} /* elements */\n", N, kind, k, numel(v->shape));
+    }
+    return s;
+  }
+
+  std::string header(uint64_t checksum) const {
+    std::string N = opt.name, G = N;
+    for (auto& c : G) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string s = fmt::format(
+        "/* {0}.h — C API of the model compiled by onnxc for CUDA from {1}.\n"
+        " *\n"
+        " * The same API as a model compiled to C: {0}_create() loads {0}.weights, checks it and uploads it to\n"
+        " * the GPU ({0}_create_from_memory() takes the file's image) into a new instance with its own device\n"
+        " * arena of intermediate tensors ({0}_ARENA_BYTES), device input/output buffers and CUDA stream, on the\n"
+        " * calling thread's current CUDA device. {0}_create_sharing() makes another instance that shares an\n"
+        " * existing one's device weights (reference-counted). {0}_run() takes typed host pointers, {0}_run_v()\n"
+        " * arrays of host buffers with their sizes in bytes (checked); a run copies the inputs to the device,\n"
+        " * runs the kernels, copies the outputs back and returns when they are there. {0}_destroy() frees an\n"
+        " * instance and sets the handle to NULL.\n"
+        " * Threads: different instances run concurrently from different threads (each on its own stream); one\n"
+        " * instance runs one inference at a time (a second run while one is in progress returns\n"
+        " * ONNXC_ERR_STATE). onnxc_options.num_threads has no effect.\n"
+        " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): the C model's\n"
+        " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
+        " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
+        " * CUDA's message. Nothing prints, aborts or exits.\n"
+        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu, or the Makefile (ARCH=sm_90).\n"
+        " */\n"
+        "#ifndef ONNXC_{2}_H\n#define ONNXC_{2}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
+        "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
+        N, comment_safe(opt.source), G);
+    s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
+    s += tensor_macros("INPUT", g.inputs);
+    s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
+    s += tensor_macros("OUTPUT", g.outputs);
+    s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, wbytes, N);
+    s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
+    s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors in device memory, per instance */\n", N, abytes);
+    s += fmt::format("#define {}_IO_BYTES {}ULL /* device copies of the inputs and outputs, per instance */\n\n", N, iobytes);
+    s += fmt::format(
+        "/* An instance of the model: its device arena and I/O buffers, its stream, a reference to the device weights. */\n"
+        "typedef struct {0}_ctx {0}_ctx;\n\n"
+        "/* New instance with the weights of a {0}.weights file; options may be NULL. On failure *ctx is NULL. */\n"
+        "int {0}_create(const char* weights_path, const onnxc_options* options, {0}_ctx** ctx);\n"
+        "/* The same from the image of a weights file (copied to the device; the image may be freed after). */\n"
+        "int {0}_create_from_memory(const void* blob, size_t size, const onnxc_options* options, {0}_ctx** ctx);\n"
+        "/* New instance sharing other's device weights, with its own arena, buffers and stream. */\n"
+        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx);\n"
+        "/* One inference: in{{k}}/out{{k}} (host memory) hold {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n"
+        "int {0}_run({1});\n"
+        "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes. */\n"
+        "int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+        "{2:{3}}const size_t* output_bytes);\n"
+        "/* Frees *ctx (and the device weights when no other instance shares them) and sets *ctx to NULL. */\n"
+        "int {0}_destroy({0}_ctx** ctx);\n"
+        "const char* {0}_status_string(int code); /* e.g. \"size mismatch\" */\n"
+        "const char* {0}_last_error(void);        /* detail of the last failure in this thread, \"\" if none */\n"
+        "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
+        "extern const onnxc_model_info {0}_info;\n\n"
+        "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
+        N, run_params(), "", N.size() + 11);
+    return s;
+  }
+
+  std::string source() {
+    const std::string N = opt.name;
+    std::string launches;
+    for (size_t k = 0; k < emitted.size(); ++k) launches += node_launch(k, *emitted[k]);
+    std::string s = fmt::format(
+        "/* {0}.cu — generated by onnxc from {1}. Do not edit.\n"
+        " * CUDA C++ for nvcc: one __global__ kernel per node or fused group (the ONNX nodes it came from, its\n"
+        " * launch configuration and kernel in its comment), shapes as constants, float32 activations in plain\n"
+        " * NCHW, weights in {0}.weights, uploaded to the device once by {0}_create. {0}_run copies the inputs to\n"
+        " * the device, launches the kernels in graph order on the instance's stream and copies the outputs\n"
+        " * back. Every CUDA call is checked and reported through the status codes (see {0}.h). The C runtime\n"
+        " * is included first and is private to this file. */\n"
+        "#if defined(__cplusplus) && !defined(_Thread_local)\n"
+        "#define _Thread_local thread_local /* the runtime is C11; this file is C++ */\n#endif\n"
+        "#include \"onnxc_runtime.c\" /* first: it sets _POSIX_C_SOURCE; all its functions are static */\n"
+        "#include \"{0}.h\"\n\n"
+        "#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include <atomic>\n#include <new>\n\n"
+        "/* A failed CUDA call in entry point fn: ONNXC_ERR_NOMEM when device memory ran out, else ONNXC_ERR_DEVICE. */\n"
+        "static int {0}_cuda_fail(cudaError_t err, const char* fn, const char* what) {{\n"
+        "  return onnxc_fail(err == cudaErrorMemoryAllocation ? ONNXC_ERR_NOMEM : ONNXC_ERR_DEVICE, \"%s: %s failed: %s (%s)\", fn, what,\n"
+        "                    cudaGetErrorName(err), cudaGetErrorString(err));\n}}\n"
+        "#define {0}_CHECK(call, fn, what)                                     \\\n"
+        "  do {{                                                                \\\n"
+        "    const cudaError_t err_ = (call);                                  \\\n"
+        "    if (err_ != cudaSuccess) return {0}_cuda_fail(err_, fn, what);   \\\n"
+        "  }} while (0)\n\n",
+        N, comment_safe(opt.source));
+    s += kernels_text();
+    // Tensor tables (the entry points' checks and NAME_info).
+    auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
+      if (vs.empty()) return std::string();
+      std::string r;
+      for (size_t k = 0; k < vs.size(); ++k)
+        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(vs[k]->shape));
+      r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
+      for (size_t k = 0; k < vs.size(); ++k)
+        r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(),
+                         N, kind, k, numel(vs[k]->shape));
+      return r + "};\n";
+    };
+    s += infos("input", g.inputs) + infos("output", g.outputs) + "\n";
+    // Instances and weights.
+    s += fmt::format(
+        "/* The device weights, shared by the instances made from one another ({0}_create_sharing), freed with the last. */\n"
+        "struct {0}_shared {{\n  std::atomic<size_t> refs;\n  unsigned char* weights; /* device, {0}_WEIGHTS_BYTES */\n}};\n\n"
+        "struct {0}_ctx {{\n  {0}_shared* shared;\n  unsigned char* arena; /* device, {0}_ARENA_BYTES */\n"
+        "  unsigned char* io;    /* device, {0}_IO_BYTES: the inputs and outputs */\n  cudaStream_t stream;\n"
+        "  std::atomic<int> busy; /* 1 while a run is in progress */\n}};\n\n"
+        "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
+        "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
+        "static void {0}_release({0}_shared* shared) {{\n"
+        "  if (shared->refs.fetch_sub(1) == 1) {{\n    cudaFree(shared->weights);\n    delete shared;\n  }}\n}}\n\n"
+        "static int {0}_check_create(const char* fn, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"%s: ctx is NULL (pass the address of a {0}_ctx* to receive the instance)\", fn);\n"
+        "  *ctx = NULL;\n"
+        "  if (options && options->num_threads < 0)\n"
+        "    return onnxc_fail(ONNXC_ERR_ARG, \"%s: options->num_threads is %d; use 0 or a thread count\", fn, options->num_threads);\n"
+        "  return ONNXC_OK;\n}}\n\n"
+        "/* Copies checked host weights to a new device block. */\n"
+        "static int {0}_upload(const char* fn, const onnxc_weights* w, {0}_shared** out) {{\n"
+        "  *out = NULL;\n"
+        "  {0}_shared* s = new (std::nothrow) {0}_shared();\n"
+        "  if (!s) return onnxc_fail(ONNXC_ERR_NOMEM, \"%s: out of memory\", fn);\n"
+        "  s->refs = 1;\n  s->weights = NULL;\n"
+        "  if ({0}_WEIGHTS_BYTES > 0) {{\n"
+        "    cudaError_t err = cudaMalloc((void**)&s->weights, {0}_WEIGHTS_BYTES);\n"
+        "    if (err == cudaSuccess) err = cudaMemcpy(s->weights, w->data, {0}_WEIGHTS_BYTES, cudaMemcpyHostToDevice);\n"
+        "    if (err != cudaSuccess) {{\n      cudaFree(s->weights);\n      delete s;\n"
+        "      return {0}_cuda_fail(err, fn, \"uploading the weights to the device\");\n    }}\n  }}\n"
+        "  *out = s;\n  return ONNXC_OK;\n}}\n\n"
+        "/* A new instance on `shared`, whose reference it takes over (released on failure). */\n"
+        "static int {0}_new_instance(const char* fn, {0}_shared* shared, {0}_ctx** ctx) {{\n"
+        "  {0}_ctx* c = new (std::nothrow) {0}_ctx();\n"
+        "  if (!c) {{\n    {0}_release(shared);\n    return onnxc_fail(ONNXC_ERR_NOMEM, \"%s: out of memory\", fn);\n  }}\n"
+        "  c->shared = shared;\n  c->arena = NULL;\n  c->io = NULL;\n  c->stream = NULL;\n  c->busy = 0;\n"
+        "  cudaError_t err = cudaSuccess;\n  const char* what = \"\";\n"
+        "  if ({0}_ARENA_BYTES > 0) err = cudaMalloc((void**)&c->arena, {0}_ARENA_BYTES), what = \"allocating the device arena\";\n"
+        "  if (err == cudaSuccess && {0}_IO_BYTES > 0) err = cudaMalloc((void**)&c->io, {0}_IO_BYTES), what = \"allocating the device input/output buffers\";\n"
+        "  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), what = \"creating the stream\";\n"
+        "  if (err != cudaSuccess) {{\n"
+        "    cudaFree(c->arena);\n    cudaFree(c->io);\n    {0}_release(shared);\n    delete c;\n"
+        "    return {0}_cuda_fail(err, fn, what);\n  }}\n"
+        "  *ctx = c;\n  return ONNXC_OK;\n}}\n\n",
+        N);
+    auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
+      return fmt::format(
+          "int {0}({1}) {{\n"
+          "  int rc = {2}_check_create(\"{0}\", options, ctx);\n  if (rc) return rc;\n"
+          "  onnxc_weights w;\n  rc = {3};\n"
+          "  if (rc) {{\n    onnxc_prefix_error_detail(\"{0}\");\n    return rc;\n  }}\n"
+          "  {2}_shared* shared = NULL;\n  rc = {2}_upload(\"{0}\", &w, &shared);\n  onnxc_weights_free(&w);\n  if (rc) return rc;\n"
+          "  return {2}_new_instance(\"{0}\", shared, ctx);\n}}\n\n",
+          fn, params, N, load);
+    };
+    s += create(N + "_create", fmt::format("const char* weights_path, const onnxc_options* options, {}_ctx** ctx", N),
+                fmt::format("onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &w)", N));
+    s += create(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
+                fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &w)", N));
+    s += fmt::format(
+        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "  int rc = {0}_check_create(\"{0}_create_sharing\", options, ctx);\n  if (rc) return rc;\n"
+        "  if (!other) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_create_sharing: other is NULL (no instance to share the weights of)\");\n"
+        "  other->shared->refs.fetch_add(1);\n"
+        "  return {0}_new_instance(\"{0}_create_sharing\", other->shared, ctx);\n}}\n\n"
+        "int {0}_destroy({0}_ctx** ctx) {{\n"
+        "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: ctx is NULL (pass the address of the handle)\");\n"
+        "  if (!*ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: *ctx is NULL (never created, or already destroyed)\");\n"
+        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n"
+        "  const cudaError_t e1 = cudaStreamDestroy(c->stream);\n  const cudaError_t e2 = cudaFree(c->arena);\n"
+        "  const cudaError_t e3 = cudaFree(c->io);\n  {0}_release(c->shared);\n  delete c;\n"
+        "  const cudaError_t err = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;\n"
+        "  return err == cudaSuccess ? ONNXC_OK : {0}_cuda_fail(err, \"{0}_destroy\", \"freeing the instance\");\n}}\n\n",
+        N);
+    // The launches: device pointers of every buffer, inputs in, kernels, outputs back.
+    s += fmt::format("/* One inference on the instance's stream (the checks are done by the caller). */\n"
+                     "static int {0}_launch({1}) {{\n  const char* const fn = \"{0}_run\";\n  cudaStream_t const stream = ctx->stream;\n",
+                     N, run_params());
+    if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights;\n";
+    if (!arena.empty()) s += "  unsigned char* const arena = ctx->arena;\n";
+    if (!io.empty()) s += "  unsigned char* const io = ctx->io;\n";
+    for (const Value* v : io)
+      s += fmt::format("  {0}* const {1} = ({0}*)(io + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), iooff.at(v),
+                       comment_safe(v->name), v->type_str());
+    for (const Value* v : weights)
+      s += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
+                       woff.at(v), comment_safe(v->name), v->type_str());
+    for (const Value* v : arena)
+      s += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
+                       comment_safe(v->name), v->type_str());
+    for (const auto* list : {&io, &weights, &arena})  // a buffer no kernel reads or writes
+      for (const Value* v : *list)
+        if (launches.find(name.at(v) + ",") == std::string::npos && launches.find(name.at(v) + ")") == std::string::npos)
+          s += fmt::format("  (void){};\n", name.at(v));
+    for (size_t k = 0; k < g.inputs.size(); ++k) {
+      const Value* v = g.inputs[k];
+      if (v->nbytes() == 0) {
+        s += fmt::format("  (void)in{}; /* empty */\n", k);
+        continue;
+      }
+      s += fmt::format("  {}_CHECK(cudaMemcpyAsync({}, in{}, {}, cudaMemcpyHostToDevice, stream), fn, {});\n", N, name.at(v), k, v->nbytes(),
+                       c_string("copying input '" + v->name + "' to the device"));
+    }
+    s += launches;
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const Value* v = g.outputs[k];
+      if (v->nbytes() == 0) {
+        s += fmt::format("  (void)out{}; /* empty */\n", k);
+        continue;
+      }
+      s += fmt::format("  {}_CHECK(cudaMemcpyAsync(out{}, {}, {}, cudaMemcpyDeviceToHost, stream), fn, {});\n", N, k, name.at(v), v->nbytes(),
+                       c_string("copying output '" + v->name + "' from the device"));
+    }
+    s += fmt::format("  {}_CHECK(cudaStreamSynchronize(stream), fn, \"running the model's kernels\");\n  return ONNXC_OK;\n}}\n\n", N);
+    auto list = [](const char* var, size_t n) {
+      std::vector<std::string> r;
+      for (size_t k = 0; k < n; ++k) r.push_back(fmt::format("{}{}", var, k));
+      return r;
+    };
+    s += fmt::format("int {0}_run({1}) {{\n"
+                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run: ctx is NULL (never created, or destroyed)\");\n"
+                     "  int rc = ONNXC_OK;\n",
+                     N, run_params());
+    if (!g.inputs.empty())
+      s += fmt::format("  const void* const ins[] = {{{1}}};\n  rc = onnxc_check_buffers(\"{0}_run\", \"input\", {0}_inputs, {2}, ins, NULL);\n", N,
+                       fmt::join(list("in", g.inputs.size()), ", "), g.inputs.size());
+    if (!g.outputs.empty())
+      s += fmt::format("  const void* const outs[] = {{{1}}};\n  if (!rc) rc = onnxc_check_buffers(\"{0}_run\", \"output\", {0}_outputs, {2}, outs, NULL);\n",
+                       N, fmt::join(list("out", g.outputs.size()), ", "), g.outputs.size());
+    std::vector<std::string> call{"ctx"};
+    for (auto& a : list("in", g.inputs.size())) call.push_back(a);
+    for (auto& a : list("out", g.outputs.size())) call.push_back(a);
+    s += fmt::format("  if (rc) return rc;\n"
+                     "  if (ctx->busy.exchange(1))\n"
+                     "    return onnxc_fail(ONNXC_ERR_STATE, \"{0}_run: the instance is already running (one run at a time per instance: \"\n"
+                     "                      \"give each thread its own, {0}_create_sharing shares the weights)\");\n"
+                     "  rc = {0}_launch({1});\n"
+                     "  if (rc) (void)cudaStreamSynchronize(ctx->stream); /* nothing of this run is left in flight */\n"
+                     "  ctx->busy = 0;\n  return rc;\n}}\n\n",
+                     N, fmt::join(call, ", "));
+    std::vector<std::string> args{"ctx"};
+    for (size_t k = 0; k < g.inputs.size(); ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
+    for (size_t k = 0; k < g.outputs.size(); ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
+    s += fmt::format("int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+                     "{1:{2}}const size_t* output_bytes) {{\n"
+                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: ctx is NULL (never created, or destroyed)\");\n"
+                     "  int rc = ONNXC_OK;\n",
+                     N, "", N.size() + 11);
+    auto array_checks = [&](const char* kind, const char* bufs, const char* bytes, size_t n, const char* cast) {
+      if (n == 0) return fmt::format("  (void){}; (void){};\n", bufs, bytes);
+      return fmt::format("  if (!{1} || !{2})\n"
+                         "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: {1} or {2} is NULL (the model has {3} {4}{5})\");\n"
+                         "  rc = onnxc_check_buffers(\"{0}_run_v\", \"{4}\", {0}_{4}s, {3}, {6}{1}, {2});\n  if (rc) return rc;\n",
+                         N, bufs, bytes, n, kind, n == 1 ? "" : "s", cast);
+    };
+    s += array_checks("input", "inputs", "input_bytes", g.inputs.size(), "");
+    s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
+    s += fmt::format("  (void)rc;\n  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
+    s += fmt::format(
+        "/* {0}_info's entry points: the ones above with the instance type erased. */\n"
+        "static int {0}_info_create(const char* weights_path, const onnxc_options* options, void** ctx) {{\n"
+        "  {0}_ctx* c = NULL;\n  int rc = {0}_create(weights_path, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
+        "static int {0}_info_create_from_memory(const void* blob, size_t size, const onnxc_options* options, void** ctx) {{\n"
+        "  {0}_ctx* c = NULL;\n  int rc = {0}_create_from_memory(blob, size, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
+        "static int {0}_info_run_v(void* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+        "{1:{2}}const size_t* output_bytes) {{\n"
+        "  return {0}_run_v(({0}_ctx*)ctx, inputs, input_bytes, outputs, output_bytes);\n}}\n\n"
+        "static int {0}_info_destroy(void** ctx) {{\n"
+        "  {0}_ctx* c = ctx ? ({0}_ctx*)*ctx : NULL;\n  int rc = {0}_destroy(ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
+        "const onnxc_model_info {0}_info = {{\n  {3}, {4},\n  {5}, {6},\n  {7}, {8},\n  0, /* no OpenMP */\n"
+        "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
+        "  0, NULL, NULL\n}};\n\n"
+        "#ifdef ONNXC_MAIN_MODEL\n"
+        "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
+        "extern \"C\" const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",
+        N, "", N.size() + 23, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs",
+        g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs");
+    return s;
+  }
+
+  std::string weights_blob(uint64_t* checksum) const {
+    std::string payload(wbytes, '\0');
+    for (const Value* v : weights)
+      std::copy(v->constant->bytes.begin(), v->constant->bytes.end(), payload.begin() + static_cast<std::ptrdiff_t>(woff.at(v)));
+    *checksum = fnv1a(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
+    std::string head(64, '\0');
+    auto put = [&](size_t off, const void* p, size_t n) { std::memcpy(head.data() + off, p, n); };
+    uint32_t version = 1, hsize = 64;
+    put(0, "ONNXCWTS", 8);
+    put(8, &version, 4);
+    put(12, &hsize, 4);
+    put(16, &wbytes, 8);
+    put(24, checksum, 8);
+    return head + payload;
+  }
+};
+
+}  // namespace
+
+CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
+  CudaModule m(g, opt, b);
+  m.plan();
+  uint64_t checksum = 0;
+  std::string blob = m.weights_blob(&checksum);
+  std::string src = m.source();
+  fs::path dir(opt.outdir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw CompileError(CompileError::Kind::Io, "cannot create output folder '" + opt.outdir + "': " + ec.message());
+  CodegenResult r;
+  auto put = [&](const std::string& file, const std::string& data) {
+    write_file(dir / file, data);
+    r.files.push_back(file);
+  };
+  put(opt.name + ".h", m.header(checksum));
+  put(opt.name + ".cu", src);
+  put(opt.name + ".weights", blob);
+  put("onnxc_types.h", kRuntimeTypes);
+  put("onnxc_runtime.h", kRuntimeHeader);
+  put("onnxc_runtime.c", kRuntimeSource);
+  put("onnxc_main.c", kRuntimeMain);
+  put("Makefile", fmt::format(
+      "# Builds the model compiled by onnxc for CUDA: `make` (executable {0}), `make lib{0}.so` (shared library).\n"
+      "# {0}.cu includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
+      "# the model: onnxc_main.o links with any model built with -DONNXC_MAIN_MODEL.\n"
+      "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
+      "{0}: {0}.cu {0}.h $(RUNTIME) onnxc_main.o\n"
+      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.cu onnxc_main.o\n\n"
+      "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
+      "\t$(CC) -std=c11 -O2 -c -o $@ onnxc_main.c\n\n"
+      "lib{0}.so: {0}.cu {0}.h $(RUNTIME)\n"
+      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu\n",
+      opt.name));
+  r.weights_bytes = m.wbytes;
+  r.arena_bytes = m.abytes;
+  r.functions = m.emitted.size();
+  r.distinct_functions = m.kernels.size();
+  return r;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,90 @@
+/* tests/cuda/emu/cuda_runtime.h — a CPU stand-in for the few CUDA runtime calls and device
+ * built-ins that onnxc's generated NAME.cu uses, so the generated CUDA can be checked for
+ * numbers on a machine without a GPU (tests/cuda/run_emulated.sh): the .cu is compiled as
+ * plain C++ with this folder first on the include path, after its kernel launches
+ * `fn<<<grid, block, 0, stream>>>(args)` are rewritten to `ONNXC_EMU_LAUNCH(fn, grid, block,
+ * 0, stream)(args)`.
+ *
+ * Emulation: device memory is host memory, copies are memcpy, streams do nothing. A launch
+ * runs the grid's blocks one after another; a block of one row of threads runs its threads one
+ * after another (the generated one-thread-per-element kernels never synchronise); a 2-D or 3-D
+ * block (the tiled products, which use __shared__ memory and __syncthreads) runs its threads
+ * as real threads meeting at a barrier, with __shared__ arrays as statics shared by the
+ * block (blocks run one at a time). Slow, and only for what the generator emits.
+ */
+#ifndef ONNXC_CUDA_EMU_H
+#define ONNXC_CUDA_EMU_H
+#include <barrier>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#define __global__
+#define __restrict__ __restrict
+#define __shared__ static
+
+struct dim3 {
+  unsigned x, y, z;
+  dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+inline thread_local std::barrier<>* onnxc_emu_barrier = nullptr;
+inline void __syncthreads() { onnxc_emu_barrier->arrive_and_wait(); }
+
+typedef enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 } cudaError_t;
+typedef enum { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 } cudaMemcpyKind;
+typedef int* cudaStream_t;
+#define cudaStreamNonBlocking 1u
+inline const char* cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorMemoryAllocation" : "cudaSuccess"; }
+inline const char* cudaGetErrorString(cudaError_t e) { return e ? "out of memory" : "no error"; }
+inline cudaError_t cudaMalloc(void** p, size_t n) {
+  *p = std::calloc(1, n);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+inline cudaError_t cudaFree(void* p) { std::free(p); return cudaSuccess; }
+inline cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return cudaSuccess; }
+inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) { return cudaMemcpy(d, s, n, k); }
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { static int dummy; *s = &dummy; return cudaSuccess; }
+inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+
+template <class... P>
+struct OnnxcEmuLaunch {
+  void (*f)(P...);
+  dim3 grid, block;
+  template <class... A>
+  void operator()(A... a) const {
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+      for (unsigned by = 0; by < grid.y; ++by)
+        for (unsigned bx = 0; bx < grid.x; ++bx) {
+          const dim3 b(bx, by, bz);
+          auto set = [&](unsigned tx, unsigned ty, unsigned tz) {
+            blockIdx = b, threadIdx = dim3(tx, ty, tz), blockDim = block, gridDim = grid;
+          };
+          if (block.y == 1 && block.z == 1) {
+            for (unsigned tx = 0; tx < block.x; ++tx) set(tx, 0, 0), f(a...);
+            continue;
+          }
+          std::barrier<> bar(static_cast<std::ptrdiff_t>(block.x * block.y * block.z));
+          std::vector<std::thread> ts;
+          for (unsigned tz = 0; tz < block.z; ++tz)
+            for (unsigned ty = 0; ty < block.y; ++ty)
+              for (unsigned tx = 0; tx < block.x; ++tx)
+                ts.emplace_back([&, tx, ty, tz] {
+                  set(tx, ty, tz);
+                  onnxc_emu_barrier = &bar;
+                  f(a...);
+                });
+          for (auto& t : ts) t.join();
+        }
+  }
+};
+template <class... P>
+OnnxcEmuLaunch<P...> onnxc_emu_launch(void (*f)(P...), dim3 grid, dim3 block) {
+  return {f, grid, block};
+}
+#define ONNXC_EMU_LAUNCH(f, grid, block, shmem, stream) onnxc_emu_launch(f, grid, block)
+#endif

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# CUDA backend zoo tests. Usage: run_cuda_model.sh compile|run COMPILE_MODEL ZOO_DIR NAME WORK_DIR
+#  compile  compile-model --device cuda --emit so: the generated NAME.cu must build with nvcc
+#           ($ONNXC_NVCC, else /usr/local/cuda/bin/nvcc; -arch=sm_90 -O3) without a warning,
+#           and a second compile must give byte-identical NAME.cu, NAME.h and NAME.weights.
+#           Prints how long nvcc took. Without nvcc: exit 77 (ctest SKIP_RETURN_CODE).
+#  run      --emit exe, run the binary on NAME.input.npy and compare with PyTorch's NAME.ref.npy
+#           (tolerance as the zoo tests: 1e-3 of the reference's max magnitude). Without a
+#           CUDA GPU (nvidia-smi lists none) or without nvcc: exit 77, never a pass.
+set -euo pipefail
+mode=$1 cc_model=$2 zoo=$3 name=$4 work=$5
+here=$(cd "$(dirname "$0")" && pwd)
+nvcc=${ONNXC_NVCC:-/usr/local/cuda/bin/nvcc}
+if ! command -v "$nvcc" > /dev/null 2>&1; then
+  echo "SKIPPED: nvcc '$nvcc' not found (set ONNXC_NVCC)"
+  exit 77
+fi
+if [ "$mode" = run ] && ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  echo "SKIPPED: no CUDA GPU on this machine (nvidia-smi lists none)"
+  exit 77
+fi
+dir="$work/$name"
+rm -rf "$dir" && mkdir -p "$work"
+case "$mode" in
+  compile)
+    start=$(date +%s.%N)
+    "$cc_model" "$zoo/$name.onnx" -o "$dir" --name "$name" --device cuda --emit so --nvcc "$nvcc" --verify-passes 2>&1 | tee "$dir.log"
+    if grep -i -q -e 'warning' "$dir.log"; then
+      echo "cuda $name: nvcc warned on the generated code" >&2
+      exit 1
+    fi
+    "$cc_model" "$zoo/$name.onnx" -o "$dir.again" --name "$name" --device cuda --emit c --quiet
+    for f in "$name.cu" "$name.h" "$name.weights"; do cmp "$dir/$f" "$dir.again/$f"; done
+    rm -rf "$dir.again"
+    echo "cuda $name: total $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
+    ;;
+  run)
+    "$cc_model" "$zoo/$name.onnx" -o "$dir" --name "$name" --device cuda --emit exe --nvcc "$nvcc" --quiet
+    "$dir/$name" --input "input=$zoo/$name.input.npy" --output "output=$dir/output.npy" --bench 10
+    /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$dir/output.npy" --tol 1e-3
+    ;;
+  *)
+    echo "usage: run_cuda_model.sh compile|run COMPILE_MODEL ZOO_DIR NAME WORK_DIR" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""CUDA backend op tests without a GPU: small one- or two-node models covering the CUDA
+kernels' variants that the zoo CNNs do not reach (batched and broadcast MatMul, tiled and
+dot-product, Gemm's transposes and C, Softmax on a middle axis, LRN, Transpose, cropping Pad, Concat on other
+axes, pools with padding, ceil_mode and dilations, 1-D/3-D, grouped and dilated Conv, fused
+activations, broadcasting elementwise ops, runtime Clip bounds...). Each model is compiled
+twice by compile-model: to C (the reference: the C backend, itself checked against ONNX's
+node tests) and with --device cuda, whose .cu is built as C++ against tests/cuda/emu/
+cuda_runtime.h (a CPU stand-in for the CUDA runtime, see run_emulated.sh). Both binaries run
+on the same pseudo-random inputs (the driver's --seed) and their outputs must agree within
+1e-4 of max(1, max |reference|) (NaN where the reference has NaN). Last, a C program checks
+the C API of an emulated CUDA model (API_TEST): create, create_from_memory and create_sharing,
+run and run_v, refused sizes and handles, NAME_info.
+Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
+  run_emulated_ops.py --compiler build/compile-model [--only NAME]
+Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RNG = np.random.default_rng(5)
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def const(name, shape):
+    return numpy_helper.from_array(RNG.uniform(-1, 1, shape).astype(np.float32), name)
+
+
+def model(nodes, inputs, out_shape, inits=(), opset=13):
+    g = helper.make_graph(nodes, "g", [vi(n, s) for n, s in inputs], [vi("y", out_shape)], list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def node(op, ins, out="y", **attrs):
+    return helper.make_node(op, ins, [out], name=op.lower() + "_1" if out == "y" else out + "_n", **attrs)
+
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+@case
+def matmul_batched_broadcast_tiled():
+    return model([node("MatMul", ["a", "b"])], [("a", [3, 1, 20, 21]), ("b", [2, 21, 19])], [3, 2, 20, 19])
+
+
+@case
+def matmul_batched_broadcast_dot():
+    return model([node("MatMul", ["a", "b"])], [("a", [3, 1, 4, 21]), ("b", [2, 21, 19])], [3, 2, 4, 19])
+
+
+@case
+def matmul_const_rhs():
+    return model([node("MatMul", ["a", "w"])], [("a", [2, 5, 33])], [2, 5, 17], [const("w", [33, 17])])
+
+
+@case
+def matmul_vector():
+    return model([node("MatMul", ["a", "b"])], [("a", [18]), ("b", [2, 18, 7])], [2, 7])
+
+
+@case
+def gemm_transposes_and_c():
+    return model([node("Gemm", ["a", "b", "c"], transA=1, transB=1, alpha=0.5, beta=2.0)],
+                 [("a", [20, 9]), ("b", [11, 20]), ("c", [1, 11])], [9, 11])
+
+
+@case
+def gemm_relu_column_c():
+    return model([node("Gemm", ["a", "w", "c"], out="g"), node("Relu", ["g"])], [("a", [3, 40])], [3, 18],
+                 [const("w", [40, 18]), const("c", [3, 1])])
+
+
+@case
+def gemm_transb_vector_silu():
+    return model([node("Gemm", ["a", "w", "c"], out="g", transB=1), node("Sigmoid", ["g"], out="s"), node("Mul", ["g", "s"])],
+                 [("a", [1, 40])], [1, 18], [const("w", [18, 40]), const("c", [18])])
+
+
+@case
+def softmax_middle_axis():
+    return model([node("Softmax", ["x"], axis=1)], [("x", [2, 7, 3])], [2, 7, 3])
+
+
+@case
+def logsoftmax_last_axis():
+    return model([node("LogSoftmax", ["x"], axis=-1)], [("x", [4, 10])], [4, 10])
+
+
+@case
+def lrn():
+    return model([node("LRN", ["x"], size=5, alpha=0.002, beta=0.75, bias=1.5)], [("x", [2, 9, 4, 3])], [2, 9, 4, 3])
+
+
+@case
+def transpose():
+    return model([node("Transpose", ["x"], perm=[0, 2, 3, 1])], [("x", [2, 3, 4, 5])], [2, 4, 5, 3])
+
+
+@case
+def pad_crop_and_grow():
+    pads = numpy_helper.from_array(np.array([0, 1, -1, 2, 0, -1, 2, 0], np.int64), "pads")
+    value = numpy_helper.from_array(np.array(0.25, np.float32), "v")
+    return model([node("Pad", ["x", "pads", "v"])], [("x", [1, 3, 5, 6])], [1, 5, 6, 8], [pads, value])
+
+
+@case
+def concat_axis2():
+    return model([node("Concat", ["a", "b", "c"], axis=2)], [("a", [2, 3, 4]), ("b", [2, 3, 1]), ("c", [2, 3, 5])], [2, 3, 10])
+
+
+@case
+def concat_axis0():
+    return model([node("Concat", ["a", "b"], axis=0)], [("a", [1, 3, 4]), ("b", [2, 3, 4])], [3, 3, 4])
+
+
+@case
+def averagepool_pads_count_include_pad():
+    return model([node("AveragePool", ["x"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)],
+                 [("x", [1, 3, 9, 8])], [1, 3, 5, 4])
+
+
+@case
+def averagepool_ceil_mode():
+    return model([node("AveragePool", ["x"], kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 0, 0], ceil_mode=1)],
+                 [("x", [1, 2, 8, 7])], [1, 2, 5, 4])
+
+
+@case
+def maxpool_dilated_ceil():
+    return model([node("MaxPool", ["x"], kernel_shape=[2, 3], strides=[2, 1], dilations=[2, 2], ceil_mode=1)],
+                 [("x", [2, 3, 9, 10])], [2, 3, 4, 6])
+
+
+@case
+def maxpool_1d():
+    return model([node("MaxPool", ["x"], kernel_shape=[3], strides=[2], pads=[1, 1])], [("x", [1, 4, 11])], [1, 4, 6])
+
+
+@case
+def global_max_pool():
+    return model([node("GlobalMaxPool", ["x"])], [("x", [2, 5, 3, 4])], [2, 5, 1, 1])
+
+
+@case
+def conv_grouped_dilated_asymmetric_pads():
+    return model([node("Conv", ["x", "w", "b"], group=2, dilations=[2, 1], strides=[1, 2], pads=[2, 0, 1, 1])],
+                 [("x", [2, 6, 9, 8])], [2, 4, 8, 4], [const("w", [4, 3, 3, 3]), const("b", [4])])
+
+
+@case
+def conv_depthwise_hardswish():
+    return model([node("Conv", ["x", "w"], out="c", group=8, strides=[2, 2], pads=[1, 1, 1, 1]), node("HardSwish", ["c"])],
+                 [("x", [1, 8, 7, 7])], [1, 8, 4, 4], [const("w", [8, 1, 3, 3])], opset=14)
+
+
+@case
+def conv_1d_leakyrelu():
+    return model([node("Conv", ["x", "w", "b"], out="c", pads=[2, 2]), node("LeakyRelu", ["c"], alpha=0.2)],
+                 [("x", [2, 5, 12])], [2, 6, 12], [const("w", [6, 5, 5]), const("b", [6])])
+
+
+@case
+def conv_3d_elu():
+    return model([node("Conv", ["x", "w"], out="c", pads=[1, 0, 1, 1, 0, 1]), node("Elu", ["c"], alpha=0.7)],
+                 [("x", [1, 3, 4, 5, 6])], [1, 4, 4, 4, 6], [const("w", [4, 3, 3, 2, 3])])
+
+
+@case
+def conv_silu_residual_add():
+    return model([node("Conv", ["x", "w", "b"], out="c"), node("Sigmoid", ["c"], out="s"), node("Mul", ["c", "s"], out="m"),
+                  node("Add", ["m", "r"])],
+                 [("x", [1, 16, 6, 6]), ("r", [1, 12, 6, 6])], [1, 12, 6, 6], [const("w", [12, 16, 1, 1]), const("b", [12])])
+
+
+@case
+def conv_channels_not_multiple_of_2():
+    return model([node("Conv", ["x", "w"], out="c", pads=[1, 1, 1, 1]), node("Tanh", ["c"])], [("x", [1, 5, 6, 5])], [1, 7, 6, 5],
+                 [const("w", [7, 5, 3, 3])])
+
+
+@case
+def elementwise_broadcast_chain():
+    return model([node("Add", ["a", "b"], out="s"), node("Div", ["s", "c"], out="d"), node("Max", ["d", "a", "e"])],
+                 [("a", [2, 3, 1, 5]), ("b", [4, 1]), ("c", [3, 4, 5]), ("e", [5])], [2, 3, 4, 5])
+
+
+@case
+def clip_runtime_bounds_and_pow():
+    return model([node("Clip", ["x", "lo", "hi"], out="c"), node("Pow", ["c", "p"])],
+                 [("x", [3, 4]), ("lo", []), ("hi", []), ("p", [4])], [3, 4])
+
+
+@case
+def unary_ops():
+    return model([node("Abs", ["x"], out="a"), node("Sqrt", ["a"], out="s"), node("Neg", ["s"], out="n"), node("Exp", ["n"], out="e"),
+                  node("Reciprocal", ["e"], out="r"), node("HardSigmoid", ["r"], out="h", alpha=0.3, beta=0.4), node("Sum", ["h", "x", "x"])],
+                 [("x", [2, 3, 4])], [2, 3, 4])
+
+
+@case
+def reshape_flatten_squeeze():
+    shape = numpy_helper.from_array(np.array([2, -1], np.int64), "shape")
+    return model([node("Relu", ["x"], out="r"), node("Reshape", ["r", "shape"], out="s"), node("Flatten", ["s"], out="f", axis=0),
+                  node("Sigmoid", ["f"])], [("x", [2, 3, 4])], [1, 24], [shape])
+
+
+# The C API of a CUDA model, emulated: instances made by create, create_from_memory and
+# create_sharing give the same outputs; wrong sizes, NULL handles, a double destroy and a
+# truncated weights file are refused with their codes and details.
+API_TEST = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "m.h"
+#define CHECK(cond) do { if (!(cond)) { printf("FAIL line %d: %s (%s)\n", __LINE__, #cond, m_last_error()); return 1; } } while (0)
+int main(void) {
+  FILE* f = fopen("m.weights", "rb");
+  CHECK(f != NULL);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char* blob = malloc((size_t)n);
+  CHECK(fread(blob, 1, (size_t)n, f) == (size_t)n);
+  fclose(f);
+  m_ctx *a = NULL, *b = NULL, *c = NULL;
+  CHECK(m_create("m.weights", NULL, &a) == ONNXC_OK);
+  CHECK(m_create_from_memory(blob, (size_t)n, NULL, &b) == ONNXC_OK);
+  free(blob);
+  CHECK(m_create_sharing(a, NULL, &c) == ONNXC_OK);
+  float x[m_INPUT0_SIZE], y[3][m_OUTPUT0_SIZE];
+  for (int i = 0; i < m_INPUT0_SIZE; ++i) x[i] = (float)((i * 37) % 11) / 5.0f - 1.0f;
+  m_ctx* inst[3] = {a, b, c};
+  for (int k = 0; k < 3; ++k) CHECK(m_run(inst[k], x, y[k]) == ONNXC_OK);
+  CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0 && memcmp(y[0], y[2], sizeof y[0]) == 0);
+  const void* ins[] = {x};
+  void* outs[] = {y[0]};
+  size_t ib[] = {sizeof x - 4}, ob[] = {sizeof y[0]};
+  CHECK(m_run_v(a, ins, ib, outs, ob) == ONNXC_ERR_SIZE && strstr(m_last_error(), "expected"));
+  CHECK(m_run(NULL, x, y[0]) == ONNXC_ERR_ARG);
+  CHECK(m_info.run_v(a, ins, (size_t[]){sizeof x}, outs, ob) == ONNXC_OK);
+  CHECK(strcmp(m_info.model_name, "m") == 0 && m_info.num_inputs == 1 && m_info.num_outputs == 1);
+  CHECK(strcmp(m_status_string(ONNXC_ERR_DEVICE), "GPU error") == 0);
+  CHECK(m_destroy(&a) == ONNXC_OK && a == NULL);
+  CHECK(m_run(c, x, y[2]) == ONNXC_OK && memcmp(y[1], y[2], sizeof y[1]) == 0); /* c still holds the shared weights */
+  CHECK(m_destroy(&a) == ONNXC_ERR_ARG && strstr(m_last_error(), "already destroyed"));
+  CHECK(m_destroy(&b) == ONNXC_OK && m_destroy(&c) == ONNXC_OK);
+  f = fopen("short.weights", "wb");
+  CHECK(f != NULL && fwrite("ONNXCWTS", 1, 8, f) == 8);
+  fclose(f);
+  CHECK(m_create("short.weights", NULL, &a) != ONNXC_OK && a == NULL && strstr(m_last_error(), "m_create"));
+  printf("api ok\n");
+  return 0;
+}
+"""
+
+
+def api_check(compiler, work):
+    d = os.path.join(work, "api")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "model.onnx")
+    m = model([node("Conv", ["x", "w", "b"], out="c", pads=[1, 1, 1, 1]), node("Relu", ["c"])], [("x", [1, 3, 5, 5])], [1, 4, 5, 5],
+              [const("w", [4, 3, 3, 3]), const("b", [4])])
+    onnx.save(m, src)
+    cu = os.path.join(d, "cu")
+    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"])
+    text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", open(os.path.join(cu, "m.cu")).read(), flags=re.M)
+    open(os.path.join(cu, "m.emu.cc"), "w").write(text)
+    open(os.path.join(cu, "api.c"), "w").write(API_TEST)
+    run(["g++", "-std=c++20", "-O1", "-I" + os.path.join(HERE, "emu"), "-I.", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
+    run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-c", "api.c", "-o", "api.o"], cwd=cu)
+    run(["g++", "-o", "api", "api.o", "m.emu.o", "-lpthread"], cwd=cu)
+    p = subprocess.run([os.path.join(cu, "api")], cwd=cu, capture_output=True, text=True, timeout=60)
+    return None if p.returncode == 0 and "api ok" in p.stdout else f"exit {p.returncode}: {p.stdout}{p.stderr}"
+
+
+def run(cmd, cwd=None):
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    return p
+
+
+def check(name, fn, compiler, work):
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "model.onnx")
+    m = fn()
+    onnx.checker.check_model(m)
+    onnx.save(m, src)
+    run([compiler, src, "-o", os.path.join(d, "c"), "--name", "m", "--quiet", "--cflags", "-O1 -ffp-contract=off"])
+    cu = os.path.join(d, "cu")
+    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"])
+    text = open(os.path.join(cu, "m.cu")).read()
+    text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", text, flags=re.M)
+    if "<<<" in text:
+        raise RuntimeError("a kernel launch was not rewritten")
+    open(os.path.join(cu, "m.emu.cc"), "w").write(text)
+    run(["g++", "-std=c++20", "-O1", "-I" + os.path.join(HERE, "emu"), "-I.", "-DONNXC_MAIN_MODEL", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
+    run(["gcc", "-std=c11", "-O1", "-c", "onnxc_main.c", "-o", "onnxc_main.o"], cwd=cu)
+    run(["g++", "-o", "m.emu", "m.emu.o", "onnxc_main.o", "-lpthread"], cwd=cu)
+    ref_path, got_path = os.path.join(d, "ref.npy"), os.path.join(d, "got.npy")
+    run([os.path.join(d, "c", "m"), "--quiet", "--seed", "7", "--output", "y=" + ref_path])
+    run([os.path.join(cu, "m.emu"), "--quiet", "--seed", "7", "--output", "y=" + got_path])
+    ref, got = np.load(ref_path), np.load(got_path)
+    if ref.shape != got.shape:
+        return f"shape {got.shape}, expected {ref.shape}"
+    nan = np.isnan(ref)
+    if (np.isnan(got) != nan).any():
+        return "NaN where the C backend has none, or the other way round"
+    err = float(np.max(np.abs(got[~nan] - ref[~nan]), initial=0.0))
+    tol = 1e-4 * max(1.0, float(np.max(np.abs(ref[~nan]), initial=0.0)))
+    return None if err <= tol else f"max abs error {err:.3g} > {tol:.3g}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compiler", required=True)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--work", default="")
+    args = ap.parse_args()
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or tmp
+        for name, fn in CASES.items():
+            if args.only and args.only != name:
+                continue
+            try:
+                problem = check(name, fn, os.path.abspath(args.compiler), work)
+            except Exception as e:  # a failed compile or run is a failed case
+                problem = str(e)
+            if problem:
+                failed += 1
+                print(f"FAIL {name}: {problem}")
+            else:
+                passed += 1
+                print(f"ok   {name}")
+        if not args.only or args.only == "api":
+            try:
+                problem = api_check(os.path.abspath(args.compiler), work)
+            except Exception as e:
+                problem = str(e)
+            passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
+            print(f"FAIL api: {problem}" if problem else "ok   api")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
