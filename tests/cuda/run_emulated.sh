@@ -12,13 +12,7 @@ dir="$work/$name"
 rm -rf "$dir" && mkdir -p "$work"
 start=$(date +%s.%N)
 "$cc_model" "$zoo/$name.onnx" -o "$dir" --name "$name" --device cuda --emit c --verify-passes --quiet
-sed -E 's/^(\s*)(\w+)<<<(.*)>>>\(/\1ONNXC_EMU_LAUNCH(\2, \3)(/' "$dir/$name.cu" > "$dir/$name.emu.cc"
-if grep -q '<<<' "$dir/$name.emu.cc"; then
-  echo "cuda emulation $name: a kernel launch was not rewritten" >&2
-  exit 1
-fi
-(cd "$dir" && g++ -std=c++20 -O2 -I"$here/emu" -I. -DONNXC_MAIN_MODEL -c "$name.emu.cc" -o "$name.emu.o" &&
-  gcc -std=c11 -O2 -c onnxc_main.c -o onnxc_main.o && g++ -o "$name.emu" "$name.emu.o" onnxc_main.o -lpthread)
+bash "$here/emu_build.sh" "$dir" "$name"
 "$dir/$name.emu" --input "input=$zoo/$name.input.npy" --output "output=$dir/output.npy"
 /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$dir/output.npy" --tol 1e-3
 echo "cuda emulation $name: total $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"

@@ -5,10 +5,18 @@
 # with PyTorch's own (NAME.ref.npy): max abs error <= 1e-3 of the reference's max magnitude.
 # Also checks NAME.split.json: an after=NODE cut ends at NODE, the chosen cut is one of the
 # candidates, and auto's is within the latency budget.
-# Usage: run_split_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR SPEC... [-- COMPILE_MODEL_FLAGS...]
+# With --cuda-emulated the split is compiled with --device cuda (head and tail_gpu CUDA, tail C)
+# and the CUDA parts run on the CPU (tests/cuda/emu_build.sh): the emulated head feeds both the
+# C tail and the emulated CUDA tail, and both outputs must match PyTorch's.
+# Usage: run_split_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR [--cuda-emulated] SPEC... [-- COMPILE_MODEL_FLAGS...]
 set -euo pipefail
 cc_model=$1 zoo=$2 name=$3 work=$4
 shift 4
+emulated=0
+if [ "${1:-}" = --cuda-emulated ]; then
+  emulated=1
+  shift
+fi
 specs=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do specs+=("$1"); shift; done
 [ $# -gt 0 ] && shift
@@ -20,7 +28,16 @@ for spec in "${specs[@]}"; do
   start=$(date +%s.%N)
   out="$work/$name/cut$k"
   k=$((k + 1))
-  "$cc_model" "$zoo/$name.onnx" -o "$out" --name "$name" --verify-passes --quiet --split "$spec" "${extra[@]}"
+  if [ $emulated = 1 ]; then
+    "$cc_model" "$zoo/$name.onnx" -o "$out" --name "$name" --verify-passes --quiet --split "$spec" --device cuda --emit c "${extra[@]}"
+    bash "$here/../cuda/emu_build.sh" "$out" "${name}_head"
+    bash "$here/../cuda/emu_build.sh" "$out" "${name}_tail_gpu"
+    (cd "$out" && gcc -std=c11 -O2 -fopenmp -DONNXC_MAIN_MODEL -o "${name}_tail" "${name}_tail.c" onnxc_main.c -lm)
+    head_bin="$out/${name}_head.emu"
+  else
+    "$cc_model" "$zoo/$name.onnx" -o "$out" --name "$name" --verify-passes --quiet --split "$spec" "${extra[@]}"
+    head_bin="$out/${name}_head"
+  fi
   # The cut tensors, and the checks on the plan.
   args=$(/usr/bin/python3 - "$out/$name.split.json" "$spec" "$out" <<'EOF'
 import json, shlex, sys
@@ -47,12 +64,16 @@ EOF
 )
   head_args=$(sed -n 1p <<< "$args")
   tail_args=$(sed -n 2p <<< "$args")
-  eval "\"$out/${name}_head\" --quiet --input \"input=$zoo/$name.input.npy\" $head_args" 2>&1 | tee "$out/run.log"
+  eval "\"$head_bin\" --quiet --input \"input=$zoo/$name.input.npy\" $head_args" 2>&1 | tee "$out/run.log"
   eval "\"$out/${name}_tail\" --quiet $tail_args --output \"output=$out/output.npy\"" 2>&1 | tee -a "$out/run.log"
   if grep -q -e "runtime error:" -e "Sanitizer" "$out/run.log"; then
     echo "split $name ($spec): sanitizer report in the binaries' output" >&2
     exit 1
   fi
   /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$out/output.npy" --tol 1e-3
+  if [ $emulated = 1 ]; then
+    eval "\"$out/${name}_tail_gpu.emu\" --quiet $tail_args --output \"output=$out/output_gpu.npy\""
+    /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$out/output_gpu.npy" --tol 1e-3
+  fi
   echo "split $name ($spec): $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
 done

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds DIR/NAME.cu (compile-model --device cuda --emit c) for the CPU: the launches rewritten
+# for tests/cuda/emu/cuda_runtime.h (a CPU stand-in for the CUDA runtime and built-ins), the .cu
+# compiled as C++ with g++ and linked with the generic driver into DIR/NAME.emu.
+# Usage: emu_build.sh DIR NAME
+set -euo pipefail
+dir=$1 name=$2
+here=$(cd "$(dirname "$0")" && pwd)
+sed -E 's/^(\s*)(\w+)<<<(.*)>>>\(/\1ONNXC_EMU_LAUNCH(\2, \3)(/' "$dir/$name.cu" > "$dir/$name.emu.cc"
+if grep -q '<<<' "$dir/$name.emu.cc"; then
+  echo "cuda emulation $name: a kernel launch was not rewritten" >&2
+  exit 1
+fi
+(cd "$dir" && g++ -std=c++20 -O2 -I"$here/emu" -I. -DONNXC_MAIN_MODEL -c "$name.emu.cc" -o "$name.emu.o" &&
+  gcc -std=c11 -O2 -c onnxc_main.c -o onnxc_main.o && g++ -o "$name.emu" "$name.emu.o" onnxc_main.o -lpthread)
