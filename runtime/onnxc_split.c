@@ -306,6 +306,9 @@ static int place_on_cpu(onnxc_split* ex, const split_batch* b, double t) {
   if (c->policy == ONNXC_SPLIT_CPU_TAIL) return 1;
   int n = b->n;
   double t_dev = t + ex->dev_pending_us + est_get(ex, EST_TAIL_DEV, n);
+  /* A tail on the device also delays the heads of the requests already queued (the device's
+   * backlog), a tail on a CPU worker does not: count their head time against the device. */
+  for (int q = ex->q_count; q > 0; q -= c->max_batch) t_dev += est_get(ex, EST_HEAD, q < c->max_batch ? q : c->max_batch);
   double free_at[ONNXC_SPLIT_MAX_WORKERS];
   for (int w = 0; w < c->cpu_workers; ++w) free_at[w] = ex->worker_free_at[w] > t ? ex->worker_free_at[w] : t;
   for (const split_batch* q = ex->cpu_head;; q = q->next) {
@@ -376,36 +379,39 @@ static void* slot_main(void* arg) {
       outs[i] = b->r[i]->outputs;
       cuts[i] = b->cut[i];
     }
-    double t0 = now_us();
-    int rc = dev->run_head(dev->ctx, slot, take, ins);
+    double exec = -1, t0 = now_us();
+    int rc = dev->run_head(dev->ctx, slot, take, ins, &exec);
     double t1 = now_us();
+    if (exec < 0) exec = t1 - t0;
     if (rc != ONNXC_OK)
       snprintf(detail, sizeof detail, "split executor: run_head: %s", dev->detail ? dev->detail(dev->ctx) : "");
     pthread_mutex_lock(&ex->mu);
     ex->dev_pending_us -= g_est;
     if (ex->dev_pending_us < 0) ex->dev_pending_us = 0;
-    ex->st.device_busy_us += t1 - t0;
+    ex->st.device_busy_us += exec;
     if (rc != ONNXC_OK) {
       pthread_mutex_unlock(&ex->mu);
       complete(ex, b->r, take, b, rc, detail, 0);
       pthread_mutex_lock(&ex->mu);
       continue;
     }
-    est_add(ex, EST_HEAD, take, t1 - t0);
+    est_add(ex, EST_HEAD, take, exec);
     if (!place_on_cpu(ex, b, t1)) {
       double tg_est = est_get(ex, EST_TAIL_DEV, take);
       ex->dev_pending_us += tg_est;
       pthread_mutex_unlock(&ex->mu);
+      exec = -1;
       t0 = now_us();
-      rc = dev->run_tail(dev->ctx, slot, take, outs);
+      rc = dev->run_tail(dev->ctx, slot, take, outs, &exec);
       t1 = now_us();
+      if (exec < 0) exec = t1 - t0;
       if (rc != ONNXC_OK)
         snprintf(detail, sizeof detail, "split executor: run_tail: %s", dev->detail ? dev->detail(dev->ctx) : "");
       pthread_mutex_lock(&ex->mu);
       ex->dev_pending_us -= tg_est;
       if (ex->dev_pending_us < 0) ex->dev_pending_us = 0;
-      ex->st.device_busy_us += t1 - t0;
-      if (rc == ONNXC_OK) est_add(ex, EST_TAIL_DEV, take, t1 - t0);
+      ex->st.device_busy_us += exec;
+      if (rc == ONNXC_OK) est_add(ex, EST_TAIL_DEV, take, exec);
       pthread_mutex_unlock(&ex->mu);
       complete(ex, b->r, take, b, rc, rc == ONNXC_OK ? "" : detail, 0);
       pthread_mutex_lock(&ex->mu);
@@ -413,9 +419,11 @@ static void* slot_main(void* arg) {
     }
     ++ex->st.batches_cpu_tail;
     pthread_mutex_unlock(&ex->mu);
+    exec = -1;
     t0 = now_us();
-    rc = dev->fetch_cut(dev->ctx, slot, take, cuts);
+    rc = dev->fetch_cut(dev->ctx, slot, take, cuts, &exec);
     t1 = now_us();
+    if (exec < 0) exec = t1 - t0;
     if (rc != ONNXC_OK) {
       snprintf(detail, sizeof detail, "split executor: fetch_cut: %s", dev->detail ? dev->detail(dev->ctx) : "");
       complete(ex, b->r, take, b, rc, detail, 1);
@@ -423,7 +431,7 @@ static void* slot_main(void* arg) {
       continue;
     }
     pthread_mutex_lock(&ex->mu);
-    est_add(ex, EST_FETCH, take, t1 - t0);
+    est_add(ex, EST_FETCH, take, exec);
     while (ex->cpu_count >= ex->cpu_cap) pthread_cond_wait(&ex->cpu_space_cv, &ex->mu);
     b->next = NULL;
     if (ex->cpu_tail)
@@ -798,8 +806,9 @@ static void cpu_dev_cut(const cpu_dev* d, int slot, int r, void** cut) {
   }
 }
 
-static int cpu_dev_head(void* ctx, int slot, int batch, const void* const* const* inputs) {
+static int cpu_dev_head(void* ctx, int slot, int batch, const void* const* const* inputs, double* exec_us) {
   cpu_dev* d = (cpu_dev*)ctx;
+  (void)exec_us; /* the wall time: the slots share no engine */
   if (slot < 0 || slot >= d->slots || batch < 0 || batch > d->max_batch) {
     snprintf(g_dev_err, sizeof g_dev_err, "CPU device: slot %d or batch %d out of range", slot, batch);
     return ONNXC_ERR_ARG;
@@ -816,8 +825,9 @@ static int cpu_dev_head(void* ctx, int slot, int batch, const void* const* const
   return ONNXC_OK;
 }
 
-static int cpu_dev_tail(void* ctx, int slot, int batch, void* const* const* outputs) {
+static int cpu_dev_tail(void* ctx, int slot, int batch, void* const* const* outputs, double* exec_us) {
   cpu_dev* d = (cpu_dev*)ctx;
+  (void)exec_us;
   if (slot < 0 || slot >= d->slots || batch < 0 || batch > d->max_batch) {
     snprintf(g_dev_err, sizeof g_dev_err, "CPU device: slot %d or batch %d out of range", slot, batch);
     return ONNXC_ERR_ARG;
@@ -834,8 +844,9 @@ static int cpu_dev_tail(void* ctx, int slot, int batch, void* const* const* outp
   return ONNXC_OK;
 }
 
-static int cpu_dev_fetch(void* ctx, int slot, int batch, void* const* const* cut_host) {
+static int cpu_dev_fetch(void* ctx, int slot, int batch, void* const* const* cut_host, double* exec_us) {
   cpu_dev* d = (cpu_dev*)ctx;
+  (void)exec_us;
   if (slot < 0 || slot >= d->slots || batch < 0 || batch > d->max_batch) {
     snprintf(g_dev_err, sizeof g_dev_err, "CPU device: slot %d or batch %d out of range", slot, batch);
     return ONNXC_ERR_ARG;
@@ -944,7 +955,7 @@ static int sim_check(const sim_dev* d, int slot, int batch) {
   return ONNXC_OK;
 }
 
-static int sim_head(void* ctx, int slot, int batch, const void* const* const* inputs) {
+static int sim_head(void* ctx, int slot, int batch, const void* const* const* inputs, double* exec_us) {
   sim_dev* d = (sim_dev*)ctx;
   int rc = sim_check(d, slot, batch);
   if (rc) return rc;
@@ -956,11 +967,12 @@ static int sim_head(void* ctx, int slot, int batch, const void* const* const* in
     sim_head_one(d->c.num_inputs, d->c.input_bytes, inputs[r], d->c.num_cut, d->c.cut_bytes, cut);
   }
   sleep_us(cost_of(d->c.head, batch) - (now_us() - t0));
+  *exec_us = now_us() - t0;
   pthread_mutex_unlock(&d->engine);
   return ONNXC_OK;
 }
 
-static int sim_tail(void* ctx, int slot, int batch, void* const* const* outputs) {
+static int sim_tail(void* ctx, int slot, int batch, void* const* const* outputs, double* exec_us) {
   sim_dev* d = (sim_dev*)ctx;
   int rc = sim_check(d, slot, batch);
   if (rc) return rc;
@@ -972,11 +984,12 @@ static int sim_tail(void* ctx, int slot, int batch, void* const* const* outputs)
     sim_tail_one(d->c.num_cut, d->c.cut_bytes, (const void* const*)cut, d->c.num_outputs, d->c.output_bytes, outputs[r]);
   }
   sleep_us(cost_of(d->c.tail, batch) - (now_us() - t0));
+  *exec_us = now_us() - t0;
   pthread_mutex_unlock(&d->engine);
   return ONNXC_OK;
 }
 
-static int sim_fetch(void* ctx, int slot, int batch, void* const* const* cut_host) {
+static int sim_fetch(void* ctx, int slot, int batch, void* const* const* cut_host, double* exec_us) {
   sim_dev* d = (sim_dev*)ctx;
   int rc = sim_check(d, slot, batch);
   if (rc) return rc;
@@ -987,6 +1000,7 @@ static int sim_fetch(void* ctx, int slot, int batch, void* const* const* cut_hos
     for (int k = 0; k < d->c.num_cut; ++k) memcpy(cut_host[r][k], cut[k], d->c.cut_bytes[k]);
   }
   sleep_us(cost_of(d->c.fetch, batch) - (now_us() - t0));
+  *exec_us = now_us() - t0;
   return ONNXC_OK;
 }
 

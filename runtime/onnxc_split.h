@@ -61,15 +61,18 @@ extern "C" {
 
 /* The abstract device. A slot is one batch in flight (its own buffers and stream on a GPU); the
  * executor calls a slot's functions from one thread, in the order run_head, then either run_tail
- * or fetch_cut. Each returns an onnxc_status; detail, when non-NULL, gives its message (called
- * on the same thread right after the failure). inputs[r][k] is request r's head input k,
- * cut[r][k] the host buffer for its cut tensor k, outputs[r][k] its tail output k. */
+ * or fetch_cut, each returning when its work is done. Each returns an onnxc_status; detail,
+ * when non-NULL, gives its message (called on the same thread right after the failure).
+ * inputs[r][k] is request r's head input k, cut[r][k] the host buffer for its cut tensor k,
+ * outputs[r][k] its tail output k. *exec_us (preset to -1) may receive the microseconds the
+ * work itself took, without the wait for the engine behind other slots (a GPU's event timing):
+ * the executor's estimates and device busy time use it, else the call's wall time. */
 typedef struct {
   void* ctx;
   int num_slots; /* 1..ONNXC_SPLIT_MAX_SLOTS */
-  int (*run_head)(void* ctx, int slot, int batch, const void* const* const* inputs);
-  int (*run_tail)(void* ctx, int slot, int batch, void* const* const* outputs);
-  int (*fetch_cut)(void* ctx, int slot, int batch, void* const* const* cut);
+  int (*run_head)(void* ctx, int slot, int batch, const void* const* const* inputs, double* exec_us);
+  int (*run_tail)(void* ctx, int slot, int batch, void* const* const* outputs, double* exec_us);
+  int (*fetch_cut)(void* ctx, int slot, int batch, void* const* const* cut, double* exec_us);
   const char* (*detail)(void* ctx);
 } onnxc_split_device;
 
@@ -129,7 +132,8 @@ typedef struct {
   uint64_t batch_hist[ONNXC_SPLIT_MAX_BATCH + 1]; /* batch_hist[b]: batches of b requests */
   double cpu_tail_share;  /* completed requests whose tail ran on the CPU / completed */
   double latency_p50_us, latency_p99_us, latency_max_us, latency_mean_us; /* completed ones */
-  double device_busy_us;  /* summed run times of run_head and run_tail */
+  double device_busy_us;  /* summed execution times of run_head and run_tail (the CPU device's
+                           * slots run in parallel: the sum may exceed the elapsed time) */
   double elapsed_us;      /* since create or the last onnxc_split_stats_reset */
 } onnxc_split_stats;
 

@@ -188,6 +188,26 @@ TEST(Split, EftOffloadsTailsAsLoadRises) {
   EXPECT_GT(st.batches_cpu_tail, 0u);
 }
 
+TEST(Split, EftDrainsABacklogFasterThanGpuOnly) {
+  // 80 requests at once: gpu-only runs 20 batches of G(4) + Tg(4) = 23 ms on the one engine
+  // (about 460 ms); eft moves tails to the two CPU workers while heads wait, and must finish
+  // clearly sooner. With two slots only the queued heads (the backlog a device tail would
+  // delay) make the CPU the earlier finish: C(4) + X = 24.5 ms vs Tg(4) + one head = 23 ms.
+  double took[2];
+  int i = 0;
+  for (onnxc_split_policy p : {ONNXC_SPLIT_GPU_ONLY, ONNXC_SPLIT_EFT}) {
+    Sim s(Costs{}, p, 2, 2, 4);
+    ASSERT_EQ(s.Start(), ONNXC_OK);
+    std::vector<std::unique_ptr<Req>> reqs;
+    auto t0 = std::chrono::steady_clock::now();
+    Burst(s, reqs, 80);
+    took[i++] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (size_t j = 0; j < reqs.size(); ++j) ExpectRouted(s.cfg, *reqs[j], static_cast<uint32_t>(j));
+  }
+  EXPECT_GT(took[0], 400.0);
+  EXPECT_LT(took[1], 0.85 * took[0]) << "gpu-only " << took[0] << " ms, eft " << took[1] << " ms";
+}
+
 TEST(Split, LatencyCapOffloadsWithinTheCapAtLowLoad) {
   // G + X + C at batch 1 = 6 + 0.5 + 12 = 18.5 ms: within a 150 ms cap, so the tails go to the
   // CPU (freeing the device) and every latency stays under the cap.
