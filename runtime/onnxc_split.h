@@ -12,7 +12,8 @@
  *     cpu-tail  the cut is fetched to host buffers owned by the executor and the batch goes to
  *               the CPU stage, a pool of workers each with its own instance of the tail;
  *     eft       earliest finish time: the device would finish the tail after the work already
- *               committed to it plus Tg(b); a CPU worker after the fetch X(b), the wait for the
+ *               committed to it, the heads of the requests queued (which a device tail delays,
+ *               a CPU tail does not) and Tg(b); a CPU worker after the fetch X(b), the wait for the
  *               earliest worker (the queued CPU batches included) and C(b). The earlier wins.
  *               With latency_cap_us > 0 the tail also goes to the CPU whenever the estimated
  *               latency of the batch's oldest request stays within the cap, even if the device
