@@ -525,7 +525,9 @@ void RunCpuDevice(onnxc_split_policy policy, int expect_cpu) {
       ++failed;
       continue;
     }
-    if (expect_cpu >= 0) EXPECT_EQ(r.on_cpu, expect_cpu);
+    if (expect_cpu >= 0) {
+      EXPECT_EQ(r.on_cpu, expect_cpu);
+    }
     for (int j = 0; j < 4; ++j) EXPECT_EQ(r.z[j], 2.0f * (static_cast<float>(i * 10 + j) + 1.0f)) << i;
   }
   EXPECT_GE(failed, 1);
