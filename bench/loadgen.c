@@ -7,10 +7,13 @@
  * completed after the reset, the batch-size histogram, the share of tails run on the CPU,
  * rejections (full queue) and the device's busy share. A table on stdout, JSON with --json.
  *
- * The model: libHEAD.so and libTAIL.so, two onnxc models (compile-model --emit so) whose
- * NAME_info symbols are found with dlopen, run in CPU-only mode (the CPU device: the head and
- * the tail's device version on model instances per slot, the CPU tail on one instance per
- * worker); or --simulate G,Tg,C[,X]: the simulated device and CPU tail with those costs in
+ * The model: libHEAD.so and libTAIL.so, two onnxc models (compile-model --split ... --emit so)
+ * whose NAME_info symbols are found with dlopen, run on the model device (the head and the
+ * tail's device version, --tail-device, default the same library as --tail, on model instances
+ * per slot; the CPU tail on one instance per worker). With C models that is the CPU-only mode;
+ * with the CUDA ones of --device cuda (libNAME_head.so, --tail-device libNAME_tail_gpu.so) the
+ * slots run them on the GPU through their own C API, which copies each part's inputs in and
+ * outputs out (the cut makes a round trip through the host). Or --simulate G,Tg,C[,X]: the simulated device and CPU tail with those costs in
  * milliseconds, each A or A+B (A + B per request of the batch).
  *
  * Build: cmake --build build --target loadgen, or
@@ -35,7 +38,10 @@
 static void usage(const char* argv0) {
   fprintf(stderr,
           "usage: %s (--head libHEAD.so --tail libTAIL.so | --simulate G,Tg,C[,X]) [options]\n"
-          "  --head-weights F, --tail-weights F  weights (default: the model's file next to its library)\n"
+          "  --tail-device libT.so  the tail's version the device slots run (default: --tail), e.g. the\n"
+          "                      CUDA tail of compile-model --split --device cuda (libNAME_tail_gpu.so)\n"
+          "  --head-weights F, --tail-weights F, --tail-device-weights F\n"
+          "                      weights (default: the model's file next to its library)\n"
           "  --threads N         OpenMP threads per model instance (default 1)\n"
           "  --policy P          gpu-only | cpu-tail | eft (default eft)\n"
           "  --slots N           device slots (default 2)     --workers N   CPU tail workers (default 2)\n"
@@ -258,6 +264,7 @@ static double mean_batch(const onnxc_split_stats* s) {
 
 int main(int argc, char** argv) {
   const char *head_lib = NULL, *tail_lib = NULL, *head_w = NULL, *tail_w = NULL, *sim = NULL, *json = NULL;
+  const char *dev_tail_lib = NULL, *dev_tail_w = NULL;
   const char* policy = "eft";
   int threads = 1, slots = 2, workers = 2, max_batch = 8, queue = 1024;
   double delay_us = 1000, cap_us = 0, warmup = 1, window = 5;
@@ -272,6 +279,8 @@ int main(int argc, char** argv) {
     else if (OPT("--tail")) tail_lib = v;
     else if (OPT("--head-weights")) head_w = v;
     else if (OPT("--tail-weights")) tail_w = v;
+    else if (OPT("--tail-device")) dev_tail_lib = v;
+    else if (OPT("--tail-device-weights")) dev_tail_w = v;
     else if (OPT("--simulate")) sim = v;
     else if (OPT("--threads")) threads = atoi(v);
     else if (OPT("--policy")) policy = v;
@@ -329,8 +338,8 @@ int main(int argc, char** argv) {
   cfg.latency_cap_us = cap_us;
   cfg.cpu_workers = workers;
 
-  void *hh = NULL, *th = NULL;
-  char *hw = NULL, *tw = NULL;
+  void *hh = NULL, *th = NULL, *dh = NULL;
+  char *hw = NULL, *tw = NULL, *dw = NULL;
   onnxc_options opts = {threads};
   int is_sim = sim != NULL, rc;
   if (is_sim) {
@@ -363,11 +372,23 @@ int main(int argc, char** argv) {
   } else {
     const onnxc_model_info* head = load_model(head_lib, &hh);
     const onnxc_model_info* tail = load_model(tail_lib, &th);
-    if (!head || !tail) return 1;
+    const onnxc_model_info* dev_tail = dev_tail_lib ? load_model(dev_tail_lib, &dh) : tail;
+    if (!head || !tail || !dev_tail) return 1;
     hw = default_weights(head_lib, head, head_w);
     tw = default_weights(tail_lib, tail, tail_w);
+    dw = dev_tail_lib ? default_weights(dev_tail_lib, dev_tail, dev_tail_w) : NULL;
     rc = onnxc_split_sizes_from_models(head, tail, &cfg);
-    if (rc == ONNXC_OK) rc = onnxc_split_cpu_device_create(head, hw, tail, tw, &opts, slots, max_batch, &cfg.device);
+    if (rc == ONNXC_OK && dev_tail != tail) {
+      onnxc_split_config check = cfg; /* the device's tail must take the same cut and give the same outputs */
+      rc = onnxc_split_sizes_from_models(head, dev_tail, &check);
+      for (int k = 0; rc == ONNXC_OK && k < cfg.num_outputs; ++k)
+        if (check.num_outputs != cfg.num_outputs || check.output_bytes[k] != cfg.output_bytes[k]) {
+          fprintf(stderr, "loadgen: --tail-device %s has other outputs than --tail %s\n", dev_tail_lib, tail_lib);
+          return 1;
+        }
+    }
+    if (rc == ONNXC_OK)
+      rc = onnxc_split_cpu_device_create(head, hw, dev_tail, dev_tail_lib ? dw : tw, &opts, slots, max_batch, &cfg.device);
     cfg.cpu_tail = tail;
     cfg.cpu_tail_weights = tw;
     cfg.cpu_tail_options = &opts;
@@ -385,8 +406,9 @@ int main(int argc, char** argv) {
   rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
 
   result res[MAX_RATES];
-  printf("# %s, policy %s, %d slots, %d CPU workers, max batch %d, delay %.0f us, queue %d, warm-up %.1f s, window %.1f s\n",
-         is_sim ? "simulated device" : "CPU-only mode", policy, slots, workers, max_batch, delay_us, queue, warmup, window);
+  printf("# %s%s%s%s%s, policy %s, %d slots, %d CPU workers, max batch %d, delay %.0f us, queue %d, warm-up %.1f s, window %.1f s\n",
+         is_sim ? "simulated device" : "head ", is_sim ? "" : head_lib, is_sim ? "" : " and tail ",
+         is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), is_sim ? "" : " on the device slots", policy, slots, workers, max_batch, delay_us, queue, warmup, window);
   printf("%9s %9s %9s %9s %9s %9s %7s %7s %8s %8s  %s\n", "rate/s", "offered", "achieved", "p50 ms", "p99 ms", "max ms",
          "batch", "cpu %", "rejected", "dev %", "batches (size:count)");
   int failed = 0;
@@ -412,9 +434,11 @@ int main(int argc, char** argv) {
       fprintf(stderr, "loadgen: cannot write %s\n", json);
       failed = 1;
     } else {
-      fprintf(f, "{\"mode\": \"%s\", \"policy\": \"%s\", \"slots\": %d, \"workers\": %d, \"max_batch\": %d, "
+      fprintf(f, "{\"mode\": \"%s\", \"head\": \"%s\", \"tail\": \"%s\", \"tail_device\": \"%s\", \"policy\": \"%s\", "
+                 "\"slots\": %d, \"workers\": %d, \"max_batch\": %d, "
                  "\"max_queue_delay_us\": %.0f, \"max_queue_size\": %d, \"warmup_s\": %g, \"window_s\": %g, \"rates\": [",
-              is_sim ? "simulated" : "cpu-only", policy, slots, workers, max_batch, delay_us, queue, warmup, window);
+              is_sim ? "simulated" : "models", is_sim ? "" : head_lib, is_sim ? "" : tail_lib,
+              is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), policy, slots, workers, max_batch, delay_us, queue, warmup, window);
       for (int i = 0; i < num_rates; ++i) {
         const onnxc_split_stats* s = &res[i].st;
         fprintf(f, "%s\n  {\"rate\": %g, \"offered\": %llu, \"achieved_per_s\": %.3f, \"completed\": %llu, "
@@ -445,6 +469,8 @@ int main(int argc, char** argv) {
     onnxc_split_cpu_device_destroy(&cfg.device);
   free(hw);
   free(tw);
+  free(dw);
+  if (dh) dlclose(dh);
   if (th) dlclose(th);
   if (hh) dlclose(hh);
   return failed;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The split-model executor on real compiled parts: compile ZOO/NAME.onnx with --split auto
+# --emit so (head and tail as C shared libraries: the CPU-only mode), then drive them with
+# bench/loadgen under each policy at a low rate, and check its JSON: every request completed,
+# none failed or was rejected, gpu-only kept every tail on the device and cpu-tail none.
+# Usage: run_split_loadgen.sh COMPILE_MODEL LOADGEN ZOO_DIR NAME WORK_DIR
+set -euo pipefail
+cc_model=$1 loadgen=$2 zoo=$3 name=$4 work=$5
+out="$work/$name"
+rm -rf "$out" && mkdir -p "$out"
+"$cc_model" "$zoo/$name.onnx" -o "$out" --name "$name" --quiet --split auto --emit so
+for policy in gpu-only cpu-tail eft; do
+  "$loadgen" --head "$out/lib${name}_head.so" --tail "$out/lib${name}_tail.so" --policy "$policy" --slots 1 --workers 1 \
+    --rates 4 --warmup 0.5 --window 2 --json "$out/$policy.json"
+  /usr/bin/python3 - "$out/$policy.json" "$policy" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+policy = sys.argv[2]
+assert r["mode"] == "models" and r["policy"] == policy, r
+for x in r["rates"]:
+    assert x["completed"] > 0 and x["failed"] == 0 and x["rejected"] == 0, x
+    if policy == "gpu-only":
+        assert x["cpu_tail_share"] == 0, x
+    if policy == "cpu-tail":
+        assert x["cpu_tail_share"] == 1, x
+print(f"loadgen {policy}: ok")
+PY
+done
