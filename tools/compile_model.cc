@@ -1,8 +1,10 @@
 // tools/compile_model.cc — the compile-model driver: parse flags, import the ONNX model,
 // run the pass pipeline (passes/pipeline.cc), emit C, and build it with the system C
 // compiler; with --device cuda, emit CUDA (codegen/cuda/, plain NCHW) and build it with
-// nvcc (build_cuda). --verify evaluates the imported graph before any pass, so it checks the
-// passes and the generated code together. Thin by design: the work is in
+// nvcc (build_cuda). --split cuts the model first (passes/partition.h) and compiles the head
+// and the tail as models of their own (compile_split). --verify evaluates the imported graph
+// before any pass, so it checks the passes and the generated code together (for --split, the
+// head and the tail run one after the other). Thin by design: the work is in
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
@@ -493,7 +495,9 @@ int main(int argc, char** argv) {
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
       "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n"
       "--device cuda writes OUTDIR/NAME.cu instead of NAME.c (plain NCHW float32 kernels, the same C API in NAME.h)\n"
-      "and builds it with nvcc for --gpu-arch.\n\n"
+      "and builds it with nvcc for --gpu-arch.\n"
+      "--split SPEC cuts the model in two, a head for a GPU and a tail for the GPU or CPU workers, compiled as NAME_head\n"
+      "and NAME_tail (and NAME_tail_gpu with --device cuda), and writes NAME.split.json (see \"Split models\" below).\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error (emitted C that does not compile included),\n"
       "5 C compiler or nvcc failed (or not found), 6 --verify mismatch.",
       "compile-model"};
@@ -576,7 +580,7 @@ int main(int argc, char** argv) {
                  "predicted costs. SPEC: auto (the cut with the best predicted throughput, for --cpu-workers CPU workers "
                  "taking tails off the GPU, within --latency-budget), after=NODE (the head ends with node NODE, as named "
                  "by --print-after simplify), or gpu-share=F (the head keeps share F of the GPU time, 0 < F < 1)")
-      ->group("Split models");
+      ->type_name("SPEC")->group("Split models");
   app.add_option("--gpu", o.gpu, "--split: the GPU the head is planned for: h100 or h200 (FP32 peak and memory bandwidth)")
       ->check(CLI::IsMember({"h100", "h200"}))->capture_default_str()->group("Split models");
   app.add_option("--gpu-tflops", o.gpu_tflops, "--split: the GPU's FP32 peak in TFLOP/s, replacing --gpu's")
