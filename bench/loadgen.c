@@ -13,11 +13,18 @@
  * per slot; the CPU tail on one instance per worker). With C models that is the CPU-only mode;
  * with the CUDA ones of --device cuda (libNAME_head.so, --tail-device libNAME_tail_gpu.so) the
  * slots run them on the GPU through their own C API, which copies each part's inputs in and
- * outputs out (the cut makes a round trip through the host). Or --simulate G,Tg,C[,X]: the simulated device and CPU tail with those costs in
- * milliseconds, each A or A+B (A + B per request of the batch).
+ * outputs out (the cut makes a round trip through the host). With --device cuda the slots are
+ * the CUDA device instead (runtime/onnxc_split_cuda.h): per slot a stream, pinned and device
+ * buffers, the head and --tail-device's NAME_cuda_info.run_device on device buffers, so the cut
+ * stays on the GPU unless the tail goes to a CPU worker; --cuda-graphs replays the head's
+ * launches from CUDA graphs. Or --simulate G,Tg,C[,X]: the simulated device and CPU tail with
+ * those costs in milliseconds, each A or A+B (A + B per request of the batch).
  *
- * Build: cmake --build build --target loadgen, or
+ * Build: cmake --build build --target loadgen (with the CUDA device when CMake finds the CUDA
+ * toolkit: ONNXC_CUDA_HOME, default /usr/local/cuda), or
  *   cc -O2 -Iruntime bench/loadgen.c runtime/onnxc_split.c -lpthread -ldl -lm -o loadgen
+ * and for --device cuda add -DONNXC_HAVE_CUDA_DEVICE runtime/onnxc_split_cuda.c
+ *   -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -lcudart.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -32,6 +39,9 @@
 #include <time.h>
 
 #include "onnxc_split.h"
+#ifdef ONNXC_HAVE_CUDA_DEVICE
+#include "onnxc_split_cuda.h"
+#endif
 
 #define MAX_RATES 64
 
@@ -42,6 +52,11 @@ static void usage(const char* argv0) {
           "                      CUDA tail of compile-model --split --device cuda (libNAME_tail_gpu.so)\n"
           "  --head-weights F, --tail-weights F, --tail-device-weights F\n"
           "                      weights (default: the model's file next to its library)\n"
+          "  --device D          cpu | cuda: the device slots run the head and tail's device version as\n"
+          "                      model instances (cpu, default; CUDA models then copy through the host),\n"
+          "                      or on the CUDA device over NAME_cuda_info (cuda: --head and\n"
+          "                      --tail-device from compile-model --split --device cuda; the cut stays on the GPU)\n"
+          "  --cuda-graphs       with --device cuda: replay the head's launches from CUDA graphs\n"
           "  --threads N         OpenMP threads per model instance (default 1)\n"
           "  --policy P          gpu-only | cpu-tail | eft (default eft)\n"
           "  --slots N           device slots (default 2)     --workers N   CPU tail workers (default 2)\n"
@@ -168,8 +183,9 @@ static void on_done(void* user, const onnxc_split_result* res) {
 
 /* ---- models ---- */
 
-static const onnxc_model_info* load_model(const char* lib, void** handle) {
-  *handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+/* The symbol NAME<suffix> of libNAME.so, opened in *handle unless already open. */
+static const void* load_symbol(const char* lib, void** handle, const char* suffix) {
+  if (!*handle) *handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!*handle) {
     fprintf(stderr, "loadgen: dlopen %s: %s\n", lib, dlerror());
     return NULL;
@@ -182,10 +198,15 @@ static const onnxc_model_info* load_model(const char* lib, void** handle) {
     fprintf(stderr, "loadgen: %s is not named libNAME.so\n", lib);
     return NULL;
   }
-  snprintf(sym, sizeof sym, "%.*s_info", (int)(len - 6), base + 3);
-  const onnxc_model_info* info = (const onnxc_model_info*)dlsym(*handle, sym);
-  if (!info) fprintf(stderr, "loadgen: %s has no symbol %s\n", lib, sym);
-  return info;
+  snprintf(sym, sizeof sym, "%.*s%s", (int)(len - 6), base + 3, suffix);
+  const void* p = dlsym(*handle, sym);
+  if (!p) fprintf(stderr, "loadgen: %s has no symbol %s%s\n", lib, sym, strcmp(suffix, "_cuda_info") == 0 ? " (not a CUDA model)" : "");
+  return p;
+}
+
+static const onnxc_model_info* load_model(const char* lib, void** handle) {
+  *handle = NULL;
+  return (const onnxc_model_info*)load_symbol(lib, handle, "_info");
 }
 
 static char* default_weights(const char* lib, const onnxc_model_info* m, const char* given) {
@@ -266,6 +287,8 @@ int main(int argc, char** argv) {
   const char *head_lib = NULL, *tail_lib = NULL, *head_w = NULL, *tail_w = NULL, *sim = NULL, *json = NULL;
   const char *dev_tail_lib = NULL, *dev_tail_w = NULL;
   const char* policy = "eft";
+  const char* device = "cpu";
+  int cuda_graphs = 0;
   int threads = 1, slots = 2, workers = 2, max_batch = 8, queue = 1024;
   double delay_us = 1000, cap_us = 0, warmup = 1, window = 5;
   double rates[MAX_RATES] = {10, 20, 50, 100}, pref[ONNXC_SPLIT_MAX_PREFERRED];
@@ -282,6 +305,8 @@ int main(int argc, char** argv) {
     else if (OPT("--tail-device")) dev_tail_lib = v;
     else if (OPT("--tail-device-weights")) dev_tail_w = v;
     else if (OPT("--simulate")) sim = v;
+    else if (OPT("--device")) device = v;
+    else if (strcmp(a, "--cuda-graphs") == 0) cuda_graphs = 1;
     else if (OPT("--threads")) threads = atoi(v);
     else if (OPT("--policy")) policy = v;
     else if (OPT("--slots")) slots = atoi(v);
@@ -316,6 +341,21 @@ int main(int argc, char** argv) {
     usage(argv[0]);
     return 2;
   }
+  const int use_cuda = strcmp(device, "cuda") == 0;
+  if (!use_cuda && strcmp(device, "cpu") != 0) {
+    fprintf(stderr, "loadgen: unknown --device %s (cpu or cuda)\n", device);
+    return 2;
+  }
+  if (use_cuda && (sim || !dev_tail_lib)) {
+    fprintf(stderr, "loadgen: --device cuda needs --head and --tail-device (CUDA models: libNAME_head.so, libNAME_tail_gpu.so)\n");
+    return 2;
+  }
+#ifndef ONNXC_HAVE_CUDA_DEVICE
+  if (use_cuda) {
+    fprintf(stderr, "loadgen: built without the CUDA device (no CUDA toolkit found at build time)\n");
+    return 2;
+  }
+#endif
   for (int i = 0; i < num_rates; ++i)
     if (!(rates[i] > 0)) {
       fprintf(stderr, "loadgen: rates must be positive\n");
@@ -387,8 +427,20 @@ int main(int argc, char** argv) {
           return 1;
         }
     }
-    if (rc == ONNXC_OK)
+    if (rc == ONNXC_OK && use_cuda) {
+#ifdef ONNXC_HAVE_CUDA_DEVICE
+      const onnxc_cuda_info* ch = (const onnxc_cuda_info*)load_symbol(head_lib, &hh, "_cuda_info");
+      const onnxc_cuda_info* ct = (const onnxc_cuda_info*)load_symbol(dev_tail_lib, &dh, "_cuda_info");
+      if (!ch || !ct) return 1;
+      rc = onnxc_split_cuda_device_create(ch, hw, ct, dw, slots, max_batch, cuda_graphs ? ONNXC_SPLIT_CUDA_GRAPHS : 0, &cfg.device);
+      if (rc != ONNXC_OK) {
+        fprintf(stderr, "loadgen: %s\n", onnxc_split_cuda_last_error());
+        return 1;
+      }
+#endif
+    } else if (rc == ONNXC_OK) {
       rc = onnxc_split_cpu_device_create(head, hw, dev_tail, dev_tail_lib ? dw : tw, &opts, slots, max_batch, &cfg.device);
+    }
     cfg.cpu_tail = tail;
     cfg.cpu_tail_weights = tw;
     cfg.cpu_tail_options = &opts;
@@ -406,9 +458,10 @@ int main(int argc, char** argv) {
   rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
 
   result res[MAX_RATES];
-  printf("# %s%s%s%s%s, policy %s, %d slots, %d CPU workers, max batch %d, delay %.0f us, queue %d, warm-up %.1f s, window %.1f s\n",
+  printf("# %s%s%s%s%s (%s device%s), policy %s, %d slots, %d CPU workers, max batch %d, delay %.0f us, queue %d, warm-up %.1f s, window %.1f s\n",
          is_sim ? "simulated device" : "head ", is_sim ? "" : head_lib, is_sim ? "" : " and tail ",
-         is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), is_sim ? "" : " on the device slots", policy, slots, workers, max_batch, delay_us, queue, warmup, window);
+         is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), is_sim ? "" : " on the device slots", is_sim ? "simulated" : device,
+         use_cuda && cuda_graphs ? ", CUDA graphs" : "", policy, slots, workers, max_batch, delay_us, queue, warmup, window);
   printf("%9s %9s %9s %9s %9s %9s %7s %7s %8s %8s  %s\n", "rate/s", "offered", "achieved", "p50 ms", "p99 ms", "max ms",
          "batch", "cpu %", "rejected", "dev %", "batches (size:count)");
   int failed = 0;
@@ -434,10 +487,10 @@ int main(int argc, char** argv) {
       fprintf(stderr, "loadgen: cannot write %s\n", json);
       failed = 1;
     } else {
-      fprintf(f, "{\"mode\": \"%s\", \"head\": \"%s\", \"tail\": \"%s\", \"tail_device\": \"%s\", \"policy\": \"%s\", "
+      fprintf(f, "{\"mode\": \"%s\", \"device\": \"%s\", \"cuda_graphs\": %d, \"head\": \"%s\", \"tail\": \"%s\", \"tail_device\": \"%s\", \"policy\": \"%s\", "
                  "\"slots\": %d, \"workers\": %d, \"max_batch\": %d, "
                  "\"max_queue_delay_us\": %.0f, \"max_queue_size\": %d, \"warmup_s\": %g, \"window_s\": %g, \"rates\": [",
-              is_sim ? "simulated" : "models", is_sim ? "" : head_lib, is_sim ? "" : tail_lib,
+              is_sim ? "simulated" : "models", is_sim ? "simulated" : device, use_cuda && cuda_graphs, is_sim ? "" : head_lib, is_sim ? "" : tail_lib,
               is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), policy, slots, workers, max_batch, delay_us, queue, warmup, window);
       for (int i = 0; i < num_rates; ++i) {
         const onnxc_split_stats* s = &res[i].st;
@@ -465,6 +518,10 @@ int main(int argc, char** argv) {
   pool_free(&p, &cfg);
   if (is_sim)
     onnxc_split_sim_device_destroy(&cfg.device);
+#ifdef ONNXC_HAVE_CUDA_DEVICE
+  else if (use_cuda)
+    onnxc_split_cuda_device_destroy(&cfg.device);
+#endif
   else
     onnxc_split_cpu_device_destroy(&cfg.device);
   free(hw);

@@ -45,6 +45,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=["googlenet", "resnet50"])
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: the head on the GPU (needs one)")
+    ap.add_argument("--cuda-device", choices=["stream", "copy"], default="stream",
+                    help="with --device cuda: loadgen's CUDA device (stream: the cut stays on the GPU) or the model "
+                         "device (copy: each part copies through the host)")
+    ap.add_argument("--cuda-graphs", action="store_true", help="with --cuda-device stream: replay the head from CUDA graphs")
     ap.add_argument("--gpu", default="h100", help="compile-model --gpu (the partitioner's roofline)")
     ap.add_argument("--rates", default="", help="requests/s, comma-separated (default: cpu 2,4,6,8,10,12; cuda 100..2000)")
     ap.add_argument("--slots", type=int, default=2)
@@ -87,7 +91,8 @@ def main():
             run([a.loadgen, "--head", os.path.join(d, f"lib{m}_head.so"), "--tail", os.path.join(d, f"lib{m}_tail.so"),
                  "--tail-device", tail_dev, "--policy", p, "--slots", str(a.slots), "--workers", str(a.workers),
                  "--max-batch", str(a.max_batch), "--rates", rates, "--window", str(a.window), "--warmup", str(a.warmup),
-                 "--json", js])
+                 "--json", js] + (["--device", "cuda"] + (["--cuda-graphs"] if a.cuda_graphs else [])
+                                  if a.device == "cuda" and a.cuda_device == "stream" else []))
             res["policies"][p] = json.load(open(js))["rates"]
         gpu_runs = res["policies"]["gpu-only"]
         bound = a.bound_ms or 3 * gpu_runs[0]["latency_ms"]["max"]

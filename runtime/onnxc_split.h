@@ -29,10 +29,15 @@
  *   The device is abstract (function pointers, onnxc_split_device), so the executor itself
  *   needs no accelerator API. Two devices come with it: the CPU device runs the head and the
  *   tail's device version with model instances (one pair per slot), which runs the whole
- *   pipeline without an accelerator; the simulated device sleeps configured costs on one
- *   execution engine (the slots' work is serialised like a single GPU's) and transforms bytes
- *   deterministically, for tests and load studies. The CPU stage runs the tail model, or a
- *   simulated cost with the same byte transform.
+ *   pipeline without an accelerator (with CUDA models, each part copies through the host);
+ *   the simulated device sleeps configured costs on one execution engine (the slots' work is
+ *   serialised like a single GPU's) and transforms bytes deterministically, for tests and load
+ *   studies. The CPU stage runs the tail model, or a simulated cost with the same byte
+ *   transform. The GPU device is in onnxc_split_cuda.h (separate, as it links the CUDA
+ *   runtime): streams, pinned buffers and events per slot, the cut kept on the GPU. On a GPU
+ *   machine: compile-model model.onnx -o out --name m --split auto --device cuda --emit so, then
+ *   bench/loadgen --device cuda --head out/libm_head.so --tail out/libm_tail.so --tail-device
+ *   out/libm_tail_gpu.so --policy gpu-only|cpu-tail|eft (bench/README.md).
  *
  * Errors: every fallible function returns an onnxc_status (or ONNXC_SPLIT_ERR_FULL); the detail
  * of the calling thread's last failure reads from onnxc_split_last_error(). Nothing prints or

@@ -135,4 +135,15 @@ typedef struct {
   int (*profile)(const void* ctx, double* seconds);
 } onnxc_model_info;
 
+/* Models compiled with --device cuda also export `const onnxc_cuda_info NAME_cuda_info`, the
+ * stream-level entry point for drivers that keep the tensors on the GPU (the split runtime,
+ * onnxc_split_cuda.h); C models do not have it. run_device is NAME_run_device: it enqueues one
+ * inference of instance ctx (made by model->create) on stream (a cudaStream_t, NULL for the
+ * instance's own) reading d_inputs[k] and writing d_outputs[k] (device buffers, numel * dtype
+ * size bytes), with no host copy and no synchronisation; the instance's runs must not overlap. */
+typedef struct {
+  const onnxc_model_info* model; /* &NAME_info */
+  int (*run_device)(void* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs);
+} onnxc_cuda_info;
+
 #endif /* ONNXC_TYPES_H */

@@ -10,6 +10,9 @@
 // (passes/memory_plan.cc; the CUDA backend allows no in-place reuse), graph inputs and
 // outputs in the instance's device I/O block. NAME_run copies the inputs in, launches the
 // kernels in graph order on the instance's own stream, copies the outputs back and waits.
+// NAME_run_device (and NAME_cuda_info, onnxc_types.h) only enqueues the kernels on a given
+// stream, reading and writing the caller's device buffers (NAME_enqueue, which NAME_run also
+// uses on its I/O block): the split runtime's CUDA device keeps the cut on the GPU with it.
 // Every CUDA call is checked: a failure returns ONNXC_ERR_NOMEM (device allocation) or
 // ONNXC_ERR_DEVICE (any other CUDA error: no device, a failed launch...) with the call and
 // CUDA's message in NAME_last_error(); nothing exits. The runtime (onnxc_runtime.c, C11) is
@@ -299,12 +302,20 @@ struct CudaModule {
         "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes. */\n"
         "int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
         "{2:{3}}const size_t* output_bytes);\n"
+        "/* Enqueues one inference on stream (a cudaStream_t; NULL for the instance's own) reading d_inputs[k] and\n"
+        " * writing d_outputs[k], device buffers of {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements, and returns: no host\n"
+        " * copy, no synchronisation (wait on the stream, or an event recorded on it, before reading the outputs).\n"
+        " * The instance's arena holds the intermediate tensors: its runs must not overlap (enqueue them on one\n"
+        " * stream, or order the streams). The launches may be captured in a CUDA graph (stream capture). */\n"
+        "int {0}_run_device({0}_ctx* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs);\n"
         "/* Frees *ctx (and the device weights when no other instance shares them) and sets *ctx to NULL. */\n"
         "int {0}_destroy({0}_ctx** ctx);\n"
         "const char* {0}_status_string(int code); /* e.g. \"size mismatch\" */\n"
         "const char* {0}_last_error(void);        /* detail of the last failure in this thread, \"\" if none */\n"
         "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
         "extern const onnxc_model_info {0}_info;\n\n"
+        "/* {0}_info and {0}_run_device, for generic drivers that keep the tensors on the GPU (onnxc_split_cuda.h). */\n"
+        "extern const onnxc_cuda_info {0}_cuda_info;\n\n"
         "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
         N, run_params(), "", N.size() + 11);
     return s;
@@ -423,16 +434,31 @@ struct CudaModule {
         "  const cudaError_t err = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;\n"
         "  return err == cudaSuccess ? ONNXC_OK : {0}_cuda_fail(err, \"{0}_destroy\", \"freeing the instance\");\n}}\n\n",
         N);
-    // The launches: device pointers of every buffer, inputs in, kernels, outputs back.
-    s += fmt::format("/* One inference on the instance's stream (the checks are done by the caller). */\n"
-                     "static int {0}_launch({1}) {{\n  const char* const fn = \"{0}_run\";\n  cudaStream_t const stream = ctx->stream;\n",
-                     N, run_params());
+    // The launches on device buffers (NAME_enqueue), then the host path (NAME_launch): inputs in,
+    // NAME_enqueue on the instance's I/O block, outputs back.
+    auto primary = [&](size_t k) {
+      const auto it = out_index.find(g.outputs[k]);
+      return it != out_index.end() && it->second == k;
+    };
+    s += fmt::format("/* Enqueues one inference on stream: the inputs read from din[k], the outputs written to dout[k] (device\n"
+                     " * pointers). An output no kernel writes (a graph input or a constant given as output, an output repeated)\n"
+                     " * is copied device to device into dout[k] unless dout[k] is NULL. No host copy, no synchronisation. */\n"
+                     "static int {0}_enqueue({0}_ctx* ctx, cudaStream_t stream, const void* const* din, void* const* dout, const char* fn) {{\n"
+                     "  (void)ctx;\n  (void)din;\n  (void)dout;\n",
+                     N);
     if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights;\n";
     if (!arena.empty()) s += "  unsigned char* const arena = ctx->arena;\n";
-    if (!io.empty()) s += "  unsigned char* const io = ctx->io;\n";
-    for (const Value* v : io)
-      s += fmt::format("  {0}* const {1} = ({0}*)(io + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), iooff.at(v),
-                       comment_safe(v->name), v->type_str());
+    for (size_t k = 0; k < g.inputs.size(); ++k) {
+      const Value* v = g.inputs[k];
+      s += fmt::format("  {0}* const {1} = ({0}*)din[{2}]; /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name),
+                       v->type_str());
+    }
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      if (primary(k)) {
+        const Value* v = g.outputs[k];
+        s += fmt::format("  {0}* const {1} = ({0}*)dout[{2}]; /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name),
+                         v->type_str());
+      }
     for (const Value* v : weights)
       s += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
                        woff.at(v), comment_safe(v->name), v->type_str());
@@ -443,23 +469,43 @@ struct CudaModule {
       for (const Value* v : *list)
         if (launches.find(name.at(v) + ",") == std::string::npos && launches.find(name.at(v) + ")") == std::string::npos)
           s += fmt::format("  (void){};\n", name.at(v));
+    s += launches;
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const Value* v = g.outputs[k];
+      if (primary(k) || v->nbytes() == 0) continue;
+      s += fmt::format("  if (dout[{1}]) {0}_CHECK(cudaMemcpyAsync(dout[{1}], {2}, {3}, cudaMemcpyDeviceToDevice, stream), fn, {4});\n", N, k,
+                       name.at(v), v->nbytes(), c_string("copying output '" + v->name + "' on the device"));
+    }
+    s += "  return ONNXC_OK;\n}\n\n";
+    s += fmt::format("/* One inference on the instance's stream and I/O block (the checks are done by the caller). */\n"
+                     "static int {0}_launch({1}) {{\n  const char* const fn = \"{0}_run\";\n  cudaStream_t const stream = ctx->stream;\n",
+                     N, run_params());
+    if (!io.empty()) s += "  unsigned char* const io = ctx->io;\n";
+    if (std::any_of(g.outputs.begin(), g.outputs.end(), [](const Value* v) { return v->constant && v->nbytes() > 0; }))
+      s += "  const unsigned char* const weights = ctx->shared->weights;\n";
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       const Value* v = g.inputs[k];
       if (v->nbytes() == 0) {
         s += fmt::format("  (void)in{}; /* empty */\n", k);
         continue;
       }
-      s += fmt::format("  {}_CHECK(cudaMemcpyAsync({}, in{}, {}, cudaMemcpyHostToDevice, stream), fn, {});\n", N, name.at(v), k, v->nbytes(),
-                       c_string("copying input '" + v->name + "' to the device"));
+      s += fmt::format("  {}_CHECK(cudaMemcpyAsync(io + {}, in{}, {}, cudaMemcpyHostToDevice, stream), fn, {});\n", N, iooff.at(v), k,
+                       v->nbytes(), c_string("copying input '" + v->name + "' to the device"));
     }
-    s += launches;
+    std::vector<std::string> din, dout;
+    for (const Value* v : g.inputs) din.push_back(fmt::format("io + {}", iooff.at(v)));
+    for (size_t k = 0; k < g.outputs.size(); ++k) dout.push_back(primary(k) ? fmt::format("io + {}", iooff.at(g.outputs[k])) : "NULL");
+    s += din.empty() ? "  const void* const* const din = NULL;\n" : fmt::format("  const void* const din[] = {{{}}};\n", fmt::join(din, ", "));
+    s += dout.empty() ? "  void* const* const dout = NULL;\n" : fmt::format("  void* const dout[] = {{{}}};\n", fmt::join(dout, ", "));
+    s += fmt::format("  const int rc = {}_enqueue(ctx, stream, din, dout, fn);\n  if (rc) return rc;\n", N);
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const Value* v = g.outputs[k];
       if (v->nbytes() == 0) {
         s += fmt::format("  (void)out{}; /* empty */\n", k);
         continue;
       }
-      s += fmt::format("  {}_CHECK(cudaMemcpyAsync(out{}, {}, {}, cudaMemcpyDeviceToHost, stream), fn, {});\n", N, k, name.at(v), v->nbytes(),
+      const std::string src = v->constant ? fmt::format("weights + {}", woff.at(v)) : fmt::format("io + {}", iooff.at(v));
+      s += fmt::format("  {}_CHECK(cudaMemcpyAsync(out{}, {}, {}, cudaMemcpyDeviceToHost, stream), fn, {});\n", N, k, src, v->nbytes(),
                        c_string("copying output '" + v->name + "' from the device"));
     }
     s += fmt::format("  {}_CHECK(cudaStreamSynchronize(stream), fn, \"running the model's kernels\");\n  return ONNXC_OK;\n}}\n\n", N);
@@ -507,6 +553,25 @@ struct CudaModule {
     s += array_checks("input", "inputs", "input_bytes", g.inputs.size(), "");
     s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
     s += fmt::format("  (void)rc;\n  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
+    auto null_checks = [&](const char* arr, const char* kind, size_t n) -> std::string {
+      if (n == 0) return "";
+      return fmt::format("  for (int k = 0; k < {2}; ++k)\n"
+                         "    if (!{1}[k] && {0}_{3}s[k].numel > 0)\n"
+                         "      return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_device: {1}[%d] ('%s') is NULL\", k, {0}_{3}s[k].name);\n",
+                         N, arr, n, kind);
+    };
+    s += fmt::format(
+        "int {0}_run_device({0}_ctx* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs) {{\n"
+        "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_device: ctx is NULL (never created, or destroyed)\");\n"
+        "  if (({1} > 0 && !d_inputs) || ({2} > 0 && !d_outputs))\n"
+        "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_device: d_inputs or d_outputs is NULL (the model has {1} input(s) and {2} output(s))\");\n"
+        "{3}{4}"
+        "  if (ctx->busy.exchange(1))\n"
+        "    return onnxc_fail(ONNXC_ERR_STATE, \"{0}_run_device: the instance is already running (one run at a time per instance)\");\n"
+        "  const int rc = {0}_enqueue(ctx, stream ? (cudaStream_t)stream : ctx->stream, d_inputs, d_outputs, \"{0}_run_device\");\n"
+        "  ctx->busy = 0;\n  return rc;\n}}\n\n",
+        N, g.inputs.size(), g.outputs.size(), null_checks("d_inputs", "input", g.inputs.size()),
+        null_checks("d_outputs", "output", g.outputs.size()));
     s += fmt::format(
         "/* {0}_info's entry points: the ones above with the instance type erased. */\n"
         "static int {0}_info_create(const char* weights_path, const onnxc_options* options, void** ctx) {{\n"
@@ -521,6 +586,9 @@ struct CudaModule {
         "const onnxc_model_info {0}_info = {{\n  {3}, {4},\n  {5}, {6},\n  {7}, {8},\n  0, /* no OpenMP */\n"
         "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
         "  0, NULL, NULL\n}};\n\n"
+        "static int {0}_info_run_device(void* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs) {{\n"
+        "  return {0}_run_device(({0}_ctx*)ctx, stream, d_inputs, d_outputs);\n}}\n\n"
+        "const onnxc_cuda_info {0}_cuda_info = {{&{0}_info, {0}_info_run_device}};\n\n"
         "#ifdef ONNXC_MAIN_MODEL\n"
         "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
         "extern \"C\" const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",

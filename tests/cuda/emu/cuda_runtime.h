@@ -11,11 +11,21 @@
  * block (the tiled products, which use __shared__ memory and __syncthreads) runs its threads
  * as real threads meeting at a barrier, with __shared__ arrays as statics shared by the
  * block (blocks run one at a time). Slow, and only for what the generator emits.
+ *
+ * For the split runtime's CUDA device (runtime/onnxc_split_cuda.c), equally simple: launches run
+ * one at a time process-wide (one mutex: the slots' threads share the static __shared__ arrays,
+ * as a GPU's one engine would run them in turn), pinned memory is malloc, an event records the
+ * host clock when recorded (everything before it on the stream has run), and stream capture
+ * records the launches and asynchronous copies of the capturing thread (their arguments by
+ * value) into a graph that cudaGraphLaunch replays in order.
  */
 #ifndef ONNXC_CUDA_EMU_H
 #define ONNXC_CUDA_EMU_H
 #include <barrier>
+#include <chrono>
 #include <cmath>
+#include <functional>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -33,19 +43,88 @@ inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline thread_local std::barrier<>* onnxc_emu_barrier = nullptr;
 inline void __syncthreads() { onnxc_emu_barrier->arrive_and_wait(); }
 
-typedef enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 } cudaError_t;
-typedef enum { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 } cudaMemcpyKind;
+typedef enum {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorStreamCaptureUnsupported = 900
+} cudaError_t;
+typedef enum { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 } cudaMemcpyKind;
 typedef int* cudaStream_t;
 #define cudaStreamNonBlocking 1u
-inline const char* cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorMemoryAllocation" : "cudaSuccess"; }
-inline const char* cudaGetErrorString(cudaError_t e) { return e ? "out of memory" : "no error"; }
+#define cudaHostAllocDefault 0u
+inline const char* cudaGetErrorName(cudaError_t e) {
+  return e == cudaSuccess ? "cudaSuccess" : e == cudaErrorMemoryAllocation ? "cudaErrorMemoryAllocation"
+         : e == cudaErrorInvalidValue ? "cudaErrorInvalidValue" : "cudaErrorStreamCaptureUnsupported";
+}
+inline const char* cudaGetErrorString(cudaError_t e) {
+  return e == cudaSuccess ? "no error" : e == cudaErrorMemoryAllocation ? "out of memory"
+         : e == cudaErrorInvalidValue ? "invalid argument" : "operation not permitted when stream is capturing";
+}
+
+inline std::mutex onnxc_emu_engine;                                   /* one launch at a time */
+inline thread_local std::vector<std::function<void()>>* onnxc_emu_capture = nullptr; /* capturing */
+
 inline cudaError_t cudaMalloc(void** p, size_t n) {
   *p = std::calloc(1, n);
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 inline cudaError_t cudaFree(void* p) { std::free(p); return cudaSuccess; }
-inline cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return cudaSuccess; }
-inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) { return cudaMemcpy(d, s, n, k); }
+inline cudaError_t cudaHostAlloc(void** p, size_t n, unsigned) { return cudaMalloc(p, n); }
+inline cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
+inline cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) {
+  if (onnxc_emu_capture) return cudaErrorStreamCaptureUnsupported;
+  std::memcpy(d, s, n);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind, cudaStream_t) {
+  if (onnxc_emu_capture) onnxc_emu_capture->push_back([=] { std::memcpy(d, s, n); });
+  else std::memcpy(d, s, n);
+  return cudaSuccess;
+}
+
+struct OnnxcEmuEvent { std::chrono::steady_clock::time_point t; };
+typedef OnnxcEmuEvent* cudaEvent_t;
+inline cudaError_t cudaEventCreate(cudaEvent_t* e) { *e = new OnnxcEmuEvent(); return cudaSuccess; }
+inline cudaError_t cudaEventDestroy(cudaEvent_t e) { delete e; return cudaSuccess; }
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  if (onnxc_emu_capture) return cudaErrorStreamCaptureUnsupported;
+  e->t = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  *ms = std::chrono::duration<float, std::milli>(b->t - a->t).count();
+  return cudaSuccess;
+}
+
+struct OnnxcEmuGraph { std::vector<std::function<void()>> ops; };
+typedef OnnxcEmuGraph* cudaGraph_t;
+typedef OnnxcEmuGraph* cudaGraphExec_t;
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1, cudaStreamCaptureModeRelaxed = 2 };
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
+  if (onnxc_emu_capture) return cudaErrorStreamCaptureUnsupported;
+  onnxc_emu_capture = new std::vector<std::function<void()>>();
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+  if (!onnxc_emu_capture) return cudaErrorInvalidValue;
+  *g = new OnnxcEmuGraph{std::move(*onnxc_emu_capture)};
+  delete onnxc_emu_capture;
+  onnxc_emu_capture = nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long) {
+  *e = new OnnxcEmuGraph(*g);
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t) {
+  if (onnxc_emu_capture) return cudaErrorStreamCaptureUnsupported;
+  for (auto& op : e->ops) op();
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphDestroy(cudaGraph_t g) { delete g; return cudaSuccess; }
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) { delete e; return cudaSuccess; }
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { static int dummy; *s = &dummy; return cudaSuccess; }
 inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
@@ -57,6 +136,16 @@ struct OnnxcEmuLaunch {
   dim3 grid, block;
   template <class... A>
   void operator()(A... a) const {
+    if (onnxc_emu_capture) {
+      const OnnxcEmuLaunch self = *this;
+      onnxc_emu_capture->push_back([=] { self.run(a...); });
+      return;
+    }
+    run(a...);
+  }
+  template <class... A>
+  void run(A... a) const {
+    std::lock_guard<std::mutex> lock(onnxc_emu_engine);
     for (unsigned bz = 0; bz < grid.z; ++bz)
       for (unsigned by = 0; by < grid.y; ++by)
         for (unsigned bx = 0; bx < grid.x; ++bx) {
