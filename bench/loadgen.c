@@ -183,9 +183,12 @@ static void on_done(void* user, const onnxc_split_result* res) {
 
 /* ---- models ---- */
 
-/* The symbol NAME<suffix> of libNAME.so, opened in *handle unless already open. */
+/* The symbol NAME<suffix> of libNAME.so, opened in *handle unless already open. RTLD_NODELETE:
+ * a model library built with OpenMP brings in libgomp, whose pool threads outlive the last
+ * instance; unloading it under them (dlclose of the last library that needed it) is unsafe, and
+ * it hides what they hold from the leak checker. */
 static const void* load_symbol(const char* lib, void** handle, const char* suffix) {
-  if (!*handle) *handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!*handle) *handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!*handle) {
     fprintf(stderr, "loadgen: dlopen %s: %s\n", lib, dlerror());
     return NULL;
