@@ -4,7 +4,8 @@
 // cuDNN: per Conv node, NAME_create makes the tensor, filter and convolution descriptors (the
 // node's shapes as constants, groups with cudnnSetConvolutionGroupCount, FMA math: float32,
 // no TF32), picks the algorithm with cudnnGetConvolutionForwardAlgorithm_v7 (the fastest that
-// reports success with FMA math, else IMPLICIT_GEMM) and sizes one workspace per instance (the
+// reports success without tensor ops and whose workspace cuDNN sizes under FMA math, else
+// IMPLICIT_GEMM) and sizes one workspace per instance (the
 // largest any node needs; the kernels run one after another on the instance's stream). NAME_run
 // calls cudnnConvolutionForward (no bias) into the node's output; a generated elementwise
 // kernel then adds the bias and applies the fused group's epilogue in place (cu_epilogue:
@@ -209,8 +210,8 @@ std::string cuda_libs_support(const std::string& N, bool cudnn, bool cublas) {
 std::string cuda_conv_setup_function(const std::string& N) {
   return fmt::format(
       "/* cuDNN: the descriptors of one Conv node (nd = 4 or 5 dimensions: N, C, spatial...), FMA math (float32, no TF32),\n"
-      " * the algorithm cuDNN's heuristics rank first among those that work with it (else IMPLICIT_GEMM, which needs no\n"
-      " * workspace); *workspace grows to the bytes that algorithm needs. */\n"
+      " * the algorithm cuDNN's heuristics rank first among those that work without tensor ops (else IMPLICIT_GEMM, which\n"
+      " * needs no workspace); *workspace grows to the bytes that algorithm needs. */\n"
       "static int {0}_conv_setup(const char* fn, cudnnHandle_t h, {0}_conv* d, const char* node, int nd, const int* x, const int* w,\n"
       "{1:{2}}const int* y, const int* pad, const int* stride, const int* dilation, int groups, size_t* workspace) {{\n"
       "  {0}_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d->x), fn, \"cudnnCreateTensorDescriptor\", node);\n"
@@ -235,10 +236,11 @@ std::string cuda_conv_setup_function(const std::string& N) {
       "  {0}_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d->x, d->w, d->conv, d->y, 8, &found, perf), fn,\n"
       "                  \"cudnnGetConvolutionForwardAlgorithm_v7\", node);\n"
       "  d->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;\n"
-      "  for (int k = 0; k < found; ++k)\n"
-      "    if (perf[k].status == CUDNN_STATUS_SUCCESS && perf[k].mathType == CUDNN_FMA_MATH) {{\n"
-      "      d->algo = perf[k].algo;\n      break;\n    }}\n"
       "  size_t bytes = 0;\n"
+      "  for (int k = 0; k < found; ++k) /* no tensor-op (TF32) results; the first whose workspace FMA math can size */\n"
+      "    if (perf[k].status == CUDNN_STATUS_SUCCESS && (perf[k].mathType == CUDNN_FMA_MATH || perf[k].mathType == CUDNN_DEFAULT_MATH) &&\n"
+      "        cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv, d->y, perf[k].algo, &bytes) == CUDNN_STATUS_SUCCESS) {{\n"
+      "      d->algo = perf[k].algo;\n      break;\n    }}\n"
       "  {0}_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv, d->y, d->algo, &bytes), fn,\n"
       "                  \"cudnnGetConvolutionForwardWorkspaceSize\", node);\n"
       "  if (bytes > *workspace) *workspace = bytes;\n"
