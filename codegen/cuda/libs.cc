@@ -178,12 +178,12 @@ CudaLibCode cuda_lib_code(const Node& n, const std::string& lib, const std::stri
 }
 
 std::string cuda_libs_support(const std::string& N, bool cudnn, bool cublas) {
-  std::string s = fmt::format("/* --gpu-libs: library calls are checked like the CUDA calls; a failure is ONNXC_ERR_DEVICE naming the call,\n"
-                              " * the node and the library's message. */\n"
-                              "static const float {0}_one = 1.0f, {0}_zero = 0.0f;\n",
-                              N);
+  std::string s =
+      "/* --gpu-libs: library calls are checked like the CUDA calls; a failure is ONNXC_ERR_DEVICE naming the call,\n"
+      " * the node and the library's message. */\n";
   if (cudnn)
     s += fmt::format(
+        "static const float {0}_one = 1.0f, {0}_zero = 0.0f; /* cudnnConvolutionForward's alpha and beta */\n"
         "static int {0}_cudnn_fail(cudnnStatus_t st, const char* fn, const char* what, const char* node) {{\n"
         "  return onnxc_fail(ONNXC_ERR_DEVICE, \"%s: %s%s%s%s failed: %s\", fn, what, node ? \" for node '\" : \"\", node ? node : \"\",\n"
         "                    node ? \"'\" : \"\", cudnnGetErrorString(st));\n}}\n"
