@@ -318,9 +318,9 @@ struct CudaModule {
         "#ifndef ONNXC_{2}_H\n#define ONNXC_{2}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
         "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
         N, comment_safe(opt.source), G, link_flags(),
-        uses_cudnn || uses_cublas ? fmt::format(" * Compiled with --gpu-libs: {}{}{} run{} by the library (see {}.cu).\n", uses_cudnn ? "Conv" : "",
-                                                uses_cudnn && uses_cublas ? ", " : "", uses_cublas ? "Gemm and MatMul" : "",
-                                                uses_cublas ? "" : "s", N)
+        uses_cudnn || uses_cublas ? fmt::format(" * Compiled with --gpu-libs ({}{}{}; see {}.cu): link with{}.\n", uses_cudnn ? "Conv on cuDNN" : "",
+                                                uses_cudnn && uses_cublas ? ", " : "", uses_cublas ? "Gemm and MatMul on cuBLAS" : "", N,
+                                                link_flags())
                                   : std::string());
     s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
     s += tensor_macros("INPUT", g.inputs);
