@@ -22,6 +22,9 @@ struct CodegenOptions {
   std::string outdir;
   std::string source;  // model path, for comments
   bool profile = false;  // time every emitted function (compile-model --profile)
+  // The module's makefile; compile-model --split gives each part its own (NAME_head.mk...) and
+  // writes a Makefile that builds them all.
+  std::string makefile = "Makefile";
   // CUDA backend, compile-model --gpu-libs: run Conv with cuDNN, Gemm/MatMul with cuBLAS
   // (codegen/cuda/libs.cc) instead of the generated kernels.
   bool cudnn = false, cublas = false;

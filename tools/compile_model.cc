@@ -323,7 +323,8 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
 }
 
 // Runs the pass pipeline on g, writes the module `name` and builds it (unless --emit c).
-int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda) {
+int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda,
+                  const std::string& makefile = "Makefile") {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
   const PassOptions po = pass_options(o, target, backend, cuda);
   const std::string part = name == o.name ? "" : name + ": ";
@@ -353,6 +354,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
 
   Timer t_gen;
   CodegenOptions co{name, o.outdir, o.model};
+  co.makefile = makefile;
   co.profile = o.profile;
   co.cudnn = cuda && o.cudnn;
   co.cublas = cuda && o.cublas;
@@ -433,12 +435,25 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
   if (ec || !fs::exists(json)) throw CompileError(CompileError::Kind::Io, "cannot write '" + json.string() + "'");
   SplitGraphs parts = split_graph(g, plan.chosen);
   const std::unique_ptr<Backend> c_backend = make_c_backend(target);
-  if (int rc = compile_graph(o, *parts.head, o.name + "_head", target, backend, cuda); rc != kOk) return rc;
-  if (int rc = compile_graph(o, *parts.tail, o.name + "_tail", target, *c_backend, false); rc != kOk) return rc;
+  std::vector<std::string> names{o.name + "_head", o.name + "_tail"};
+  if (cuda) names.push_back(o.name + "_tail_gpu");
+  if (int rc = compile_graph(o, *parts.head, names[0], target, backend, cuda, names[0] + ".mk"); rc != kOk) return rc;
+  if (int rc = compile_graph(o, *parts.tail, names[1], target, *c_backend, false, names[1] + ".mk"); rc != kOk) return rc;
   if (cuda) {
     SplitGraphs again = split_graph(g, plan.chosen);
-    if (int rc = compile_graph(o, *again.tail, o.name + "_tail_gpu", target, backend, true); rc != kOk) return rc;
+    if (int rc = compile_graph(o, *again.tail, names[2], target, backend, true, names[2] + ".mk"); rc != kOk) return rc;
   }
+  // One makefile per part (each names its own executable and library); this one builds them all.
+  std::string mk = fmt::format("# Builds the parts of {0}, split by onnxc ({0}.split.json): `make` (the parts' executables), `make so`\n"
+                               "# (their shared libraries). Each part has its own makefile: `make -f PART.mk`, `make -f PART.mk libPART.so`.\n"
+                               "all:\n", o.name);
+  for (const std::string& n : names) mk += fmt::format("\t$(MAKE) -f {}.mk\n", n);
+  mk += "\nso:\n";
+  for (const std::string& n : names) mk += fmt::format("\t$(MAKE) -f {0}.mk lib{0}.so\n", n);
+  mk += "\n.PHONY: all so\n";
+  const fs::path makefile = fs::path(o.outdir) / "Makefile";
+  std::ofstream(makefile) << mk;
+  if (!fs::exists(makefile)) throw CompileError(CompileError::Kind::Io, "cannot write '" + makefile.string() + "'");
   say(fmt::format("split: wrote {} ({}_head{}, {}_tail{})", json.string(), o.name, cuda ? " (CUDA)" : "", o.name,
                   cuda ? fmt::format(" (C) and {}_tail_gpu (CUDA)", o.name) : ""));
   if (!vd) return kOk;
@@ -504,7 +519,8 @@ int main(int argc, char** argv) {
       "--device cuda writes OUTDIR/NAME.cu instead of NAME.c (plain NCHW float32 kernels, the same C API in NAME.h)\n"
       "and builds it with nvcc for --gpu-arch; --gpu-libs cudnn,cublas runs Conv with cuDNN and Gemm/MatMul with cuBLAS.\n"
       "--split SPEC cuts the model in two, a head for a GPU and a tail for the GPU or CPU workers, compiled as NAME_head\n"
-      "and NAME_tail (and NAME_tail_gpu with --device cuda), and writes NAME.split.json (see \"Split models\" below).\n\n"
+      "and NAME_tail (and NAME_tail_gpu with --device cuda), each with its makefile NAME_PART.mk, a Makefile for all, and\n"
+      "writes NAME.split.json (see \"Split models\" below).\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error (emitted C that does not compile included),\n"
       "5 C compiler or nvcc failed (or not found), 6 --verify mismatch.",
       "compile-model"};

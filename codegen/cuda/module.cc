@@ -316,7 +316,7 @@ struct CudaModule {
         " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
         " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
         " * CUDA's message. Nothing prints, aborts or exits.\n"
-        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{3}, or the Makefile (ARCH=sm_90).\n{4}"
+        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{3}, or the makefile (ARCH=sm_90).\n{4}"
         " */\n"
         "#ifndef ONNXC_{2}_H\n#define ONNXC_{2}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
         "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
@@ -771,8 +771,9 @@ CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const 
   put("onnxc_runtime.h", kRuntimeHeader);
   put("onnxc_runtime.c", kRuntimeSource);
   put("onnxc_main.c", kRuntimeMain);
-  put("Makefile", fmt::format(
-      "# Builds the model compiled by onnxc for CUDA: `make` (executable {0}), `make lib{0}.so` (shared library).\n"
+  const std::string make = opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile;
+  put(opt.makefile, fmt::format(
+      "# Builds the model compiled by onnxc for CUDA: `{3}` (executable {0}), `{3} lib{0}.so` (shared library).\n"
       "# {0}.cu includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
       "# the model: onnxc_main.o links with any model built with -DONNXC_MAIN_MODEL.\n"
       "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n{1}\n"
@@ -783,7 +784,7 @@ CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const 
       "lib{0}.so: {0}.cu {0}.h $(RUNTIME)\n"
       "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu{2}\n",
       opt.name, m.link_flags().empty() ? "" : "# --gpu-libs: the libraries the model calls\nLIBS =" + m.link_flags() + "\n",
-      m.link_flags().empty() ? "" : " $(LIBS)"));
+      m.link_flags().empty() ? "" : " $(LIBS)", make));
   if (m.uses_cudnn) r.libraries.push_back("cudnn");
   if (m.uses_cublas) r.libraries.push_back("cublas");
   r.weights_bytes = m.wbytes;
