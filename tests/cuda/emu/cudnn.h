@@ -55,7 +55,9 @@ inline cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor
 }
 inline cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) { delete d; return CUDNN_STATUS_SUCCESS; }
 
-inline cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cudnnDataType_t t, int nd, const int* dims) {
+/* Tensor and filter descriptors take the same checks: NCHW float32, 4-D or 5-D, positive dims. */
+template <class D>
+inline cudnnStatus_t onnxc_emu_set_dims(D d, cudnnTensorFormat_t f, cudnnDataType_t t, int nd, const int* dims) {
   if (f != CUDNN_TENSOR_NCHW || t != CUDNN_DATA_FLOAT || nd < 4 || nd > 5) return CUDNN_STATUS_BAD_PARAM;
   d->nd = nd;
   for (int k = 0; k < nd; ++k) {
@@ -64,14 +66,11 @@ inline cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t d, cud
   }
   return CUDNN_STATUS_SUCCESS;
 }
+inline cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cudnnDataType_t t, int nd, const int* dims) {
+  return onnxc_emu_set_dims(d, f, t, nd, dims);
+}
 inline cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t t, cudnnTensorFormat_t f, int nd, const int* dims) {
-  if (f != CUDNN_TENSOR_NCHW || t != CUDNN_DATA_FLOAT || nd < 4 || nd > 5) return CUDNN_STATUS_BAD_PARAM;
-  d->nd = nd;
-  for (int k = 0; k < nd; ++k) {
-    if (dims[k] <= 0) return CUDNN_STATUS_BAD_PARAM;
-    d->dims[k] = dims[k];
-  }
-  return CUDNN_STATUS_SUCCESS;
+  return onnxc_emu_set_dims(d, f, t, nd, dims);
 }
 inline cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t d, int ns, const int* pad, const int* stride,
                                                      const int* dil, cudnnConvolutionMode_t mode, cudnnDataType_t t) {
