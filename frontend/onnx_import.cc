@@ -287,6 +287,7 @@ class Importer {
                          " in the model but --input-shape gives " + std::to_string(o[k]));
         shape = o;
       }
+      if (opt_.batch_one && !shape.empty()) shape[0] = 1;
       int64_t n;
       uint64_t nbytes;
       bytes_of(shape, v->dtype, what, &n, &nbytes);

@@ -22,6 +22,9 @@ struct ImportOptions {
   // --max-memory: becomes Graph::max_memory. The importer charges every initializer and
   // tensor attribute to it before allocating, and checks each graph input and output.
   uint64_t max_memory = kDefaultMaxMemory;
+  // Every graph input's first dimension taken as 1, whatever the model (or input_shapes) says:
+  // the model at batch 1, for compile-model --parallel batch (passes/batch_items.h).
+  bool batch_one = false;
 };
 
 std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& opt);

@@ -101,6 +101,18 @@ struct Graph {
   // Drops values no node, graph input/output or epilogue refers to.
   void drop_unused_values();
   int64_t arena_bytes = -1;  // size of the planned arena (memory plan), -1 = not planned
+  // compile-model --parallel batch (passes/batch_items.h): this graph is one item of a batch of
+  // batch_items (> 1), which the generated code runs side by side, one item per thread, each
+  // with its own arena; its graph inputs and outputs are the first of batch_items rows of the
+  // model's. 1 = the graph is the whole model.
+  int64_t batch_items = 1;
+  // The shape of graph input or output v as the generated API sees it: with batch_items > 1,
+  // the first dimension holds every item's rows.
+  Shape api_shape(const Value* v) const {
+    Shape s = v->shape;
+    if (batch_items > 1 && !s.empty()) s[0] *= batch_items;
+    return s;
+  }
   int64_t arena_tensor_bytes = 0;  // memory plan: sum of the sizes of the tensors it placed
   // Fork-join regions of the macro-task schedule (passes/schedule.cc, compile-model
   // --parallel): the emitted nodes at positions first..last of `nodes` run as the lists of

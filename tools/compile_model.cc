@@ -38,6 +38,7 @@
 #include "frontend/onnx_import.h"
 #include "ir/eval.h"
 #include "ir/op.h"
+#include "passes/batch_items.h"
 #include "passes/partition.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
@@ -54,7 +55,7 @@ struct Options {
   std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::string layout = "nchwc";
-  std::string parallel = "auto";  // --parallel auto|loop|task
+  std::string parallel = "auto";  // --parallel auto|loop|task|batch
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
@@ -305,7 +306,9 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
   po.backend = &backend;
   po.nchwc = o.layout == "nchwc" && !cuda;  // the CUDA backend runs plain NCHW only
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
-  po.parallel = cuda ? "loop" : o.parallel;  // the CUDA module runs its kernels in graph order
+  // The CUDA module runs its kernels in graph order; the graph of one batch item (--parallel
+  // batch) runs on the one thread of its item.
+  po.parallel = cuda || o.parallel == "batch" ? "loop" : o.parallel;
   po.threads = target.threads;
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
@@ -326,7 +329,8 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
 int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda,
                   const std::string& makefile = "Makefile") {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
-  const PassOptions po = pass_options(o, target, backend, cuda);
+  PassOptions po = pass_options(o, target, backend, cuda);
+  if (g.batch_items > 1) po.parallel = "loop";  // each item runs on one thread
   const std::string part = name == o.name ? "" : name + ": ";
   size_t nodes_before = g.nodes.size();
   Timer t_pass;
@@ -346,6 +350,8 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
     say(fmt::format("{}schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}", part, g.task_regions.size(),
                     g.task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel));
   }
+  if (g.batch_items > 1)
+    say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, o.parallel));
   if (o.dump_ir) {
     const TaskGraph tg = build_task_graph(g, target, po.measured);
     fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target),
@@ -360,6 +366,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   co.cublas = cuda && o.cublas;
   CodegenResult r = backend.write_module(g, co);
   std::string plan = g.arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g.arena_tensor_bytes / 1e6) : "";
+  if (g.batch_items > 1) plan += " per item thread";
   say(fmt::format("{}codegen: {} {}{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.{} ({:.2f} s)", part, r.functions,
                   cuda ? "kernels" : "functions",
                   r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
@@ -405,6 +412,45 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   if (o.emit == "python") say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
                                           emit_python_module(g, co), name, name));
   return kOk;
+}
+
+// --parallel batch: the model imported again with every input's first dimension 1, when its
+// batch items can run apart (passes/batch_items.h); g, the model at its batch, gets constant
+// folding and simplification for the comparison. Null, with *why set, when they cannot.
+std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& io, Graph& g, const Target& target, const Backend& backend,
+                                        bool cuda, std::string* why) {
+  if (cuda) {
+    *why = "the CUDA backend runs the model as one";
+    return nullptr;
+  }
+  if (o.profile) {
+    *why = "--profile times the functions of one run at a time";
+    return nullptr;
+  }
+  const int64_t items = batch_items_of(g);
+  if (!items) {
+    *why = "its inputs do not all have the same first (batch) dimension of 2 or more";
+    return nullptr;
+  }
+  ImportOptions one = io;
+  one.batch_one = true;
+  std::unique_ptr<Graph> g1;
+  try {
+    g1 = import_onnx_file(o.model, one);
+  } catch (const CompileError& e) {
+    *why = std::string("at batch 1 it does not import: ") + e.what();
+    return nullptr;
+  }
+  PassOptions po = pass_options(o, target, backend, cuda);
+  for (auto& p : pass_names())
+    if (p != "fold-constants" && p != "simplify") po.disabled.insert(p);
+  po.after_pass = nullptr;
+  run_pipeline(g, po);
+  run_pipeline(*g1, po);
+  *why = batch_items_check(g, *g1, items);
+  if (!why->empty()) return nullptr;
+  g1->batch_items = items;
+  return g1;
 }
 
 // --split: constant folding and simplification on the whole graph, the cut (passes/
@@ -501,7 +547,29 @@ int compile(Options& o) {
   if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), "import"))
     fmt::print("// IR after import\n{}\n", dump_ir(*g));
   if (!o.split.empty()) return compile_split(o, *g, target, *backend, cuda, o.verify ? &vd : nullptr);
-  if (int rc = compile_graph(o, *g, o.name, target, *backend, cuda); rc != kOk) return rc;
+  // --parallel batch, or auto on a batch of at least as many items as threads: the graph of one
+  // batch item, run once per item side by side.
+  std::unique_ptr<Graph> item;
+  const int64_t items = batch_items_of(*g);
+  if (o.parallel == "batch" || (o.parallel == "auto" && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
+    std::string why;
+    item = batch_item_graph(o, io, *g, target, *backend, cuda, &why);
+    if (!item && o.parallel == "batch")
+      throw CompileError(CompileError::Kind::Unsupported, "--parallel batch: the batch items of '" + o.model + "' cannot run apart: " + why);
+    if (item && o.parallel == "auto") {
+      // Each item reads the weights of every layer again. That is free for convolutions, whose
+      // weights serve many positions, but a classifier's matrix-vector products read theirs
+      // once per item: past the last-level cache (VGG's 494 MB), loops over the whole batch win.
+      const double once = weight_bytes_used_once(*item);
+      if (once > kBatchItemsMaxOnceBytes) {
+        why = fmt::format("its batch-1 layers read {:.0f} MB of weights only once (matrix-vector products), more than {:.0f} MB",
+                          once / 1e6, kBatchItemsMaxOnceBytes / 1e6);
+        item.reset();
+      }
+    }
+    if (!item) say(fmt::format("schedule: the {} items of the batch run through each layer together (--parallel auto: {})", items, why));
+  }
+  if (int rc = compile_graph(o, item ? *item : *g, o.name, target, *backend, cuda); rc != kOk) return rc;
   if (o.verify && o.emit == "exe") return verify(o, *g, vd, {{o.name, vd.args}});
   return kOk;
 }
@@ -558,9 +626,13 @@ int main(int argc, char** argv) {
   app.add_option("--parallel", o.parallel,
                  "how the generated code uses its threads: loop (each node in turn, its loops split across the threads), "
                  "task (independent branches - inception branches, shortcut convs - side by side, one thread each, in "
-                 "fork-join regions; loops split as before elsewhere) or auto (branches side by side only where the schedule "
-                 "predicts a gain). --dump-ir shows the regions")
-      ->check(CLI::IsMember({"auto", "loop", "task"}))->capture_default_str();
+                 "fork-join regions; loops split as before elsewhere), batch (a model with a batch of N >= 2 items runs them "
+                 "side by side, one thread per item, each with its own arena: the model compiled at batch 1 and run once per "
+                 "item; exit 3 naming the node when a node mixes the items, e.g. a Softmax or Concat along the batch axis) or "
+                 "auto (batch when the batch has at least --threads items, they can run apart and the batch-1 model reads at "
+                 "most 32 MB of weights only once per item; otherwise branches side by side only where the schedule predicts a "
+                 "gain). --dump-ir shows the regions")
+      ->check(CLI::IsMember({"auto", "loop", "task", "batch"}))->capture_default_str();
   app.add_option("--threads", o.threads,
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
                  "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")

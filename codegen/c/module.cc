@@ -291,6 +291,13 @@ struct Module {
     return fmt::format("{}", fmt::join(p, ", "));
   }
 
+  // The shape and type of a graph input or output as the C API sees them: with --parallel
+  // batch (Graph::batch_items), the graph is one item and the API's tensors hold every item.
+  Shape api_shape(const Value* v) const { return g.api_shape(v); }
+  std::string api_type(const Value* v) const {
+    return g.batch_items > 1 ? std::string(dtype_name(v->dtype)) + shape_str(api_shape(v)) : v->type_str();
+  }
+
   std::string tensor_macros(const char* kind, const std::vector<Value*>& vs) {
     std::string s;
     std::string N = opt.name;
@@ -299,8 +306,8 @@ struct Module {
       s += fmt::format("#define {}_{}{}_NAME {}\n", N, kind, k, c_string(v->name));
       s += fmt::format("#define {}_{}{}_DTYPE {} /* {} */\n", N, kind, k, static_cast<int>(v->dtype), dtype_ctype(v->dtype));
       s += fmt::format("#define {}_{}{}_NDIM {}\n", N, kind, k, v->shape.size());
-      s += fmt::format("#define {}_{}{}_SHAPE {{{}}}\n", N, kind, k, shape_list(v->shape));
-      s += fmt::format("#define {}_{}{}_SIZE {} /* elements */\n", N, kind, k, numel(v->shape));
+      s += fmt::format("#define {}_{}{}_SHAPE {{{}}}\n", N, kind, k, shape_list(api_shape(v)));
+      s += fmt::format("#define {}_{}{}_SIZE {} /* elements */\n", N, kind, k, numel(api_shape(v)));
     }
     return s;
   }
@@ -312,7 +319,7 @@ struct Module {
       for (size_t k = 0; k < vs.size(); ++k) {
         const char* ct = dtype_ctype(vs[k]->dtype);
         e += fmt::format(" *     {0}* {1}{2} = calloc({3}_{4}{2}_SIZE, sizeof({0}));  // {5} '{6}' {7}\n", ct, var, k, N, kind,
-                         var[0] == 'i' ? "input" : "output", comment_safe(vs[k]->name), vs[k]->type_str());
+                         var[0] == 'i' ? "input" : "output", comment_safe(vs[k]->name), api_type(vs[k]));
         args += fmt::format(", {}{}", var, k);
         frees += fmt::format(" *     free({}{});\n", var, k);
       }
@@ -376,7 +383,14 @@ struct Module {
     s += tensor_macros("OUTPUT", g.outputs);
     s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, wbytes, N);
     s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
-    s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors, per instance */\n\n", N, abytes);
+    if (g.batch_items > 1)
+      s += fmt::format("/* compile-model --parallel batch: a run computes the {1} items of the batch side by side, one thread\n"
+                       " * each; an instance holds an arena of {0}_ARENA_BYTES for each thread it runs on (at most {1}). */\n"
+                       "#define {0}_BATCH_ITEMS {1}\n"
+                       "#define {0}_ARENA_BYTES {2}ULL /* intermediate tensors of one item, per thread of an instance */\n\n",
+                       N, g.batch_items, abytes);
+    else
+      s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors, per instance */\n\n", N, abytes);
     s += fmt::format(
         "/* An instance of the model: its arena and a reference to its weights. */\n"
         "typedef struct {0}_ctx {0}_ctx;\n\n"
@@ -432,8 +446,9 @@ struct Module {
         "/* The weights, shared by the instances made from one another ({}_create_sharing), freed with the last. */\n"
         "typedef struct {{\n  atomic_size_t refs;\n  onnxc_weights weights;\n}} {}_shared;\n\n"
         "struct {}_ctx {{\n  {}_shared* shared;\n  unsigned char* arena; /* {}_ARENA_BYTES, this instance's own */\n"
-        "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n{}}};\n\n",
+        "  int num_threads;      /* onnxc_options.num_threads */\n  atomic_int busy;      /* 1 while a run is in progress */\n{}{}}};\n\n",
         N, comment_safe(opt.source), N, N, N, N, N, N, N, N,
+        g.batch_items > 1 ? "  int slots;            /* arenas of --parallel batch: items that can run at once */\n" : "",
         opt.profile ? fmt::format("  double prof[{}_PROFILE_OPS]; /* seconds per function, summed over the runs */\n", N) : "");
     std::vector<std::string> call_at(g.nodes.size());  // by position in g.nodes
     {
@@ -481,11 +496,11 @@ struct Module {
       if (vs.empty()) return std::string();
       std::string r;
       for (size_t k = 0; k < vs.size(); ++k)
-        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(vs[k]->shape));
+        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(api_shape(vs[k])));
       r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
       for (size_t k = 0; k < vs.size(); ++k)
         r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(),
-                         N, kind, k, numel(vs[k]->shape));
+                         N, kind, k, numel(api_shape(vs[k])));
       return r + "};\n";
     };
     s += infos("input", g.inputs) + infos("output", g.outputs) + "\n";
@@ -517,13 +532,20 @@ struct Module {
         "  return ONNXC_OK;\n}}\n\n"
         "/* A new instance on `shared`, whose reference it takes over (released on failure). */\n"
         "static int {0}_new_instance(const char* fn, {0}_shared* shared, const onnxc_options* options, {0}_ctx** ctx) {{\n"
-        "  {0}_ctx* c = ({0}_ctx*)calloc(1, sizeof *c);\n"
-        "  unsigned char* arena = c ? (unsigned char*)onnxc_aligned_alloc({0}_ARENA_BYTES) : NULL;\n"
+        "  {0}_ctx* c = ({0}_ctx*)calloc(1, sizeof *c);\n{1}"
+        "  unsigned char* arena = c ? (unsigned char*)onnxc_aligned_alloc({2}) : NULL;\n"
         "  if (!arena) {{\n    free(c);\n    {0}_release(shared);\n"
-        "    return onnxc_fail(ONNXC_ERR_NOMEM, \"%s: cannot allocate an instance with its %llu-byte arena\", fn, {0}_ARENA_BYTES);\n  }}\n"
-        "  c->shared = shared;\n  c->arena = arena;\n  c->num_threads = options ? options->num_threads : 0;\n"
+        "    return onnxc_fail(ONNXC_ERR_NOMEM, \"%s: cannot allocate an instance with its %llu-byte arena\", fn, {2});\n  }}\n"
+        "  c->shared = shared;\n  c->arena = arena;\n  c->num_threads = options ? options->num_threads : 0;\n{3}"
         "  atomic_init(&c->busy, 0);\n  *ctx = c;\n  return ONNXC_OK;\n}}\n\n",
-        N);
+        N,
+        g.batch_items > 1 ? fmt::format("  /* --parallel batch: an arena per thread, as many as the instance's threads and at most the items */\n"
+                                        "  int slots = options && options->num_threads > 0 ? options->num_threads : 1;\n"
+                                        "#ifdef _OPENMP\n  if (!(options && options->num_threads > 0)) slots = omp_get_max_threads();\n#endif\n"
+                                        "  if (slots > {0}_BATCH_ITEMS) slots = {0}_BATCH_ITEMS;\n", N)
+                          : "",
+        g.batch_items > 1 ? fmt::format("(unsigned long long)slots * {}_ARENA_BYTES", N) : N + "_ARENA_BYTES",
+        g.batch_items > 1 ? "  c->slots = slots;\n" : "");
     // create and create_from_memory differ in how they load the weights.
     auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
       return fmt::format(
@@ -578,36 +600,67 @@ struct Module {
                      "  if (ctx->num_threads > 0) omp_set_num_threads(ctx->num_threads);\n#endif\n",
                      N);
     if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights.data;\n";
-    if (!arena.empty()) s += "  unsigned char* const arena = ctx->arena;\n";
+    // The buffers' pointers and the calls: once, or (--parallel batch) once per item, the
+    // inputs and outputs at the item's rows and the arena of the thread.
+    const bool items = g.batch_items > 1;
+    std::string body;
+    if (!arena.empty() && !items) body += "  unsigned char* const arena = ctx->arena;\n";
+    if (!arena.empty() && items)
+      body += fmt::format("#ifdef _OPENMP\n  unsigned char* const arena = ctx->arena + (size_t)omp_get_thread_num() * {0}_ARENA_BYTES;\n"
+                          "#else\n  unsigned char* const arena = ctx->arena;\n#endif\n",
+                          N);
+    auto row = [&](const Value* v) { return items ? fmt::format(" + item * {}", numel(v->shape)) : std::string(); };
     const std::set<std::string> called_with = identifiers(calls);
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       const Value* v = g.inputs[k];
-      s += fmt::format("  const {}* const {} = in{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
+      body += fmt::format("  const {}* const {} = in{}{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, row(v), comment_safe(v->name),
+                          v->type_str());
       // An input only static or shape-only uses read (Shape, Dropout's ratio) is never passed on.
-      if (!v->is_output && !called_with.count(name.at(v))) s += fmt::format("  (void){};\n", name.at(v));
+      if (!v->is_output && !called_with.count(name.at(v))) body += fmt::format("  (void){};\n", name.at(v));
     }
     for (size_t k = 0; k < g.outputs.size(); ++k) {  // graph order keeps the C deterministic
       const Value* v = g.outputs[k];
       auto it = out_index.find(v);
       if (it == out_index.end() || it->second != k) continue;
-      s += fmt::format("  {}* const {} = out{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name), v->type_str());
+      body += fmt::format("  {}* const {} = out{}{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, row(v), comment_safe(v->name),
+                          v->type_str());
     }
     for (const Value* v : weights)
-      s += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
-                       woff.at(v), comment_safe(v->name), v->type_str());
+      body += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
+                          woff.at(v), comment_safe(v->name), v->type_str());
     for (const Value* v : arena)
-      s += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
-                       comment_safe(v->name), v->type_str());
-    s += calls;
+      body += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
+                          comment_safe(v->name), v->type_str());
+    body += calls;
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const Value* v = g.outputs[k];
       auto it = out_index.find(v);
       if (it != out_index.end() && it->second == k) continue;
       // An empty output's buffer may be NULL, which memcpy must not get even for 0 bytes.
       if (v->nbytes())
-        s += fmt::format("  memcpy(out{}, {}, {});\n", k, name.at(v), v->nbytes());
+        body += fmt::format("  memcpy(out{}{}, {}, {});\n", k, row(v), name.at(v), v->nbytes());
       else
-        s += fmt::format("  (void)out{}; (void){}; /* empty: nothing to copy */\n", k, name.at(v));
+        body += fmt::format("  (void)out{}; (void){}; /* empty: nothing to copy */\n", k, name.at(v));
+    }
+    if (!items) {
+      s += body;
+    } else {
+      // One parallel loop over the items, each thread on its own arena; the node functions' own
+      // parallel loops run on the item's one thread (nthreads 1 for the regions it starts).
+      s += fmt::format("  /* --parallel batch: the {1} items side by side, one thread each (at most ctx->slots, one arena each) */\n"
+                       "#ifdef _OPENMP\n  const int item_threads = omp_get_max_threads() < ctx->slots ? omp_get_max_threads() : ctx->slots;\n#endif\n"
+                       "  ONNXC_PRAGMA(omp parallel for num_threads(item_threads) schedule(static))\n"
+                       "  for (int64_t item = 0; item < {0}_BATCH_ITEMS; ++item) {{\n"
+                       "#ifdef _OPENMP\n    omp_set_num_threads(1);\n#endif\n",
+                       N, g.batch_items);
+      for (size_t p = 0; p < body.size();) {
+        size_t e = body.find('\n', p);
+        if (e == std::string::npos) e = body.size();
+        const std::string line = body.substr(p, e - p);
+        s += (line.empty() || line[0] == '#' ? "" : "  ") + line + "\n";
+        p = e + 1;
+      }
+      s += "  }\n";
     }
     s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
          "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";

@@ -268,11 +268,11 @@ std::string fill(const std::string& tmpl, const std::map<std::string, std::strin
 }  // namespace
 
 std::string emit_python_module(const Graph& g, const CodegenOptions& opt) {
-  auto table = [](const std::vector<Value*>& vs, std::string* doc) {
+  auto table = [&g](const std::vector<Value*>& vs, std::string* doc) {
     std::string r;
-    for (const Value* v : vs) {
-      r += fmt::format("    ({}, np.dtype(\"{}\"), {}),\n", py_string(v->name), numpy_dtype(v->dtype), py_shape(v->shape));
-      *doc += fmt::format("    {} {} {}\n", py_string(v->name), numpy_dtype(v->dtype), py_shape(v->shape));
+    for (const Value* v : vs) {  // the API's shapes (--parallel batch: every item's rows)
+      r += fmt::format("    ({}, np.dtype(\"{}\"), {}),\n", py_string(v->name), numpy_dtype(v->dtype), py_shape(g.api_shape(v)));
+      *doc += fmt::format("    {} {} {}\n", py_string(v->name), numpy_dtype(v->dtype), py_shape(g.api_shape(v)));
     }
     return r;
   };

@@ -420,6 +420,28 @@ def _(d):
     return save(split_chain_model(), os.path.join(d, "split_prof.onnx")), ["--split", "auto", "--cpu-profile", prof]
 
 
+@case("--parallel batch: a Softmax along the batch axis", UNSUPPORTED, "--parallel batch", "node 'softmax_1' (Softmax",
+      "normalises along the batch axis")
+def _(d):
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu_1"), helper.make_node("Softmax", ["r"], ["y"], name="softmax_1", axis=0)]
+    m = model(nodes, [vi("x", [4, 3])], [vi("y", [4, 3])])
+    return save(m, os.path.join(d, "batch_softmax0.onnx")), ["--parallel", "batch", "--emit", "c"]
+
+
+@case("--parallel batch: a reduction over the batch", UNSUPPORTED, "--parallel batch", "node 'sum_1' (ReduceSum",
+      "its first axis is not the batch")
+def _(d):
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum_1", axes=[0], keepdims=1),
+             helper.make_node("Sub", ["x", "s"], ["y"], name="sub_1")]
+    m = model(nodes, [vi("x", [4, 3])], [vi("y", [4, 3])], opset=11)
+    return save(m, os.path.join(d, "batch_reduce0.onnx")), ["--parallel", "batch", "--emit", "c"]
+
+
+@case("--parallel batch: a model at batch 1", UNSUPPORTED, "--parallel batch", "first (batch) dimension of 2 or more")
+def _(d):
+    return save(conv_model(), os.path.join(d, "batch_one.onnx")), ["--parallel", "batch", "--emit", "c"]
+
+
 @case("--max-memory that is not a size", USAGE, "--max-memory '12X'", "not a size")
 def _(d):
     return save(relu_model(), os.path.join(d, "bad_size.onnx")), ["--max-memory", "12X"]

@@ -1,0 +1,44 @@
+// passes/batch_items.h — running the items of a batch side by side (compile-model
+// --parallel batch).
+//
+// A model whose every graph input has a batch dimension N >= 2 first, and whose nodes each act
+// on every batch item apart, can be compiled as the same model at batch 1 and run once per
+// item, one thread per item: no synchronisation between the layers at all, where loop
+// parallelism splits every layer across the threads (a barrier per layer, small late layers
+// split thin). The generated run function loops over the items in one parallel loop, each
+// thread with its own arena of the batch-1 model's intermediates (codegen/c/module.cc).
+//
+// Whether the items are apart is decided from two imports of the model, both after constant
+// folding and simplification: as given (batch N) and with every input's first dimension set to
+// 1. They must have the same nodes, op for op, and every value computed from the inputs must
+// have N times the batch-1 value's first dimension and the same other dimensions (a value whose
+// first dimension is not the batch fails this: a Transpose moving it, a reduction or a
+// Flatten over it, a Gather or Pad along it). On top of that, the ops whose shapes cannot
+// show that they mix the items are checked by their attributes (Softmax, Concat, Split, Slice,
+// LayerNormalization, CumSum, Tile, Resize along the first axis), and only ops known to act
+// per item are accepted; anything else is reported, naming the node.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace onnxc {
+
+// The batch size N of a model whose inputs all have the same first dimension N >= 2; 0 when
+// not (no inputs, a scalar input, different or unit first dimensions).
+int64_t batch_items_of(const Graph& g);
+
+// The bytes of the constant operands (weights) of g's nodes that use each of their elements at
+// most twice, i.e. a multiply-add or two (a matrix-vector product: a classifier at batch 1;
+// a convolution uses each weight at every output position). Run once per item, each item reads
+// these again; compile-model --parallel auto runs the items side by side only when they stay
+// within kBatchItemsMaxOnceBytes (this machine's class of last-level cache, 32 MB).
+double weight_bytes_used_once(const Graph& g);
+constexpr double kBatchItemsMaxOnceBytes = 32e6;
+
+// Empty when the items of gN (batch N, as imported) can run apart as g1 (the same model
+// imported at batch 1), else why not: the node, its op and what mixes the items.
+std::string batch_items_check(const Graph& gN, const Graph& g1, int64_t N);
+
+}  // namespace onnxc

@@ -1,0 +1,86 @@
+// tests/passes/test_batch_items.cc — whether a batch's items can run apart
+// (passes/batch_items.h): the same hand-built model at batch 4 and at batch 1, accepted when
+// every node acts on each item apart and refused, naming the node, when one mixes them (along
+// the batch axis by its attribute, or by moving the batch axis); and the weights a batch-1
+// model reads only once (what --parallel auto weighs).
+#include <gtest/gtest.h>
+
+#include "pass_test_util.h"
+#include "passes/batch_items.h"
+
+namespace onnxc::test {
+namespace {
+
+// x[n,8,8,8] -> conv -> relu -> (last(n) or pool -> flat -> fc) -> y. `last` builds the
+// node(s) that end the model, given the builder and relu's output.
+using Tail = std::function<Value*(GraphBuilder&, Value*)>;
+
+std::unique_ptr<Graph> model(int64_t n, const Tail& last) {
+  GraphBuilder b;
+  Value* x = b.input("x", {n, 8, 8, 8});
+  Value* a = b.node("Conv", {x, b.random_constant("w", {8, 8, 3, 3})}, {{"pads", attr_ints({1, 1, 1, 1})}}, "conv");
+  a = b.node("Relu", {a}, {}, "relu");
+  b.output(last(b, a));
+  return std::move(b.g);
+}
+
+Value* classifier(GraphBuilder& b, Value* a) {
+  Value* p = b.node("GlobalAveragePool", {a}, {}, "pool");
+  Value* f = b.node("Flatten", {p}, {}, "flat");
+  return b.node("Gemm", {f, b.random_constant("wf", {1000, 8}), b.random_constant("bf", {1000})}, {{"transB", attr_int(1)}}, "fc");
+}
+
+std::string check(const Tail& last) {
+  auto gN = model(4, last);
+  auto g1 = model(1, last);
+  EXPECT_EQ(batch_items_of(*gN), 4);
+  EXPECT_EQ(batch_items_of(*g1), 0);
+  return batch_items_check(*gN, *g1, 4);
+}
+
+TEST(BatchItems, ClassifierRunsApart) { EXPECT_EQ(check(classifier), ""); }
+
+TEST(BatchItems, ConcatAlongChannelsRunsApart) {
+  EXPECT_EQ(check([](GraphBuilder& b, Value* a) { return b.node("Concat", {a, a}, {{"axis", attr_int(1)}}, "cat"); }), "");
+}
+
+TEST(BatchItems, ConcatAlongTheBatchIsRefused) {
+  // Its shapes look per item ([8,...] at batch 4, [2,...] at batch 1): only its axis tells.
+  const std::string why = check([](GraphBuilder& b, Value* a) { return b.node("Concat", {a, a}, {{"axis", attr_int(0)}}, "cat"); });
+  EXPECT_NE(why.find("node 'cat'"), std::string::npos) << why;
+  EXPECT_NE(why.find("concatenates along the batch axis"), std::string::npos) << why;
+}
+
+TEST(BatchItems, SoftmaxAlongTheBatchIsRefused) {
+  const std::string why = check([](GraphBuilder& b, Value* a) {
+    Value* f = b.node("Flatten", {a}, {}, "flat");
+    return b.node("Softmax", {f}, {{"axis", attr_int(0)}}, "soft");
+  });
+  EXPECT_NE(why.find("node 'soft'"), std::string::npos) << why;
+  EXPECT_NE(why.find("along the batch axis"), std::string::npos) << why;
+}
+
+TEST(BatchItems, MovingTheBatchAxisIsRefused) {
+  const std::string why = check([](GraphBuilder& b, Value* a) {
+    Value* t = b.node("Transpose", {a}, {{"perm", attr_ints({1, 0, 2, 3})}}, "swap");
+    return b.node("Transpose", {t}, {{"perm", attr_ints({1, 0, 2, 3})}}, "back");
+  });
+  EXPECT_NE(why.find("node 'swap'"), std::string::npos) << why;
+  EXPECT_NE(why.find("its first axis is not the batch"), std::string::npos) << why;
+}
+
+TEST(BatchItems, AnOpNotKnownToActPerItemIsRefused) {
+  const std::string why = check([](GraphBuilder& b, Value* a) { return b.node("LpNormalization", {a}, {{"axis", attr_int(1)}}, "lpn"); });
+  EXPECT_NE(why.find("node 'lpn'"), std::string::npos) << why;
+  EXPECT_NE(why.find("not known to act on each batch item apart"), std::string::npos) << why;
+}
+
+TEST(BatchItems, WeightsUsedOnceAreTheMatrixVectorProducts) {
+  // The conv uses each of its 8*8*3*3 weights at 64 positions; the classifier's 1000x8 weights
+  // and 1000 biases are used once each at batch 1.
+  auto g1 = model(1, classifier);
+  EXPECT_DOUBLE_EQ(weight_bytes_used_once(*g1), (1000.0 * 8 + 1000) * 4);
+}
+
+}  // namespace
+}  // namespace onnxc::test
