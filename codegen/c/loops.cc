@@ -178,45 +178,89 @@ static std::string offset_expr(int64_t off, const Shape& st) {
   return s;
 }
 
-void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
-                       const StridedView& sv, const Shape& dims, DType t) {
-  ONNXC_ASSERT(dv.stride.size() == dims.size() && sv.stride.size() == dims.size(), "strided copy rank mismatch");
-  int64_t total = numel(dims);
-  if (total == 0) return;
-  // Drop size-1 dimensions and merge neighbours that are contiguous in both views.
+namespace {
+
+// A strided copy as a loop nest: the loops' trip counts and strides in both views once size-1
+// dimensions are dropped and contiguous neighbours merged, and the innermost contiguous run
+// (0 when there is none) that one memcpy copies.
+struct CopyNest {
   Shape n, ds, ss;
+  int64_t run = 0;
+  bool parallel = false;  // its outermost loop is worth splitting across the threads
+};
+
+CopyNest copy_nest(CEmit& e, const StridedView& dv, const StridedView& sv, const Shape& dims) {
+  ONNXC_ASSERT(dv.stride.size() == dims.size() && sv.stride.size() == dims.size(), "strided copy rank mismatch");
+  CopyNest c;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] == 1) continue;
-    if (!n.empty() && ds.back() == dv.stride[d] * dims[d] && ss.back() == sv.stride[d] * dims[d]) {
-      n.back() *= dims[d];
-      ds.back() = dv.stride[d];
-      ss.back() = sv.stride[d];
+    if (!c.n.empty() && c.ds.back() == dv.stride[d] * dims[d] && c.ss.back() == sv.stride[d] * dims[d]) {
+      c.n.back() *= dims[d];
+      c.ds.back() = dv.stride[d];
+      c.ss.back() = sv.stride[d];
       continue;
     }
-    n.push_back(dims[d]);
-    ds.push_back(dv.stride[d]);
-    ss.push_back(sv.stride[d]);
+    c.n.push_back(dims[d]);
+    c.ds.push_back(dv.stride[d]);
+    c.ss.push_back(sv.stride[d]);
   }
-  int64_t run = 0;  // elements of the contiguous innermost run, copied by memcpy
-  if (!n.empty() && ds.back() == 1 && ss.back() == 1) {
-    run = n.back();
-    n.pop_back();
-    ds.pop_back();
-    ss.pop_back();
+  if (!c.n.empty() && c.ds.back() == 1 && c.ss.back() == 1) {
+    c.run = c.n.back();
+    c.n.pop_back();
+    c.ds.pop_back();
+    c.ss.pop_back();
+  }
+  c.parallel = !c.n.empty() && e.parallel(static_cast<double>(numel(dims)));
+  return c;
+}
+
+// The loop nest of one copy. in_region: inside an `omp parallel` region shared with other
+// copies, the outermost loop is `omp for nowait` (disjoint destinations need no barrier
+// between the copies; the region's end is one) and a lone memcpy `omp single nowait`.
+void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const StridedView& dv, const std::string& src,
+                    const StridedView& sv, DType t, bool in_region) {
+  if (in_region && c.n.empty()) e("ONNXC_PRAGMA(omp single nowait)");
+  for (size_t d = 0; d < c.n.size(); ++d) {
+    if (d == 0 && in_region) e("ONNXC_PRAGMA(omp for nowait)");
+    else if (d == 0 && c.parallel) e("ONNXC_PRAGMA(omp parallel for)");
+    else if (d + 1 == c.n.size() && c.run == 0) e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, c.n[d]);
   }
   const char* ct = dtype_ctype(t);
-  for (size_t d = 0; d < n.size(); ++d) {
-    if (d == 0 && e.parallel(static_cast<double>(total)) && n[0] > 1) e("ONNXC_PRAGMA(omp parallel for)");
-    else if (d + 1 == n.size() && run == 0) e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, n[d]);
-  }
-  std::string di = offset_expr(dv.offset, ds), si = offset_expr(sv.offset, ss);
-  if (run) {
-    e("memcpy({}, {}, {} * sizeof({}));", di.empty() ? dst : dst + " + " + di, si.empty() ? src : src + " + " + si, run, ct);
+  std::string di = offset_expr(dv.offset, c.ds), si = offset_expr(sv.offset, c.ss);
+  if (c.run) {
+    e("memcpy({}, {}, {} * sizeof({}));", di.empty() ? dst : dst + " + " + di, si.empty() ? src : src + " + " + si, c.run, ct);
   } else {
     e("{}[{}] = {}[{}];", dst, di.empty() ? "0" : di, src, si.empty() ? "0" : si);
   }
-  for (size_t d = 0; d < n.size(); ++d) e("}}");
+  for (size_t d = 0; d < c.n.size(); ++d) e("}}");
+}
+
+}  // namespace
+
+void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
+                       const StridedView& sv, const Shape& dims, DType t) {
+  if (numel(dims) == 0) return;
+  emit_copy_nest(e, copy_nest(e, dv, sv, dims), dst, dv, src, sv, t, false);
+}
+
+void emit_strided_copies(CEmit& e, const std::vector<StridedCopy>& copies) {
+  std::vector<CopyNest> nests;
+  std::vector<const StridedCopy*> live;
+  int parallel = 0;
+  for (const StridedCopy& c : copies) {
+    if (numel(c.dims) == 0) continue;
+    nests.push_back(copy_nest(e, c.dv, c.sv, c.dims));
+    live.push_back(&c);
+    parallel += nests.back().parallel;
+  }
+  const bool region = parallel >= 2;
+  if (region) {
+    e("ONNXC_PRAGMA(omp parallel)");
+    e("{{");
+  }
+  for (size_t k = 0; k < live.size(); ++k) emit_copy_nest(e, nests[k], live[k]->dst, live[k]->dv, live[k]->src, live[k]->sv, live[k]->t, region);
+  if (region) e("}}");
 }
 
 std::string c_elem_literal(const Tensor& t, int64_t i) {

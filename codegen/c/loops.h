@@ -68,6 +68,19 @@ void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int
 // outermost loop goes parallel when the copy is large.
 void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
                        const StridedView& sv, const Shape& dims, DType t);
+// Several strided copies to disjoint parts of their destinations (Concat's inputs, Split's
+// outputs), each as emit_strided_copy writes it, except that when two or more of them would go
+// parallel they all run in one parallel region (`omp for nowait` each, a lone memcpy `omp single
+// nowait`): one fork-join for the op instead of one per copy.
+struct StridedCopy {
+  std::string dst;
+  StridedView dv;
+  std::string src;
+  StridedView sv;
+  Shape dims;
+  DType t;
+};
+void emit_strided_copies(CEmit& e, const std::vector<StridedCopy>& copies);
 
 // Exact C literal of element i of t, in t's own dtype ("0.5f", "-3", "18446744073709551615ULL").
 std::string c_elem_literal(const Tensor& t, int64_t i);

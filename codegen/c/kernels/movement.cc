@@ -10,6 +10,8 @@
 //             NCHWc (axis 1): whole blocks, one run per input and image, when every input
 //             but the last fills whole blocks; otherwise lane-shifted runs per position.
 //  Split      each piece as [outer, size_k * inner] rows.
+//  Concat's and Split's copies share one parallel region when two or more of them go parallel
+//  (emit_strided_copies): one fork-join per op, not one per input (4 per inception block).
 //  Slice      a strided view of the input (offset = starts, strides = steps).
 //  DepthToSpace, SpaceToDepth  the output as a 6-D view of the input (ir/ops/index_ops.h).
 //  Gather     constant indices in arithmetic progression: a strided copy; other constant
@@ -55,13 +57,14 @@ void emit_concat_nchwc(CEmit& e) {
   bool whole = true;
   for (size_t k = 0; k + 1 < e.node.inputs.size(); ++k) whole = whole && e.in_shape(k)[1] % b == 0;
   int64_t off = 0;  // channels before input k
+  std::vector<StridedCopy> copies;  // one parallel region for them all (emit_strided_copies)
   for (size_t k = 0; k < e.node.inputs.size(); ++k) {
     ONNXC_ASSERT(e.in_layout(k) == Layout::nchwc(b), "NCHWc concat input " + e.node.in(k)->type_str());
     const int64_t C = e.in_shape(k)[1], in_blocks = ceil_div_pos(C, b);
     if (whole) {  // one run of whole blocks per image
       const int64_t len = in_blocks * inner * b;
       StridedView dv{off / b * inner * b, {out_blocks * inner * b, 1}}, sv{0, {len, 1}};
-      emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {os[0], len}, e.out_dtype(0));
+      copies.push_back({e.out(0), dv, e.in(k), sv, {os[0], len}, e.out_dtype(0)});
       off += C;
       continue;
     }
@@ -72,7 +75,7 @@ void emit_concat_nchwc(CEmit& e) {
       const int64_t c = off + ib * b + from;  // first output channel written
       StridedView dv{c / b * inner * b + c % b, {out_blocks * inner * b, inner * b, b, 1}};
       StridedView sv{ib * inner * b + from, {in_blocks * inner * b, inner * b, b, 1}};
-      emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {os[0], blocks, inner, w}, e.out_dtype(0));
+      copies.push_back({e.out(0), dv, e.in(k), sv, {os[0], blocks, inner, w}, e.out_dtype(0)});
     };
     const int64_t s = off % b, full = C / b, tail = C % b;
     piece(0, full, 0, b - s);  // whole input blocks: the part that fits the first output block
@@ -83,6 +86,7 @@ void emit_concat_nchwc(CEmit& e) {
     }
     off += C;
   }
+  emit_strided_copies(e, copies);
 }
 
 void emit_concat(CEmit& e) {
@@ -94,12 +98,14 @@ void emit_concat(CEmit& e) {
     if (static_cast<int64_t>(d) < axis) outer *= os[d];
     else if (static_cast<int64_t>(d) > axis) inner *= os[d];
   int64_t row = os[static_cast<size_t>(axis)] * inner, off = 0;
+  std::vector<StridedCopy> copies;
   for (size_t k = 0; k < e.node.inputs.size(); ++k) {
     int64_t len = e.in_shape(k)[static_cast<size_t>(axis)] * inner;
     StridedView dv{off, {row, 1}}, sv{0, {len, 1}};
-    emit_strided_copy(e, e.out(0), dv, e.in(k), sv, {outer, len}, e.out_dtype(0));
+    copies.push_back({e.out(0), dv, e.in(k), sv, {outer, len}, e.out_dtype(0)});
     off += len;
   }
+  emit_strided_copies(e, copies);
 }
 
 void emit_split(CEmit& e) {
@@ -110,14 +116,16 @@ void emit_split(CEmit& e) {
     if (static_cast<int64_t>(d) < g.axis) outer *= is[d];
     else if (static_cast<int64_t>(d) > g.axis) inner *= is[d];
   int64_t row = is[static_cast<size_t>(g.axis)] * inner, off = 0;
+  std::vector<StridedCopy> copies;
   for (size_t j = 0; j < g.sizes.size(); ++j) {
     int64_t len = g.sizes[j] * inner;
     if (e.node.out(j)) {
       StridedView dv{0, {len, 1}}, sv{off, {row, 1}};
-      emit_strided_copy(e, e.out(j), dv, e.in(0), sv, {outer, len}, e.in_dtype(0));
+      copies.push_back({e.out(j), dv, e.in(0), sv, {outer, len}, e.in_dtype(0)});
     }
     off += len;
   }
+  emit_strided_copies(e, copies);
 }
 
 void emit_slice(CEmit& e) {
