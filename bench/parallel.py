@@ -6,7 +6,9 @@ resnet50 at batch 8, from the zoo of models/export_zoo.py) it builds the binary 
 compile-model: --parallel loop (every node in turn, its loops split across the threads), --parallel
 task (every fork-join region the schedule pass finds: independent branches side by side, one
 thread each) and the default --parallel auto (regions only where the cost model predicts a gain;
-when it picks none its C is the loop build's, and the loop timings stand for it). It then times,
+when it picks none its C is the loop build's, and the loop timings stand for it); a model at
+batch N >= 2 also --parallel batch (its items side by side, one thread and one arena each, the
+model compiled at batch 1), which auto picks when it can (its C then is the batch build's). It then times,
 at each --threads count, in alternating order over --rounds rounds (median of --runs runs per
 process, median of the rounds): the onnxc binaries, and ONNX Runtime (onnxruntime-node through
 bench/ort_bench.js, graph optimisation "all") with sequential execution and with parallel
@@ -15,10 +17,11 @@ speed-up of the regions (compile-model --dump-ir: predicted time with the region
 tasks in turn) and of the list schedule at 1-16 threads. The task build's output is checked
 against PyTorch's (NAME.ref.npy) within --tol of its max magnitude.
 
-Writes OUT/parallel.md and OUT/parallel.json (default bench/results/).
+Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-name NAME).
 
     /usr/bin/python3 bench/parallel.py                 # the committed bench/results/parallel.md
     /usr/bin/python3 bench/parallel.py --models googlenet --rounds 3
+    /usr/bin/python3 bench/parallel.py --models resnet50_b8 googlenet_b8 densenet201_b8 --out-name parallel_batch8
 
 Needs what bench/run.sh installs (build/compile-model, onnxruntime-node in tests/ort/) and the
 zoo exports in models/out (bench/run.sh --export-missing writes them; batch 8: NAME_b8.*).
@@ -40,7 +43,7 @@ sys.path.insert(0, HERE)
 import run_bench as rb  # noqa: E402  (the benchmark's process, build and model helpers)
 
 DEFAULT = ["googlenet", "densenet201", "efficientnet_b0", "resnet50", "resnet50_b8"]
-MODES = ["loop", "task", "auto"]
+MODES = ["loop", "task", "auto"]  # and "batch" for a model at batch N >= 2
 
 
 def model_of(a, spec):
@@ -119,16 +122,17 @@ def write_md(a, R, path):
          "Predicted: compile-model `--dump-ir` at that thread count — the time with every region against the tasks "
          "in turn (the cost model of `passes/schedule.cc`), and the list schedule's speed-up over one thread.", ""]
     for stem, M in R["models"].items():
+        batch_err = "" if M.get("batch_error") is None else f"; batch build: {M['batch_error']:.1e}"
         L += [f"## {stem}", "",
               f"Regions with `--parallel task`: {M['regions_task'][0]} ({M['regions_task'][1]} lists); with the "
               f"default `auto`: {M['regions_auto'][0]}. Task build vs PyTorch: max error {M['task_error']:.1e} of the "
-              f"output's max magnitude.", "",
-              "| threads | loop | task | task / loop | predicted task / loop | auto | ORT sequential | ORT parallel "
-              "| auto / best ORT | list schedule: predicted speed-up |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              f"output's max magnitude{batch_err}.", "",
+              "| threads | loop | task | task / loop | predicted task / loop | batch | batch / loop | auto | ORT sequential "
+              "| ORT parallel | auto / best ORT | list schedule: predicted speed-up |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for t in a.threads:
             T = M["threads"][str(t)]
-            loop, task, auto = med(T["loop"]), med(T["task"]), med(T["auto"])
+            loop, task, auto, batch = med(T["loop"]), med(T["task"]), med(T["auto"]), med(T.get("batch", []))
             ors, orp = med(T["ort_seq"]), med(T["ort_par"])
             pred = M["predicted"][str(t)]
             ratio_pred = pred["with_ms"] / pred["loop_ms"] if pred["loop_ms"] else None
@@ -136,7 +140,9 @@ def write_md(a, R, path):
             sched = pred["list_schedule"].get(t)
             L.append(f"| {t} | {fmt_ms(loop)} | {fmt_ms(task)} | {task / loop:.2f} | "
                      f"{'–' if ratio_pred is None or pred['regions'] == 0 else f'{ratio_pred:.2f}'} | "
-                     f"{fmt_ms(auto)}{' (= loop)' if M['auto_is_loop'] else ''} | {fmt_ms(ors)} | {fmt_ms(orp)} | "
+                     f"{fmt_ms(batch)} | {'–' if batch is None else f'{batch / loop:.2f}'} | "
+                     f"{fmt_ms(auto)}{' (= loop)' if M['auto_is_loop'] else ''}"
+                     f"{' (= batch)' if M.get('auto_is_batch') else ''} | {fmt_ms(ors)} | {fmt_ms(orp)} | "
                      f"{auto / best:.2f} | {'–' if sched is None else f'{sched:.2f}'} |")
         L.append("")
     L += ["## Reading", ""] + [f"- {x}" for x in R.get("reading", [])] + [""]
@@ -155,6 +161,7 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "onnxc-parallel"))
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--out-name", default="parallel", help="OUT/NAME.md and OUT/NAME.json (default parallel)")
     ap.add_argument("--reading", action="append", default=[], help="a line for the closing section (repeatable)")
     ap.add_argument("--render", metavar="PARALLEL.json",
                     help="measure nothing: write parallel.md into --out again from an earlier run's json, with this "
@@ -166,11 +173,11 @@ def main():
         with open(a.render) as f:
             R = json.load(f)
         R["reading"] = a.reading
-        out = a.out
-        a = argparse.Namespace(**R["args"])
-        with open(os.path.join(out, "parallel.json"), "w") as f:
+        out, name = a.out, a.out_name
+        with open(os.path.join(out, name + ".json"), "w") as f:
             json.dump(R, f, indent=1)
-        write_md(a, R, os.path.join(out, "parallel.md"))
+        a = argparse.Namespace(**R["args"])
+        write_md(a, R, os.path.join(out, name + ".md"))
         return
     a.threads = sorted(set(a.threads))
     if a.rounds < 1 or a.runs < 1 or min(a.threads) < 1:
@@ -186,18 +193,21 @@ def main():
     models = [model_of(a, s) for s in a.models]
     binaries = {}
     for m in models:
-        rb.log(f"building {m.stem} (loop, task, auto)")
-        B = {mode: build(a, m, mode) for mode in MODES}
+        modes = MODES + (["batch"] if m.batch > 1 else [])
+        rb.log(f"building {m.stem} ({', '.join(modes)})")
+        B = {mode: build(a, m, mode) for mode in modes}
         auto_is_loop = B["auto"]["c"] == B["loop"]["c"]
-        binaries[m.stem] = {mode: B[mode]["binary"] for mode in MODES}
+        auto_is_batch = "batch" in B and B["auto"]["c"] == B["batch"]["c"]
+        binaries[m.stem] = {mode: B[mode]["binary"] for mode in modes}
         R["models"][m.stem] = {
             "regions_task": B["task"]["regions"], "regions_auto": B["auto"]["regions"], "auto_is_loop": auto_is_loop,
+            "auto_is_batch": auto_is_batch, "batch_error": check_output(a, m, B["batch"]["binary"]) if "batch" in B else None,
             "task_error": check_output(a, m, B["task"]["binary"]),
             "predicted": {str(t): predictions(a, m, t) for t in a.threads},
-            "threads": {str(t): {k: [] for k in ["loop", "task", "auto", "ort_seq", "ort_par"]} for t in a.threads}}
+            "threads": {str(t): {k: [] for k in ["loop", "task", "auto", "batch", "ort_seq", "ort_par"]} for t in a.threads}}
         rb.log(f"  regions: task {B['task']['regions']}, auto {B['auto']['regions']}"
                f"{' (auto = loop)' if auto_is_loop else ''}; task vs PyTorch {R['models'][m.stem]['task_error']:.1e}")
-    engines = ["loop", "task", "auto", "ort_seq", "ort_par"]
+    engines = ["loop", "task", "auto", "batch", "ort_seq", "ort_par"]
     for rnd in range(a.rounds):
         rb.log(f"round {rnd + 1}/{a.rounds}")
         for m in models:
@@ -205,22 +215,22 @@ def main():
             for t in a.threads:
                 order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
                 for e in order:
-                    if e == "auto" and M["auto_is_loop"]:
+                    if (e == "auto" and (M["auto_is_loop"] or M["auto_is_batch"])) or (e == "batch" and e not in binaries[m.stem]):
                         continue
                     if e.startswith("ort"):
                         x = ort_time(a, m, t, t if e == "ort_par" else 0)
                     else:
                         x = rb.ours_bench(binaries[m.stem][e], m, t, a.runs)
                     M["threads"][str(t)][e].append(x)
-                if M["auto_is_loop"]:
-                    M["threads"][str(t)]["auto"] = M["threads"][str(t)]["loop"]
+                if M["auto_is_loop"] or M["auto_is_batch"]:
+                    M["threads"][str(t)]["auto"] = M["threads"][str(t)]["loop" if M["auto_is_loop"] else "batch"]
                 T = M["threads"][str(t)]
                 rb.log(f"  {m.stem} {t} thr: " + ", ".join(f"{e} {T[e][-1]:.2f}" for e in engines if T[e]))
     R["load"][1] = os.getloadavg()[0]
-    with open(os.path.join(a.out, "parallel.json"), "w") as f:
+    with open(os.path.join(a.out, a.out_name + ".json"), "w") as f:
         json.dump(R, f, indent=1)
-    write_md(a, R, os.path.join(a.out, "parallel.md"))
-    rb.log(f"wrote {a.out}/parallel.md and parallel.json")
+    write_md(a, R, os.path.join(a.out, a.out_name + ".md"))
+    rb.log(f"wrote {a.out}/{a.out_name}.md and {a.out_name}.json")
 
 
 if __name__ == "__main__":
