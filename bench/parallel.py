@@ -115,8 +115,10 @@ def write_md(a, R, path):
          f"Command: `{R['command']}` ({a.rounds} rounds × {a.runs} runs, medians of the per-round medians, "
          f"ms per inference).  ",
          "onnxc: `--parallel loop` (each node in turn, loops split across the threads), `--parallel task` (every "
-         "fork-join region: independent branches side by side, one thread each), `--parallel auto` (the default: "
-         "regions only where the cost model predicts a gain; with none its C is the loop build's). ONNX Runtime "
+         "fork-join region: independent branches side by side, one thread each), `--parallel batch` (models at batch "
+         "N >= 2: the items side by side, one thread and one arena each), `--parallel auto` (the default: batch where it "
+         "applies, else regions only where the cost model predicts a gain; its C is then the batch or the loop "
+         "build's). ONNX Runtime "
          "1.30 (onnxruntime-node, graph optimisation \"all\"): sequential execution, and parallel execution with as "
          "many inter-op threads as intra-op threads.  ",
          "Predicted: compile-model `--dump-ir` at that thread count — the time with every region against the tasks "
