@@ -157,23 +157,20 @@ std::string batch_items_check(const Graph& gN, const Graph& g1, int64_t N) {
       return fmt::format("{} at batch {} is {} at batch 1: the graphs differ", n.where(), N, m.where());
     if (n.folded()) continue;
     if (!per_item_ops().count(n.op_type)) return fmt::format("{}: not known to act on each batch item apart", n.where());
-    for (size_t o = 0; o < n.outputs.size(); ++o) {
-      const Value* vn = n.outputs[o];
-      const Value* v1 = m.out(o);
-      if (!vn || !v1 || vn->constant) continue;
-      if (!per_item(vn, v1))
-        return fmt::format("{}: output '{}' is {} at batch {} and {} at batch 1, so its first axis is not the batch", n.where(),
+    // Every computed operand and result must have the batch axis first (a computed operand
+    // without it mixes the items; a constant one is broadcast over them).
+    auto operands = [&](const char* kind, const std::vector<Value*>& vns, auto&& of_m) -> std::string {
+      for (size_t i = 0; i < vns.size(); ++i) {
+        const Value* vn = vns[i];
+        const Value* v1 = of_m(i);
+        if (!vn || !v1 || vn->constant || per_item(vn, v1)) continue;
+        return fmt::format("{}: {} '{}' is {} at batch {} and {} at batch 1, so its first axis is not the batch", n.where(), kind,
                            vn->name, shape_text(vn->shape), N, shape_text(v1->shape));
-    }
-    // A computed operand without the batch axis mixes it (a constant one is broadcast).
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const Value* vn = n.inputs[i];
-      const Value* v1 = m.in(i);
-      if (!vn || !v1 || vn->constant) continue;
-      if (!per_item(vn, v1))
-        return fmt::format("{}: input '{}' is {} at batch {} and {} at batch 1, so its first axis is not the batch", n.where(),
-                           vn->name, shape_text(vn->shape), N, shape_text(v1->shape));
-    }
+      }
+      return "";
+    };
+    if (std::string why = operands("output", n.outputs, [&](size_t i) { return m.out(i); }); !why.empty()) return why;
+    if (std::string why = operands("input", n.inputs, [&](size_t i) { return m.in(i); }); !why.empty()) return why;
     const std::string why = axis_mixes(n);
     if (!why.empty()) return n.where() + ": " + why;
   }
