@@ -8,9 +8,13 @@
  * Emulation: device memory is host memory, copies are memcpy, streams do nothing. A launch
  * runs the grid's blocks one after another; a block of one row of threads runs its threads one
  * after another (the generated one-thread-per-element kernels never synchronise); a 2-D or 3-D
- * block (the tiled products, which use __shared__ memory and __syncthreads) runs its threads
- * as real threads meeting at a barrier, with __shared__ arrays as statics shared by the
- * block (blocks run one at a time). Slow, and only for what the generator emits.
+ * block (the tiled products and convolutions, which use __shared__ memory and __syncthreads)
+ * runs its threads as cooperative fibers on the launching thread (POSIX ucontext, one 64 KiB
+ * stack per thread of the block, allocated once and reused): a fiber runs until its next
+ * __syncthreads, which switches to the next unfinished fiber of the block, so the block
+ * resumes round-robin once all have arrived (one switch per thread and barrier). __shared__
+ * arrays are statics shared by the block (blocks run one at a time). Only for what the
+ * generator emits.
  *
  * For the split runtime's CUDA device (runtime/onnxc_split_cuda.c), equally simple: launches run
  * one at a time process-wide (one mutex: the slots' threads share the static __shared__ arrays,
@@ -21,14 +25,17 @@
  */
 #ifndef ONNXC_CUDA_EMU_H
 #define ONNXC_CUDA_EMU_H
-#include <barrier>
+#include <ucontext.h>
+
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <mutex>
+#include <tuple>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
+#include <memory>
 #include <vector>
 
 #define __global__
@@ -40,8 +47,44 @@ struct dim3 {
   dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
 inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
-inline thread_local std::barrier<>* onnxc_emu_barrier = nullptr;
-inline void __syncthreads() { onnxc_emu_barrier->arrive_and_wait(); }
+
+/* The fibers of the block being run (one block at a time process-wide: the engine mutex). */
+struct OnnxcEmuFibers {
+  static constexpr size_t kStack = 64 * 1024;
+  ucontext_t home;                        /* the launching thread */
+  std::vector<ucontext_t> ctx;            /* one per thread of the block */
+  std::vector<std::unique_ptr<char[]>> stacks;
+  std::vector<dim3> tid;
+  std::vector<char> done;
+  unsigned n = 0, current = 0, left = 0;
+  void (*body)(const void*) = nullptr;    /* runs the kernel for threadIdx */
+  const void* arg = nullptr;
+  bool active = false;
+  /* The next unfinished fiber after `current`, cyclically (current itself if it is the last). */
+  unsigned next() const {
+    for (unsigned k = 1; k <= n; ++k)
+      if (!done[(current + k) % n]) return (current + k) % n;
+    return current;
+  }
+  void enter(unsigned f) { current = f, threadIdx = tid[f]; }
+};
+inline OnnxcEmuFibers onnxc_emu_fibers;
+inline void onnxc_emu_fiber_main() {
+  OnnxcEmuFibers& b = onnxc_emu_fibers;
+  b.body(b.arg);
+  b.done[b.current] = 1, --b.left; /* back to `home` (uc_link), which resumes the others */
+}
+inline void __syncthreads() {
+  OnnxcEmuFibers& b = onnxc_emu_fibers;
+  if (!b.active) {
+    std::fprintf(stderr, "cuda emulation: __syncthreads in a one-row block (run without fibers)\n");
+    std::abort();
+  }
+  const unsigned me = b.current, to = b.next();
+  if (to == me) return;
+  b.enter(to);
+  swapcontext(&b.ctx[me], &b.ctx[to]);
+}
 
 typedef enum {
   cudaSuccess = 0,
@@ -144,6 +187,8 @@ struct OnnxcEmuLaunch {
     run(a...);
   }
   template <class... A>
+  void run_fibers(A... a) const;
+  template <class... A>
   void run(A... a) const {
     std::lock_guard<std::mutex> lock(onnxc_emu_engine);
     for (unsigned bz = 0; bz < grid.z; ++bz)
@@ -157,20 +202,43 @@ struct OnnxcEmuLaunch {
             for (unsigned tx = 0; tx < block.x; ++tx) set(tx, 0, 0), f(a...);
             continue;
           }
-          std::barrier<> bar(static_cast<std::ptrdiff_t>(block.x * block.y * block.z));
-          std::vector<std::thread> ts;
-          for (unsigned tz = 0; tz < block.z; ++tz)
-            for (unsigned ty = 0; ty < block.y; ++ty)
-              for (unsigned tx = 0; tx < block.x; ++tx)
-                ts.emplace_back([&, tx, ty, tz] {
-                  set(tx, ty, tz);
-                  onnxc_emu_barrier = &bar;
-                  f(a...);
-                });
-          for (auto& t : ts) t.join();
+          set(0, 0, 0);
+          run_fibers(a...);
         }
   }
 };
+template <class... P>
+template <class... A>
+void OnnxcEmuLaunch<P...>::run_fibers(A... a) const {
+  OnnxcEmuFibers& b = onnxc_emu_fibers;
+  const unsigned n = block.x * block.y * block.z;
+  if (b.ctx.size() < n) { /* stacks and contexts for the largest block so far, kept */
+    b.ctx.resize(n);
+    while (b.stacks.size() < n) b.stacks.emplace_back(new char[OnnxcEmuFibers::kStack]);
+    getcontext(&b.home);
+  }
+  b.n = b.left = n, b.current = n - 1, b.active = true;
+  b.tid.resize(n), b.done.assign(n, 0);
+  struct Call { const OnnxcEmuLaunch* self; void (*f)(P...); std::tuple<A...> args; } call{this, f, std::tuple<A...>(a...)};
+  b.arg = &call;
+  b.body = [](const void* p) { const Call& c = *static_cast<const Call*>(p); std::apply(c.f, c.args); };
+  unsigned k = 0;
+  for (unsigned tz = 0; tz < block.z; ++tz)
+    for (unsigned ty = 0; ty < block.y; ++ty)
+      for (unsigned tx = 0; tx < block.x; ++tx, ++k) {
+        b.tid[k] = dim3(tx, ty, tz);
+        b.ctx[k] = b.home;
+        b.ctx[k].uc_stack.ss_sp = b.stacks[k].get();
+        b.ctx[k].uc_stack.ss_size = OnnxcEmuFibers::kStack;
+        b.ctx[k].uc_link = &b.home;
+        makecontext(&b.ctx[k], onnxc_emu_fiber_main, 0);
+      }
+  while (b.left > 0) {
+    b.enter(b.next());
+    swapcontext(&b.home, &b.ctx[b.current]);
+  }
+  b.active = false;
+}
 template <class... P>
 OnnxcEmuLaunch<P...> onnxc_emu_launch(void (*f)(P...), dim3 grid, dim3 block) {
   return {f, grid, block};
