@@ -196,6 +196,33 @@ def conv_channels_not_multiple_of_2():
 
 
 @case
+def conv_implicit_gemm_chain():
+    # Implicit-GEMM convolutions with 32-wide tiles: channels, positions and K = CG * taps not
+    # multiples of 16; 3x3 padded + fused Relu, 1x1 with bias, 1x1 strided, grouped + dilated
+    # with asymmetric pads + fused residual Add.
+    return model([node("Conv", ["x", "w1"], out="c1", pads=[1, 1, 1, 1]), node("Relu", ["c1"], out="r1"),
+                  node("Conv", ["r1", "w2", "b2"], out="c2"),
+                  node("Conv", ["c2", "w3"], out="c3", strides=[2, 2]),
+                  node("Conv", ["c3", "w4"], out="c4", group=2, dilations=[2, 2], pads=[2, 1, 2, 1]),
+                  node("Add", ["c4", "r"])],
+                 [("x", [2, 19, 11, 10]), ("r", [2, 36, 6, 3])], [2, 36, 6, 3],
+                 [const("w1", [37, 19, 3, 3]), const("w2", [70, 37, 1, 1]), const("b2", [70]), const("w3", [34, 70, 1, 1]),
+                  const("w4", [36, 17, 3, 3])])
+
+
+@case
+def conv_implicit_gemm_64_tiles():
+    # Layers large enough for 64 x 64 tiles (4 x 4 per thread) and 64 x 32 (1x1), strided
+    # 3x3 with bias and a fused Relu.
+    return model([node("Conv", ["x", "w1", "b1"], out="c1", pads=[1, 1, 1, 1]),
+                  node("Conv", ["c1", "w2"], out="c2"),
+                  node("Conv", ["c2", "w3", "b3"], out="c3", strides=[2, 2], pads=[0, 1, 1, 0]), node("Relu", ["c3"])],
+                 [("x", [4, 20, 23, 23])], [4, 17, 11, 11],
+                 [const("w1", [260, 20, 3, 3]), const("b1", [260]), const("w2", [70, 260, 1, 1]), const("w3", [17, 70, 3, 3]),
+                  const("b3", [17])])
+
+
+@case
 def elementwise_broadcast_chain():
     return model([node("Add", ["a", "b"], out="s"), node("Div", ["s", "c"], out="d"), node("Max", ["d", "a", "e"])],
                  [("a", [2, 3, 1, 5]), ("b", [4, 1]), ("c", [3, 4, 5]), ("e", [5])], [2, 3, 4, 5])
