@@ -123,15 +123,16 @@ void emit_implicit_gemm(CuEmit& e) {
   e("// This thread's column of the input tile (the same in every slice): position p = (img, pos).");
   e("const int pp = tid % {}, p = p0 + pp, img = p / {}, pos = p % {};", TP, osz, osz);
   e("const float* __restrict__ xg = {} + (img * {} + grp * {}) * {};", e.in(0), g.C, g.CG, isz);
+  // Row-major strides of the output positions and of the kernel taps.
+  std::vector<int64_t> ost(r, 1), kst(r, 1);
+  for (size_t d = r - 1; d-- > 0;) ost[d] = ost[d + 1] * g.out[d + 1], kst[d] = kst[d + 1] * g.k[d + 1];
   std::vector<std::string> ib(r);
-  if (!one_by_one) {
-    int64_t stride = 1;
-    for (size_t d = r; d-- > 0;) {
+  if (!one_by_one)
+    for (size_t d = 0; d < r; ++d) {
       ib[d] = "ib" + std::to_string(d);
-      e("const int {} = ({}) * {} - {};  // input coordinate of tap 0", ib[d], cu_coord("pos", stride, g.out[d]), g.s[d], g.pb[d]);
-      stride *= g.out[d];
+      e("const int {} = ({}) * {}{};  // input coordinate of tap 0", ib[d], cu_coord("pos", ost[d], g.out[d]), g.s[d],
+        g.pb[d] ? fmt::format(" - {}", g.pb[d]) : "");
     }
-  }
   e("float acc[{}][{}] = {{}};  // channels m0 + ty + 16 i, positions p0 + tx + 16 j", RM, RP);
   e("for (int k0 = 0; k0 < {}; k0 += {}) {{", K, kSlice);
   e("#pragma unroll");
@@ -147,14 +148,14 @@ void emit_implicit_gemm(CuEmit& e) {
     e("if (p < {} && k < {}) v = xg[k * {} + pos];", P, K, isz);
   } else {
     e("if (p < {} && k < {}) {{", P, K);
-    e("const int ic = k / {}, tap = k % {};", ksz, ksz);
+    if (ksz == 1) e("const int ic = k;");
+    else e("const int ic = k / {}, tap = k % {};", ksz, ksz);
     std::string cond, xi;
-    int64_t stride = 1;
     std::vector<std::string> in(r);
-    for (size_t d = r; d-- > 0;) {
+    for (size_t d = 0; d < r; ++d) {
       in[d] = "in" + std::to_string(d);
-      e("const int {} = {} + ({}) * {};", in[d], ib[d], cu_coord("tap", stride, g.k[d]), g.d[d]);
-      stride *= g.k[d];
+      if (ksz == 1) in[d] = ib[d];
+      else e("const int {} = {} + ({}){};", in[d], ib[d], cu_coord("tap", kst[d], g.k[d]), g.d[d] == 1 ? "" : fmt::format(" * {}", g.d[d]));
     }
     for (size_t d = 0; d < r; ++d) {
       cond += fmt::format("{}{} >= 0 && {} < {}", d ? " && " : "", in[d], in[d], g.in[d]);
