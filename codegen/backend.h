@@ -22,6 +22,12 @@ struct CodegenOptions {
   std::string outdir;
   std::string source;  // model path, for comments
   bool profile = false;  // time every emitted function (compile-model --profile)
+  // The module's makefile; compile-model --split gives each part its own (NAME_head.mk...) and
+  // writes a Makefile that builds them all.
+  std::string makefile = "Makefile";
+  // CUDA backend, compile-model --gpu-libs: run Conv with cuDNN, Gemm/MatMul with cuBLAS
+  // (codegen/cuda/libs.cc) instead of the generated kernels.
+  bool cudnn = false, cublas = false;
 };
 
 struct CodegenResult {
@@ -30,6 +36,7 @@ struct CodegenResult {
   uint64_t arena_bytes = 0;
   size_t functions = 0;           // one per emitted node
   size_t distinct_functions = 0;  // after nodes with identical functions share one
+  std::vector<std::string> libraries;  // libraries the module links ("cudnn", "cublas": -l<name>)
 };
 
 // The parameter names of the function computing one node: per input, output and extra

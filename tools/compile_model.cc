@@ -68,6 +68,8 @@ struct Options {
   double gpu_tflops = 0, gpu_bandwidth = 0, link_bandwidth = 25, latency_budget_ms = 10;
   int cpu_workers = 0;
   std::string device = "cpu", gpu_arch = "sm_90", nvcc;  // --device cpu|cuda, --gpu-arch, --nvcc PATH
+  std::string gpu_libs;  // --gpu-libs cudnn,cublas (either or both)
+  bool cudnn = false, cublas = false;
 };
 
 class Timer {
@@ -187,10 +189,12 @@ int build(const Options& o, const std::string& name, const Target& t, double* se
 }
 
 // --device cuda: builds OUTDIR/NAME.cu with nvcc (--nvcc PATH, else $ONNXC_NVCC, else
-// /usr/local/cuda/bin/nvcc) for --gpu-arch: -O3, host code with -fPIC -Wall -Wextra. The
+// /usr/local/cuda/bin/nvcc) for --gpu-arch: -O3, host code with -fPIC -Wall -Wextra, linked
+// with the libraries the module calls (--gpu-libs: -lcudnn, -lcublas). The
 // executable links the generic driver onnxc_main.c (nvcc hands it to the host C compiler).
 // Returns nvcc's exit status; -1 when nvcc is not there.
-int build_cuda(const Options& o, const std::string& name, double* seconds, std::string* output, std::string* nvcc_used) {
+int build_cuda(const Options& o, const std::string& name, const std::vector<std::string>& libs, double* seconds, std::string* output,
+               std::string* nvcc_used) {
   Timer tm;
   std::string nvcc = o.nvcc;
   if (nvcc.empty()) {
@@ -209,6 +213,7 @@ int build_cuda(const Options& o, const std::string& name, double* seconds, std::
     cmd += fmt::format(" -shared -o {}lib{}.so {}{}.cu", dir, name, dir, name);
   else
     cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.cu {}onnxc_main.c", dir, name, dir, name, dir);
+  for (const std::string& l : libs) cmd += " -l" + l;  // --gpu-libs, when the module calls the library
   if (!o.quiet) fmt::print("nvcc: {}\n", cmd);
   int rc = run_command(cmd, output);
   *seconds = tm.seconds();
@@ -318,7 +323,8 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
 }
 
 // Runs the pass pipeline on g, writes the module `name` and builds it (unless --emit c).
-int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda) {
+int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda,
+                  const std::string& makefile = "Makefile") {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
   const PassOptions po = pass_options(o, target, backend, cuda);
   const std::string part = name == o.name ? "" : name + ": ";
@@ -348,7 +354,10 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
 
   Timer t_gen;
   CodegenOptions co{name, o.outdir, o.model};
+  co.makefile = makefile;
   co.profile = o.profile;
+  co.cudnn = cuda && o.cudnn;
+  co.cublas = cuda && o.cublas;
   CodegenResult r = backend.write_module(g, co);
   std::string plan = g.arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g.arena_tensor_bytes / 1e6) : "";
   say(fmt::format("{}codegen: {} {}{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.{} ({:.2f} s)", part, r.functions,
@@ -359,7 +368,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   if (cuda) {
     double nv_s = 0;
     std::string nv_out, nvcc;
-    int rc = build_cuda(o, name, &nv_s, &nv_out, &nvcc);
+    int rc = build_cuda(o, name, r.libraries, &nv_s, &nv_out, &nvcc);
     if (rc == -1) {
       fmt::print(stderr, "compile-model: error: nvcc '{}' not found (install the CUDA toolkit, or give --nvcc PATH or $ONNXC_NVCC; "
                  "--emit c writes the sources only)\n", nvcc);
@@ -426,12 +435,25 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
   if (ec || !fs::exists(json)) throw CompileError(CompileError::Kind::Io, "cannot write '" + json.string() + "'");
   SplitGraphs parts = split_graph(g, plan.chosen);
   const std::unique_ptr<Backend> c_backend = make_c_backend(target);
-  if (int rc = compile_graph(o, *parts.head, o.name + "_head", target, backend, cuda); rc != kOk) return rc;
-  if (int rc = compile_graph(o, *parts.tail, o.name + "_tail", target, *c_backend, false); rc != kOk) return rc;
+  std::vector<std::string> names{o.name + "_head", o.name + "_tail"};
+  if (cuda) names.push_back(o.name + "_tail_gpu");
+  if (int rc = compile_graph(o, *parts.head, names[0], target, backend, cuda, names[0] + ".mk"); rc != kOk) return rc;
+  if (int rc = compile_graph(o, *parts.tail, names[1], target, *c_backend, false, names[1] + ".mk"); rc != kOk) return rc;
   if (cuda) {
     SplitGraphs again = split_graph(g, plan.chosen);
-    if (int rc = compile_graph(o, *again.tail, o.name + "_tail_gpu", target, backend, true); rc != kOk) return rc;
+    if (int rc = compile_graph(o, *again.tail, names[2], target, backend, true, names[2] + ".mk"); rc != kOk) return rc;
   }
+  // One makefile per part (each names its own executable and library); this one builds them all.
+  std::string mk = fmt::format("# Builds the parts of {0}, split by onnxc ({0}.split.json): `make` (the parts' executables), `make so`\n"
+                               "# (their shared libraries). Each part has its own makefile: `make -f PART.mk`, `make -f PART.mk libPART.so`.\n"
+                               "all:\n", o.name);
+  for (const std::string& n : names) mk += fmt::format("\t$(MAKE) -f {}.mk\n", n);
+  mk += "\nso:\n";
+  for (const std::string& n : names) mk += fmt::format("\t$(MAKE) -f {0}.mk lib{0}.so\n", n);
+  mk += "\n.PHONY: all so\n";
+  const fs::path makefile = fs::path(o.outdir) / "Makefile";
+  std::ofstream(makefile) << mk;
+  if (!fs::exists(makefile)) throw CompileError(CompileError::Kind::Io, "cannot write '" + makefile.string() + "'");
   say(fmt::format("split: wrote {} ({}_head{}, {}_tail{})", json.string(), o.name, cuda ? " (CUDA)" : "", o.name,
                   cuda ? fmt::format(" (C) and {}_tail_gpu (CUDA)", o.name) : ""));
   if (!vd) return kOk;
@@ -495,9 +517,10 @@ int main(int argc, char** argv) {
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
       "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n"
       "--device cuda writes OUTDIR/NAME.cu instead of NAME.c (plain NCHW float32 kernels, the same C API in NAME.h)\n"
-      "and builds it with nvcc for --gpu-arch.\n"
+      "and builds it with nvcc for --gpu-arch; --gpu-libs cudnn,cublas runs Conv with cuDNN and Gemm/MatMul with cuBLAS.\n"
       "--split SPEC cuts the model in two, a head for a GPU and a tail for the GPU or CPU workers, compiled as NAME_head\n"
-      "and NAME_tail (and NAME_tail_gpu with --device cuda), and writes NAME.split.json (see \"Split models\" below).\n\n"
+      "and NAME_tail (and NAME_tail_gpu with --device cuda), each with its makefile NAME_PART.mk, a Makefile for all, and\n"
+      "writes NAME.split.json (see \"Split models\" below).\n\n"
       "Exit codes: 0 ok, 1 usage/I-O error, 2 invalid model, 3 unsupported by onnxc or over --max-memory, 4 internal error (emitted C that does not compile included),\n"
       "5 C compiler or nvcc failed (or not found), 6 --verify mismatch.",
       "compile-model"};
@@ -513,6 +536,11 @@ int main(int argc, char** argv) {
                  "an op the CUDA backend does not run is exit 3; --emit c, so or exe)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   app.add_option("--gpu-arch", o.gpu_arch, "--device cuda: the GPU architecture nvcc builds for (-arch)")->capture_default_str();
+  app.add_option("--gpu-libs", o.gpu_libs,
+                 "--device cuda: run Conv with cuDNN and/or Gemm and MatMul with cuBLAS instead of the generated kernels "
+                 "(cudnn, cublas or cudnn,cublas; default none), each followed by a generated kernel for its bias and fused "
+                 "epilogue; links -lcudnn / -lcublas. For comparing both on a GPU")
+      ->type_name("LIBS");
   app.add_option("--nvcc", o.nvcc, "--device cuda: the nvcc to build with (default: $ONNXC_NVCC, else /usr/local/cuda/bin/nvcc)")
       ->type_name("PATH");
   app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
@@ -629,6 +657,24 @@ int main(int argc, char** argv) {
   if (!o.run_with.empty() && !o.verify) {
     fmt::print(stderr, "compile-model: error: --run-with is for --verify\n");
     return kUsage;
+  }
+  if (!o.gpu_libs.empty()) {
+    if (o.device != "cuda") {
+      fmt::print(stderr, "compile-model: error: --gpu-libs is for --device cuda\n");
+      return kUsage;
+    }
+    for (size_t p = 0; p <= o.gpu_libs.size();) {
+      size_t q = o.gpu_libs.find(',', p);
+      if (q == std::string::npos) q = o.gpu_libs.size();
+      const std::string lib = o.gpu_libs.substr(p, q - p);
+      if (lib == "cudnn") o.cudnn = true;
+      else if (lib == "cublas") o.cublas = true;
+      else if (lib != "none" || o.gpu_libs != "none") {
+        fmt::print(stderr, "compile-model: error: unknown --gpu-libs name '{}' (known: cudnn, cublas; e.g. --gpu-libs cudnn,cublas)\n", lib);
+        return kUsage;
+      }
+      p = q + 1;
+    }
   }
   if (o.device == "cuda" && (o.emit == "python" || o.profile)) {
     fmt::print(stderr, "compile-model: error: --device cuda does not support {}\n", o.profile ? "--profile" : "--emit python");

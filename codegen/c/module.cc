@@ -707,8 +707,9 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Bac
   put("onnxc_runtime.h", kRuntimeHeader);
   put("onnxc_runtime.c", kRuntimeSource);
   put("onnxc_main.c", kRuntimeMain);
-  put("Makefile", fmt::format(
-      "# Builds the model compiled by onnxc: `make` (executable {0}), `make lib{0}.so` (shared library).\n"
+  const std::string make = opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile;
+  put(opt.makefile, fmt::format(
+      "# Builds the model compiled by onnxc: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"
       "# {0}.c includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
       "# the model: onnxc_main.o links with any model's C built with -DONNXC_MAIN_MODEL.\n"
       "CC ?= cc\nCFLAGS ?= -O3 -march=native -ffp-contract=fast\nOMPFLAGS ?= -fopenmp\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
@@ -718,7 +719,7 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Bac
       "\t$(CC) -std=c11 $(CFLAGS) -c -o $@ onnxc_main.c\n\n"
       "lib{0}.so: {0}.c {0}.h $(RUNTIME)\n"
       "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c -lm\n",
-      opt.name));
+      opt.name, make));
   r.weights_bytes = m.wbytes;
   r.arena_bytes = m.abytes;
   r.functions = m.emitted.size();

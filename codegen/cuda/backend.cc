@@ -44,6 +44,16 @@ CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target
   return {e.body(), kernel, e.grid, e.block};
 }
 
+CudaKernelCode emit_cuda_lib_epilogue(const Node& n, const NodeParams& p, const Target& t, const std::string& bias) {
+  CuEmit e(n, t, p.inputs, p.outputs, p.extras);
+  e.flat(numel(n.out(0)->shape));
+  const std::string y = e.out(0) + "[i]";
+  e("{}", cu_epilogue(e, bias.empty() ? y : y + " + " + bias, "i", y));
+  std::string kernel = bias.empty() ? "epilogue" : "bias";
+  if (!bias.empty() && !n.epilogue.empty()) kernel += " + epilogue";
+  return {e.body(), kernel + " in place", e.grid, e.block};
+}
+
 namespace {
 
 class CudaBackend : public Backend {

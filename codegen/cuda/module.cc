@@ -89,6 +89,10 @@ struct CudaModule {
   std::vector<const Value*> weights, arena, io;  // in offset order
   std::map<const Value*, size_t> out_index;      // value -> first graph output slot it fills
   std::set<std::string> used_names;
+  // --gpu-libs: the libraries the launches call, and cuDNN's per-node setup (NAME_create).
+  bool uses_cudnn = false, uses_cublas = false;
+  size_t convs = 0;
+  std::string conv_setup;
   uint64_t wbytes = 0, abytes = 0, iobytes = 0;
 
   std::string unique(const std::string& base) {
@@ -205,10 +209,47 @@ struct CudaModule {
     for (const Value* v : n.outputs)
       if (v && numel(v->shape) != 0) empty = false;
     if (empty) return fmt::format("  /* {}: {}: every output is empty, nothing to compute */\n", comment_safe(from), ops);
-    const CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target());
-    const std::string rest = fmt::format("({}) {{\n{}}}\n\n", fmt::join(params, ", "), code.body);
+    const std::string what = c_string("launching the kernel of node '" + n.name + "' (" + ops + ")");
+    const CudaLibChoice lib = cuda_lib_choice(n, opt);
+    if (!lib.lib.empty()) {
+      // A library call into the output, then (for a bias or a fused epilogue) an elementwise kernel over it.
+      std::vector<std::string> dev_in(n.inputs.size());
+      for (size_t i = 0; i < n.inputs.size(); ++i)
+        if (!ins[i].empty()) dev_in[i] = name.at(n.inputs[i]);
+      (lib.lib == "cudnn" ? uses_cudnn : uses_cublas) = true;
+      const CudaLibCode lc = cuda_lib_code(n, lib.lib, opt.name, convs, dev_in, name.at(n.outputs[0]), c_string(n.name));
+      if (lib.lib == "cudnn") conv_setup += lc.setup, ++convs;
+      std::string host = fmt::format("  /* {}: {}({}) -> {}; {} */\n{}", comment_safe(from), ops, comment_safe(sig_comment),
+                                     comment_safe(outs_comment), lc.comment, lc.run);
+      if (lc.bias.empty() && n.epilogue.empty()) return host;
+      std::vector<std::string> kins(n.inputs.size()), kparams, kargs;
+      if (!lc.bias.empty()) {
+        kins[2] = "x2";
+        kparams.push_back("const float* __restrict__ x2");
+        kargs.push_back(name.at(n.inputs[2]));
+      }
+      kparams.push_back("float* __restrict__ y0");
+      kargs.push_back(name.at(n.outputs[0]));
+      for (size_t j = 0; j < n.extra_inputs.size(); ++j) {
+        kparams.push_back(fmt::format("const float* __restrict__ {}", extras[j]));
+        kargs.push_back(name.at(n.extra_inputs[j]));
+      }
+      const CudaKernelCode code = emit_cuda_lib_epilogue(n, {kins, {"y0"}, extras}, backend.target(), lc.bias);
+      const std::string comment = fmt::format("/* {}: {} after {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
+                                              lib.lib == "cudnn" ? "cuDNN" : "cuBLAS", code.kernel, code.grid, code.block);
+      return host + add_kernel(k, n, code, kparams, kargs, comment, c_string("launching the epilogue kernel of node '" + n.name + "' (" + ops + ")"));
+    }
+    CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target());
+    if (!lib.why_not.empty()) code.kernel += " (" + lib.why_not + ")";
     const std::string comment = fmt::format("/* {}: {}({}) -> {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
                                             comment_safe(sig_comment), comment_safe(outs_comment), code.kernel, code.grid, code.block);
+    return add_kernel(k, n, code, params, args, comment, what);
+  }
+
+  // Adds kernel `code` of node k (or shares an identical one) and returns the host code launching it.
+  std::string add_kernel(size_t k, const Node& n, const CudaKernelCode& code, const std::vector<std::string>& params,
+                         const std::vector<std::string>& args, const std::string& comment, const std::string& what) {
+    const std::string rest = fmt::format("({}) {{\n{}}}\n\n", fmt::join(params, ", "), code.body);
     const std::string key = code.grid + "|" + code.block + "|" + rest;
     std::string fn;
     auto [it, fresh] = shared.emplace(key, kernels.size());
@@ -222,7 +263,7 @@ struct CudaModule {
       fn = t.name;
     }
     return fmt::format("  {}<<<{}, {}, 0, stream>>>({});\n  {}_CHECK(cudaGetLastError(), fn, {});\n", fn, code.grid, code.block,
-                       fmt::join(args, ", "), opt.name, c_string("launching the kernel of node '" + n.name + "' (" + ops + ")"));
+                       fmt::join(args, ", "), opt.name, what);
   }
 
   std::string kernels_text() const {
@@ -275,11 +316,15 @@ struct CudaModule {
         " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
         " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
         " * CUDA's message. Nothing prints, aborts or exits.\n"
-        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu, or the Makefile (ARCH=sm_90).\n"
+        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{3}, or the makefile (ARCH=sm_90).\n{4}"
         " */\n"
         "#ifndef ONNXC_{2}_H\n#define ONNXC_{2}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
         "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
-        N, comment_safe(opt.source), G);
+        N, comment_safe(opt.source), G, link_flags(),
+        uses_cudnn || uses_cublas ? fmt::format(" * Compiled with --gpu-libs ({}{}{}; see {}.cu): link with{}.\n", uses_cudnn ? "Conv on cuDNN" : "",
+                                                uses_cudnn && uses_cublas ? ", " : "", uses_cublas ? "Gemm and MatMul on cuBLAS" : "", N,
+                                                link_flags())
+                                  : std::string());
     s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
     s += tensor_macros("INPUT", g.inputs);
     s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
@@ -321,6 +366,75 @@ struct CudaModule {
     return s;
   }
 
+  // --gpu-libs: a comment for the file's opening, the per-instance types, members and functions.
+  std::string link_flags() const { return std::string(uses_cudnn ? " -lcudnn" : "") + (uses_cublas ? " -lcublas" : ""); }
+  std::string libs_comment() const {
+    if (!uses_cudnn && !uses_cublas) return "";
+    std::string libs = uses_cudnn && uses_cublas ? "cuDNN (Conv) and cuBLAS (Gemm, MatMul)" : uses_cudnn ? "cuDNN (Conv)" : "cuBLAS (Gemm, MatMul)";
+    std::string l = std::string(uses_cudnn ? " -lcudnn" : "") + (uses_cublas ? " -lcublas" : "");
+    return fmt::format("\n * --gpu-libs: {} run those nodes (their launches say so), each followed by a\n"
+                       " * generated kernel for its bias and fused epilogue; link with{}.",
+                       libs, l);
+  }
+  std::string lib_types() const {
+    if (!uses_cudnn) return "";
+    return fmt::format("/* cuDNN: the descriptors of one Conv node and the algorithm chosen for it ({0}_conv_setup). */\n"
+                       "typedef struct {{\n  cudnnTensorDescriptor_t x, y;\n  cudnnFilterDescriptor_t w;\n"
+                       "  cudnnConvolutionDescriptor_t conv;\n  cudnnConvolutionFwdAlgo_t algo;\n}} {0}_conv;\n\n",
+                       opt.name);
+  }
+  std::string lib_members() const {
+    std::string s;
+    if (uses_cudnn)
+      s += fmt::format("  cudnnHandle_t cudnn;      /* --gpu-libs cudnn, on the stream */\n"
+                       "  {}_conv conv[{}];          /* the Conv nodes cuDNN runs, in graph order */\n"
+                       "  void* workspace;          /* device, workspace_bytes: cuDNN's, for every Conv node */\n"
+                       "  size_t workspace_bytes;\n",
+                       opt.name, convs);
+    if (uses_cublas) s += "  cublasHandle_t cublas;    /* --gpu-libs cublas, on the stream */\n";
+    return s;
+  }
+  std::string lib_functions() const {
+    if (!uses_cudnn && !uses_cublas) return "";
+    const std::string N = opt.name;
+    std::string s = uses_cudnn ? cuda_conv_setup_function(N) : "";
+    s += fmt::format("/* --gpu-libs: the instance's library handles on its stream{}. */\n"
+                     "static int {}_libs_create(const char* fn, {}_ctx* c) {{\n",
+                     uses_cudnn ? fmt::format(", the cuDNN descriptors of its {} Conv node{} and their workspace", convs, convs == 1 ? "" : "s") : "",
+                     N, N);
+    if (uses_cudnn)
+      s += fmt::format("  int rc = ONNXC_OK;\n  size_t workspace = 0;\n"
+                       "  {0}_CUDNN_CHECK(cudnnCreate(&c->cudnn), fn, \"cudnnCreate\", NULL);\n"
+                       "  {0}_CUDNN_CHECK(cudnnSetStream(c->cudnn, c->stream), fn, \"cudnnSetStream\", NULL);\n{1}"
+                       "  if (workspace > 0) {0}_CHECK(cudaMalloc(&c->workspace, workspace), fn, \"allocating the cuDNN workspace\");\n"
+                       "  c->workspace_bytes = workspace;\n",
+                       N, conv_setup);
+    if (uses_cublas)
+      s += fmt::format("  {0}_CUBLAS_CHECK(cublasCreate(&c->cublas), fn, \"cublasCreate\", NULL);\n"
+                       "  {0}_CUBLAS_CHECK(cublasSetStream(c->cublas, c->stream), fn, \"cublasSetStream\", NULL);\n"
+                       "  {0}_CUBLAS_CHECK(cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), fn, \"cublasSetMathMode\", NULL); /* float32, no TF32 */\n",
+                       N);
+    s += "  return ONNXC_OK;\n}\n\n";
+    s += fmt::format("/* Frees what {0}_libs_create made (as far as it got: the instance starts zeroed); returns the first failed\n"
+                     " * call, NULL if none. */\nstatic const char* {0}_libs_destroy({0}_ctx* c) {{\n  const char* failed = NULL;\n",
+                     N);
+    auto destroy = [&](const std::string& ptr, const std::string& call, const std::string& ok, const std::string& what, const std::string& ind) {
+      s += fmt::format("{0}if ({1} && {2}({1}) != {3} && !failed) failed = \"{4}\";\n", ind, ptr, call, ok, what);
+    };
+    if (uses_cudnn) {
+      s += fmt::format("  for (int k = 0; k < {}; ++k) {{\n", convs);
+      destroy("c->conv[k].x", "cudnnDestroyTensorDescriptor", "CUDNN_STATUS_SUCCESS", "cudnnDestroyTensorDescriptor", "    ");
+      destroy("c->conv[k].y", "cudnnDestroyTensorDescriptor", "CUDNN_STATUS_SUCCESS", "cudnnDestroyTensorDescriptor", "    ");
+      destroy("c->conv[k].w", "cudnnDestroyFilterDescriptor", "CUDNN_STATUS_SUCCESS", "cudnnDestroyFilterDescriptor", "    ");
+      destroy("c->conv[k].conv", "cudnnDestroyConvolutionDescriptor", "CUDNN_STATUS_SUCCESS", "cudnnDestroyConvolutionDescriptor", "    ");
+      s += "  }\n";
+      destroy("c->cudnn", "cudnnDestroy", "CUDNN_STATUS_SUCCESS", "cudnnDestroy", "  ");
+      destroy("c->workspace", "cudaFree", "cudaSuccess", "cudaFree of the cuDNN workspace", "  ");
+    }
+    if (uses_cublas) destroy("c->cublas", "cublasDestroy", "CUBLAS_STATUS_SUCCESS", "cublasDestroy", "  ");
+    return s + "  return failed;\n}\n\n";
+  }
+
   std::string source() {
     const std::string N = opt.name;
     std::string launches;
@@ -332,12 +446,12 @@ struct CudaModule {
         " * NCHW, weights in {0}.weights, uploaded to the device once by {0}_create. {0}_run copies the inputs to\n"
         " * the device, launches the kernels in graph order on the instance's stream and copies the outputs\n"
         " * back. Every CUDA call is checked and reported through the status codes (see {0}.h). The C runtime\n"
-        " * is included first and is private to this file. */\n"
+        " * is included first and is private to this file.{2} */\n"
         "#if defined(__cplusplus) && !defined(_Thread_local)\n"
         "#define _Thread_local thread_local /* the runtime is C11; this file is C++ */\n#endif\n"
         "#include \"onnxc_runtime.c\" /* first: it sets _POSIX_C_SOURCE; all its functions are static */\n"
         "#include \"{0}.h\"\n\n"
-        "#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include <atomic>\n#include <new>\n\n"
+        "#include <cuda_runtime.h>\n{3}#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include <atomic>\n#include <new>\n\n"
         "/* A failed CUDA call in entry point fn: ONNXC_ERR_NOMEM when device memory ran out, else ONNXC_ERR_DEVICE. */\n"
         "static int {0}_cuda_fail(cudaError_t err, const char* fn, const char* what) {{\n"
         "  return onnxc_fail(err == cudaErrorMemoryAllocation ? ONNXC_ERR_NOMEM : ONNXC_ERR_DEVICE, \"%s: %s failed: %s (%s)\", fn, what,\n"
@@ -347,7 +461,8 @@ struct CudaModule {
         "    const cudaError_t err_ = (call);                                  \\\n"
         "    if (err_ != cudaSuccess) return {0}_cuda_fail(err_, fn, what);   \\\n"
         "  }} while (0)\n\n",
-        N, comment_safe(opt.source));
+        N, comment_safe(opt.source), libs_comment(), std::string(uses_cudnn ? "#include <cudnn.h>\n" : "") + (uses_cublas ? "#include <cublas_v2.h>\n" : ""));
+    if (uses_cudnn || uses_cublas) s += cuda_libs_support(N, uses_cudnn, uses_cublas);
     s += kernels_text();
     // Tensor tables (the entry points' checks and NAME_info).
     auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
@@ -366,9 +481,10 @@ struct CudaModule {
     s += fmt::format(
         "/* The device weights, shared by the instances made from one another ({0}_create_sharing), freed with the last. */\n"
         "struct {0}_shared {{\n  std::atomic<size_t> refs;\n  unsigned char* weights; /* device, {0}_WEIGHTS_BYTES */\n}};\n\n"
+        "{1}"
         "struct {0}_ctx {{\n  {0}_shared* shared;\n  unsigned char* arena; /* device, {0}_ARENA_BYTES */\n"
         "  unsigned char* io;    /* device, {0}_IO_BYTES: the inputs and outputs */\n  cudaStream_t stream;\n"
-        "  std::atomic<int> busy; /* 1 while a run is in progress */\n}};\n\n"
+        "  std::atomic<int> busy; /* 1 while a run is in progress */\n{2}}};\n\n"
         "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
         "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
         "static void {0}_release({0}_shared* shared) {{\n"
@@ -391,6 +507,7 @@ struct CudaModule {
         "    if (err != cudaSuccess) {{\n      cudaFree(s->weights);\n      delete s;\n"
         "      return {0}_cuda_fail(err, fn, \"uploading the weights to the device\");\n    }}\n  }}\n"
         "  *out = s;\n  return ONNXC_OK;\n}}\n\n"
+        "{3}"
         "/* A new instance on `shared`, whose reference it takes over (released on failure). */\n"
         "static int {0}_new_instance(const char* fn, {0}_shared* shared, {0}_ctx** ctx) {{\n"
         "  {0}_ctx* c = new (std::nothrow) {0}_ctx();\n"
@@ -403,8 +520,15 @@ struct CudaModule {
         "  if (err != cudaSuccess) {{\n"
         "    cudaFree(c->arena);\n    cudaFree(c->io);\n    {0}_release(shared);\n    delete c;\n"
         "    return {0}_cuda_fail(err, fn, what);\n  }}\n"
+        "{4}"
         "  *ctx = c;\n  return ONNXC_OK;\n}}\n\n",
-        N);
+        N, lib_types(), lib_members(), lib_functions(),
+        uses_cudnn || uses_cublas
+            ? fmt::format("  const int rc = {0}_libs_create(fn, c);\n"
+                          "  if (rc) {{\n    (void){0}_libs_destroy(c);\n    cudaStreamDestroy(c->stream);\n    cudaFree(c->arena);\n"
+                          "    cudaFree(c->io);\n    {0}_release(shared);\n    delete c;\n    return rc;\n  }}\n",
+                          N)
+            : std::string());
     auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
       return fmt::format(
           "int {0}({1}) {{\n"
@@ -428,12 +552,15 @@ struct CudaModule {
         "int {0}_destroy({0}_ctx** ctx) {{\n"
         "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: ctx is NULL (pass the address of the handle)\");\n"
         "  if (!*ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: *ctx is NULL (never created, or already destroyed)\");\n"
-        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n"
+        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n{1}"
         "  const cudaError_t e1 = cudaStreamDestroy(c->stream);\n  const cudaError_t e2 = cudaFree(c->arena);\n"
         "  const cudaError_t e3 = cudaFree(c->io);\n  {0}_release(c->shared);\n  delete c;\n"
-        "  const cudaError_t err = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;\n"
+        "  const cudaError_t err = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;\n{2}"
         "  return err == cudaSuccess ? ONNXC_OK : {0}_cuda_fail(err, \"{0}_destroy\", \"freeing the instance\");\n}}\n\n",
-        N);
+        N, uses_cudnn || uses_cublas ? fmt::format("  const char* const lib_failed = {}_libs_destroy(c);\n", N) : "",
+        uses_cudnn || uses_cublas
+            ? fmt::format("  if (lib_failed) return onnxc_fail(ONNXC_ERR_DEVICE, \"{}_destroy: %s failed (freeing the instance)\", lib_failed);\n", N)
+            : "");
     // The launches on device buffers (NAME_enqueue), then the host path (NAME_launch): inputs in,
     // NAME_enqueue on the instance's I/O block, outputs back.
     auto primary = [&](size_t k) {
@@ -446,6 +573,12 @@ struct CudaModule {
                      "static int {0}_enqueue({0}_ctx* ctx, cudaStream_t stream, const void* const* din, void* const* dout, const char* fn) {{\n"
                      "  (void)ctx;\n  (void)din;\n  (void)dout;\n",
                      N);
+    // --gpu-libs: the handles work on the stream of this inference (the instance's, or the caller's
+    // for NAME_run_device).
+    if (uses_cudnn)
+      s += fmt::format("  {0}_CUDNN_CHECK(cudnnSetStream(ctx->cudnn, stream), fn, \"cudnnSetStream\", NULL);\n", N);
+    if (uses_cublas)
+      s += fmt::format("  {0}_CUBLAS_CHECK(cublasSetStream(ctx->cublas, stream), fn, \"cublasSetStream\", NULL);\n", N);
     if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights;\n";
     if (!arena.empty()) s += "  unsigned char* const arena = ctx->arena;\n";
     for (size_t k = 0; k < g.inputs.size(); ++k) {
@@ -638,18 +771,22 @@ CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const 
   put("onnxc_runtime.h", kRuntimeHeader);
   put("onnxc_runtime.c", kRuntimeSource);
   put("onnxc_main.c", kRuntimeMain);
-  put("Makefile", fmt::format(
-      "# Builds the model compiled by onnxc for CUDA: `make` (executable {0}), `make lib{0}.so` (shared library).\n"
+  const std::string make = opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile;
+  put(opt.makefile, fmt::format(
+      "# Builds the model compiled by onnxc for CUDA: `{3}` (executable {0}), `{3} lib{0}.so` (shared library).\n"
       "# {0}.cu includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
       "# the model: onnxc_main.o links with any model built with -DONNXC_MAIN_MODEL.\n"
-      "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
+      "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n{1}\n"
       "{0}: {0}.cu {0}.h $(RUNTIME) onnxc_main.o\n"
-      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.cu onnxc_main.o\n\n"
+      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.cu onnxc_main.o{2}\n\n"
       "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
       "\t$(CC) -std=c11 -O2 -c -o $@ onnxc_main.c\n\n"
       "lib{0}.so: {0}.cu {0}.h $(RUNTIME)\n"
-      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu\n",
-      opt.name));
+      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu{2}\n",
+      opt.name, m.link_flags().empty() ? "" : "# --gpu-libs: the libraries the model calls\nLIBS =" + m.link_flags() + "\n",
+      m.link_flags().empty() ? "" : " $(LIBS)", make));
+  if (m.uses_cudnn) r.libraries.push_back("cudnn");
+  if (m.uses_cublas) r.libraries.push_back("cublas");
   r.weights_bytes = m.wbytes;
   r.arena_bytes = m.abytes;
   r.functions = m.emitted.size();

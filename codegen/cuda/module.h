@@ -24,6 +24,29 @@ std::vector<std::string> cuda_supported_ops();
 // Why the CUDA backend cannot run n ("" when it can).
 std::string cuda_unsupported_reason(const Node& n);
 
+// --gpu-libs (libs.cc): which library runs node n, "cudnn" (Conv), "cublas" (Gemm, MatMul) or
+// "" (the generated kernel; why_not says why when a requested library does not take it).
+struct CudaLibChoice {
+  std::string lib, why_not;
+};
+CudaLibChoice cuda_lib_choice(const Node& n, const CodegenOptions& o);
+// The host code of a node run by a library: `setup` (cuDNN: NAME_create's statements making
+// descriptor set ctx->conv[conv_index]), `run` (the call in NAME_run, on device pointers `in`
+// and `out`; `node` is the node's name as a C string), and `bias`: the expression of the value
+// the elementwise kernel following the call adds to element i of y0 (reading input 2 as x2),
+// "" for none.
+struct CudaLibCode {
+  std::string setup, run, bias, comment;
+};
+CudaLibCode cuda_lib_code(const Node& n, const std::string& lib, const std::string& N, size_t conv_index,
+                          const std::vector<std::string>& in, const std::string& out, const std::string& node);
+// The module's error helpers for the libraries used, and cuDNN's per-node setup function.
+std::string cuda_libs_support(const std::string& N, bool cudnn, bool cublas);
+std::string cuda_conv_setup_function(const std::string& N);
+// The kernel applying a library-run node's bias (`bias`, see CudaLibCode) and fused epilogue
+// in place over its output y0, one thread per element.
+CudaKernelCode emit_cuda_lib_epilogue(const Node& n, const NodeParams& p, const Target& t, const std::string& bias);
+
 CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const Backend& b);
 
 }  // namespace onnxc

@@ -382,6 +382,16 @@ def split_chain_model():
     return model(ns, [vi("x", [1, 3, 8, 8])], [vi("y", None)], [w])
 
 
+@case("--gpu-libs with an unknown library", USAGE, "unknown --gpu-libs name 'mkl'", "cudnn, cublas")
+def _(d):
+    return save(conv_model(), os.path.join(d, "gpu_libs_mkl.onnx")), ["--device", "cuda", "--emit", "c", "--gpu-libs", "cudnn,mkl"]
+
+
+@case("--gpu-libs without --device cuda", USAGE, "--gpu-libs is for --device cuda")
+def _(d):
+    return save(conv_model(), os.path.join(d, "gpu_libs_cpu.onnx")), ["--emit", "c", "--gpu-libs", "cudnn"]
+
+
 @case("--split after a node the model does not have", USAGE, "--split", "after=conv_z", "no node 'conv_z'")
 def _(d):
     return save(split_chain_model(), os.path.join(d, "split_node.onnx")), ["--split", "after=conv_z"]

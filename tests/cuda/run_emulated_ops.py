@@ -11,8 +11,11 @@ on the same pseudo-random inputs (the driver's --seed) and their outputs must ag
 1e-4 of max(1, max |reference|) (NaN where the reference has NaN). Last, a C program checks
 the C API of an emulated CUDA model (API_TEST): create, create_from_memory and create_sharing,
 run and run_v, refused sizes and handles, NAME_info.
+With --gpu-libs cudnn,cublas the CUDA side is compiled with it: Conv runs through cuDNN, Gemm
+and MatMul through cuBLAS, emulated by tests/cuda/emu/cudnn.h and cublas_v2.h (naive CPU
+references of exactly those calls); the API check then covers instances owning the handles.
 Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
-  run_emulated_ops.py --compiler build/compile-model [--only NAME]
+  run_emulated_ops.py --compiler build/compile-model [--only NAME] [--gpu-libs LIBS]
 Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
 """
 import argparse
@@ -73,6 +76,21 @@ def matmul_const_rhs():
 @case
 def matmul_vector():
     return model([node("MatMul", ["a", "b"])], [("a", [18]), ("b", [2, 18, 7])], [2, 7])
+
+
+@case
+def matmul_batched_full():  # --gpu-libs cublas: strided batches, both operands
+    return model([node("MatMul", ["a", "b"])], [("a", [2, 3, 20, 21]), ("b", [2, 3, 21, 19])], [2, 3, 20, 19])
+
+
+@case
+def matmul_batched_shared_lhs():  # --gpu-libs cublas: stride 0 for A
+    return model([node("MatMul", ["a", "b"])], [("a", [9, 21]), ("b", [4, 21, 19])], [4, 9, 19])
+
+
+@case
+def gemm_scalar_c_alpha_beta():
+    return model([node("Gemm", ["a", "b", "c"], alpha=-1.5, beta=0.25)], [("a", [10, 12]), ("b", [12, 7]), ("c", [])], [10, 7])
 
 
 @case
@@ -162,6 +180,12 @@ def global_max_pool():
 def conv_grouped_dilated_asymmetric_pads():
     return model([node("Conv", ["x", "w", "b"], group=2, dilations=[2, 1], strides=[1, 2], pads=[2, 0, 1, 1])],
                  [("x", [2, 6, 9, 8])], [2, 4, 8, 4], [const("w", [4, 3, 3, 3]), const("b", [4])])
+
+
+@case
+def conv_grouped_strided_dilated():  # --gpu-libs cudnn: groups, strides and dilations with symmetric pads
+    return model([node("Conv", ["x", "w", "b"], out="c", group=3, dilations=[2, 2], strides=[2, 1], pads=[2, 1, 2, 1]), node("Relu", ["c"])],
+                 [("x", [2, 6, 11, 9])], [2, 9, 6, 7], [const("w", [9, 2, 3, 3]), const("b", [9])])
 
 
 @case
@@ -298,6 +322,9 @@ int main(void) {
 """
 
 
+GPU_LIBS = []  # ["--gpu-libs", LIBS] for the CUDA compiles (main)
+
+
 def api_check(compiler, work):
     d = os.path.join(work, "api")
     os.makedirs(d, exist_ok=True)
@@ -306,7 +333,7 @@ def api_check(compiler, work):
               [const("w", [4, 3, 3, 3]), const("b", [4])])
     onnx.save(m, src)
     cu = os.path.join(d, "cu")
-    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"])
+    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"] + GPU_LIBS)
     text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", open(os.path.join(cu, "m.cu")).read(), flags=re.M)
     open(os.path.join(cu, "m.emu.cc"), "w").write(text)
     open(os.path.join(cu, "api.c"), "w").write(API_TEST)
@@ -333,7 +360,7 @@ def check(name, fn, compiler, work):
     onnx.save(m, src)
     run([compiler, src, "-o", os.path.join(d, "c"), "--name", "m", "--quiet", "--cflags", "-O1 -ffp-contract=off"])
     cu = os.path.join(d, "cu")
-    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"])
+    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"] + GPU_LIBS)
     text = open(os.path.join(cu, "m.cu")).read()
     text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", text, flags=re.M)
     if "<<<" in text:
@@ -361,7 +388,10 @@ def main():
     ap.add_argument("--compiler", required=True)
     ap.add_argument("--only", default="")
     ap.add_argument("--work", default="")
+    ap.add_argument("--gpu-libs", default="")
     args = ap.parse_args()
+    if args.gpu_libs:
+        GPU_LIBS.extend(["--gpu-libs", args.gpu_libs])
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp

@@ -37,6 +37,11 @@ for spec in "${specs[@]}"; do
   else
     "$cc_model" "$zoo/$name.onnx" -o "$out" --name "$name" --verify-passes --quiet --split "$spec" "${extra[@]}"
     head_bin="$out/${name}_head"
+    # One makefile per part, and a Makefile whose `so` builds both libraries (dry run).
+    plan=$(make -n -C "$out" so)
+    for part in head tail; do
+      grep -q -- "-o lib${name}_${part}.so ${name}_${part}.c" <<< "$plan" || { echo "make so: no rule ran for lib${name}_${part}.so"; exit 1; }
+    done
   fi
   # The cut tensors, and the checks on the plan.
   args=$(/usr/bin/python3 - "$out/$name.split.json" "$spec" "$out" <<'EOF'
