@@ -9,8 +9,8 @@
  * runs the grid's blocks one after another; a block of one row of threads runs its threads one
  * after another (the generated one-thread-per-element kernels never synchronise); a 2-D or 3-D
  * block (the tiled products and convolutions, which use __shared__ memory and __syncthreads)
- * runs its threads as cooperative fibers on the launching thread (POSIX ucontext, one 64 KiB
- * stack per thread of the block, allocated once and reused): a fiber runs until its next
+ * runs its threads as cooperative fibers on the launching thread (one 64 KiB stack per thread
+ * of the block, allocated once and reused; the context switch is below): a fiber runs until its next
  * __syncthreads, which switches to the next unfinished fiber of the block, so the block
  * resumes round-robin once all have arrived (one switch per thread and barrier). __shared__
  * arrays are statics shared by the block (blocks run one at a time). Only for what the
@@ -28,6 +28,7 @@
 #include <ucontext.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cmath>
 #include <functional>
@@ -44,15 +45,124 @@
 
 struct dim3 {
   unsigned x, y, z;
-  dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+  constexpr dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
 inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+/* A fiber's saved context, made once per fiber and block (onnxc_emu_make) and switched with
+ * onnxc_emu_swap. On x86-64 and AArch64 it is the fiber's stack pointer: onnxc_emu_switch
+ * pushes the callee-saved registers (x86-64: rbx, rbp, r12-r15; AArch64: x19-x30, d8-d15) on
+ * the current stack, stores its pointer, loads the other's and pops them: a function call, so
+ * the compiler has already saved everything else. It leaves the signal mask and the FP
+ * control registers alone (the kernels change neither): swapcontext's rt_sigprocmask system
+ * call on every switch was ~70% of an emulated resnet50. Elsewhere, under AddressSanitizer
+ * (whose swapcontext interceptor is told about the stack switches), or with
+ * -DONNXC_EMU_UCONTEXT: POSIX ucontext. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ONNXC_EMU_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ONNXC_EMU_ASAN 1
+#endif
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(ONNXC_EMU_ASAN) && !defined(ONNXC_EMU_UCONTEXT)
+#define ONNXC_EMU_ASM_SWITCH 1
+struct OnnxcEmuContext { void* sp = nullptr; };
+/* Saves the callee-saved registers on this stack, *save_sp = sp, sp = to_sp, restores the
+ * registers saved there and returns into that fiber. Weak: every translation unit that includes
+ * this header defines it (a split model links several). */
+extern "C" void onnxc_emu_switch(void** save_sp, void* to_sp);
+#if defined(__x86_64__)
+asm(R"(
+  .text
+  .weak onnxc_emu_switch
+  .type onnxc_emu_switch, @function
+onnxc_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size onnxc_emu_switch, .-onnxc_emu_switch
+)");
+constexpr size_t kOnnxcEmuFrame = 8 * 8; /* 6 registers, the return address, a null one past it */
+constexpr size_t kOnnxcEmuEntry = 6;     /* slot of the return address */
+#else
+asm(R"(
+  .text
+  .weak onnxc_emu_switch
+  .type onnxc_emu_switch, %function
+onnxc_emu_switch:
+  sub sp, sp, #160
+  stp x19, x20, [sp, #0]
+  stp x21, x22, [sp, #16]
+  stp x23, x24, [sp, #32]
+  stp x25, x26, [sp, #48]
+  stp x27, x28, [sp, #64]
+  stp x29, x30, [sp, #80]
+  stp d8, d9, [sp, #96]
+  stp d10, d11, [sp, #112]
+  stp d12, d13, [sp, #128]
+  stp d14, d15, [sp, #144]
+  mov x2, sp
+  str x2, [x0]
+  mov sp, x1
+  ldp x19, x20, [sp, #0]
+  ldp x21, x22, [sp, #16]
+  ldp x23, x24, [sp, #32]
+  ldp x25, x26, [sp, #48]
+  ldp x27, x28, [sp, #64]
+  ldp x29, x30, [sp, #80]
+  ldp d8, d9, [sp, #96]
+  ldp d10, d11, [sp, #112]
+  ldp d12, d13, [sp, #128]
+  ldp d14, d15, [sp, #144]
+  add sp, sp, #160
+  ret
+  .size onnxc_emu_switch, .-onnxc_emu_switch
+)");
+constexpr size_t kOnnxcEmuFrame = 160; /* x19-x30 and d8-d15 */
+constexpr size_t kOnnxcEmuEntry = 11;  /* slot of x30, where `ret` goes */
+#endif
+inline void onnxc_emu_swap(OnnxcEmuContext& from, const OnnxcEmuContext& to) { onnxc_emu_switch(&from.sp, to.sp); }
+/* A context that starts entry() (which must never return) on the stack [stack, stack + size):
+ * a frame as onnxc_emu_switch leaves it, registers zero, returning into entry with the stack
+ * aligned as at a call. */
+inline void onnxc_emu_make(OnnxcEmuContext& c, char* stack, size_t size, void (*entry)()) {
+  const uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t{15};
+  void** frame = reinterpret_cast<void**>(top - kOnnxcEmuFrame);
+  std::memset(frame, 0, kOnnxcEmuFrame);
+  frame[kOnnxcEmuEntry] = reinterpret_cast<void*>(entry);
+  c.sp = frame;
+}
+#else
+struct OnnxcEmuContext { ucontext_t uc; };
+inline void onnxc_emu_swap(OnnxcEmuContext& from, const OnnxcEmuContext& to) { swapcontext(&from.uc, &to.uc); }
+inline void onnxc_emu_make(OnnxcEmuContext& c, char* stack, size_t size, void (*entry)()) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = size;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, entry, 0);
+}
+#endif
 
 /* The fibers of the block being run (one block at a time process-wide: the engine mutex). */
 struct OnnxcEmuFibers {
   static constexpr size_t kStack = 64 * 1024;
-  ucontext_t home;                        /* the launching thread */
-  std::vector<ucontext_t> ctx;            /* one per thread of the block */
+  OnnxcEmuContext home;                   /* the launching thread */
+  std::vector<OnnxcEmuContext> ctx;       /* one per thread of the block */
   std::vector<std::unique_ptr<char[]>> stacks;
   std::vector<dim3> tid;
   std::vector<char> done;
@@ -72,7 +182,9 @@ inline OnnxcEmuFibers onnxc_emu_fibers;
 inline void onnxc_emu_fiber_main() {
   OnnxcEmuFibers& b = onnxc_emu_fibers;
   b.body(b.arg);
-  b.done[b.current] = 1, --b.left; /* back to `home` (uc_link), which resumes the others */
+  b.done[b.current] = 1, --b.left;
+  onnxc_emu_swap(b.ctx[b.current], b.home); /* `home` resumes the others; never comes back */
+  std::abort();
 }
 inline void __syncthreads() {
   OnnxcEmuFibers& b = onnxc_emu_fibers;
@@ -83,7 +195,7 @@ inline void __syncthreads() {
   const unsigned me = b.current, to = b.next();
   if (to == me) return;
   b.enter(to);
-  swapcontext(&b.ctx[me], &b.ctx[to]);
+  onnxc_emu_swap(b.ctx[me], b.ctx[to]);
 }
 
 typedef enum {
@@ -215,7 +327,6 @@ void OnnxcEmuLaunch<P...>::run_fibers(A... a) const {
   if (b.ctx.size() < n) { /* stacks and contexts for the largest block so far, kept */
     b.ctx.resize(n);
     while (b.stacks.size() < n) b.stacks.emplace_back(new char[OnnxcEmuFibers::kStack]);
-    getcontext(&b.home);
   }
   b.n = b.left = n, b.current = n - 1, b.active = true;
   b.tid.resize(n), b.done.assign(n, 0);
@@ -227,15 +338,11 @@ void OnnxcEmuLaunch<P...>::run_fibers(A... a) const {
     for (unsigned ty = 0; ty < block.y; ++ty)
       for (unsigned tx = 0; tx < block.x; ++tx, ++k) {
         b.tid[k] = dim3(tx, ty, tz);
-        b.ctx[k] = b.home;
-        b.ctx[k].uc_stack.ss_sp = b.stacks[k].get();
-        b.ctx[k].uc_stack.ss_size = OnnxcEmuFibers::kStack;
-        b.ctx[k].uc_link = &b.home;
-        makecontext(&b.ctx[k], onnxc_emu_fiber_main, 0);
+        onnxc_emu_make(b.ctx[k], b.stacks[k].get(), OnnxcEmuFibers::kStack, onnxc_emu_fiber_main);
       }
   while (b.left > 0) {
     b.enter(b.next());
-    swapcontext(&b.home, &b.ctx[b.current]);
+    onnxc_emu_swap(b.home, b.ctx[b.current]);
   }
   b.active = false;
 }
