@@ -20,6 +20,7 @@ Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
 """
 import argparse
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -323,6 +324,8 @@ int main(void) {
 
 
 GPU_LIBS = []  # ["--gpu-libs", LIBS] for the CUDA compiles (main)
+# fmaf as one instruction, not a libm call, where the CPU has FMA (as tests/cuda/emu_build.sh).
+EMU_FLAGS = ["-mfma"] if platform.machine() == "x86_64" and " fma " in open("/proc/cpuinfo").read() else []
 
 
 def api_check(compiler, work):
@@ -337,7 +340,7 @@ def api_check(compiler, work):
     text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", open(os.path.join(cu, "m.cu")).read(), flags=re.M)
     open(os.path.join(cu, "m.emu.cc"), "w").write(text)
     open(os.path.join(cu, "api.c"), "w").write(API_TEST)
-    run(["g++", "-std=c++20", "-O1", "-I" + os.path.join(HERE, "emu"), "-I.", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
+    run(["g++", "-std=c++20", "-O1"] + EMU_FLAGS + ["-I" + os.path.join(HERE, "emu"), "-I.", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
     run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-c", "api.c", "-o", "api.o"], cwd=cu)
     run(["g++", "-o", "api", "api.o", "m.emu.o", "-lpthread"], cwd=cu)
     p = subprocess.run([os.path.join(cu, "api")], cwd=cu, capture_output=True, text=True, timeout=60)
@@ -366,7 +369,7 @@ def check(name, fn, compiler, work):
     if "<<<" in text:
         raise RuntimeError("a kernel launch was not rewritten")
     open(os.path.join(cu, "m.emu.cc"), "w").write(text)
-    run(["g++", "-std=c++20", "-O1", "-I" + os.path.join(HERE, "emu"), "-I.", "-DONNXC_MAIN_MODEL", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
+    run(["g++", "-std=c++20", "-O1"] + EMU_FLAGS + ["-I" + os.path.join(HERE, "emu"), "-I.", "-DONNXC_MAIN_MODEL", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
     run(["gcc", "-std=c11", "-O1", "-c", "onnxc_main.c", "-o", "onnxc_main.o"], cwd=cu)
     run(["g++", "-o", "m.emu", "m.emu.o", "onnxc_main.o", "-lpthread"], cwd=cu)
     ref_path, got_path = os.path.join(d, "ref.npy"), os.path.join(d, "got.npy")
