@@ -25,18 +25,19 @@
  */
 #ifndef ONNXC_CUDA_EMU_H
 #define ONNXC_CUDA_EMU_H
+/* C headers and few C++ ones (no <mutex>, <chrono>, <memory>): g++ spends most of a small
+ * model's emulated build parsing headers, and cuda_emulate_ops builds ~36 of them. */
+#include <pthread.h>
+#include <time.h>
 #include <ucontext.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cmath>
 #include <functional>
-#include <mutex>
 #include <tuple>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #define __global__
@@ -163,7 +164,7 @@ struct OnnxcEmuFibers {
   static constexpr size_t kStack = 64 * 1024;
   OnnxcEmuContext home;                   /* the launching thread */
   std::vector<OnnxcEmuContext> ctx;       /* one per thread of the block */
-  std::vector<std::unique_ptr<char[]>> stacks;
+  std::vector<std::vector<char>> stacks;
   std::vector<dim3> tid;
   std::vector<char> done;
   unsigned n = 0, current = 0, left = 0;
@@ -217,7 +218,13 @@ inline const char* cudaGetErrorString(cudaError_t e) {
          : e == cudaErrorInvalidValue ? "invalid argument" : "operation not permitted when stream is capturing";
 }
 
-inline std::mutex onnxc_emu_engine;                                   /* one launch at a time */
+inline pthread_mutex_t onnxc_emu_engine = PTHREAD_MUTEX_INITIALIZER; /* one launch at a time */
+struct OnnxcEmuEngineLock {
+  OnnxcEmuEngineLock() { pthread_mutex_lock(&onnxc_emu_engine); }
+  ~OnnxcEmuEngineLock() { pthread_mutex_unlock(&onnxc_emu_engine); }
+  OnnxcEmuEngineLock(const OnnxcEmuEngineLock&) = delete;
+  OnnxcEmuEngineLock& operator=(const OnnxcEmuEngineLock&) = delete;
+};
 inline thread_local std::vector<std::function<void()>>* onnxc_emu_capture = nullptr; /* capturing */
 
 inline cudaError_t cudaMalloc(void** p, size_t n) {
@@ -238,18 +245,20 @@ inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyK
   return cudaSuccess;
 }
 
-struct OnnxcEmuEvent { std::chrono::steady_clock::time_point t; };
+struct OnnxcEmuEvent { double ms = 0; }; /* CLOCK_MONOTONIC when recorded */
 typedef OnnxcEmuEvent* cudaEvent_t;
 inline cudaError_t cudaEventCreate(cudaEvent_t* e) { *e = new OnnxcEmuEvent(); return cudaSuccess; }
 inline cudaError_t cudaEventDestroy(cudaEvent_t e) { delete e; return cudaSuccess; }
 inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
   if (onnxc_emu_capture) return cudaErrorStreamCaptureUnsupported;
-  e->t = std::chrono::steady_clock::now();
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  e->ms = t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
   return cudaSuccess;
 }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
 inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
-  *ms = std::chrono::duration<float, std::milli>(b->t - a->t).count();
+  *ms = static_cast<float>(b->ms - a->ms);
   return cudaSuccess;
 }
 
@@ -302,7 +311,7 @@ struct OnnxcEmuLaunch {
   void run_fibers(A... a) const;
   template <class... A>
   void run(A... a) const {
-    std::lock_guard<std::mutex> lock(onnxc_emu_engine);
+    const OnnxcEmuEngineLock lock;
     for (unsigned bz = 0; bz < grid.z; ++bz)
       for (unsigned by = 0; by < grid.y; ++by)
         for (unsigned bx = 0; bx < grid.x; ++bx) {
@@ -326,7 +335,7 @@ void OnnxcEmuLaunch<P...>::run_fibers(A... a) const {
   const unsigned n = block.x * block.y * block.z;
   if (b.ctx.size() < n) { /* stacks and contexts for the largest block so far, kept */
     b.ctx.resize(n);
-    while (b.stacks.size() < n) b.stacks.emplace_back(new char[OnnxcEmuFibers::kStack]);
+    while (b.stacks.size() < n) b.stacks.emplace_back(OnnxcEmuFibers::kStack);
   }
   b.n = b.left = n, b.current = n - 1, b.active = true;
   b.tid.resize(n), b.done.assign(n, 0);
@@ -338,7 +347,7 @@ void OnnxcEmuLaunch<P...>::run_fibers(A... a) const {
     for (unsigned ty = 0; ty < block.y; ++ty)
       for (unsigned tx = 0; tx < block.x; ++tx, ++k) {
         b.tid[k] = dim3(tx, ty, tz);
-        onnxc_emu_make(b.ctx[k], b.stacks[k].get(), OnnxcEmuFibers::kStack, onnxc_emu_fiber_main);
+        onnxc_emu_make(b.ctx[k], b.stacks[k].data(), OnnxcEmuFibers::kStack, onnxc_emu_fiber_main);
       }
   while (b.left > 0) {
     b.enter(b.next());
