@@ -370,8 +370,10 @@ def check(name, fn, compiler, work):
         raise RuntimeError("a kernel launch was not rewritten")
     open(os.path.join(cu, "m.emu.cc"), "w").write(text)
     run(["g++", "-std=c++20", "-O1"] + EMU_FLAGS + ["-I" + os.path.join(HERE, "emu"), "-I.", "-DONNXC_MAIN_MODEL", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
-    run(["gcc", "-std=c11", "-O1", "-c", "onnxc_main.c", "-o", "onnxc_main.o"], cwd=cu)
-    run(["g++", "-o", "m.emu", "m.emu.o", "onnxc_main.o", "-lpthread"], cwd=cu)
+    main_o = os.path.join(work, "onnxc_main.o")  # the generic driver: the same for every model, built once
+    if not os.path.exists(main_o):
+        run(["gcc", "-std=c11", "-O1", "-c", "onnxc_main.c", "-o", main_o], cwd=cu)
+    run(["g++", "-o", "m.emu", "m.emu.o", main_o, "-lpthread"], cwd=cu)
     ref_path, got_path = os.path.join(d, "ref.npy"), os.path.join(d, "got.npy")
     run([os.path.join(d, "c", "m"), "--quiet", "--seed", "7", "--output", "y=" + ref_path])
     run([os.path.join(cu, "m.emu"), "--quiet", "--seed", "7", "--output", "y=" + got_path])
@@ -398,6 +400,8 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
+        if os.path.exists(os.path.join(work, "onnxc_main.o")):  # from an earlier run with --work
+            os.remove(os.path.join(work, "onnxc_main.o"))
         for name, fn in CASES.items():
             if args.only and args.only != name:
                 continue
