@@ -57,7 +57,8 @@ inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
  * the compiler has already saved everything else. It leaves the signal mask and the FP
  * control registers alone (the kernels change neither): swapcontext's rt_sigprocmask system
  * call on every switch was ~70% of an emulated resnet50. Elsewhere, under AddressSanitizer
- * (whose swapcontext interceptor is told about the stack switches), or with
+ * (it intercepts swapcontext and learns of the new stack there, with a one-line warning that
+ * its support is partial; the hand-written switch would need its fiber annotations), or with
  * -DONNXC_EMU_UCONTEXT: POSIX ucontext. */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -76,7 +77,8 @@ struct OnnxcEmuContext { void* sp = nullptr; };
 extern "C" void onnxc_emu_switch(void** save_sp, void* to_sp);
 #if defined(__x86_64__)
 asm(R"(
-  .text
+  .pushsection .text
+  .p2align 4
   .weak onnxc_emu_switch
   .type onnxc_emu_switch, @function
 onnxc_emu_switch:
@@ -96,12 +98,14 @@ onnxc_emu_switch:
   popq %rbp
   ret
   .size onnxc_emu_switch, .-onnxc_emu_switch
+  .popsection
 )");
 constexpr size_t kOnnxcEmuFrame = 8 * 8; /* 6 registers, the return address, a null one past it */
 constexpr size_t kOnnxcEmuEntry = 6;     /* slot of the return address */
 #else
 asm(R"(
-  .text
+  .pushsection .text
+  .p2align 4
   .weak onnxc_emu_switch
   .type onnxc_emu_switch, %function
 onnxc_emu_switch:
@@ -132,6 +136,7 @@ onnxc_emu_switch:
   add sp, sp, #160
   ret
   .size onnxc_emu_switch, .-onnxc_emu_switch
+  .popsection
 )");
 constexpr size_t kOnnxcEmuFrame = 160; /* x19-x30 and d8-d15 */
 constexpr size_t kOnnxcEmuEntry = 11;  /* slot of x30, where `ret` goes */
