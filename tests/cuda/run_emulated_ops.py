@@ -20,6 +20,7 @@ Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
 """
 import argparse
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -220,6 +221,33 @@ def conv_channels_not_multiple_of_2():
 
 
 @case
+def conv_implicit_gemm_chain():
+    # Implicit-GEMM convolutions with 32-wide tiles: channels, positions and K = CG * taps not
+    # multiples of 16; 3x3 padded + fused Relu, 1x1 with bias, 1x1 strided, grouped + dilated
+    # with asymmetric pads + fused residual Add.
+    return model([node("Conv", ["x", "w1"], out="c1", pads=[1, 1, 1, 1]), node("Relu", ["c1"], out="r1"),
+                  node("Conv", ["r1", "w2", "b2"], out="c2"),
+                  node("Conv", ["c2", "w3"], out="c3", strides=[2, 2]),
+                  node("Conv", ["c3", "w4"], out="c4", group=2, dilations=[2, 2], pads=[2, 1, 2, 1]),
+                  node("Add", ["c4", "r"])],
+                 [("x", [2, 19, 11, 10]), ("r", [2, 36, 6, 3])], [2, 36, 6, 3],
+                 [const("w1", [37, 19, 3, 3]), const("w2", [70, 37, 1, 1]), const("b2", [70]), const("w3", [34, 70, 1, 1]),
+                  const("w4", [36, 17, 3, 3])])
+
+
+@case
+def conv_implicit_gemm_64_tiles():
+    # Layers large enough for 64 x 64 tiles (4 x 4 per thread) and 64 x 32 (1x1), strided
+    # 3x3 with bias and a fused Relu.
+    return model([node("Conv", ["x", "w1", "b1"], out="c1", pads=[1, 1, 1, 1]),
+                  node("Conv", ["c1", "w2"], out="c2"),
+                  node("Conv", ["c2", "w3", "b3"], out="c3", strides=[2, 2], pads=[0, 1, 1, 0]), node("Relu", ["c3"])],
+                 [("x", [4, 20, 23, 23])], [4, 17, 11, 11],
+                 [const("w1", [260, 20, 3, 3]), const("b1", [260]), const("w2", [70, 260, 1, 1]), const("w3", [17, 70, 3, 3]),
+                  const("b3", [17])])
+
+
+@case
 def elementwise_broadcast_chain():
     return model([node("Add", ["a", "b"], out="s"), node("Div", ["s", "c"], out="d"), node("Max", ["d", "a", "e"])],
                  [("a", [2, 3, 1, 5]), ("b", [4, 1]), ("c", [3, 4, 5]), ("e", [5])], [2, 3, 4, 5])
@@ -296,6 +324,8 @@ int main(void) {
 
 
 GPU_LIBS = []  # ["--gpu-libs", LIBS] for the CUDA compiles (main)
+# fmaf as one instruction, not a libm call, where the CPU has FMA (as tests/cuda/emu_build.sh).
+EMU_FLAGS = ["-mfma"] if platform.machine() == "x86_64" and " fma " in open("/proc/cpuinfo").read() else []
 
 
 def api_check(compiler, work):
@@ -310,7 +340,7 @@ def api_check(compiler, work):
     text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", open(os.path.join(cu, "m.cu")).read(), flags=re.M)
     open(os.path.join(cu, "m.emu.cc"), "w").write(text)
     open(os.path.join(cu, "api.c"), "w").write(API_TEST)
-    run(["g++", "-std=c++20", "-O1", "-I" + os.path.join(HERE, "emu"), "-I.", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
+    run(["g++", "-std=c++20", "-O1"] + EMU_FLAGS + ["-I" + os.path.join(HERE, "emu"), "-I.", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
     run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-c", "api.c", "-o", "api.o"], cwd=cu)
     run(["g++", "-o", "api", "api.o", "m.emu.o", "-lpthread"], cwd=cu)
     p = subprocess.run([os.path.join(cu, "api")], cwd=cu, capture_output=True, text=True, timeout=60)
@@ -339,9 +369,11 @@ def check(name, fn, compiler, work):
     if "<<<" in text:
         raise RuntimeError("a kernel launch was not rewritten")
     open(os.path.join(cu, "m.emu.cc"), "w").write(text)
-    run(["g++", "-std=c++20", "-O1", "-I" + os.path.join(HERE, "emu"), "-I.", "-DONNXC_MAIN_MODEL", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
-    run(["gcc", "-std=c11", "-O1", "-c", "onnxc_main.c", "-o", "onnxc_main.o"], cwd=cu)
-    run(["g++", "-o", "m.emu", "m.emu.o", "onnxc_main.o", "-lpthread"], cwd=cu)
+    run(["g++", "-std=c++20", "-O1"] + EMU_FLAGS + ["-I" + os.path.join(HERE, "emu"), "-I.", "-DONNXC_MAIN_MODEL", "-c", "m.emu.cc", "-o", "m.emu.o"], cwd=cu)
+    main_o = os.path.join(work, "onnxc_main.o")  # the generic driver: the same for every model, built once
+    if not os.path.exists(main_o):
+        run(["gcc", "-std=c11", "-O1", "-c", "onnxc_main.c", "-o", main_o], cwd=cu)
+    run(["g++", "-o", "m.emu", "m.emu.o", main_o, "-lpthread"], cwd=cu)
     ref_path, got_path = os.path.join(d, "ref.npy"), os.path.join(d, "got.npy")
     run([os.path.join(d, "c", "m"), "--quiet", "--seed", "7", "--output", "y=" + ref_path])
     run([os.path.join(cu, "m.emu"), "--quiet", "--seed", "7", "--output", "y=" + got_path])
@@ -368,6 +400,8 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
+        if os.path.exists(os.path.join(work, "onnxc_main.o")):  # from an earlier run with --work
+            os.remove(os.path.join(work, "onnxc_main.o"))
         for name, fn in CASES.items():
             if args.only and args.only != name:
                 continue

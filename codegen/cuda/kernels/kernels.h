@@ -7,7 +7,7 @@
 // writer, codegen/c/emit.h: the same parameter names x<i>, y<j>, e<k> and exact float
 // literals) and says how it is launched (grid and block). Shapes are compile-time constants.
 // Most kernels run one thread per output element (CuEmit::flat: `i` is the element's index in
-// the output, row-major) and mirror the index arithmetic of the C kernels; Gemm/MatMul run
+// the output, row-major) and mirror the index arithmetic of the C kernels; Gemm/MatMul and Conv (implicit GEMM) run
 // 16 x 16 shared-memory tiles. Every anchor of a fused group applies the group's epilogue
 // (cu_epilogue) to its element before storing it, so a group is one kernel.
 //
