@@ -306,9 +306,9 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
   po.backend = &backend;
   po.nchwc = o.layout == "nchwc" && !cuda;  // the CUDA backend runs plain NCHW only
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
-  // The CUDA module runs its kernels in graph order; the graph of one batch item (--parallel
-  // batch) runs on the one thread of its item.
-  po.parallel = cuda || o.parallel == "batch" ? "loop" : o.parallel;
+  // The CUDA module runs its kernels in graph order. (The graph of one batch item runs on the
+  // one thread of its item: compile_graph makes that "loop".)
+  po.parallel = cuda ? "loop" : o.parallel;
   po.threads = target.threads;
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
@@ -326,11 +326,16 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
 }
 
 // Runs the pass pipeline on g, writes the module `name` and builds it (unless --emit c).
+// simplified: fold-constants and simplify have already run on g (batch_item_graph), so they are
+// not run again unless --print-after names them.
 int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda,
-                  const std::string& makefile = "Makefile") {
+                  const std::string& makefile = "Makefile", bool simplified = false) {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
   PassOptions po = pass_options(o, target, backend, cuda);
   if (g.batch_items > 1) po.parallel = "loop";  // each item runs on one thread
+  if (simplified)
+    for (const char* p : {"fold-constants", "simplify"})
+      if (!po.print_after.count(p) && !po.print_after.count("all")) po.disabled.insert(p);
   const std::string part = name == o.name ? "" : name + ": ";
   size_t nodes_before = g.nodes.size();
   Timer t_pass;
@@ -418,7 +423,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
 // batch items can run apart (passes/batch_items.h); g, the model at its batch, gets constant
 // folding and simplification for the comparison. Null, with *why set, when they cannot.
 std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& io, Graph& g, const Target& target, const Backend& backend,
-                                        bool cuda, std::string* why) {
+                                        bool cuda, std::string* why, bool* simplified) {
   if (cuda) {
     *why = "the CUDA backend runs the model as one";
     return nullptr;
@@ -447,6 +452,7 @@ std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& i
   po.after_pass = nullptr;
   run_pipeline(g, po);
   run_pipeline(*g1, po);
+  *simplified = true;
   *why = batch_items_check(g, *g1, items);
   if (!why->empty()) return nullptr;
   g1->batch_items = items;
@@ -550,10 +556,11 @@ int compile(Options& o) {
   // --parallel batch, or auto on a batch of at least as many items as threads: the graph of one
   // batch item, run once per item side by side.
   std::unique_ptr<Graph> item;
+  bool simplified = false;  // batch_item_graph folded and simplified g (and the item's graph)
   const int64_t items = batch_items_of(*g);
   if (o.parallel == "batch" || (o.parallel == "auto" && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
     std::string why;
-    item = batch_item_graph(o, io, *g, target, *backend, cuda, &why);
+    item = batch_item_graph(o, io, *g, target, *backend, cuda, &why, &simplified);
     if (!item && o.parallel == "batch")
       throw CompileError(CompileError::Kind::Unsupported, "--parallel batch: the batch items of '" + o.model + "' cannot run apart: " + why);
     if (item && o.parallel == "auto") {
@@ -569,7 +576,7 @@ int compile(Options& o) {
     }
     if (!item) say(fmt::format("schedule: the {} items of the batch run through each layer together (--parallel auto: {})", items, why));
   }
-  if (int rc = compile_graph(o, item ? *item : *g, o.name, target, *backend, cuda); rc != kOk) return rc;
+  if (int rc = compile_graph(o, item ? *item : *g, o.name, target, *backend, cuda, "Makefile", simplified); rc != kOk) return rc;
   if (o.verify && o.emit == "exe") return verify(o, *g, vd, {{o.name, vd.args}});
   return kOk;
 }
@@ -747,6 +754,12 @@ int main(int argc, char** argv) {
       }
       p = q + 1;
     }
+  }
+  if (!o.split.empty() && o.parallel == "batch") {
+    fmt::print(stderr,
+               "compile-model: error: --parallel batch is not for --split: the split runtime batches requests itself "
+               "(max_batch) and runs each tail on one CPU worker; leave --parallel at auto or use loop or task\n");
+    return kUsage;
   }
   if (o.device == "cuda" && (o.emit == "python" || o.profile)) {
     fmt::print(stderr, "compile-model: error: --device cuda does not support {}\n", o.profile ? "--profile" : "--emit python");

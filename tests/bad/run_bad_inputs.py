@@ -442,6 +442,11 @@ def _(d):
     return save(conv_model(), os.path.join(d, "batch_one.onnx")), ["--parallel", "batch", "--emit", "c"]
 
 
+@case("--parallel batch with --split", USAGE, "--parallel batch is not for --split", "max_batch")
+def _(d):
+    return save(split_chain_model(), os.path.join(d, "split_batch.onnx")), ["--split", "auto", "--parallel", "batch", "--emit", "c"]
+
+
 @case("--max-memory that is not a size", USAGE, "--max-memory '12X'", "not a size")
 def _(d):
     return save(relu_model(), os.path.join(d, "bad_size.onnx")), ["--max-memory", "12X"]
