@@ -6,6 +6,7 @@
 #include <llvm/Support/Host.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
 #include "ir/error.h"
@@ -88,6 +89,24 @@ Target host_target() {
   t.l2_bytes = cache(_SC_LEVEL2_CACHE_SIZE, t.l2_bytes);
   t.l3_bytes = cache(_SC_LEVEL3_CACHE_SIZE, t.l3_bytes);
 #endif
+  // The kernel's own description of cpu0's caches wins where it has one: glibc's sysconf
+  // derives AMD's L3 from CPUID leaves that a virtual machine may fill in oddly (320 MiB
+  // reported for a 32 MiB L3).
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lf(dir + "level"), tf(dir + "type"), sf(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(lf >> level) || !(tf >> type) || !(sf >> size) || size.empty()) continue;
+    int64_t bytes = 0;
+    size_t k = 0;
+    while (k < size.size() && size[k] >= '0' && size[k] <= '9') bytes = bytes * 10 + (size[k++] - '0');
+    if (k < size.size()) bytes <<= size[k] == 'K' ? 10 : size[k] == 'M' ? 20 : size[k] == 'G' ? 30 : 0;
+    if (bytes <= 0) continue;
+    if (level == 1 && type == "Data") t.l1d_bytes = bytes;
+    else if (level == 2 && type == "Unified") t.l2_bytes = bytes;
+    else if (level == 3 && type == "Unified") t.l3_bytes = bytes;
+  }
   t.threads = std::max(1u, std::thread::hardware_concurrency());
   // See x86() on -mprefer-vector-width=512.
   t.cflags = std::string(has("avx512f") ? "-O3 -march=native -mprefer-vector-width=512" : "-O3 -march=native") + kContract;
