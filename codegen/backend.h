@@ -66,6 +66,11 @@ class Backend {
   // MayInplace): the kernel reads each element of `in` only where it writes that element of
   // `out`. Memory planning asks, and adds its own condition (`in` dies at n).
   virtual bool may_inplace(const Node& n, const Value& out, const Value& in) const = 0;
+  // For a node that only copies each of its inputs into one contiguous run of its output
+  // (Concat of one image along channels), the byte offset of each input's run, -1 for an
+  // input copied otherwise; empty for other nodes and backends that copy every input.
+  // Memory planning may then store an input there from the start, and the copy goes.
+  virtual std::vector<int64_t> stored_in_output(const Node&) const { return {}; }
   // How n's kernel wants its constant input `input` stored: plain, or a packed layout the
   // pack-weights pass repacks the constant into at compile time (Layout::panel for the
   // right-hand matrix of a register-tiled Gemm/MatMul). Asked before fusion, of the node

@@ -266,6 +266,7 @@ std::string dump_ir(const Graph& g) {
       if (!outs.empty()) outs += ", ";
       outs += v ? fmt::format("%{} : {}", v->name, v->type_str()) : "_";
       if (v && v->arena_offset >= 0) outs += fmt::format(" @{}", v->arena_offset);
+      if (v && v->stored_in) outs += fmt::format(" (in %{})", v->stored_in->name);
     }
     std::string op = n->op_type, from = n->name;
     for (auto& e : n->epilogue) op += "+" + e->op_type;

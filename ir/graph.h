@@ -43,6 +43,10 @@ struct Value {
   bool is_output = false;  // graph output
   Layout layout;            // storage layout (plain unless the layout pass changed it)
   int64_t arena_offset = -1;  // byte offset in the arena (memory plan), -1 = not planned
+  // Memory plan: the value whose bytes contain this one (a Concat input stored at its place
+  // in the Concat's output, or a Concat whose inputs all lie in order inside another one's),
+  // null when it has a buffer of its own.
+  const Value* stored_in = nullptr;
   Shape physical_shape() const { return onnxc::physical_shape(shape, layout); }
   uint64_t nbytes() const;  // stored bytes (physical shape)
   std::string type_str() const;  // "f32[1,3,224,224]", "f32[1,4,56,56,16] NCHW16c"

@@ -10,7 +10,18 @@
 //     backend allows it (Backend::may_inplace: for C, index-aligned elementwise nodes and
 //     one-loop fused groups reading that input at the output's own index). The two then form
 //     one buffer whose interval is the union.   y = Relu(x), x used only here   ⇒   y at x's offset
-//  2. Offsets: buffers in decreasing size order, each at the lowest 64-byte aligned offset
+//  2. Concat in place: where the backend copies a Concat input as one contiguous run of the
+//     output (Backend::stored_in_output: for C, one image concatenated along channels in
+//     whole blocks), the input is stored there from the start and the kernel skips its copy.
+//     Decided over the Concats from the last to the first, so that nested Concats land in
+//     the outermost one, and a Concat whose inputs already lie in order in another buffer
+//     becomes a view of those bytes with no copy at all: DenseNet's Concat of x0..xk in
+//     layer k is the front of the block's last Concat of x0..xL. An input qualifies when it
+//     is planned, appears once and is not already stored elsewhere (a tensor feeding two
+//     Concats goes into the later one). All of them share one buffer, live from the first
+//     producer to the last reader; none is written in place by another node.
+//     y = Concat(a, b)   ⇒   a at y's offset, b at y's offset + bytes(a)
+//  3. Offsets: buffers in decreasing size order, each at the lowest 64-byte aligned offset
 //     that overlaps no already placed buffer with an intersecting live interval ("greedy by
 //     size"; TFLite's arena planner does the same).
 // The result is Value::arena_offset and Graph::arena_bytes (the arena size, also the
@@ -18,9 +29,11 @@
 // tensors, what an arena without reuse would need.
 // Limits: every tensor and the arena must stay under Graph::max_memory (--max-memory), an
 // Unsupported error naming the tensor otherwise; sizes and offsets are checked for overflow. Codegen drops `restrict` on parameters
-// that share memory. Known gap: Reshape/Flatten/Squeeze still copy (they could alias).
+// that share memory; Value::stored_in records the containing value for check_memory_plan and
+// --dump-ir. Known gaps: Reshape/Flatten/Squeeze and Split still copy (they could alias).
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -36,8 +49,53 @@ uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }  //
 
 struct Buffer {
   std::vector<Value*> values;
+  std::vector<int64_t> at;  // byte offset of each value in the buffer
   int64_t bytes = 0, first = 0, last = 0, offset = -1;
 };
+
+struct Place {
+  Value* root;     // the value whose buffer holds it
+  int64_t offset;  // bytes from the root's start
+};
+
+// Step 2 of the file comment: the values stored inside another (Concat inputs, and Concats
+// that are views), each with its root and offset.
+std::map<const Value*, Place> concat_places(const Graph& g, const Backend& be, const std::map<const Value*, int64_t>& def) {
+  std::map<const Value*, Place> in;
+  std::set<const Value*> roots;
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const Node& n = *g.nodes[k];
+    if (n.folded()) continue;
+    const std::vector<int64_t> at = be.stored_in_output(n);
+    Value* y = n.out(0);
+    if (at.size() != n.inputs.size() || !y || !def.count(y)) continue;
+    // A view: every input already in one buffer, in order, each right after the one before.
+    if (!in.count(y) && !roots.count(y)) {
+      bool view = true;
+      for (size_t i = 0; i < n.inputs.size() && view; ++i) {
+        auto it = n.in(i) ? in.find(n.in(i)) : in.end();
+        view = it != in.end() && at[i] >= 0 && it->second.root == in.at(n.in(0)).root &&
+               it->second.offset == in.at(n.in(0)).offset + at[i];
+      }
+      if (view && in.at(n.in(0)).offset % kAlign == 0) {
+        in[y] = in.at(n.in(0));
+        continue;
+      }
+    }
+    Value* root = y;
+    int64_t base = 0;
+    if (auto it = in.find(y); it != in.end()) root = it->second.root, base = it->second.offset;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      Value* x = n.in(i);
+      if (!x || x == y || at[i] < 0 || (base + at[i]) % static_cast<int64_t>(kAlign) != 0 || !def.count(x) || in.count(x) ||
+          roots.count(x) || x->nbytes() == 0 || std::count(n.inputs.begin(), n.inputs.end(), x) != 1)
+        continue;
+      in[x] = {root, base + at[i]};
+      roots.insert(root);
+    }
+  }
+  return in;
+}
 
 // Live ranges in positions of Graph::nodes: node k alone, or the whole fork-join region it is in.
 std::vector<std::pair<int64_t, int64_t>> node_spans(const Graph& g) {
@@ -72,6 +130,11 @@ std::string check_memory_plan(const Graph& g) {
   std::map<const Value*, int64_t> def, last;
   std::vector<Value*> planned;
   live_ranges(g, def, last, planned);
+  // A value stored inside another may share its bytes (while both live, by design).
+  auto root = [](const Value* v) {
+    while (v->stored_in) v = v->stored_in;
+    return v;
+  };
   std::vector<bool> in_region(g.nodes.size(), false);
   for (const auto& r : g.task_regions)
     for (size_t k = r.first; k <= r.last && k < in_region.size(); ++k) in_region[k] = true;
@@ -89,7 +152,8 @@ std::string check_memory_plan(const Graph& g) {
       const bool handoff = last.at(a) == f && def.at(a) < f && !in_region[static_cast<size_t>(f)];
       const int64_t a0 = a->arena_offset, a1 = a0 + static_cast<int64_t>(a->nbytes());
       const int64_t v0 = v->arena_offset, v1 = v0 + static_cast<int64_t>(v->nbytes());
-      if (!handoff && a0 < v1 && v0 < a1)
+      const bool nested = root(a) == root(v) && ((a0 <= v0 && v1 <= a1) || (v0 <= a0 && a1 <= v1));
+      if (!handoff && !nested && a0 < v1 && v0 < a1)
         return fmt::format("'{}' (nodes {}..{}, bytes {}..{}) and '{}' (nodes {}..{}, bytes {}..{}) share arena bytes while both live",
                            a->name, def.at(a), last.at(a), a0, a1, v->name, f, last.at(v), v0, v1);
     }
@@ -104,26 +168,49 @@ bool plan_memory(Graph& g, const PassOptions& o) {
   std::map<const Value*, int64_t> def, last;
   std::vector<Value*> planned;
   live_ranges(g, def, last, planned);
-  // Buffers, merging in-place pairs.
-  std::map<const Value*, size_t> buf_of;
+  const std::map<const Value*, Place> places = concat_places(g, *o.backend, def);
+  std::set<const Value*> roots;
+  for (auto& [v, p] : places) roots.insert(p.root);
+  // Buffers: one per Concat root with the values stored in it, and the in-place pairs merged.
+  std::map<const Value*, size_t> buf_of, root_buf;
   std::vector<Buffer> bufs;
   size_t in_place = 0;
   for (Value* v : planned) {
+    v->stored_in = nullptr;
+    auto pl = places.find(v);
+    if (pl != places.end() || roots.count(v)) {
+      const Value* r = pl != places.end() ? pl->second.root : v;
+      auto rb = root_buf.find(r);
+      if (rb == root_buf.end()) {
+        bufs.push_back({{}, {}, static_cast<int64_t>(r->nbytes()), def.at(v), last.at(v), -1});
+        rb = root_buf.emplace(r, bufs.size() - 1).first;
+      }
+      Buffer& b = bufs[rb->second];
+      b.values.push_back(v);
+      b.at.push_back(pl != places.end() ? pl->second.offset : 0);
+      b.first = std::min(b.first, def.at(v));
+      b.last = std::max(b.last, last.at(v));
+      buf_of[v] = rb->second;
+      if (pl != places.end()) v->stored_in = pl->second.root, ++in_place;
+      continue;
+    }
     const Node& n = *v->producer;
     size_t target = SIZE_MAX;
     for (Value* x : n.all_inputs()) {
       auto it = x ? buf_of.find(x) : buf_of.end();
-      if (it == buf_of.end() || last.at(x) != def.at(v) || !o.backend->may_inplace(n, *v, *x)) continue;
+      // Not over a value stored inside another: the in-place output would start at the buffer's start.
+      if (it == buf_of.end() || places.count(x) || last.at(x) != def.at(v) || !o.backend->may_inplace(n, *v, *x)) continue;
       if (bufs[it->second].last != def.at(v)) continue;  // another value of that buffer lives on
       target = it->second;
       break;
     }
     if (target == SIZE_MAX) {
-      bufs.push_back({{v}, static_cast<int64_t>(v->nbytes()), def.at(v), last.at(v), -1});
+      bufs.push_back({{v}, {0}, static_cast<int64_t>(v->nbytes()), def.at(v), last.at(v), -1});
       buf_of[v] = bufs.size() - 1;
     } else {
       Buffer& b = bufs[target];
       b.values.push_back(v);
+      b.at.push_back(0);
       b.last = std::max(b.last, last.at(v));
       buf_of[v] = target;
       ++in_place;
@@ -164,8 +251,9 @@ bool plan_memory(Graph& g, const PassOptions& o) {
     max_len = std::max(max_len, b.last - b.first);
   }
   for (Buffer& b : bufs)
-    for (Value* v : b.values) {
-      v->arena_offset = b.offset;
+    for (size_t i = 0; i < b.values.size(); ++i) {
+      Value* v = b.values[i];
+      v->arena_offset = b.offset + b.at[i];
       total = add_bytes(total, align_up(v->nbytes()), "the intermediate tensors");
     }
   bool changed = g.arena_bytes != static_cast<int64_t>(arena) || in_place > 0;

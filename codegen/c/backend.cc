@@ -32,6 +32,8 @@ class CBackend : public Backend {
     return in.dtype == out.dtype && in.nbytes() == out.nbytes() && in.shape == out.shape && in.layout == out.layout;
   }
 
+  std::vector<int64_t> stored_in_output(const Node& n) const override { return concat_input_offsets(n); }
+
   Layout weight_layout(const Node& n, size_t input) const override {
     const CKernel* k = find_c_kernel(n.op_type);
     return k && k->weight_layout ? k->weight_layout(n, input, target()) : Layout::plain();

@@ -3,7 +3,7 @@
 
 What: writes small ONNX models shaped like the zoo's building blocks (conv chain
 with per-channel Mul/Add, residual block, inception concat with aligned and
-unaligned branches, MobileNet-v2 block with depthwise conv and ReLU6,
+unaligned branches, DenseNet block of growing Concats, MobileNet-v2 block with depthwise conv and ReLU6,
 squeeze-excitation, elementwise chains on the input, odd channel counts) and
 runs `compile-model --verify --verify-passes --channel-block B` on each for
 B in 4, 16, 64, 256, plus `--layout nchw`: the built binary must match the
@@ -111,6 +111,20 @@ def inception(m):
     return [("x", [1, 3, 8, 8])], [m.classifier(m.op("Add", [c, c2]), 16)]
 
 
+def dense_block(m):
+    """DenseNet: layer k reads Concat(x0..xk); memory planning stores the features in the last
+    Concat (views for the earlier ones) where they fill whole blocks, and that Concat inside a
+    wider one (passes/memory_plan.cc)."""
+    feats, c = [m.relu(m.conv("x", 3, 16, 3))], 16
+    for g in (16, 8, 16):
+        cat = m.op("Concat", list(feats), axis=1) if len(feats) > 1 else feats[0]
+        feats.append(m.conv(m.relu(m.op("Mul", [cat, m.const(rng.uniform(0.5, 1.5, (c, 1, 1)))])), c, g, 3))
+        c += g
+    cat = m.op("Concat", feats, axis=1)
+    wide = m.op("Concat", [cat, m.relu(m.conv(cat, c, 8, 1))], axis=1)
+    return [("x", [1, 3, 8, 8])], [m.classifier(wide, c + 8)]
+
+
 def mobilenet_block(m):
     lo, hi = m.const(0.0, "lo"), m.const(6.0, "hi")
     s = m.conv("x", 3, 24, 3, stride=2)
@@ -141,7 +155,7 @@ def odd_channels(m):
     return [("x", [2, 5, 9, 7])], [c]
 
 
-MODELS = [conv_chain, residual, inception, mobilenet_block, elementwise_on_input, odd_channels]
+MODELS = [conv_chain, residual, inception, dense_block, mobilenet_block, elementwise_on_input, odd_channels]
 
 
 def join_value_args(argv):

@@ -48,6 +48,13 @@ void emit_transpose(CEmit& e) {
 // Lanes past C in the output's last block are padding (ir/layout.h) and are not written.
 bool concat_nchwc(const Node& n, int64_t b) { return concat_axis(n) == 1 && b >= 1 && n.out(0)->shape.size() >= 3; }
 
+// Whether input k of Concat e.node already lies at byte offset `off` of the output (memory
+// planning put it there): then its copy would write every byte with itself, and is left out.
+bool already_in_place(const CEmit& e, size_t k, int64_t off) {
+  const Value *x = e.node.in(k), *y = e.node.out(0);
+  return off >= 0 && x && y && x->arena_offset >= 0 && y->arena_offset >= 0 && x->arena_offset == y->arena_offset + off;
+}
+
 void emit_concat_nchwc(CEmit& e) {
   const Shape& os = e.out_shape(0);
   const int64_t b = e.out_layout(0).block;
@@ -58,9 +65,14 @@ void emit_concat_nchwc(CEmit& e) {
   for (size_t k = 0; k + 1 < e.node.inputs.size(); ++k) whole = whole && e.in_shape(k)[1] % b == 0;
   int64_t off = 0;  // channels before input k
   std::vector<StridedCopy> copies;  // one parallel region for them all (emit_strided_copies)
+  const std::vector<int64_t> at = concat_input_offsets(e.node);
   for (size_t k = 0; k < e.node.inputs.size(); ++k) {
     ONNXC_ASSERT(e.in_layout(k) == Layout::nchwc(b), "NCHWc concat input " + e.node.in(k)->type_str());
     const int64_t C = e.in_shape(k)[1], in_blocks = ceil_div_pos(C, b);
+    if (!at.empty() && already_in_place(e, k, at[k])) {
+      off += C;
+      continue;
+    }
     if (whole) {  // one run of whole blocks per image
       const int64_t len = in_blocks * inner * b;
       StridedView dv{off / b * inner * b, {out_blocks * inner * b, 1}}, sv{0, {len, 1}};
@@ -99,8 +111,13 @@ void emit_concat(CEmit& e) {
     else if (static_cast<int64_t>(d) > axis) inner *= os[d];
   int64_t row = os[static_cast<size_t>(axis)] * inner, off = 0;
   std::vector<StridedCopy> copies;
+  const std::vector<int64_t> at = concat_input_offsets(e.node);
   for (size_t k = 0; k < e.node.inputs.size(); ++k) {
     int64_t len = e.in_shape(k)[static_cast<size_t>(axis)] * inner;
+    if (!at.empty() && already_in_place(e, k, at[k])) {
+      off += len;
+      continue;
+    }
     StridedView dv{off, {row, 1}}, sv{0, {len, 1}};
     copies.push_back({e.out(0), dv, e.in(k), sv, {outer, len}, e.out_dtype(0)});
     off += len;
@@ -202,6 +219,43 @@ void emit_space_depth(CEmit& e) {
 }
 
 }  // namespace
+
+std::vector<int64_t> concat_input_offsets(const Node& n) {
+  const Value* y = n.out(0);
+  if (n.op_type != "Concat" || !y || !y->shape_known || n.outputs.size() != 1 || n.inputs.empty()) return {};
+  const Shape& os = y->shape;
+  const int64_t axis = concat_axis(n), esize = static_cast<int64_t>(dtype_size(y->dtype));
+  std::vector<int64_t> at(n.inputs.size(), -1);
+  for (const Value* x : n.inputs)
+    if (!x || !x->shape_known || x->layout != y->layout || x->dtype != y->dtype) return {};
+  if (y->layout.is_nchwc()) {
+    const int64_t b = y->layout.block;
+    if (axis != 1 || os.size() < 3 || os[0] != 1) return {};
+    int64_t inner = 1;
+    for (size_t d = 2; d < os.size(); ++d) inner *= os[d];
+    int64_t c = 0;  // channels before input k
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (c % b != 0) break;  // this input and the ones after it start mid-block
+      const int64_t C = n.in(k)->shape[1];
+      // An input that ends mid-block (but the last) shares its last block with the next one:
+      // its own padding lanes there would be the next input's channels.
+      if (C % b == 0 || k + 1 == n.inputs.size()) at[k] = c / b * inner * b * esize;
+      c += C;
+    }
+    return at;
+  }
+  if (!y->layout.is_plain()) return {};
+  int64_t inner = 1;
+  for (size_t d = 0; d < os.size(); ++d)
+    if (static_cast<int64_t>(d) < axis && os[d] != 1) return {};
+    else if (static_cast<int64_t>(d) > axis) inner *= os[d];
+  int64_t e = 0;  // elements before input k
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    at[k] = e * esize;
+    e += n.in(k)->shape[static_cast<size_t>(axis)] * inner;
+  }
+  return at;
+}
 
 void register_movement(CKernelTable& t) {
   for (const char* k : {"Flatten", "Reshape", "Squeeze", "Unsqueeze"}) t[k] = {emit_copy, nullptr, nullptr, nullptr};
