@@ -7,7 +7,8 @@
 // not libm's fmaxf (a call per tap): with the running maximum m never NaN, a NaN tap is
 // skipped as std::fmax skips it in the reference, and the NCHWc lane loop vectorizes.
 // NCHWc (float32, no Indices): per output position, window taps outer and the channel-block
-// lanes innermost (emit_pool_nchwc), any spatial rank. Work for the parallel decision: a
+// lanes innermost (emit_pool_nchwc), any spatial rank; a window inside the input has its taps
+// unrolled within one simd loop over the lanes. Work for the parallel decision: a
 // load and a max or add per tap.
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
@@ -17,14 +18,15 @@ namespace onnxc {
 namespace {
 
 // Inside output loop o{i}: the window start p{i} and the valid tap range [lo{i}, hi{i})
-// of spatial dim i (shared by the plain and NCHWc kernels).
-void emit_window(CEmit& e, const PoolGeom& g, size_t i) {
+// of spatial dim i (shared by the plain and NCHWc kernels); with !bounds, only p{i} where no
+// window is clipped in dim i.
+void emit_window(CEmit& e, const PoolGeom& g, size_t i, bool bounds = true) {
   const PoolDim& d = g.dims[i];
   std::string start = d.s == 1 ? fmt::format("o{}", i) : fmt::format("o{} * {}", i, d.s);
   if (d.pb) start += fmt::format(" - {}", d.pb);
   e("const int64_t p{} = {};", i, start);
   if (!d.clipped()) {
-    e("const int64_t lo{} = 0, hi{} = {};", i, i, d.k);
+    if (bounds) e("const int64_t lo{} = 0, hi{} = {};", i, i, d.k);
     return;
   }
   if (d.pb == 0) e("const int64_t lo{} = 0;", i);
@@ -57,9 +59,12 @@ void emit_avg_count(CEmit& e, const PoolGeom& g) {
 }
 
 // NCHW[b]c: tasks (image and channel block, first output dim); per output position the
-// clipped window ranges as in the plain kernel, then per tap one simd loop over the b
-// lanes into a lane accumulator. Padding lanes are pooled like the others (they only
+// clipped window ranges as in the plain kernel. A window inside the input (up to 64 taps):
+// one simd loop over the b lanes with the taps unrolled in it. Otherwise per tap one simd
+// loop over the lanes into a lane accumulator. Padding lanes are pooled like the others (they only
 // reach padding lanes of the output).
+constexpr int64_t kMaxUnrolledTaps = 64;
+
 void emit_pool_nchwc(CEmit& e) {
   const PoolGeom& g = pool_geom(e.node);
   const Shape& xs = e.in_shape(0);
@@ -73,6 +78,14 @@ void emit_pool_nchwc(CEmit& e) {
     g.max ? "max pooling" : "average pooling");
   if (e.parallel(static_cast<double>(2 * planes * out_sz * taps * b)) && planes * g.dims[0].out > 1)
     e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+  // A window wholly inside the input: its taps at constant offsets, unrolled inside one simd
+  // loop over the lanes, the running max or sum a scalar the compiler keeps in a register (a
+  // `float a[b]` accumulator under variable-trip tap loops goes through memory every tap).
+  // The same taps in the same order as the general path below, so the same results.
+  const bool unroll = taps <= kMaxUnrolledTaps;
+  std::string full;  // the condition for a whole window, over the dims where it can be clipped
+  for (size_t i = 0; i < r; ++i)
+    if (g.dims[i].clipped()) full += fmt::format("{}lo{} == 0 && hi{} == {}", full.empty() ? "" : " && ", i, i, g.dims[i].k);
   e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   for (size_t i = 0; i < r; ++i) {
     const PoolDim& d = g.dims[i];
@@ -81,10 +94,43 @@ void emit_pool_nchwc(CEmit& e) {
       e("const float* restrict x = {} + c * {};", e.in(0), in_sz * b);
       e("float* restrict y = {} + c * {};", e.out(0), out_sz * b);
     }
-    emit_window(e, g, i);
+    emit_window(e, g, i, !unroll || !full.empty());
   }
   std::string oidx = "o0";
   for (size_t i = 1; i < r; ++i) oidx = fmt::format("{} * {} + o{}", i == 1 ? oidx : "(" + oidx + ")", g.dims[i].out, i);
+  if (unroll) {
+    std::string base = "p0";
+    for (size_t i = 1; i < r; ++i) base = fmt::format("{} * {} + p{}", i == 1 ? base : "(" + base + ")", g.dims[i].in, i);
+    std::vector<int64_t> offs{0};  // each tap's offset from the window's first position, in positions
+    for (size_t i = 0; i < r; ++i) {
+      std::vector<int64_t> next;
+      for (int64_t o : offs)
+        for (int64_t k = 0; k < g.dims[i].k; ++k) next.push_back(o * g.dims[i].in + k * g.dims[i].d);
+      offs = std::move(next);
+    }
+    if (!full.empty()) e("if ({}) {{", full);
+    e("const float* restrict xb = x + ({}) * {};", base, b);
+    e("float* restrict yp = y + ({}) * {};", oidx, b);
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t l = 0; l < {}; ++l) {{", b);
+    e("float m = {};", g.max ? "-INFINITY" : "0.0f");
+    for (int64_t o : offs) {
+      if (g.max) e("m = xb[{0} + l] > m ? xb[{0} + l] : m;", o * b);
+      else e("m += xb[{} + l];", o * b);
+    }
+    if (g.max) e("yp[l] = m;");
+    else e("yp[l] = m / {};", c_float(static_cast<double>(taps)));
+    e("}}");
+    if (!full.empty()) {
+      e("continue;");
+      e("}}");
+    }
+  }
+  if (unroll && full.empty()) {  // no window is clipped
+    for (size_t i = 0; i < r; ++i) e("}}");
+    e("}}");
+    return;
+  }
   e("float a[{}];", b);
   e("ONNXC_PRAGMA(omp simd)");
   e("for (int64_t l = 0; l < {}; ++l) a[l] = {};", b, g.max ? "-INFINITY" : "0.0f");
