@@ -67,8 +67,9 @@ class Backend {
   // `out`. Memory planning asks, and adds its own condition (`in` dies at n).
   virtual bool may_inplace(const Node& n, const Value& out, const Value& in) const = 0;
   // For a node that only copies each of its inputs into one contiguous run of its output
-  // (Concat of one image along channels), the byte offset of each input's run, -1 for an
-  // input copied otherwise; empty for other nodes and backends that copy every input.
+  // (Concat of one image along channels; Reshape and the like), the byte offset of each
+  // input's run, -1 for an input copied otherwise, -2 for an input that is not data (Reshape's
+  // shape); empty for other nodes and backends that copy every input.
   // Memory planning may then store an input there from the start, and the copy goes.
   virtual std::vector<int64_t> stored_in_output(const Node&) const { return {}; }
   // How n's kernel wants its constant input `input` stored: plain, or a packed layout the

@@ -12,7 +12,9 @@
 //     one buffer whose interval is the union.   y = Relu(x), x used only here   ⇒   y at x's offset
 //  2. Concat in place: where the backend copies a Concat input as one contiguous run of the
 //     output (Backend::stored_in_output: for C, one image concatenated along channels in
-//     whole blocks), the input is stored there from the start and the kernel skips its copy.
+//     whole blocks; also Reshape, Flatten, Squeeze and Unsqueeze in a plain layout, whose
+//     input is the output's bytes), the input is stored there from the start and the kernel
+//     skips its copy.
 //     Decided over the Concats from the last to the first, so that nested Concats land in
 //     the outermost one, and a Concat whose inputs already lie in order in another buffer
 //     becomes a view of those bytes with no copy at all: DenseNet's Concat of x0..xk in
@@ -30,7 +32,7 @@
 // Limits: every tensor and the arena must stay under Graph::max_memory (--max-memory), an
 // Unsupported error naming the tensor otherwise; sizes and offsets are checked for overflow. Codegen drops `restrict` on parameters
 // that share memory; Value::stored_in records the containing value for check_memory_plan and
-// --dump-ir. Known gaps: Reshape/Flatten/Squeeze and Split still copy (they could alias).
+// --dump-ir. Known gaps: Split, Slice and Transpose still copy.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -69,16 +71,18 @@ std::map<const Value*, Place> concat_places(const Graph& g, const Backend& be, c
     const std::vector<int64_t> at = be.stored_in_output(n);
     Value* y = n.out(0);
     if (at.size() != n.inputs.size() || !y || !def.count(y)) continue;
-    // A view: every input already in one buffer, in order, each right after the one before.
-    if (!in.count(y) && !roots.count(y)) {
+    // A view: every data input already in one buffer, in order, each right after the one
+    // before (input 0 is data in every such node).
+    if (!in.count(y) && !roots.count(y) && at[0] == 0 && n.in(0) && in.count(n.in(0))) {
+      const Place first = in.at(n.in(0));
       bool view = true;
       for (size_t i = 0; i < n.inputs.size() && view; ++i) {
+        if (at[i] == -2) continue;
         auto it = n.in(i) ? in.find(n.in(i)) : in.end();
-        view = it != in.end() && at[i] >= 0 && it->second.root == in.at(n.in(0)).root &&
-               it->second.offset == in.at(n.in(0)).offset + at[i];
+        view = it != in.end() && at[i] >= 0 && it->second.root == first.root && it->second.offset == first.offset + at[i];
       }
-      if (view && in.at(n.in(0)).offset % kAlign == 0) {
-        in[y] = in.at(n.in(0));
+      if (view && first.offset % static_cast<int64_t>(kAlign) == 0) {
+        in[y] = first;
         continue;
       }
     }

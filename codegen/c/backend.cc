@@ -32,7 +32,7 @@ class CBackend : public Backend {
     return in.dtype == out.dtype && in.nbytes() == out.nbytes() && in.shape == out.shape && in.layout == out.layout;
   }
 
-  std::vector<int64_t> stored_in_output(const Node& n) const override { return concat_input_offsets(n); }
+  std::vector<int64_t> stored_in_output(const Node& n) const override { return inputs_in_output(n); }
 
   Layout weight_layout(const Node& n, size_t input) const override {
     const CKernel* k = find_c_kernel(n.op_type);

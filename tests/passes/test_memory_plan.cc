@@ -211,6 +211,27 @@ TEST(MemoryPlan, ConcatInputsThatCannotBeStoredInPlaceAreCopied) {
   EXPECT_EQ(a->arena_offset, c2->arena_offset + part);
 }
 
+TEST(MemoryPlan, ReshapeInputIsStoredAsItsOutput) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 6, 4});
+  Value* a = b.node("Relu", {x});
+  Value* shape = b.constant("shape", Tensor::from_i64({4, 12}));
+  Value* r = b.node("Reshape", {a, shape});
+  Value* f = b.node("Flatten", {r}, {{"axis", attr_int(0)}});
+  Value* s = b.node("Sigmoid", {f});
+  b.output(b.node("Add", {s, b.node("Flatten", {a}, {{"axis", attr_int(0)}})}));  // a read again later
+  Graph& g = *b.g;
+  run_pass_checked(g, plan);
+  check_plan(g);
+  // a feeds a Reshape and a Flatten: it is stored as the later one's output, and the Reshape
+  // copies it into r, which is stored as f (Flatten of r: no copy); s, written over f in
+  // place, never overwrites the bytes a still needs.
+  EXPECT_NE(a->stored_in, nullptr);
+  EXPECT_EQ(r->stored_in, f);  // r = the bytes of f
+  EXPECT_EQ(r->arena_offset, f->arena_offset);
+  EXPECT_NE(s->arena_offset, a->arena_offset);
+}
+
 TEST(MemoryPlan, ConcatOfABatchCopies) {
   GraphBuilder b;
   Value* x = b.input("x", {2, 3, 4, 4});  // two images: each input is two runs of the output

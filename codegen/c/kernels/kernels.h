@@ -42,12 +42,13 @@ using CKernelTable = std::map<std::string, CKernel>;
 // The kernel of an op type; nullptr when the C backend has none.
 const CKernel* find_c_kernel(const std::string& op_type);
 
-// Concat whose inputs each go to one contiguous run of the output (one image: N = 1 in NCHWc,
-// or nothing but ones before the axis in a plain layout): each input's byte offset in the
-// output, -1 for an input copied in pieces; empty for any other node. Memory planning stores
-// such inputs there in the first place (Backend::stored_in_output), and the kernel skips the
-// copy of an input that is already at its place.
-std::vector<int64_t> concat_input_offsets(const Node& n);
+// Nodes that copy their inputs into contiguous runs of the output: Concat (one image: N = 1
+// in NCHWc, or nothing but ones before the axis in a plain layout) and the plain-layout
+// Reshape, Flatten, Squeeze, Unsqueeze (the data input is the output's bytes): each input's
+// byte offset in the output, -1 for an input copied otherwise, -2 for one that is not data
+// (Reshape's shape); empty for other nodes. Memory planning stores such inputs there in the first place
+// (Backend::stored_in_output), and the kernel skips the copy of an input already at its place.
+std::vector<int64_t> inputs_in_output(const Node& n);
 
 void register_elementwise(CKernelTable&);     // unary, binary, variadic, Clip, Cast, CastLike, Identity/Dropout
 void register_conv(CKernelTable&);            // Conv (conv.cc picks among conv_*.cc)

@@ -28,7 +28,12 @@
 namespace onnxc {
 namespace {
 
-void emit_copy(CEmit& e) { emit_copy_all(e, e.out(0), e.in(0), numel(e.out_shape(0)), e.out_dtype(0)); }
+bool already_in_place(const CEmit& e, size_t k, int64_t off);
+
+void emit_copy(CEmit& e) {
+  if (already_in_place(e, 0, 0)) return;  // memory planning stored the input as the output
+  emit_copy_all(e, e.out(0), e.in(0), numel(e.out_shape(0)), e.out_dtype(0));
+}
 
 void emit_transpose(CEmit& e) {
   const std::vector<int64_t>& perm = transpose_perm(e.node);
@@ -65,7 +70,7 @@ void emit_concat_nchwc(CEmit& e) {
   for (size_t k = 0; k + 1 < e.node.inputs.size(); ++k) whole = whole && e.in_shape(k)[1] % b == 0;
   int64_t off = 0;  // channels before input k
   std::vector<StridedCopy> copies;  // one parallel region for them all (emit_strided_copies)
-  const std::vector<int64_t> at = concat_input_offsets(e.node);
+  const std::vector<int64_t> at = inputs_in_output(e.node);
   for (size_t k = 0; k < e.node.inputs.size(); ++k) {
     ONNXC_ASSERT(e.in_layout(k) == Layout::nchwc(b), "NCHWc concat input " + e.node.in(k)->type_str());
     const int64_t C = e.in_shape(k)[1], in_blocks = ceil_div_pos(C, b);
@@ -111,7 +116,7 @@ void emit_concat(CEmit& e) {
     else if (static_cast<int64_t>(d) > axis) inner *= os[d];
   int64_t row = os[static_cast<size_t>(axis)] * inner, off = 0;
   std::vector<StridedCopy> copies;
-  const std::vector<int64_t> at = concat_input_offsets(e.node);
+  const std::vector<int64_t> at = inputs_in_output(e.node);
   for (size_t k = 0; k < e.node.inputs.size(); ++k) {
     int64_t len = e.in_shape(k)[static_cast<size_t>(axis)] * inner;
     if (!at.empty() && already_in_place(e, k, at[k])) {
@@ -220,8 +225,17 @@ void emit_space_depth(CEmit& e) {
 
 }  // namespace
 
-std::vector<int64_t> concat_input_offsets(const Node& n) {
+std::vector<int64_t> inputs_in_output(const Node& n) {
   const Value* y = n.out(0);
+  if (n.op_type == "Reshape" || n.op_type == "Flatten" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze") {
+    const Value* x = n.in(0);
+    if (!x || !y || n.outputs.size() != 1 || !x->layout.is_plain() || !y->layout.is_plain() || x->dtype != y->dtype ||
+        x->nbytes() != y->nbytes())
+      return {};
+    std::vector<int64_t> at(n.inputs.size(), -2);  // the shape / axes inputs are not data
+    at[0] = 0;
+    return at;
+  }
   if (n.op_type != "Concat" || !y || !y->shape_known || n.outputs.size() != 1 || n.inputs.empty()) return {};
   const Shape& os = y->shape;
   const int64_t axis = concat_axis(n), esize = static_cast<int64_t>(dtype_size(y->dtype));
