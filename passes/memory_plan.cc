@@ -60,9 +60,9 @@ struct Place {
   int64_t offset;  // bytes from the root's start
 };
 
-// Step 2 of the file comment: the values stored inside another (Concat inputs, and Concats
-// that are views), each with its root and offset.
-std::map<const Value*, Place> concat_places(const Graph& g, const Backend& be, const std::map<const Value*, int64_t>& def) {
+// Step 2 of the file comment: the values stored inside another (Concat and Reshape inputs, and
+// Concats and Reshapes that are views), each with its root and offset.
+std::map<const Value*, Place> stored_places(const Graph& g, const Backend& be, const std::map<const Value*, int64_t>& def) {
   std::map<const Value*, Place> in;
   std::set<const Value*> roots;
   for (size_t k = g.nodes.size(); k-- > 0;) {
@@ -172,10 +172,10 @@ bool plan_memory(Graph& g, const PassOptions& o) {
   std::map<const Value*, int64_t> def, last;
   std::vector<Value*> planned;
   live_ranges(g, def, last, planned);
-  const std::map<const Value*, Place> places = concat_places(g, *o.backend, def);
+  const std::map<const Value*, Place> places = stored_places(g, *o.backend, def);
   std::set<const Value*> roots;
   for (auto& [v, p] : places) roots.insert(p.root);
-  // Buffers: one per Concat root with the values stored in it, and the in-place pairs merged.
+  // Buffers: one per root with the values stored in it (step 2), and the in-place pairs merged.
   std::map<const Value*, size_t> buf_of, root_buf;
   std::vector<Buffer> bufs;
   size_t in_place = 0;

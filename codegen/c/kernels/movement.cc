@@ -1,5 +1,6 @@
 // codegen/c/kernels/movement.cc — the data-movement ops in C: Flatten, Reshape, Squeeze,
-// Unsqueeze (one memcpy: the data is unchanged), Transpose, Concat, Split, Slice, Gather.
+// Unsqueeze (one memcpy: the data is unchanged; none where memory planning stored the input as
+// the output), Transpose, Concat, Split, Slice, Gather.
 // Everything is a copy between strided views (emit_strided_copy, codegen/c/loops.h), which
 // merges dimensions and turns contiguous runs into memcpy, any dtype.
 //  Transpose  walks the output in order (contiguous writes) and reads the input through
@@ -28,7 +29,13 @@
 namespace onnxc {
 namespace {
 
-bool already_in_place(const CEmit& e, size_t k, int64_t off);
+// Whether input k of e.node already lies at byte offset `off` of the output (memory planning
+// put it there, inputs_in_output): then its copy would write every byte with itself, and is
+// left out.
+bool already_in_place(const CEmit& e, size_t k, int64_t off) {
+  const Value *x = e.node.in(k), *y = e.node.out(0);
+  return off >= 0 && x && y && x->arena_offset >= 0 && y->arena_offset >= 0 && x->arena_offset == y->arena_offset + off;
+}
 
 void emit_copy(CEmit& e) {
   if (already_in_place(e, 0, 0)) return;  // memory planning stored the input as the output
@@ -52,13 +59,6 @@ void emit_transpose(CEmit& e) {
 // [b - s, b) to lanes [0, s) of the next; its last, partial block copies only its real lanes.
 // Lanes past C in the output's last block are padding (ir/layout.h) and are not written.
 bool concat_nchwc(const Node& n, int64_t b) { return concat_axis(n) == 1 && b >= 1 && n.out(0)->shape.size() >= 3; }
-
-// Whether input k of Concat e.node already lies at byte offset `off` of the output (memory
-// planning put it there): then its copy would write every byte with itself, and is left out.
-bool already_in_place(const CEmit& e, size_t k, int64_t off) {
-  const Value *x = e.node.in(k), *y = e.node.out(0);
-  return off >= 0 && x && y && x->arena_offset >= 0 && y->arena_offset >= 0 && x->arena_offset == y->arena_offset + off;
-}
 
 void emit_concat_nchwc(CEmit& e) {
   const Shape& os = e.out_shape(0);
