@@ -57,11 +57,12 @@ class Model:
         self.nodes.append(helper.make_node(op, ins, [out], name=out, **attrs))
         return out
 
-    def conv(self, x, cin, cout, k, group=1, stride=1):
+    def conv(self, x, cin, cout, k, group=1, stride=1, pads=None, dilations=(1, 1)):
         w = rng.uniform(-1, 1, (cout, cin // group, k, k)) / np.sqrt(cin // group * k * k)
         b = rng.uniform(-0.1, 0.1, cout)
         return self.op("Conv", [x, self.const(w, "w"), self.const(b, "b")], kernel_shape=[k, k],
-                       pads=[k // 2] * 4, strides=[stride, stride], group=group)
+                       pads=pads if pads is not None else [k // 2] * 4, strides=[stride, stride], group=group,
+                       dilations=list(dilations))
 
     def relu(self, x):
         return self.op("Relu", [x])
@@ -155,7 +156,21 @@ def odd_channels(m):
     return [("x", [2, 5, 9, 7])], [c]
 
 
-MODELS = [conv_chain, residual, inception, dense_block, mobilenet_block, elementwise_on_input, odd_channels]
+def conv_edges(m):
+    """Rows whose tiles reach the padding (codegen/c/kernels/conv_nchwc.cc): a 7-wide row in one
+    tile with both edges, strides, dilations and one-sided pads, depthwise rows, and a dilation
+    so wide that most tiles of a row would be masked (one-pixel run-time edges instead)."""
+    a = m.relu(m.conv("x", 8, 40, 3))                                  # 7x7, pads 1
+    a = m.conv(a, 40, 40, 3, pads=[1, 2, 0, 1])                        # one-sided, uneven pads
+    d = m.relu(m.conv(a, 40, 40, 3, group=40))                         # depthwise 3x3 on 7 columns
+    d = m.conv(d, 40, 24, 3, dilations=(2, 2), pads=[2, 2, 2, 2])      # dilated
+    d = m.conv(d, 24, 24, 5, group=24, stride=2)                       # depthwise 5x5, stride 2
+    e = m.conv(m.relu(m.conv("y", 8, 20, 5, stride=2)), 20, 20, 3, pads=[1, 0, 1, 3])  # 15 wide -> 8
+    w = m.conv("z", 32, 32, 3, pads=[1, 90, 1, 90], dilations=(1, 90))  # 200 columns, dilation 90
+    return [("x", [1, 8, 7, 7]), ("y", [1, 8, 9, 15]), ("z", [1, 32, 3, 200])], [d, e, w]
+
+
+MODELS = [conv_chain, residual, inception, dense_block, mobilenet_block, elementwise_on_input, odd_channels, conv_edges]
 
 
 def join_value_args(argv):

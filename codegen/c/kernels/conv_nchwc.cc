@@ -15,11 +15,14 @@
 //  - depthwise kernel: lanes are channels; a tile of RW pixels of one chunk, the KW weight
 //    vectors of a kernel row in registers, each input column loaded once per kernel row
 //    and used by every output pixel that reads it.
-// Each output row is split at compile time into left edge, interior and right edge:
-// interior pixels (all KW taps inside the input) go in full tiles, then one smaller tile;
-// edge pixels one at a time with their valid taps (no padded copy). 1×1 convs with unit
-// strides and no pads treat H×W as one row, cut into segments for the threads. Tasks:
-// (image, tile of chunks, output row or segment), parallel when the target says so.
+// Each output row is cut at compile time into balanced tiles of at most RW pixels. A tile
+// that holds an edge pixel (one whose taps reach the padding) is emitted at its position
+// with only the (pixel, tap) pairs inside the input, so the edges run at the tile's
+// register reuse rather than one pixel at a time and no padded copy is made; interior tiles
+// of equal width form a loop. Rows with more than 8 such tiles (large dilations) keep one-
+// pixel edge tiles whose valid taps are found at run time. 1×1 convs with unit strides and
+// no pads treat H×W as one row, cut into segments for the threads. Tasks: (image, tile of
+// chunks, output row or segment), parallel when the target says so.
 //
 // A fused epilogue (the group's Relu, Clip, SiLU, residual Add, per-channel Mul...,
 // passes/fuse.cc) runs on each tile right after it is stored, while it is in L1, from the
@@ -34,12 +37,12 @@
 // adds the step's input blocks and stores them, so each step's weights come from L3 once per
 // row block rather than once per tile; the epilogue runs after the last step.
 //
-// Known gaps: edge pixels are single-pixel tiles (slow where rows are short, e.g. 7×7 with
-// pads); 1×1 convs (the line) and first layers never run in steps; a chunk spanning several
+// Known gaps: 1×1 convs (the line) and first layers never run in steps; a chunk spanning several
 // machine registers (generic-vector targets wider than the host) tiles fewer pixels but is not
 // split.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include "codegen/c/fused.h"
@@ -75,6 +78,7 @@ struct K {
   // Spatial geometry; with `line` (1×1, unit strides, no pads) H×W is one row of OH·OW.
   int64_t IH = 0, IW = 0, OH = 0, OW = 0, KH = 0, KW = 0, SH = 0, SW = 0, DH = 0, DW = 0, PH = 0, PW = 0;
   bool line = false;
+  bool masked = false;  // rows cut by masked_row (edges in masked tiles), set with the tile width
   int64_t OWr = 0;  // the real output width (line: to index the extra inputs)
   int64_t lo = 0, hi = 0;  // interior of a row: pixels whose KW taps are all inside X
   std::string vt, vtu, X, W, Y;
@@ -179,68 +183,120 @@ void zero_padding_chunks(K& k) {
   e("}}");
 }
 
-// The tiles of one row (or of the task's segment of the line): tile(R, edge) emits a tile of
-// R pixels starting at `ow`.
-void row_tiles(K& k, int64_t RW, int64_t SEG, int64_t NSEG, const std::function<void(int64_t, bool)>& tile) {
+// How a tile's pixels meet the edges of X.
+enum class TileKind {
+  Interior,  // at `ow` (a variable): every tap of every pixel inside X
+  Edge,      // one pixel at `ow` (a variable): its valid taps [kw0, kw1) found at run time
+  Masked,    // at a position known here: each (pixel, tap) inside X emitted, the others left out
+};
+
+// A row cut into tiles: [start, start + len), masked where a pixel lies outside [lo, hi).
+struct RowTile {
+  int64_t start, len;
+  bool masked;
+};
+
+// Balanced tiles of at most RW pixels over a row of OW; empty when more than 8 would be masked
+// (the edges are then one-pixel run-time tiles, TileKind::Edge).
+std::vector<RowTile> masked_row(const K& k, int64_t RW) {
+  std::vector<RowTile> t;
+  const int64_t n = ceil_div(k.OW, RW), base = k.OW / n, extra = k.OW % n;
+  int64_t s = 0, masked = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t len = base + (i < extra ? 1 : 0);
+    const bool m = s < k.lo || s + len > k.hi;
+    masked += m;
+    t.push_back({s, len, m});
+    s += len;
+  }
+  if (masked > 8) t.clear();
+  return t;
+}
+
+// The tiles of one row (or of the task's segment of the line): tile(R, kind, at) emits a tile
+// of R pixels starting at `ow` (declared before the call; `at` is its value for a masked tile).
+using TileFn = std::function<void(int64_t, TileKind, int64_t)>;
+void row_tiles(K& k, int64_t RW, int64_t SEG, int64_t NSEG, const TileFn& tile) {
   CEmit& e = k.e;
   if (k.line) {
     const int64_t L = k.OW, LF = L / RW * RW;
     if (NSEG == 1) {
       if (LF / RW > 1) {
         e("for (int64_t ow = 0; ow < {}; ow += {}) {{", LF, RW);
-        tile(RW, false);
+        tile(RW, TileKind::Interior, -1);
         e("}}");
       } else if (LF > 0) {
         e("{{");
         e("const int64_t ow = 0;");
-        tile(RW, false);
+        tile(RW, TileKind::Interior, -1);
         e("}}");
       }
     } else {
       e("const int64_t p0 = seg * {};", SEG);
       e("const int64_t p1 = p0 + {0} < {1} ? p0 + {0} : {1};", SEG, LF);
       e("for (int64_t ow = p0; ow < p1; ow += {}) {{", RW);
-      tile(RW, false);
+      tile(RW, TileKind::Interior, -1);
       e("}}");
     }
     if (L > LF) {
       e.line(NSEG > 1 ? fmt::format("if (seg == {}) {{", NSEG - 1) : std::string("{"));
       e("const int64_t ow = {};", LF);
-      tile(L - LF, false);
+      tile(L - LF, TileKind::Interior, -1);
       e("}}");
+    }
+    return;
+  }
+  if (k.masked) {
+    const std::vector<RowTile> row = masked_row(k, RW);
+    for (size_t i = 0; i < row.size();) {
+      const RowTile& t = row[i];
+      size_t j = i + 1;
+      while (!t.masked && j < row.size() && !row[j].masked && row[j].len == t.len) ++j;
+      if (j - i > 1) {
+        e("for (int64_t ow = {}; ow < {}; ow += {}) {{", t.start, t.start + static_cast<int64_t>(j - i) * t.len, t.len);
+      } else {
+        e("{{");
+        e("const int64_t ow = {};", t.start);
+      }
+      tile(t.len, t.masked ? TileKind::Masked : TileKind::Interior, t.start);
+      e("}}");
+      i = j;
     }
     return;
   }
   if (k.lo > 0) {
     if (k.lo > 1) e("for (int64_t ow = 0; ow < {}; ++ow) {{", k.lo);
     else e("{{"), e("const int64_t ow = 0;");
-    tile(1, true);
+    tile(1, TileKind::Edge, -1);
     e("}}");
   }
   const int64_t nt = (k.hi - k.lo) / RW, rem = (k.hi - k.lo) % RW;
   if (nt > 1) {
     e("for (int64_t ow = {}; ow < {}; ow += {}) {{", k.lo, k.lo + nt * RW, RW);
-    tile(RW, false);
+    tile(RW, TileKind::Interior, -1);
     e("}}");
   } else if (nt == 1) {
     e("{{");
     e("const int64_t ow = {};", k.lo);
-    tile(RW, false);
+    tile(RW, TileKind::Interior, -1);
     e("}}");
   }
   if (rem > 0) {
     e("{{");
     e("const int64_t ow = {};", k.lo + nt * RW);
-    tile(rem, false);
+    tile(rem, TileKind::Interior, -1);
     e("}}");
   }
   if (k.hi < k.OW) {
     if (k.OW - k.hi > 1) e("for (int64_t ow = {}; ow < {}; ++ow) {{", k.hi, k.OW);
     else e("{{"), e("const int64_t ow = {};", k.hi);
-    tile(1, true);
+    tile(1, TileKind::Edge, -1);
     e("}}");
   }
 }
+
+// Whether input column `iw` (of X's row) exists.
+bool column_inside(const K& k, int64_t iw) { return iw >= 0 && iw < k.IW; }
 
 // Segments of the line (1×1 convs): SEG pixels (a multiple of RW) per task, fewer when the
 // other task dims leave the threads idle.
@@ -284,18 +340,40 @@ int64_t tile_registers(const K& k) {
 // registers hold accumulators: the rest holds the RC weight vectors and the broadcasts of
 // the next steps, which gcc loads early across the unrolled input lanes (4 × 7 = 28 of 32
 // made gcc 12 spill accumulators to the stack: ~85% of the FMA peak on a 3×3 64→64 56×56
-// layer against ~95% for 4 × 6). Then fewer loads per FMA, then no remainder tile of chunks.
-void pick_tile(const K& k, int64_t group_chunks, int64_t P, int64_t* RC, int64_t* RW) {
+// layer against ~95% for 4 × 6). First the most accumulators per tile on average over the
+// row (with masked edges the row is cut into balanced tiles: a 7-wide row takes 3 × 7 in one
+// tile rather than 4 × 6 and 4 × 1; 8 chunks go in tiles of 4, not 6 and 2), then fewer loads
+// per FMA, then no remainder tile of chunks.
+void pick_tile(const K& k, int64_t group_chunks, int64_t* RC, int64_t* RW) {
   const int64_t R = tile_registers(k);
   const int64_t sat = R * 3 / 4;
   double best = -1;
   for (int64_t rc = 1; rc <= std::min<int64_t>(k.QR, 8); ++rc) {
     if (k.CPB > 1 && k.CPB % rc) continue;
     if (group_chunks && group_chunks % rc) continue;
-    const int64_t rw = std::min<int64_t>({std::max<int64_t>(P, 1), sat / rc, 16});
-    if (rw < 1) continue;
-    const double score = rc * rw * 1000.0 + 100.0 * rc * rw / (rc + rw) + (k.QR % rc == 0 ? 1 : 0);
-    if (score > best) best = score, *RC = rc, *RW = rw;
+    const int64_t cap = std::min<int64_t>(sat / rc, 16);
+    // Chunks per tile on average over the groups (the last one may be short).
+    const double chunks = static_cast<double>(k.QR) / static_cast<double>(ceil_div(k.QR, rc));
+    for (int64_t w = 1; w <= cap; ++w) {
+      double px;  // pixels per tile on average over the row
+      int64_t rw;
+      if (!k.line && !masked_row(k, std::min(w, k.OW)).empty()) {
+        const int64_t n = ceil_div(k.OW, w);
+        rw = ceil_div(k.OW, n);
+        px = static_cast<double>(k.OW) / static_cast<double>(n);
+      } else {
+        if (w < cap) continue;  // interior tiles of the widest size, one-pixel edges
+        rw = std::min<int64_t>(std::max<int64_t>(k.hi - k.lo, 1), w);
+        px = static_cast<double>(rw);
+      }
+      // Up to 18 accumulators hide the FMA latency and the loads; up to 5.5 pixels per tile
+      // (on average over the row) reuse each weight vector read from L2 well enough. On
+      // resnet50's 3×3 convs at one thread, 14×14 rows: 8 × 3 at 76% of peak, 4 × 5 at 82%,
+      // 3 × 7 at 87%; 28- and 56-wide rows: 4 × 6, 3 × 7 and 2 × 12 within noise of each other.
+      const double acc = std::min(chunks * px, 18.0), reuse = std::min(px, 5.5);
+      const double score = std::round(acc * 10) * 1e6 + std::round(reuse * 10) * 1e3 + 100.0 * rc * rw / (rc + rw) + (k.QR % rc == 0 ? 1 : 0);
+      if (score > best + 1e-9) best = score, *RC = rc, *RW = rw;
+    }
   }
 }
 
@@ -315,7 +393,8 @@ void emit_broadcast_kernel(K& k) {
   const int64_t coff = k.CPB > 1 ? V : WO;                   // W of the next chunk
   const int64_t ycoff = k.CPB > 1 ? V : k.OH * k.OW * b;     // Y of the next chunk
   int64_t RC = 1, RW = 1;
-  pick_tile(k, g.G > 1 ? g.MG / V : 0, k.hi - k.lo, &RC, &RW);
+  pick_tile(k, g.G > 1 ? g.MG / V : 0, &RC, &RW);
+  k.masked = !k.line && !masked_row(k, RW).empty();
   const int64_t NG = ceil_div(k.QR, RC), RCL = k.QR - (NG - 1) * RC;
   int64_t SEG = 0, NSEG = 1;
   if (k.line) line_segments(k, RW, g.N * NG, &SEG, &NSEG);
@@ -369,19 +448,16 @@ void emit_broadcast_kernel(K& k) {
   };
   if (!steps) row_pointer();
 
-  // One reduction block of `lanes` lanes at xn/wo + cb.
-  auto reduce = [&](int64_t RCt, int64_t R, bool edge, int64_t lanes, const std::pair<std::string, std::string>& kh) {
+  // One reduction block of `lanes` lanes at xn/wo + cb, for a tile of RCt chunks × R pixels.
+  auto reduce = [&](int64_t RCt, int64_t R, TileKind kind, int64_t at, int64_t lanes, const std::pair<std::string, std::string>& kh) {
     e("const float* restrict xc = xn + cb * {};", XBS);
     e("const float* restrict wc = wo + cb * {};", WB);
     open_kernel_rows(k, kh);
     e("const float* restrict xk = xc + ({}) * {};", input_row(k), k.IW * ps);
     e("const float* restrict wk = wc + kh * {};", k.KW * WT);
-    if (edge) e("for (int64_t kw = kw0; kw < kw1; ++kw) {{");
-    else open_loop(e, "kw", k.KW);
-    const std::string kwoff = k.DW == 1 ? " + kw" : fmt::format(" + kw * {}", k.DW);
-    e("const float* restrict xw = xk + ({}{}) * {};", affine("ow", k.SW, -k.PW), k.KW > 1 || edge ? kwoff : "", ps);
-    e("const float* restrict ww = wk + kw * {};", WT);
-    auto step = [&](const std::string& var, int64_t i) {
+    // Per input lane: the chunks' weight vectors at `ww`, then one multiply-add per pixel of
+    // `px` and chunk with that pixel's X element at x(r) + lane.
+    auto step = [&](const std::string& var, int64_t i, const std::vector<int64_t>& px, const std::function<std::string(int64_t)>& x) {
       e("{{");
       std::string ws;
       for (int64_t j = 0; j < RCt; ++j)
@@ -389,10 +465,10 @@ void emit_broadcast_kernel(K& k) {
       e("const {} {};", k.vt, ws);
       // The X element is read in each multiply-add (no float locals to keep live): the
       // compiler broadcasts it once per pixel or from memory inside the FMA.
-      for (int64_t r = 0; r < R; ++r) {
+      for (int64_t r : px) {
         std::string f;
-        const std::string x = fmt::format("xw[{}]", affine(var, 1, i + r * k.SW * ps));
-        for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} += {} * w{};", j ? " " : "", j, r, x, j);
+        const std::string xe = x(r) + fmt::format("[{}]", affine(var, 1, i));
+        for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} += {} * w{};", j ? " " : "", j, r, xe, j);
         e("{}", f);
       }
       e("}}");
@@ -400,16 +476,42 @@ void emit_broadcast_kernel(K& k) {
     // Input lanes: a loop over groups of 4, each unrolled. Unrolling all 16 lanes of a block
     // let gcc 12 load the weights of later steps early and spill accumulators (3×3 64→64
     // 56×56, one core: ~95 GFLOP/s unrolled by 16, ~112 by 4 or 2, ~110 not unrolled).
-    const int64_t U = 4;
-    if (lanes <= U) {
-      for (int64_t i = 0; i < lanes; ++i) step("", i);
-    } else {
-      const int64_t full = lanes / U * U;
-      e("for (int64_t i0 = 0; i0 < {}; i0 += {}) {{", full, U);
-      for (int64_t i = 0; i < U; ++i) step("i0", i);
-      e("}}");
-      for (int64_t i = full; i < lanes; ++i) step("", i);
+    auto lane_steps = [&](const std::vector<int64_t>& px, const std::function<std::string(int64_t)>& x) {
+      const int64_t U = 4;
+      if (lanes <= U) {
+        for (int64_t i = 0; i < lanes; ++i) step("", i, px, x);
+      } else {
+        const int64_t full = lanes / U * U;
+        e("for (int64_t i0 = 0; i0 < {}; i0 += {}) {{", full, U);
+        for (int64_t i = 0; i < U; ++i) step("i0", i, px, x);
+        e("}}");
+        for (int64_t i = full; i < lanes; ++i) step("", i, px, x);
+      }
+    };
+    if (kind == TileKind::Masked) {
+      // The taps of each kernel column, with only the pixels that read inside X.
+      for (int64_t kw = 0; kw < k.KW; ++kw) {
+        std::vector<int64_t> px;
+        for (int64_t r = 0; r < R; ++r)
+          if (column_inside(k, (at + r) * k.SW - k.PW + kw * k.DW)) px.push_back(r);
+        if (px.empty()) continue;
+        e("/* kernel column {}: pixels {}..{} of the tile */", kw, px.front(), px.back());
+        e("{{");
+        e("const float* restrict ww = wk + {};", kw * WT);
+        lane_steps(px, [&](int64_t r) { return fmt::format("(xk + {})", ((at + r) * k.SW - k.PW + kw * k.DW) * ps); });
+        e("}}");
+      }
+      e("}}");  // kh
+      return;
     }
+    if (kind == TileKind::Edge) e("for (int64_t kw = kw0; kw < kw1; ++kw) {{");
+    else open_loop(e, "kw", k.KW);
+    const std::string kwoff = k.DW == 1 ? " + kw" : fmt::format(" + kw * {}", k.DW);
+    e("const float* restrict xw = xk + ({}{}) * {};", affine("ow", k.SW, -k.PW), k.KW > 1 || kind == TileKind::Edge ? kwoff : "", ps);
+    e("const float* restrict ww = wk + kw * {};", WT);
+    std::vector<int64_t> px;
+    for (int64_t r = 0; r < R; ++r) px.push_back(r);
+    lane_steps(px, [&](int64_t r) { return r == 0 ? std::string("xw") : fmt::format("(xw + {})", r * k.SW * ps); });
     e("}}");  // kw
     e("}}");  // kh
   };
@@ -417,7 +519,7 @@ void emit_broadcast_kernel(K& k) {
   auto row = [&](int64_t RCt) {
     bias_vectors(k, RCt, "q0");
     const auto kh = kernel_rows(k);
-    row_tiles(k, RW, SEG, NSEG, [&](int64_t R, bool edge) {
+    row_tiles(k, RW, SEG, NSEG, [&](int64_t R, TileKind kind, int64_t at) {
       e("{{");
       for (int64_t j = 0; j < RCt; ++j) {
         std::string d;
@@ -428,29 +530,29 @@ void emit_broadcast_kernel(K& k) {
         }
         e("{} {};", k.vt, d);
       }
-      if (edge) edge_taps(k);
+      if (kind == TileKind::Edge) edge_taps(k);
       if (steps) {
         if (NBF > 0) {
           e("for (int64_t cb = cb0; cb < (cb0 + {0} < {1} ? cb0 + {0} : {1}); ++cb) {{", NBB, NBF);
-          reduce(RCt, R, edge, bl, kh);
+          reduce(RCt, R, kind, at, bl, kh);
           e("}}");
         }
         if (NBF < NB) {
           e("if (cb0 + {} >= {}) {{", NBB, NB);
           e("const int64_t cb = {};", NB - 1);
-          reduce(RCt, R, edge, nl, kh);
+          reduce(RCt, R, kind, at, nl, kh);
           e("}}");
         }
       } else {
         if (NBF > 0) {
           open_loop(e, "cb", NBF);
-          reduce(RCt, R, edge, bl, kh);
+          reduce(RCt, R, kind, at, bl, kh);
           e("}}");
         }
         if (NBF < NB) {
           e("{{");
           e("const int64_t cb = {};", NB - 1);
-          reduce(RCt, R, edge, nl, kh);
+          reduce(RCt, R, kind, at, nl, kh);
           e("}}");
         }
       }
@@ -500,7 +602,10 @@ void emit_depthwise_kernel(K& k) {
   const ConvGeom& g = k.g;
   const int64_t b = k.b, V = k.V, KS = k.KH * k.KW;
   const int64_t R = tile_registers(k);
-  const int64_t RW = std::max<int64_t>(1, std::min<int64_t>({std::max<int64_t>(k.hi - k.lo, 1), R - k.KW - 2, 16}));
+  const int64_t RWmax = std::max<int64_t>(1, std::min<int64_t>(R - k.KW - 2, 16));
+  // Masked edges: tiles over the whole row; else the interior's.
+  k.masked = !k.line && !masked_row(k, std::min(RWmax, k.OW)).empty();
+  const int64_t RW = std::min(RWmax, std::max<int64_t>(k.masked ? k.OW : k.hi - k.lo, 1));
   int64_t SEG = 0, NSEG = 1;
   if (k.line) line_segments(k, RW, g.N * k.QR, &SEG, &NSEG);
   e("/* NCHW{}c depthwise convolution, register tile {} pixels of one chunk of {} lanes ({}); per kernel row the {} weight", b, RW,
@@ -522,7 +627,8 @@ void emit_depthwise_kernel(K& k) {
                 "q"));
   bias_vectors(k, 1, "q");
   const auto kh = kernel_rows(k);
-  row_tiles(k, RW, SEG, NSEG, [&](int64_t Rt, bool edge) {
+  row_tiles(k, RW, SEG, NSEG, [&](int64_t Rt, TileKind kind, int64_t at) {
+    const bool edge = kind == TileKind::Edge;
     e("{{");
     std::string d;
     for (int64_t r = 0; r < Rt; ++r) d += fmt::format("{}a{} = bv0", r ? ", " : "", r);
@@ -535,20 +641,30 @@ void emit_depthwise_kernel(K& k) {
       e("for (int64_t kw = kw0; kw < kw1; ++kw)");
       e("  a0 += {} * {};", k.load(fmt::format("xk + (iw0 + {}) * {}", affine("kw", k.DW, 0), b)), k.load(fmt::format("wk + kw * {}", b)));
     } else {
-      std::string ws;
-      for (int64_t t = 0; t < k.KW; ++t) ws += fmt::format("{}w{} = {}", t ? ", " : "", t, k.load(fmt::format("wk + {}", t * b)));
-      e("const {} {};", k.vt, ws);
+      // Each input column the tile reads, with the (pixel, tap) pairs that use it; a masked
+      // tile leaves out the columns in the padding (and the weights only they would use).
+      std::vector<std::string> cols_code;
+      std::vector<bool> used(static_cast<size_t>(k.KW), false);
       const int64_t cols = (Rt - 1) * k.SW + (k.KW - 1) * k.DW + 1;
       for (int64_t c = 0; c < cols; ++c) {
+        if (kind == TileKind::Masked && !column_inside(k, at * k.SW - k.PW + c)) continue;
         std::string f;
         for (int64_t r = 0; r < Rt; ++r) {
           const int64_t t = c - r * k.SW;
           if (t < 0 || t % k.DW || t / k.DW >= k.KW) continue;
           f += fmt::format(" a{} += xv * w{};", r, t / k.DW);
+          used[static_cast<size_t>(t / k.DW)] = true;
         }
         if (f.empty()) continue;
-        e("{{ const {} xv = {};{} }}", k.vt, k.load(fmt::format("xk + ({}) * {}", affine("ow", k.SW, c - k.PW), b)), f);
+        const std::string x = kind == TileKind::Masked ? fmt::format("xk + {}", (at * k.SW - k.PW + c) * b)
+                                                       : fmt::format("xk + ({}) * {}", affine("ow", k.SW, c - k.PW), b);
+        cols_code.push_back(fmt::format("{{ const {} xv = {};{} }}", k.vt, k.load(x), f));
       }
+      std::string ws;
+      for (int64_t t = 0; t < k.KW; ++t)
+        if (used[static_cast<size_t>(t)]) ws += fmt::format("{}w{} = {}", ws.empty() ? "" : ", ", t, k.load(fmt::format("wk + {}", t * b)));
+      if (!ws.empty()) e("const {} {};", k.vt, ws);
+      for (const std::string& c : cols_code) e.line(c);
     }
     e("}}");  // kh
     std::string st;
