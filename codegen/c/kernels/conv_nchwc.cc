@@ -15,12 +15,14 @@
 //  - depthwise kernel: lanes are channels; a tile of RW pixels of one chunk, the KW weight
 //    vectors of a kernel row in registers, each input column loaded once per kernel row
 //    and used by every output pixel that reads it.
-// Each output row is cut at compile time into balanced tiles of at most RW pixels. A tile
-// that holds an edge pixel (one whose taps reach the padding) is emitted at its position
-// with only the (pixel, tap) pairs inside the input, so the edges run at the tile's
-// register reuse rather than one pixel at a time and no padded copy is made; interior tiles
-// of equal width form a loop. Rows with more than 8 such tiles (large dilations) keep one-
-// pixel edge tiles whose valid taps are found at run time. 1×1 convs with unit strides and
+// Each output row is cut at compile time into tiles of RW pixels and a shorter last one, with
+// the edge pixels (those whose taps reach the padding) inside full tiles, so the edges run at
+// the tile's register reuse rather than one pixel at a time and no padded copy is made. The
+// tiles of one width form a loop; in a loop that holds an edge tile, each pixel that may read
+// padding gets a pointer per kernel column, to zeros where the column is outside the input. A
+// lone tile (a row of one tile, the last shorter one) is emitted at its position with only
+// the (pixel, column) pairs inside the input. Rows with more than 8 edge tiles (large
+// dilations) keep one-pixel edge tiles whose valid taps are found at run time. 1×1 convs with unit strides and
 // no pads treat H×W as one row, cut into segments for the threads. Tasks: (image, tile of
 // chunks, output row or segment), parallel when the target says so.
 //
@@ -79,6 +81,7 @@ struct K {
   int64_t IH = 0, IW = 0, OH = 0, OW = 0, KH = 0, KW = 0, SH = 0, SW = 0, DH = 0, DW = 0, PH = 0, PW = 0;
   bool line = false;
   bool masked = false;  // rows cut by masked_row (edges in masked tiles), set with the tile width
+  std::vector<int64_t> group;  // a masked tile at a run-time position: the positions it takes
   int64_t OWr = 0;  // the real output width (line: to index the extra inputs)
   int64_t lo = 0, hi = 0;  // interior of a row: pixels whose KW taps are all inside X
   std::string vt, vtu, X, W, Y;
@@ -196,18 +199,17 @@ struct RowTile {
   bool masked;
 };
 
-// Balanced tiles of at most RW pixels over a row of OW; empty when more than 8 would be masked
-// (the edges are then one-pixel run-time tiles, TileKind::Edge).
+// Tiles of RW pixels over a row of OW, the last one shorter; empty when more than 8 would be
+// masked (the edges are then one-pixel run-time tiles, TileKind::Edge). One width and one
+// remainder keep the loop bodies, and the C compiler's time, to two per row.
 std::vector<RowTile> masked_row(const K& k, int64_t RW) {
   std::vector<RowTile> t;
-  const int64_t n = ceil_div(k.OW, RW), base = k.OW / n, extra = k.OW % n;
-  int64_t s = 0, masked = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t len = base + (i < extra ? 1 : 0);
+  int64_t masked = 0;
+  for (int64_t s = 0; s < k.OW; s += RW) {
+    const int64_t len = std::min(RW, k.OW - s);
     const bool m = s < k.lo || s + len > k.hi;
     masked += m;
     t.push_back({s, len, m});
-    s += len;
   }
   if (masked > 8) t.clear();
   return t;
@@ -248,17 +250,21 @@ void row_tiles(K& k, int64_t RW, int64_t SEG, int64_t NSEG, const TileFn& tile) 
   }
   if (k.masked) {
     const std::vector<RowTile> row = masked_row(k, RW);
+    // Consecutive tiles of one width share a loop body; one that holds a masked tile checks
+    // every pixel's columns at run time (at = -1).
     for (size_t i = 0; i < row.size();) {
       const RowTile& t = row[i];
       size_t j = i + 1;
-      while (!t.masked && j < row.size() && !row[j].masked && row[j].len == t.len) ++j;
+      bool masked = t.masked;
+      k.group = {t.start};
+      while (j < row.size() && row[j].len == t.len) masked = masked || row[j].masked, k.group.push_back(row[j].start), ++j;
       if (j - i > 1) {
         e("for (int64_t ow = {}; ow < {}; ow += {}) {{", t.start, t.start + static_cast<int64_t>(j - i) * t.len, t.len);
       } else {
         e("{{");
         e("const int64_t ow = {};", t.start);
       }
-      tile(t.len, t.masked ? TileKind::Masked : TileKind::Interior, t.start);
+      tile(t.len, masked ? TileKind::Masked : TileKind::Interior, j - i > 1 ? -1 : t.start);
       e("}}");
       i = j;
     }
@@ -340,10 +346,11 @@ int64_t tile_registers(const K& k) {
 // registers hold accumulators: the rest holds the RC weight vectors and the broadcasts of
 // the next steps, which gcc loads early across the unrolled input lanes (4 × 7 = 28 of 32
 // made gcc 12 spill accumulators to the stack: ~85% of the FMA peak on a 3×3 64→64 56×56
-// layer against ~95% for 4 × 6). First the most accumulators per tile on average over the
-// row (with masked edges the row is cut into balanced tiles: a 7-wide row takes 3 × 7 in one
-// tile rather than 4 × 6 and 4 × 1; 8 chunks go in tiles of 4, not 6 and 2), then fewer loads
-// per FMA, then no remainder tile of chunks.
+// layer against ~95% for 4 × 6). On average over the row and the groups of chunks: first the
+// most accumulators per tile (up to 18), then the most pixels per tile (up to 5.5), then fewer
+// loads per FMA, then no remainder tile of chunks. With masked edges a row of OW pixels in n
+// tiles takes tiles of ceil(OW / n): a 7-wide row takes 3 × 7 in one tile rather than 4 × 6
+// and 4 × 1; 8 chunks go in tiles of 4, not 6 and 2.
 void pick_tile(const K& k, int64_t group_chunks, int64_t* RC, int64_t* RW) {
   const int64_t R = tile_registers(k);
   const int64_t sat = R * 3 / 4;
@@ -357,10 +364,10 @@ void pick_tile(const K& k, int64_t group_chunks, int64_t* RC, int64_t* RW) {
     for (int64_t w = 1; w <= cap; ++w) {
       double px;  // pixels per tile on average over the row
       int64_t rw;
-      if (!k.line && !masked_row(k, std::min(w, k.OW)).empty()) {
-        const int64_t n = ceil_div(k.OW, w);
+      const int64_t n = ceil_div(k.OW, w);  // tiles of a masked row
+      if (!k.line && !masked_row(k, ceil_div(k.OW, n)).empty()) {
         rw = ceil_div(k.OW, n);
-        px = static_cast<double>(k.OW) / static_cast<double>(n);
+        px = static_cast<double>(k.OW) / static_cast<double>(ceil_div(k.OW, rw));
       } else {
         if (w < cap) continue;  // interior tiles of the widest size, one-pixel edges
         rw = std::min<int64_t>(std::max<int64_t>(k.hi - k.lo, 1), w);
@@ -488,19 +495,61 @@ void emit_broadcast_kernel(K& k) {
         for (int64_t i = full; i < lanes; ++i) step("", i, px, x);
       }
     };
-    if (kind == TileKind::Masked) {
-      // The taps of each kernel column, with only the pixels that read inside X.
-      for (int64_t kw = 0; kw < k.KW; ++kw) {
+    if (kind == TileKind::Masked && at >= 0) {
+      // A tile at a position known here: the kernel columns with only the pixels that read
+      // inside X; consecutive columns read by the same pixels share one loop (3×3, pads 1:
+      // column 0 without pixel 0, then columns 1..2).
+      auto pixels = [&](int64_t kw) {
         std::vector<int64_t> px;
         for (int64_t r = 0; r < R; ++r)
           if (column_inside(k, (at + r) * k.SW - k.PW + kw * k.DW)) px.push_back(r);
-        if (px.empty()) continue;
-        e("/* kernel column {}: pixels {}..{} of the tile */", kw, px.front(), px.back());
-        e("{{");
-        e("const float* restrict ww = wk + {};", kw * WT);
-        lane_steps(px, [&](int64_t r) { return fmt::format("(xk + {})", ((at + r) * k.SW - k.PW + kw * k.DW) * ps); });
-        e("}}");
+        return px;
+      };
+      for (int64_t c0 = 0; c0 < k.KW;) {
+        const std::vector<int64_t> px = pixels(c0);
+        int64_t c1 = c0 + 1;
+        while (c1 < k.KW && pixels(c1) == px) ++c1;
+        if (!px.empty()) {
+          e("/* kernel column{} {}{}: pixels {}..{} of the tile */", c1 - c0 > 1 ? "s" : "", c0, c1 - c0 > 1 ? fmt::format("..{}", c1 - 1) : "",
+            px.front(), px.back());
+          if (c1 - c0 > 1) e("for (int64_t kw = {}; kw < {}; ++kw) {{", c0, c1);
+          else e("{{"), e("const int64_t kw = {};", c0);
+          e("const float* restrict ww = wk + kw * {};", WT);
+          e("const float* restrict xw = xk + {};", affine("kw", k.DW * ps, 0));
+          lane_steps(px, [&](int64_t r) { return fmt::format("(xw + {})", ((at + r) * k.SW - k.PW) * ps); });
+          e("}}");
+        }
+        c0 = c1;
       }
+      e("}}");  // kh
+      return;
+    }
+    if (kind == TileKind::Masked) {
+      // Tiles at run-time positions (a loop over tiles of one width, one of them or more at
+      // an edge): one loop over the kernel columns with a pointer per pixel that may read
+      // padding, to zeros when its column is outside X; one loop body for the whole group.
+      open_loop(e, "kw", k.KW);
+      e("const float* restrict ww = wk + kw * {};", WT);
+      std::vector<int64_t> px;
+      std::vector<std::string> xp(static_cast<size_t>(R));
+      bool zeros = false;
+      for (int64_t r = 0; r < R; ++r) {
+        px.push_back(r);
+        const std::string iw = affine("ow", k.SW, r * k.SW - k.PW) + " + " + affine("kw", k.DW, 0);
+        bool checked = false;  // whether the pixel is at an edge in some tile of the group
+        for (int64_t s0 : k.group) checked = checked || s0 + r < k.lo || s0 + r >= k.hi;
+        if (!checked) {
+          xp[static_cast<size_t>(r)] = fmt::format("(xk + ({}) * {})", iw, ps);
+          continue;
+        }
+        if (!zeros) e("static const float zx[{}] = {{0}};  /* what a pixel reads in the padding */", bl);
+        zeros = true;
+        e("const int64_t iw{} = {};", r, iw);
+        e("const float* restrict xp{0} = (uint64_t)iw{0} < {1} ? xk + iw{0} * {2} : zx;", r, k.IW, ps);
+        xp[static_cast<size_t>(r)] = fmt::format("xp{}", r);
+      }
+      lane_steps(px, [&](int64_t r) { return xp[static_cast<size_t>(r)]; });
+      e("}}");  // kw
       e("}}");  // kh
       return;
     }
@@ -647,7 +696,12 @@ void emit_depthwise_kernel(K& k) {
       std::vector<bool> used(static_cast<size_t>(k.KW), false);
       const int64_t cols = (Rt - 1) * k.SW + (k.KW - 1) * k.DW + 1;
       for (int64_t c = 0; c < cols; ++c) {
-        if (kind == TileKind::Masked && !column_inside(k, at * k.SW - k.PW + c)) continue;
+        if (kind == TileKind::Masked && at >= 0 && !column_inside(k, at * k.SW - k.PW + c)) continue;
+        // At a run-time position, a column that is in the padding for some tile of the group
+        // reads zeros there.
+        bool checked = false;
+        if (kind == TileKind::Masked && at < 0)
+          for (int64_t s0 : k.group) checked = checked || !column_inside(k, s0 * k.SW - k.PW + c);
         std::string f;
         for (int64_t r = 0; r < Rt; ++r) {
           const int64_t t = c - r * k.SW;
@@ -656,9 +710,13 @@ void emit_depthwise_kernel(K& k) {
           used[static_cast<size_t>(t / k.DW)] = true;
         }
         if (f.empty()) continue;
-        const std::string x = kind == TileKind::Masked ? fmt::format("xk + {}", (at * k.SW - k.PW + c) * b)
-                                                       : fmt::format("xk + ({}) * {}", affine("ow", k.SW, c - k.PW), b);
-        cols_code.push_back(fmt::format("{{ const {} xv = {};{} }}", k.vt, k.load(x), f));
+        const bool fixed = kind == TileKind::Masked && at >= 0;
+        const std::string x = fixed ? fmt::format("xk + {}", (at * k.SW - k.PW + c) * b) : fmt::format("xk + ({}) * {}", affine("ow", k.SW, c - k.PW), b);
+        if (checked)
+          cols_code.push_back(fmt::format("{{ const {0} xv = (uint64_t)({1}) < {2} ? ({0}){3} : ({0}){{0}};{4} }}", k.vt, affine("ow", k.SW, c - k.PW),
+                                          k.IW, k.load(x), f));
+        else
+          cols_code.push_back(fmt::format("{{ const {} xv = {};{} }}", k.vt, k.load(x), f));
       }
       std::string ws;
       for (int64_t t = 0; t < k.KW; ++t)
