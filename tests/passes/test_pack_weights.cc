@@ -214,6 +214,30 @@ TEST(PackedGemmC, SingleStepReductionAndFewRows) {
   expect_c_matches(b3, "x86-64-avx512", "M 3", false);
 }
 
+// The dot form (fewer than 4 rows, B stored N x K): rows of B in groups of 4 with a
+// remainder group, K past the last whole step of two vectors, alpha, beta and C broadcasts,
+// a transposed single-row A, two rows of A, a batched product with B of one column, and a
+// K too short for the vector steps, on every target's vector width.
+TEST(PackedGemmC, DotFormRowGroupsAndRemainders) {
+  for (const char* t : kTargets) {
+    GraphBuilder b;
+    Value* x = b.input("x", {1, 75});
+    b.output(b.node("Gemm", {x, b.random_constant("w", {7, 75}), b.random_constant("c", {7})},
+                    {{"transB", attr_int(1)}, {"alpha", attr_float(0.5)}, {"beta", attr_float(-1.5)}}));
+    Value* xt = b.input("xt", {300, 1});
+    b.output(b.node("Gemm", {xt, b.random_constant("wt", {4, 300}), b.random_constant("ct", {1})},
+                    {{"transA", attr_int(1)}, {"transB", attr_int(1)}}));
+    Value* x2 = b.input("x2", {2, 130});
+    Value* y2 = b.node("Gemm", {x2, b.random_constant("w2", {9, 130}), b.random_constant("c2", {2, 9})}, {{"transB", attr_int(1)}});
+    b.output(b.node("Relu", {y2}));
+    Value* x3 = b.input("x3", {3, 1, 256});
+    b.output(b.node("MatMul", {x3, b.random_constant("w3", {256, 1})}));
+    Value* x4 = b.input("x4", {1, 6});
+    b.output(b.node("Gemm", {x4, b.random_constant("w4", {5, 6})}, {{"transB", attr_int(1)}}));
+    expect_c_matches(b, t, "dot forms", false);
+  }
+}
+
 // Activation x activation (attention's products): each task packs its panel of B. Batches
 // broadcast on either side, a transposed activation B, an epilogue reading the batch, and a
 // K too long for a stack panel (the blocked form) in one graph.
