@@ -418,6 +418,34 @@ TEST(NchwcConv, ReductionSteps) {
   check_nchwc(conv_epis({{specs[0], Epi::ResidualRelu}, {specs[1], Epi::SEScale}, {specs[3], Epi::ChannelMulAdd}}), 16, 1e-4, 6, o);
 }
 
+// The task order (conv_nchwc.cc): rows or segments outermost when X outweighs W (each thread
+// then reads its share of X and all of W), groups of chunks outermost otherwise. Both orders
+// checked against the reference, with an epilogue and batch 2 on the rows-outermost side.
+TEST(NchwcConv, TaskOrderRowsOrGroupsOutermost) {
+  Target t = parse_target("x86-64-avx512");
+  t.l2_bytes = 256 << 10;
+  t.threads = 2;
+  const std::unique_ptr<Backend> be = make_c_backend(t);
+  CRunOptions o = native();
+  o.backend = be.get();
+  const std::vector<ConvSpec> rows = {
+      cs(64, 128, 16, 16, 1),                                                                  // 1×1: segments outermost
+      with(cs(32, 96, 40, 40, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.strides = {2, 2}; s.N = 2; }),
+  };
+  const std::vector<ConvSpec> groups = {with(cs(16, 256, 6, 6, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; })};
+  GraphBuilder b;
+  for (size_t k = 0; k < rows.size() + groups.size(); ++k) {
+    const ConvSpec& s = k < rows.size() ? rows[k] : groups[k - rows.size()];
+    Value* y = conv_node(b, 16, s, "conv" + std::to_string(k));
+    const std::string body = be->emit_node(*y->producer, NodeParams{{"x0", "x1", "x2"}, {"y0"}, {}}).body;
+    EXPECT_EQ(body.find("Tasks in the order") != std::string::npos, k < rows.size()) << "conv " << k << ":\n" << body;
+  }
+  std::vector<ConvSpec> all = rows;
+  all.insert(all.end(), groups.begin(), groups.end());
+  check_nchwc(convs(all), 16, 1e-4, 0, o);
+  check_nchwc(conv_epis({{rows[0], Epi::ResidualRelu}, {rows[1], Epi::SEScale}}), 16, 1e-4, 4, o);
+}
+
 // A target whose vectors hold 64 floats (generic-vector:64): one chunk per 64-lane block,
 // 4 per 256-lane block; tiles sized for the host's registers (conv_nchwc.cc tile_registers).
 TEST(NchwcConv, LongVectorTarget) {
