@@ -6,7 +6,9 @@
 
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
+#include "codegen/c/vector_types.h"
 #include "ir/op.h"
+#include "ir/ops/elementwise.h"
 
 namespace onnxc {
 
@@ -85,6 +87,63 @@ std::string epilogue_element(const CEmit& e, const std::string& src, const std::
     locals[step->out(0)] = "t" + std::to_string(k);
   }
   return s + fmt::format(" {} = t{};", dst, k);
+}
+
+std::string epilogue_vector(const CEmit& e, int64_t V, const std::string& src, const std::vector<std::string>& extra_vecs,
+                            const std::string& dst) {
+  const Node& n = e.node;
+  ONNXC_ASSERT(extra_vecs.size() == n.extra_inputs.size(), n.where() + ": vector epilogue without its extra inputs");
+  const std::string vt = vector_type(V), vi = vector_int_type(V);
+  std::map<const Value*, std::string> locals{{n.anchor_out, "v0"}};
+  std::string s = fmt::format("{} v0 = {};", vt, src);
+  // c ? a : b on each lane, c a comparison (an int vector of all-ones or zeros lanes).
+  auto select = [&](const std::string& c, const std::string& a, const std::string& b) {
+    return fmt::format("({0})((({1}) & ({2})({3})) | (~({1}) & ({2})({4})))", vt, c, vi, a, b);
+  };
+  size_t k = 0;
+  for (auto& step : n.epilogue) {
+    const Node& m = *step;
+    ++k;
+    if (!m.out(0) || m.out(0)->dtype != DType::F32) return "";
+    for (const Value* v : m.inputs)
+      if (v && v->dtype != DType::F32) return "";
+    const std::vector<std::string> a = expr_args(e, m, false, locals, {}, &extra_vecs);
+    const std::string d = "v" + std::to_string(k);
+    const std::string& t = m.op_type;
+    std::string x;
+    if (t == "Relu") {
+      x = fmt::format("({})(({}){} & ({} > 0.0f))", vt, vi, a.at(0), a.at(0));  // NaN > 0 is false: 0, as x > 0 ? x : 0
+    } else if (t == "LeakyRelu") {
+      x = select(fmt::format("{} >= 0.0f", a.at(0)), a.at(0), fmt::format("{} * {}", c_float(unary_attrs(m).alpha), a.at(0)));
+    } else if (t == "Clip") {
+      std::string lo, hi;
+      if (m.opset < 11) {
+        lo = c_float(clip_attrs(m).lo), hi = c_float(clip_attrs(m).hi);
+      } else {
+        for (size_t i = 1; i < 3; ++i) {
+          const Value* b = m.in(i);
+          if (!b) continue;
+          if (!b->constant) return "";
+          (i == 1 ? lo : hi) = c_elem_literal(*b->constant, 0);
+        }
+      }
+      // x < lo ? lo : x, then x > hi ? hi : x (a NaN stays NaN), as the scalar Clip.
+      std::string c = a.at(0);
+      if (!lo.empty()) {
+        s += fmt::format(" const {} {}l = {};", vt, d, select(fmt::format("{} < {}", c, lo), fmt::format("({}){{0}} + {}", vt, lo), c));
+        c = d + "l";
+      }
+      x = hi.empty() ? c : select(fmt::format("{} > {}", c, hi), fmt::format("({}){{0}} + {}", vt, hi), c);
+    } else if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div") {
+      const char* op = t == "Add" ? "+" : t == "Sub" ? "-" : t == "Mul" ? "*" : "/";
+      x = fmt::format("({}) {} ({})", a.at(0), op, a.at(1));
+    } else {
+      return "";
+    }
+    s += fmt::format(" const {} {} = {};", vt, d, x);
+    locals[m.out(0)] = d;
+  }
+  return s + fmt::format(" {} = v{};", dst, k);
 }
 
 }  // namespace onnxc

@@ -11,8 +11,8 @@
 // inputs are read through their broadcast views, so the loop works for plain and NCHWc
 // outputs alike. An anchor's kernel may instead apply the epilogue itself, on each tile of
 // its output while the tile is in registers or L1 (the NCHWc conv, codegen/c/kernels/
-// conv_nchwc.cc): it builds each element from epilogue_element() and sets
-// CEmit::epilogue_done, and the backend then emits no group loop.
+// conv_nchwc.cc): it builds each element from epilogue_vector() or epilogue_element() and
+// sets CEmit::epilogue_done, and the backend then emits no group loop.
 #pragma once
 #include <string>
 #include <vector>
@@ -33,5 +33,15 @@ void emit_group_loop(CEmit& e);
 // (a step may read its argument more than once).
 std::string epilogue_element(const CEmit& e, const std::string& src, const std::vector<std::string>& extra_elems,
                              const std::string& dst);
+
+// The same epilogue on V lanes at once, for anchors that apply it to vector-extension
+// registers (the NCHWc conv's tiles, before they are stored): v0 = `src` (an onnxc_vfV
+// value), extra input k read as extra_vecs[k] (an onnxc_vfV expression, or a float one that
+// is broadcast), the result stored to the lvalue `dst`. "" when a step has no vector form
+// here: Relu, LeakyRelu, Clip with constant bounds, Add, Sub, Mul and Div on float32 have one,
+// each with its scalar form's result on every lane (NaN included); the caller then falls back
+// to epilogue_element() lane by lane.
+std::string epilogue_vector(const CEmit& e, int64_t V, const std::string& src, const std::vector<std::string>& extra_vecs,
+                            const std::string& dst);
 
 }  // namespace onnxc

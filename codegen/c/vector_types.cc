@@ -11,6 +11,7 @@
 namespace onnxc {
 
 std::string vector_type(int64_t n) { return fmt::format("onnxc_vf{}", n); }
+std::string vector_int_type(int64_t n) { return fmt::format("onnxc_vi{}", n); }
 
 std::string vector_type_definitions(const std::string& code) {
   std::set<int64_t> widths;
@@ -30,8 +31,9 @@ std::string vector_type_definitions(const std::string& code) {
   for (int64_t n : widths)
     s += fmt::format(
         "typedef float {0} __attribute__((vector_size({1})));\n"
-        "typedef float {0}u __attribute__((vector_size({1}), aligned(4), may_alias));\n",
-        vector_type(n), 4 * n);
+        "typedef float {0}u __attribute__((vector_size({1}), aligned(4), may_alias));\n"
+        "typedef int {2} __attribute__((vector_size({1})));\n",
+        vector_type(n), 4 * n, vector_int_type(n));
   return s + "\n";
 }
 

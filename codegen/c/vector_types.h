@@ -10,6 +10,8 @@
 //   onnxc_vfN          N floats, naturally aligned: accumulators and other locals
 //   onnxc_vfNu         the same at any float-aligned address, aliasing float: loads and
 //                      stores `*(const onnxc_vfNu*)p` (what <immintrin.h> calls __m512_u)
+//   onnxc_viN          N ints: what comparing two onnxc_vfN gives (a lane of all ones where
+//                      true), for selects `(vf)((c & (vi)a) | (~c & (vi)b))`
 // A multiply-add is written as plain vector arithmetic, `a += x * w` (x a float or a vector: a
 // scalar operand is broadcast), no intrinsics. Whether it becomes one fused instruction is
 // the C compiler's choice: clang contracts within an expression by default, gcc in ISO C
@@ -25,6 +27,9 @@ namespace onnxc {
 
 // "onnxc_vf<N>": the type name the kernels write for N-float vectors.
 std::string vector_type(int64_t n);
+// "onnxc_vi<N>": N 32-bit ints, the type of a comparison of two onnxc_vf<N> (lanes of all
+// ones or zeros), for selects by bitwise and/or; defined with onnxc_vf<N>.
+std::string vector_int_type(int64_t n);
 // The definitions of the widths whose onnxc_vfN names occur in `code`; "" when none does.
 std::string vector_type_definitions(const std::string& code);
 

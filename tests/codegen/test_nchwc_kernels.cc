@@ -296,10 +296,10 @@ TEST(NchwcConv, GroupedWholeBlocks) {
 // ---------------------------------------------------------------------------------------
 // Conv with a fused epilogue, applied on the conv's tiles
 
-enum class Epi { Relu, Clip, ResidualRelu, SkipFirstAdd, ChannelMulAdd, GateMulScalar, SiLU, HardSwishLeaky, SEScale };
+enum class Epi { Relu, Clip, ResidualRelu, SkipFirstAdd, ChannelMulAdd, GateMulScalar, SiLU, HardSwishLeaky, SEScale, Leaky, ClipLow };
 
 // Steps the fusion pass puts in the conv's group.
-size_t epi_steps(Epi k) { return k == Epi::Relu || k == Epi::Clip ? 1 : 2; }
+size_t epi_steps(Epi k) { return k == Epi::Relu || k == Epi::Clip || k == Epi::Leaky || k == Epi::ClipLow ? 1 : 2; }
 
 // Conv (spec s) → epilogue k → output. Extra inputs: a residual of the conv's shape (NCHWc,
 // padding lanes -inf), per-channel constants ([M,1,1]; NCHWc [1,M,1,1] as the layout pass
@@ -337,6 +337,8 @@ void conv_epi(GraphBuilder& b, int64_t blk, const ConvSpec& s, Epi k, const std:
       break;
     case Epi::SiLU: r = nc(b.node("Mul", {y, nc(b.node("Sigmoid", {y}))})); break;
     case Epi::HardSwishLeaky: r = nc(b.node("LeakyRelu", {nc(b.node("HardSwish", {y}))}, {{"alpha", attr_float(0.1)}})); break;
+    case Epi::Leaky: r = nc(b.node("LeakyRelu", {y}, {{"alpha", attr_float(0.2)}})); break;
+    case Epi::ClipLow: r = nc(b.node("Clip", {y, scalar(name + "_lo", 0.1f)})); break;
     case Epi::SEScale: {
       Value* se = b.input(name + "_se", {ys[0], M, 1, 1});
       r = nc(b.node("Relu", {nc(b.node("Mul", {y, dirty(b, se, blk)}))}));
@@ -383,6 +385,31 @@ std::vector<EpiCase> epi_cases() {
 
 TEST(NchwcConvEpilogue, Blocks4And16) {
   for (int64_t blk : {4, 16}) check_epis(epi_cases(), blk);
+}
+
+// The epilogue on the accumulators (fused.h epilogue_vector) where every step has a vector
+// form and every extra input is read lane by lane or once for all lanes; else the stored
+// tile again, lane by lane ("ye["). Both against the reference.
+TEST(NchwcConvEpilogue, OnTheAccumulatorsWhereTheStepsHaveAVectorForm) {
+  auto t = tile_specs();
+  auto d = depthwise_specs();
+  const std::vector<EpiCase> vec = {{t[0], Epi::ResidualRelu}, {t[1], Epi::ChannelMulAdd}, {t[2], Epi::SEScale}, {t[3], Epi::GateMulScalar},
+                                    {t[4], Epi::SkipFirstAdd}, {d[5], Epi::Clip},          {d[6], Epi::Leaky},   {t[0], Epi::ClipLow}};
+  const std::vector<EpiCase> lanes = {{t[1], Epi::SiLU}, {d[1], Epi::HardSwishLeaky}};
+  std::vector<EpiCase> all = vec;
+  all.insert(all.end(), lanes.begin(), lanes.end());
+  GraphBuilder b;
+  conv_epis(all)(b, 16);
+  fuse_ops(*b.g, test_pass_options());
+  size_t k = 0;
+  for (auto& [n, body] : fused_convs(*b.g)) {
+    const bool on_acc = k++ < vec.size();
+    EXPECT_EQ(body.find(" v0 = a") != std::string::npos, on_acc) << n->where() << ":\n" << body;
+    EXPECT_EQ(body.find("ye[") == std::string::npos, on_acc) << n->where();
+  }
+  EXPECT_EQ(k, all.size());
+  check_epis(all, 16);
+  check_epis(all, 4);
 }
 
 TEST(NchwcConvEpilogue, Blocks64And256) {
