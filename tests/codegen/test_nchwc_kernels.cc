@@ -473,6 +473,32 @@ TEST(NchwcConv, TaskOrderRowsOrGroupsOutermost) {
   check_nchwc(conv_epis({{rows[0], Epi::ResidualRelu}, {rows[1], Epi::SEScale}}), 16, 1e-4, 4, o);
 }
 
+// 1×1 convs whose tile's weights outgrow two L1s step through the input blocks so a step's
+// weights stay in L1 for every tile of the task (conv_nchwc.cc): on a target with a 4 KiB L1
+// every one of these does, with a partial last input block, batch 2, segments of the line,
+// and epilogues on the last step only (on the accumulators, and lane by lane for SiLU).
+TEST(NchwcConv, LineStepsForL1) {
+  Target t = parse_target("x86-64-avx512");
+  t.l1d_bytes = 4 << 10;
+  t.threads = 2;
+  const std::unique_ptr<Backend> small = make_c_backend(t);
+  CRunOptions o = native();
+  o.backend = small.get();
+  const std::vector<ConvSpec> specs = {
+      cs(96, 32, 24, 24, 1),
+      with(cs(90, 48, 20, 20, 1), [](ConvSpec& s) { s.N = 2; }),
+      with(cs(160, 512, 7, 7, 1), [](ConvSpec& s) { s.bias = false; }),  // the whole line in one task
+  };
+  GraphBuilder b;
+  for (size_t k = 0; k < specs.size(); ++k) {
+    Value* y = conv_node(b, 16, specs[k], "conv" + std::to_string(k));
+    NodeParams p{{"x0", "x1", specs[k].bias ? "x2" : ""}, {"y0"}, {}};
+    EXPECT_NE(small->emit_node(*y->producer, p).body.find("stay in L1"), std::string::npos) << "conv " << k;
+  }
+  check_nchwc(convs(specs), 16, 1e-4, 0, o);
+  check_nchwc(conv_epis({{specs[0], Epi::ResidualRelu}, {specs[1], Epi::SiLU}, {specs[2], Epi::ChannelMulAdd}}), 16, 1e-4, 6, o);
+}
+
 // A target whose vectors hold 64 floats (generic-vector:64): one chunk per 64-lane block,
 // 4 per 256-lane block; tiles sized for the host's registers (conv_nchwc.cc tile_registers).
 TEST(NchwcConv, LongVectorTarget) {

@@ -39,9 +39,10 @@
 // L2, the reduction runs in steps of input blocks: a task then covers a block of rows, and per
 // step every tile of those rows loads its accumulators from Y (the bias on the first step),
 // adds the step's input blocks and stores them, so each step's weights come from L3 once per
-// row block rather than once per tile; the epilogue runs after the last step.
+// row block rather than once per tile; the epilogue runs after the last step. 1×1 convs step
+// so that a step's weights stay in L1 across the tiles of a task (a segment of the line).
 //
-// Known gaps: 1×1 convs (the line) and first layers never run in steps; a chunk spanning several
+// Known gaps: first layers never run in steps; a chunk spanning several
 // machine registers (generic-vector targets wider than the host) tiles fewer pixels but is not
 // split.
 #include <algorithm>
@@ -462,10 +463,19 @@ void emit_broadcast_kernel(K& k) {
   // step at a time into Y, and each step's weights are read from L3 once per row block
   // instead of once per tile (resnet50's 3x3 convs on 7x7 with 512 channels: 1.2 MB of
   // weights per tile; the edge pixels, one-pixel tiles, were bound by streaming them).
+  // 1×1 convs (the line) step through the input blocks too, for L1: their tiles reuse no
+  // weight across kernel taps, so each tile of a task read the whole slab of its chunks from
+  // L2; in steps whose slab takes a quarter of L1 it stays there for every tile of the task
+  // (resnet50's 2048→512 and 512→2048 on 7×7, one thread: 0.75 → 0.65 ms). Slabs up to two
+  // L1s keep going from L2: the accumulators' extra loads and stores per step cost more than
+  // that (256→64 on 56×56, a 64 KB slab: +6% in steps).
   const int64_t slab_block = k.KH * k.KW * bl * RC * V * 4;  // bytes of W per reduction block and tile
   int64_t NBB = NB;
   if (!k.first && !k.line && NB > 1 && slab_block * NB > e.target.l2_bytes / 2)
     NBB = std::max<int64_t>(1, e.target.l2_bytes / 2 / slab_block);
+  const int64_t line_tiles = k.line ? ceil_div(NSEG > 1 ? SEG : k.OW, RW) : 0;  // tiles per task
+  if (k.line && line_tiles > 1 && NB > 1 && slab_block * NB > 2 * e.target.l1d_bytes)
+    NBB = std::max<int64_t>(1, e.target.l1d_bytes / 4 / slab_block);
   NBB = ceil_div(NB, ceil_div(NB, NBB));  // steps of equal size
   const bool steps = NBB < NB;
   int64_t RB = 1;  // rows per task when stepping: as many as the threads allow
@@ -474,7 +484,10 @@ void emit_broadcast_kernel(K& k) {
     while (RB > 1 && g.N * NG * ceil_div(k.OH, RB) < 4 * std::max(1, e.target.threads)) RB = (RB + 1) / 2;
   }
   const int64_t NRB = steps ? ceil_div(k.OH, RB) : 0;
-  if (steps)
+  if (steps && k.line)
+    e("/* Reduction in steps of {} of the {} input blocks (each step's weights stay in L1 across the task's tiles);"
+      " tiles accumulate into Y. */", NBB, NB);
+  else if (steps)
     e("/* Reduction in steps of {} of the {} input blocks (each step's weights stay in L2 across a block of {} rows);"
       " tiles accumulate into Y. */", NBB, NB, RB);
   const std::string rowvar = k.line ? "seg" : "oh";
@@ -488,7 +501,7 @@ void emit_broadcast_kernel(K& k) {
   // X 1.6 MB, W 256 KB) 0.37 → 0.28 ms with rows outermost; layer3's 256→1024 (X 200 KB,
   // W 1 MB) 0.30 → 0.37 ms, so it keeps groups outermost.
   bool rows_outer = false;
-  if (!steps && !k.first && g.G == 1 && NG > 1 && (!k.line || NSEG > 1)) {
+  if ((!steps || k.line) && !k.first && g.G == 1 && NG > 1 && (!k.line || NSEG > 1)) {
     const double T = std::max(1, e.target.threads), half_l2 = e.target.l2_bytes / 2.0;
     // X as read: a strided conv whose taps do not overlap (1×1 stride 2) skips rows and columns.
     auto touched = [](int64_t in, int64_t out, int64_t s, int64_t kk, int64_t d) {
@@ -505,7 +518,7 @@ void emit_broadcast_kernel(K& k) {
   }
   std::vector<std::tuple<std::string, int64_t, int64_t>> tasks{{"n", g.N, 1}};
   if (!rows_outer) tasks.emplace_back("grp", NG, 1);
-  if (steps) {
+  if (steps && !k.line) {
     if (NRB > 1) tasks.emplace_back("rb", NRB, 1);
   } else if (!k.line || NSEG > 1) {
     tasks.emplace_back(rowvar, rows, 1);
@@ -514,7 +527,7 @@ void emit_broadcast_kernel(K& k) {
     tasks.emplace_back("grp", NG, 1);
     e("/* Tasks in the order (image, {}, chunks): each thread reads its share of X and every weight. */", k.line ? "segment" : "output row");
   }
-  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * NG * (steps ? NRB : rows) > 1);
+  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * NG * (steps && !k.line ? NRB : rows) > 1);
   e("const int64_t q0 = {};", affine("grp", RC, 0));
   if (k.first) e("const float* restrict xn = {} + n * {};", k.X, g.C * XBS);
   else if (g.G == 1) e("const float* restrict xn = {} + n * {};", k.X, k.CB * XBS);
@@ -678,15 +691,21 @@ void emit_broadcast_kernel(K& k) {
           e("}}");
         }
       }
+      // The stores; with steps the epilogue goes on the last step's only.
       const std::vector<std::string> fused =
-          k.epi && !steps ? epilogue_stores(k, RCt, R, "q0", ycoff, [](int64_t j, int64_t r) { return fmt::format("a{}_{}", j, r); })
-                          : std::vector<std::string>{};
-      for (const std::string& l : fused) e.line(l);
-      for (int64_t j = 0; j < RCt && fused.empty(); ++j) {
+          k.epi ? epilogue_stores(k, RCt, R, "q0", ycoff, [](int64_t j, int64_t r) { return fmt::format("a{}_{}", j, r); })
+                : std::vector<std::string>{};
+      if (!fused.empty()) {
+        if (steps) e("if (cb0 + {} >= {}) {{", NBB, NB);
+        for (const std::string& l : fused) e.line(l);
+        if (steps) e("}} else {{");
+      }
+      for (int64_t j = 0; j < RCt && (fused.empty() || steps); ++j) {
         std::string st;
         for (int64_t r = 0; r < R; ++r) st += fmt::format("{}*({}*)(yr + {}) = a{}_{};", r ? " " : "", k.vtu, affine("ow", b, r * b + j * ycoff), j, r);
         e("{}", st);
       }
+      if (!fused.empty() && steps) e("}}");
       if (k.epi && fused.empty()) {
         if (steps) e("if (cb0 + {} >= {}) {{", NBB, NB);
         tile_epilogue(k, RCt, R, "q0", ycoff);
