@@ -39,8 +39,9 @@
 // L2, the reduction runs in steps of input blocks: a task then covers a block of rows, and per
 // step every tile of those rows loads its accumulators from Y (the bias on the first step),
 // adds the step's input blocks and stores them, so each step's weights come from L3 once per
-// row block rather than once per tile; the epilogue runs after the last step. 1×1 convs step
-// so that a step's weights stay in L1 across the tiles of a task (a segment of the line).
+// row block rather than once per tile; the epilogue runs after the last step. Where the slab
+// outgrows two L1s the steps are smaller, so that a step's weights stay in L1 across the
+// tiles of a task (1×1 convs too: a segment of the line).
 //
 // Known gaps: first layers never run in steps; a chunk spanning several
 // machine registers (generic-vector targets wider than the host) tiles fewer pixels but is not
@@ -463,19 +464,23 @@ void emit_broadcast_kernel(K& k) {
   // step at a time into Y, and each step's weights are read from L3 once per row block
   // instead of once per tile (resnet50's 3x3 convs on 7x7 with 512 channels: 1.2 MB of
   // weights per tile; the edge pixels, one-pixel tiles, were bound by streaming them).
-  // 1×1 convs (the line) step through the input blocks too, for L1: their tiles reuse no
-  // weight across kernel taps, so each tile of a task read the whole slab of its chunks from
-  // L2; in steps whose slab takes a quarter of L1 it stays there for every tile of the task
-  // (resnet50's 2048→512 and 512→2048 on 7×7, one thread: 0.75 → 0.65 ms). Slabs up to two
-  // L1s keep going from L2: the accumulators' extra loads and stores per step cost more than
-  // that (256→64 on 56×56, a 64 KB slab: +6% in steps).
+  // Steps for L1 too: where a tile's slab outgrows two L1s, each step's weights take a quarter
+  // of L1 (at least one input block) and stay there for every tile of the task (a block of
+  // rows, or a segment of the line) rather than coming from L2 again for each tile. One
+  // thread: resnet50's 1×1 2048→512 and 512→2048 on 7×7 0.75 → 0.65 ms, its layer4 3×3
+  // convs -8%; vgg19 -4%. Slabs up to two L1s keep going from L2: the accumulators' extra
+  // loads and stores per step cost more than that (256→64 on 56×56, a 64 KB slab: +6%).
   const int64_t slab_block = k.KH * k.KW * bl * RC * V * 4;  // bytes of W per reduction block and tile
   int64_t NBB = NB;
   if (!k.first && !k.line && NB > 1 && slab_block * NB > e.target.l2_bytes / 2)
     NBB = std::max<int64_t>(1, e.target.l2_bytes / 2 / slab_block);
-  const int64_t line_tiles = k.line ? ceil_div(NSEG > 1 ? SEG : k.OW, RW) : 0;  // tiles per task
-  if (k.line && line_tiles > 1 && NB > 1 && slab_block * NB > 2 * e.target.l1d_bytes)
-    NBB = std::max<int64_t>(1, e.target.l1d_bytes / 4 / slab_block);
+  const int64_t line_tiles = k.line ? ceil_div(NSEG > 1 ? SEG : k.OW, RW) : 2;  // tiles per task (a row has several)
+  bool for_l1 = false;  // the steps are sized for L1
+  if (!k.first && line_tiles > 1 && NB > 1 && slab_block * NB > 2 * e.target.l1d_bytes) {
+    const int64_t l1 = std::max<int64_t>(1, e.target.l1d_bytes / 4 / slab_block);
+    for_l1 = l1 < NBB;
+    NBB = std::min(NBB, l1);
+  }
   NBB = ceil_div(NB, ceil_div(NB, NBB));  // steps of equal size
   const bool steps = NBB < NB;
   int64_t RB = 1;  // rows per task when stepping: as many as the threads allow
@@ -484,14 +489,13 @@ void emit_broadcast_kernel(K& k) {
     while (RB > 1 && g.N * NG * ceil_div(k.OH, RB) < 4 * std::max(1, e.target.threads)) RB = (RB + 1) / 2;
   }
   const int64_t NRB = steps ? ceil_div(k.OH, RB) : 0;
-  if (steps && k.line)
-    e("/* Reduction in steps of {} of the {} input blocks (each step's weights stay in L1 across the task's tiles);"
-      " tiles accumulate into Y. */", NBB, NB);
-  else if (steps)
-    e("/* Reduction in steps of {} of the {} input blocks (each step's weights stay in L2 across a block of {} rows);"
-      " tiles accumulate into Y. */", NBB, NB, RB);
-  const std::string rowvar = k.line ? "seg" : "oh";
-  const int64_t rows = k.line ? NSEG : k.OH;
+  if (steps)
+    e("/* Reduction in steps of {} of the {} input blocks (each step's weights stay in L{} across {});"
+      " tiles accumulate into Y. */", NBB, NB, for_l1 ? 1 : 2,
+      k.line ? "the task's segment of the line" : fmt::format("a block of {} rows", RB));
+  // The row task: a segment of the line, an output row, or a block of rows with steps.
+  const std::string rowvar = k.line ? "seg" : steps ? "rb" : "oh";
+  const int64_t rows = k.line ? NSEG : steps ? NRB : k.OH;
   // Task order: groups of chunks outermost, so each thread keeps its groups' weights and
   // reads X once per group, or rows (segments) outermost, so each thread reads its share of
   // X and every weight. Each thread's reads from beyond L2 (half of L2 for the operand that
@@ -501,7 +505,7 @@ void emit_broadcast_kernel(K& k) {
   // X 1.6 MB, W 256 KB) 0.37 → 0.28 ms with rows outermost; layer3's 256→1024 (X 200 KB,
   // W 1 MB) 0.30 → 0.37 ms, so it keeps groups outermost.
   bool rows_outer = false;
-  if ((!steps || k.line) && !k.first && g.G == 1 && NG > 1 && (!k.line || NSEG > 1)) {
+  if (!k.first && g.G == 1 && NG > 1 && rows > 1) {
     const double T = std::max(1, e.target.threads), half_l2 = e.target.l2_bytes / 2.0;
     // X as read: a strided conv whose taps do not overlap (1×1 stride 2) skips rows and columns.
     auto touched = [](int64_t in, int64_t out, int64_t s, int64_t kk, int64_t d) {
@@ -518,16 +522,12 @@ void emit_broadcast_kernel(K& k) {
   }
   std::vector<std::tuple<std::string, int64_t, int64_t>> tasks{{"n", g.N, 1}};
   if (!rows_outer) tasks.emplace_back("grp", NG, 1);
-  if (steps && !k.line) {
-    if (NRB > 1) tasks.emplace_back("rb", NRB, 1);
-  } else if (!k.line || NSEG > 1) {
-    tasks.emplace_back(rowvar, rows, 1);
-  }
+  if (rows > 1 || (!k.line && !steps)) tasks.emplace_back(rowvar, rows, 1);
   if (rows_outer) {
     tasks.emplace_back("grp", NG, 1);
-    e("/* Tasks in the order (image, {}, chunks): each thread reads its share of X and every weight. */", k.line ? "segment" : "output row");
+    e("/* Tasks in the order (image, {}, chunks): each thread reads its share of X and every weight. */", k.line ? "segment" : steps ? "block of rows" : "output row");
   }
-  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * NG * (steps && !k.line ? NRB : rows) > 1);
+  open_tasks(e, tasks, e.parallel(static_cast<double>(conv_macs(g))) && g.N * NG * rows > 1);
   e("const int64_t q0 = {};", affine("grp", RC, 0));
   if (k.first) e("const float* restrict xn = {} + n * {};", k.X, g.C * XBS);
   else if (g.G == 1) e("const float* restrict xn = {} + n * {};", k.X, k.CB * XBS);
