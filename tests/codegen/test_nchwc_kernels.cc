@@ -446,7 +446,8 @@ TEST(NchwcConv, ReductionSteps) {
 }
 
 // The task order (conv_nchwc.cc): rows or segments outermost when X outweighs W (each thread
-// then reads its share of X and all of W), groups of chunks outermost otherwise. Both orders
+// then reads its share of X and all of W) or when groups first would load one thread more,
+// groups of chunks outermost otherwise. Both orders
 // checked against the reference, with an epilogue and batch 2 on the rows-outermost side.
 TEST(NchwcConv, TaskOrderRowsOrGroupsOutermost) {
   Target t = parse_target("x86-64-avx512");
@@ -458,6 +459,8 @@ TEST(NchwcConv, TaskOrderRowsOrGroupsOutermost) {
   const std::vector<ConvSpec> rows = {
       cs(64, 128, 16, 16, 1),                                                                  // 1×1: segments outermost
       with(cs(32, 96, 40, 40, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.strides = {2, 2}; s.N = 2; }),
+      // W outweighs X, but 16 chunks in tiles of 3 leave a short last group: rows first for balance
+      with(cs(64, 256, 8, 8, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; }),
   };
   const std::vector<ConvSpec> groups = {with(cs(16, 256, 6, 6, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; })};
   GraphBuilder b;
