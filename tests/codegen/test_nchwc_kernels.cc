@@ -418,16 +418,28 @@ TEST(NchwcConvEpilogue, Blocks64And256) {
   check_epis({c[2], c[3], c[7]}, 256);
 }
 
+// An AVX-512 backend whose target `edit` changes (smaller caches, a thread count), and native
+// build options that compile with it.
+struct EditedTarget {
+  std::unique_ptr<Backend> backend;
+  CRunOptions options;
+  explicit EditedTarget(const std::function<void(Target&)>& edit) {
+    Target t = parse_target("x86-64-avx512");
+    edit(t);
+    backend = make_c_backend(t);
+    options = native();
+    options.backend = backend.get();
+  }
+};
+
 // Reduction in steps (conv_nchwc.cc): on a target with a 32 KiB L2 every tile's weights are
 // too large, so tiles accumulate into Y step by step (blocks of rows per task): a partial last
 // input block, strides, pads, a 5x5 kernel, batch 2, a grouped conv, and epilogues (run after
 // the last step only: a second application would change the values).
 TEST(NchwcConv, ReductionSteps) {
-  Target t = parse_target("x86-64-avx512");
-  t.l2_bytes = 32 << 10;
-  const std::unique_ptr<Backend> small = make_c_backend(t);
-  CRunOptions o = native();
-  o.backend = small.get();
+  const EditedTarget et([](Target& t) { t.l2_bytes = 32 << 10; });
+  Backend* small = et.backend.get();
+  const CRunOptions& o = et.options;
   const std::vector<ConvSpec> specs = {
       with(cs(70, 40, 7, 7, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.dirty = true; }),
       with(cs(64, 24, 9, 8, 3), [](ConvSpec& s) { s.pads = {1, 0, 1, 1}; s.strides = {2, 2}; s.N = 2; }),
@@ -450,12 +462,9 @@ TEST(NchwcConv, ReductionSteps) {
 // groups of chunks outermost otherwise. Both orders
 // checked against the reference, with an epilogue and batch 2 on the rows-outermost side.
 TEST(NchwcConv, TaskOrderRowsOrGroupsOutermost) {
-  Target t = parse_target("x86-64-avx512");
-  t.l2_bytes = 256 << 10;
-  t.threads = 2;
-  const std::unique_ptr<Backend> be = make_c_backend(t);
-  CRunOptions o = native();
-  o.backend = be.get();
+  const EditedTarget et([](Target& t) { t.l2_bytes = 256 << 10, t.threads = 2; });
+  Backend* be = et.backend.get();
+  const CRunOptions& o = et.options;
   const std::vector<ConvSpec> rows = {
       cs(64, 128, 16, 16, 1),                                                                  // 1×1: segments outermost
       with(cs(32, 96, 40, 40, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.strides = {2, 2}; s.N = 2; }),
@@ -481,12 +490,9 @@ TEST(NchwcConv, TaskOrderRowsOrGroupsOutermost) {
 // every one of these does, with a partial last input block, batch 2, segments of the line,
 // and epilogues on the last step only (on the accumulators, and lane by lane for SiLU).
 TEST(NchwcConv, LineStepsForL1) {
-  Target t = parse_target("x86-64-avx512");
-  t.l1d_bytes = 4 << 10;
-  t.threads = 2;
-  const std::unique_ptr<Backend> small = make_c_backend(t);
-  CRunOptions o = native();
-  o.backend = small.get();
+  const EditedTarget et([](Target& t) { t.l1d_bytes = 4 << 10, t.threads = 2; });
+  Backend* small = et.backend.get();
+  const CRunOptions& o = et.options;
   const std::vector<ConvSpec> specs = {
       cs(96, 32, 24, 24, 1),
       with(cs(90, 48, 20, 20, 1), [](ConvSpec& s) { s.N = 2; }),

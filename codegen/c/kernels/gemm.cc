@@ -308,6 +308,22 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
   };
 
   e.variant = dot ? "dot" : M < 4 ? "row-stream" : "blocked";
+  // The dot forms' parallel loops over (batch, row i of A, `col` over `cols` rows or groups of
+  // rows of B), single trips as constants, and the operand pointers; returns the braces to close.
+  auto dot_loops = [&](const std::string& col, int64_t cols) {
+    std::vector<std::string> loops;
+    if (batch > 1) loops.push_back(fmt::format("for (int64_t bt = 0; bt < {}; ++bt) {{", batch));
+    if (M > 1) loops.push_back(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", M));
+    if (cols > 1) loops.push_back(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", col, cols));
+    if (par && !loops.empty())
+      e("ONNXC_PRAGMA(omp parallel for{})", loops.size() > 1 ? fmt::format(" collapse({})", loops.size()) : "");
+    for (auto& l : loops) e("{}", l);
+    if (loops.empty()) e("{{");
+    if (M == 1) e("const int64_t i = 0;");
+    if (cols == 1) e("const int64_t {} = 0;", col);
+    pointers();
+    return std::max<size_t>(loops.size(), 1);
+  };
   // The dot form over vectors: rows of A contiguous (not transposed, or one row), float32.
   const int64_t DV = std::max<int64_t>(4, e.target.vector_floats());
   if (dot && N >= 2 && K >= 2 * DV && (!g.trans_a || M == 1) && e.in_dtype(0) == DType::F32 && e.in_dtype(1) == DType::F32) {
@@ -319,17 +335,7 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
     const int64_t R = std::min(kDotRows, N), NG = ceil_div_pos(N, R), RL = N - (NG - 1) * R;
     const int64_t KF = K / (2 * DV) * (2 * DV);
     const std::string vt = vector_type(DV), vtu = vt + "u";
-    std::vector<std::string> loops;
-    if (batch > 1) loops.push_back(fmt::format("for (int64_t bt = 0; bt < {}; ++bt) {{", batch));
-    if (M > 1) loops.push_back(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", M));
-    if (NG > 1) loops.push_back(fmt::format("for (int64_t jg = 0; jg < {}; ++jg) {{", NG));
-    if (par && !loops.empty())
-      e("ONNXC_PRAGMA(omp parallel for{})", loops.size() > 1 ? fmt::format(" collapse({})", loops.size()) : "");
-    for (auto& l : loops) e("{}", l);
-    if (loops.empty()) e("{{");
-    if (M == 1) e("const int64_t i = 0;");
-    if (NG == 1) e("const int64_t jg = 0;");
-    pointers();
+    const size_t open = dot_loops("jg", NG);
     e("const float* restrict ar = A + {};", term("i", K).empty() ? "0" : term("i", K));
     auto group = [&](int64_t RR) {
       e("const float* restrict br = B + jg * {};", R * K);
@@ -363,29 +369,19 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
       group(RL);
       e("}}");
     }
-    for (size_t k = 0; k < std::max<size_t>(loops.size(), 1); ++k) e("}}");
+    for (size_t k = 0; k < open; ++k) e("}}");
     return;
   }
   if (dot) {
     // Every Y(i, j) is a dot product of row i of op(A) and row j of B (stored N x K).
-    std::vector<std::string> loops;
-    if (batch > 1) loops.push_back(fmt::format("for (int64_t bt = 0; bt < {}; ++bt) {{", batch));
-    if (M > 1) loops.push_back(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", M));
-    if (N > 1) loops.push_back(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", N));
-    if (par && !loops.empty())
-      e("ONNXC_PRAGMA(omp parallel for{})", loops.size() > 1 ? fmt::format(" collapse({})", loops.size()) : "");
-    for (auto& l : loops) e("{}", l);
-    if (loops.empty()) e("{{");
-    if (M == 1) e("const int64_t i = 0;");
-    if (N == 1) e("const int64_t j = 0;");
-    pointers();
+    const size_t open = dot_loops("j", N);
     e("float s = 0.0f;");
     e("ONNXC_PRAGMA(omp simd reduction(+:s))");
     e("for (int64_t k = 0; k < {}; ++k) s += {} * B[{}];", K, A("i", "k"), sum({term("j", K), "k"}));
     std::string v = scaled(g.alpha, "s");
     if (!g.c.empty()) v += " + " + bias("i", "j");
     e("Y[{}] = {};", sum({term("i", N), "j"}), v);
-    for (size_t k = 0; k < std::max<size_t>(loops.size(), 1); ++k) e("}}");
+    for (size_t k = 0; k < open; ++k) e("}}");
     return;
   }
 
