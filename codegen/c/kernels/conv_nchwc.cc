@@ -217,6 +217,35 @@ std::vector<std::string> epilogue_stores(K& k, int64_t RCt, int64_t R, const std
   return lines;
 }
 
+// Stores a tile, chunks [q0, q0 + RCt) × R pixels (acc(j, r) the accumulator of chunk j,
+// pixel r; Y of chunk j at yr + j * ycoff), with the group's epilogue: on the accumulators
+// (epilogue_stores) where it has a vector form, else over the stored tile (tile_epilogue).
+// `last` (a C condition, "" for always): the epilogue only where it holds, the last step of
+// a stepped reduction; elsewhere the plain stores.
+void store_tile(K& k, int64_t RCt, int64_t R, const std::string& q0, int64_t ycoff,
+                const std::function<std::string(int64_t, int64_t)>& acc, const std::string& last) {
+  CEmit& e = k.e;
+  auto plain = [&] {
+    for (int64_t j = 0; j < RCt; ++j) {
+      std::string st;
+      for (int64_t r = 0; r < R; ++r) st += fmt::format("{}*({}*)(yr + {}) = {};", r ? " " : "", k.vtu, affine("ow", k.b, r * k.b + j * ycoff), acc(j, r));
+      e("{}", st);
+    }
+  };
+  const std::vector<std::string> fused = k.epi ? epilogue_stores(k, RCt, R, q0, ycoff, acc) : std::vector<std::string>{};
+  if (!fused.empty()) {
+    if (!last.empty()) e("if ({}) {{", last);
+    for (const std::string& l : fused) e.line(l);
+    if (!last.empty()) e("}} else {{"), plain(), e("}}");
+    return;
+  }
+  plain();
+  if (!k.epi) return;
+  if (!last.empty()) e("if ({}) {{", last);
+  tile_epilogue(k, RCt, R, q0, ycoff);
+  if (!last.empty()) e("}}");
+}
+
 // Zeros on the whole padding chunks [QR, QT) of the last output block.
 void zero_padding_chunks(K& k) {
   if (k.QR >= k.QT) return;
@@ -527,9 +556,9 @@ void emit_broadcast_kernel(K& k) {
     const int64_t rlast = k.line ? k.OW - (NSEG - 1) * SEG : steps ? k.OH - (NRB - 1) * RB : 1;
     const int64_t rsize = k.line ? SEG : steps ? RB : 1;
     auto busiest = [&](bool by_rows_first) {
-      const int64_t nt = g.N * NG * rows, T = std::max(1, e.target.threads), q = nt / T, rem = nt % T;
+      const int64_t nt = g.N * NG * rows, nth = std::max(1, e.target.threads), q = nt / nth, rem = nt % nth;
       double most = 0, total = 0;
-      for (int64_t t = 0, i = 0; t < T; ++t) {
+      for (int64_t t = 0, i = 0; t < nth; ++t) {
         double w = 0;
         for (int64_t end = i + q + (t < rem ? 1 : 0); i < end; ++i) {
           const int64_t grp = by_rows_first ? i % NG : i / rows % NG, row = by_rows_first ? i / NG % rows : i % rows;
@@ -537,7 +566,7 @@ void emit_broadcast_kernel(K& k) {
         }
         most = std::max(most, w), total += w;
       }
-      return most * static_cast<double>(T) / total;
+      return most * T / total;
     };
     if (!rows_outer && e.target.threads > 1 && busiest(false) > 1.05 * busiest(true)) rows_outer = true;
   }
@@ -712,26 +741,9 @@ void emit_broadcast_kernel(K& k) {
           e("}}");
         }
       }
-      // The stores; with steps the epilogue goes on the last step's only.
-      const std::vector<std::string> fused =
-          k.epi ? epilogue_stores(k, RCt, R, "q0", ycoff, [](int64_t j, int64_t r) { return fmt::format("a{}_{}", j, r); })
-                : std::vector<std::string>{};
-      if (!fused.empty()) {
-        if (steps) e("if (cb0 + {} >= {}) {{", NBB, NB);
-        for (const std::string& l : fused) e.line(l);
-        if (steps) e("}} else {{");
-      }
-      for (int64_t j = 0; j < RCt && (fused.empty() || steps); ++j) {
-        std::string st;
-        for (int64_t r = 0; r < R; ++r) st += fmt::format("{}*({}*)(yr + {}) = a{}_{};", r ? " " : "", k.vtu, affine("ow", b, r * b + j * ycoff), j, r);
-        e("{}", st);
-      }
-      if (!fused.empty() && steps) e("}}");
-      if (k.epi && fused.empty()) {
-        if (steps) e("if (cb0 + {} >= {}) {{", NBB, NB);
-        tile_epilogue(k, RCt, R, "q0", ycoff);
-        if (steps) e("}}");
-      }
+      // With steps the epilogue goes on the last step's stores only.
+      store_tile(k, RCt, R, "q0", ycoff, [](int64_t j, int64_t r) { return fmt::format("a{}_{}", j, r); },
+                 steps ? fmt::format("cb0 + {} >= {}", NBB, NB) : "");
       e("}}");
     });
   };
@@ -842,15 +854,7 @@ void emit_depthwise_kernel(K& k) {
       for (const std::string& c : cols_code) e.line(c);
     }
     e("}}");  // kh
-    const std::vector<std::string> fused =
-        k.epi ? epilogue_stores(k, 1, Rt, "q", 0, [](int64_t, int64_t r) { return fmt::format("a{}", r); }) : std::vector<std::string>{};
-    for (const std::string& l : fused) e.line(l);
-    if (fused.empty()) {
-      std::string st;
-      for (int64_t r = 0; r < Rt; ++r) st += fmt::format("{}*({}*)(yr + {}) = a{};", r ? " " : "", k.vtu, affine("ow", b, r * b), r);
-      e("{}", st);
-    }
-    if (k.epi && fused.empty()) tile_epilogue(k, 1, Rt, "q", 0);
+    store_tile(k, 1, Rt, "q", 0, [](int64_t, int64_t r) { return fmt::format("a{}", r); }, "");
     e("}}");
   });
   for (size_t t = 0; t < tasks.size(); ++t) e("}}");
