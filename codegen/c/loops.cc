@@ -214,17 +214,40 @@ CopyNest copy_nest(CEmit& e, const StridedView& dv, const StridedView& sv, const
   return c;
 }
 
+// The dim of a copy nest to tile with the innermost one, or -1: when the innermost loop writes
+// contiguously but reads with a stride and an outer loop reads contiguously (a transpose),
+// both go in square tiles of one cache line per side, so that every line read or written is
+// used whole while it is in L1 (walking the output in order would read a new line per element).
+int tiled_dim(const CopyNest& c) {
+  if (c.run || c.n.size() < 2 || c.ds.back() != 1 || c.ss.back() == 1 || c.n.back() < 8) return -1;
+  for (size_t d = 0; d + 1 < c.n.size(); ++d)
+    if (c.ss[d] == 1 && c.n[d] >= 8) return static_cast<int>(d);
+  return -1;
+}
+
 // The loop nest of one copy. in_region: inside an `omp parallel` region shared with other
 // copies, the outermost loop is `omp for nowait` (disjoint destinations need no barrier
 // between the copies; the region's end is one) and a lone memcpy `omp single nowait`.
+// A transpose-like nest (tiled_dim) loops over tiles of T x T elements, T filling a line.
 void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const StridedView& dv, const std::string& src,
                     const StridedView& sv, DType t, bool in_region) {
   if (in_region && c.n.empty()) e("ONNXC_PRAGMA(omp single nowait)");
+  const int tp = tiled_dim(c);
+  const size_t L = c.n.size() - 1;
+  const int64_t T = std::max<int64_t>(8, 64 / std::max<int64_t>(1, static_cast<int64_t>(dtype_size(t))));
   for (size_t d = 0; d < c.n.size(); ++d) {
     if (d == 0 && in_region) e("ONNXC_PRAGMA(omp for nowait)");
     else if (d == 0 && c.parallel) e("ONNXC_PRAGMA(omp parallel for)");
-    else if (d + 1 == c.n.size() && c.run == 0) e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, c.n[d]);
+    else if (d + 1 == c.n.size() && c.run == 0 && tp < 0) e("ONNXC_PRAGMA(omp simd)");
+    if (tp >= 0 && (d == static_cast<size_t>(tp) || d == L)) e("for (int64_t i{0}b = 0; i{0}b < {1}; i{0}b += {2}) {{", d, c.n[d], T);
+    else e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, c.n[d]);
+  }
+  if (tp >= 0) {
+    for (size_t d : {static_cast<size_t>(tp), L}) {
+      if (d == L) simd(e, T);
+      if (c.n[d] % T == 0) e("for (int64_t i{0} = i{0}b; i{0} < i{0}b + {1}; ++i{0}) {{", d, T);
+      else e("for (int64_t i{0} = i{0}b; i{0} < (i{0}b + {1} < {2} ? i{0}b + {1} : {2}); ++i{0}) {{", d, T, c.n[d]);
+    }
   }
   const char* ct = dtype_ctype(t);
   std::string di = offset_expr(dv.offset, c.ds), si = offset_expr(sv.offset, c.ss);
@@ -233,7 +256,7 @@ void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const S
   } else {
     e("{}[{}] = {}[{}];", dst, di.empty() ? "0" : di, src, si.empty() ? "0" : si);
   }
-  for (size_t d = 0; d < c.n.size(); ++d) e("}}");
+  for (size_t d = 0; d < c.n.size() + (tp >= 0 ? 2 : 0); ++d) e("}}");
 }
 
 }  // namespace

@@ -64,8 +64,9 @@ struct StridedView {
 void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int64_t numel, DType t);
 // Copies every element of the logical shape `dims` from view `sv` of `src` to view `dv`
 // of `dst`. Size-1 dimensions are dropped, adjacent dimensions that are contiguous in both
-// views are merged, a contiguous innermost dimension becomes one memcpy per run; the
-// outermost loop goes parallel when the copy is large.
+// views are merged, a contiguous innermost dimension becomes one memcpy per run; a
+// transpose-like nest (innermost read strided, an outer dim read contiguously) loops over
+// tiles of one cache line per side; the outermost loop goes parallel when the copy is large.
 void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
                        const StridedView& sv, const Shape& dims, DType t);
 // Several strided copies to disjoint parts of their destinations (Concat's inputs, Split's

@@ -146,6 +146,66 @@ TEST(CBackend, IdenticalNodeFunctionsAreShared) {
   expect_close(ref, run_c(*b.g, in), 1e-4);
 }
 
+// Transposes whose innermost output dim reads with a stride while an outer dim reads
+// contiguously go in tiles of one cache line per side (codegen/c/loops.cc tiled_dim), with
+// partial tiles at the edges; short dims keep the plain nest. Expected values come from the
+// permutation itself, element by element.
+TEST(CKernels, TransposeInCacheLineTiles) {
+  namespace fs = std::filesystem;
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+    DType t;
+    bool tiled;
+  };
+  const std::vector<Case> cases = {
+      {{197, 12, 64}, {1, 2, 0}, DType::F32, true},  // attention's K^T: 768 x 197, 197 = 12 * 16 + 5
+      {{37, 45}, {1, 0}, DType::F32, true},          // partial tiles on both sides
+      {{40, 3, 70}, {2, 1, 0}, DType::U8, true},     // 64 x 64 byte tiles, partial
+      {{9, 10, 11}, {2, 0, 1}, DType::F64, true},    // 8 x 8 double tiles
+      {{5, 6, 7}, {0, 2, 1}, DType::F32, false},     // dims under 8: plain loops
+  };
+  GraphBuilder b;
+  std::vector<Value*> xs;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    xs.push_back(b.input("x" + std::to_string(k), cases[k].shape, cases[k].t));
+    b.output(b.node("Transpose", {xs.back()}, {{"perm", attr_ints(cases[k].perm)}}, "t" + std::to_string(k)));
+  }
+  std::map<const Value*, Tensor> in;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    Tensor t(cases[k].t, cases[k].shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, static_cast<double>((i * 7 + 3) % 251));
+    in[xs[k]] = std::move(t);
+  }
+  run_pipeline(*b.g, test_pass_options());
+  std::string tmpl = (fs::temp_directory_path() / "onnxc_transpose_XXXXXX").string();
+  ASSERT_TRUE(mkdtemp(tmpl.data()));
+  test_backend().write_module(*b.g, {"m", tmpl, "m.onnx"});
+  const std::string text = c_run_read_file(tmpl + "/m.c");
+  fs::remove_all(tmpl);
+  std::vector<Tensor> out = run_c(*b.g, in);
+  ASSERT_EQ(out.size(), cases.size());
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    const std::string fn = "/* t" + std::to_string(k) + ": Transpose";
+    const size_t at = text.find(fn), body = text.find("static void", at), end = text.find("\n}\n", body);
+    ASSERT_NE(at, std::string::npos) << fn;
+    EXPECT_EQ(text.substr(body, end - body).find("i0b += ") != std::string::npos, c.tiled) << text.substr(body, end - body);
+    const Shape is = strides_of(c.shape);
+    Shape os(c.perm.size());
+    for (size_t d = 0; d < os.size(); ++d) os[d] = c.shape[static_cast<size_t>(c.perm[d])];
+    const Shape ost = strides_of(os);
+    ASSERT_EQ(out[k].shape, os);
+    int64_t bad = 0;
+    for (int64_t o = 0; o < numel(os); ++o) {
+      int64_t src = 0;
+      for (size_t d = 0; d < os.size(); ++d) src += (o / ost[d] % os[d]) * is[static_cast<size_t>(c.perm[d])];
+      bad += out[k].get(o) != in[xs[k]].get(src);
+    }
+    EXPECT_EQ(bad, 0) << "case " << k;
+  }
+}
+
 // compile-model names the node when the emitted C does not compile (an internal error):
 // break one node function of a real module and let the C compiler say where.
 TEST(CBackend, LocatesACompileErrorInANodeFunction) {

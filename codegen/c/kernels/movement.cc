@@ -5,8 +5,9 @@
 // merges dimensions and turns contiguous runs into memcpy, any dtype.
 //  Transpose  walks the output in order (contiguous writes) and reads the input through
 //             permuted strides; an identity-like perm is a single memcpy and a perm that
-//             keeps the innermost dims becomes memcpy runs. Known gap: no cache tiling for
-//             large 2-D-like transposes (the innermost read is strided).
+//             keeps the innermost dims becomes memcpy runs. A 2-D-like transpose (innermost
+//             read strided, an outer dim read contiguously) goes in tiles of one cache line
+//             per side.
 //  Concat     each input as [outer, axis_k * inner] rows into its slot of the output rows.
 //             NCHWc (axis 1): whole blocks, one run per input and image, when every input
 //             but the last fills whole blocks; otherwise lane-shifted runs per position.
