@@ -142,7 +142,8 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
 
 void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, const std::string& x, int64_t n, DType t) {
   const char* ct = dtype_ctype(t);
-  const int64_t lanes = std::max<int64_t>(4, e.target.vector_bits / 8 / static_cast<int64_t>(dtype_size(t)));
+  int64_t lanes = 4;  // a power of two (the fold halves it)
+  while (lanes * 2 <= e.target.vector_bits / 8 / static_cast<int64_t>(dtype_size(t))) lanes *= 2;
   e("{} {} = {};", ct, acc, init);
   const int64_t full = n < 2 * lanes ? 0 : n / lanes * lanes;  // elements covered by the lane loop
   if (full > 0) {
@@ -154,10 +155,16 @@ void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, 
     e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t l = 0; l < {0}; ++l) {1}_l[l] = {2}[i + l] > {1}_l[l] ? {2}[i + l] : {1}_l[l];", lanes, acc, x);
     e("}}");
-    e("for (int64_t l = 0; l < {0}; ++l) {1} = {1}_l[l] > {1} ? {1}_l[l] : {1};", lanes, acc);
+    // The tail into the first lanes, then the lanes folded in halves (a tree, not a serial
+    // chain of `lanes` dependent selects).
+    if (full < n) e("for (int64_t l = 0; l < {0}; ++l) {1}_l[l] = {2}[{3} + l] > {1}_l[l] ? {2}[{3} + l] : {1}_l[l];", n - full, acc, x, full);
+    for (int64_t h = lanes / 2; h >= 1; h /= 2)
+      e("for (int64_t l = 0; l < {0}; ++l) {1}_l[l] = {1}_l[l + {0}] > {1}_l[l] ? {1}_l[l + {0}] : {1}_l[l];", h, acc);
+    e("{0} = {0}_l[0] > {0} ? {0}_l[0] : {0};", acc);
     e("}}");
+  } else if (n > 0) {
+    e("for (int64_t i = 0; i < {0}; ++i) {1} = {2}[i] > {1} ? {2}[i] : {1};", n, acc, x);
   }
-  if (full < n) e("for (int64_t i = {0}; i < {1}; ++i) {2} = {3}[i] > {2} ? {3}[i] : {2};", full, n, acc, x);
 }
 
 void emit_copy_all(CEmit& e, const std::string& dst, const std::string& src, int64_t numel, DType t) {

@@ -50,7 +50,8 @@ void emit_broadcast_simd(CEmit& e, const Shape& out, const std::vector<Shape>& i
 // running maximum is never NaN, so NaN elements are skipped as std::fmax skips them, and
 // all-NaN input leaves init. No libm call and no `omp simd reduction(max:...)` (clang
 // neither vectorizes that compare-select reduction nor starts it at -INFINITY): one vector
-// of lane maxima in a local array (simd over the lanes), then the lanes and the tail folded.
+// of lane maxima in a local array (simd over the lanes), the tail into its first lanes, then
+// the lanes folded in halves.
 void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, const std::string& x, int64_t n, DType t);
 
 // A strided view of a buffer: element (i_0, ..., i_{r-1}) of the logical shape lives at

@@ -206,6 +206,36 @@ TEST(CKernels, TransposeInCacheLineTiles) {
   }
 }
 
+// Max reductions over rows long enough for the lane maxima (codegen/c/loops.cc
+// emit_max_reduce): the row's maximum at every position in turn, in the lane loop and in the
+// tail, which goes into the first lanes before the lanes fold in halves. Checked against the
+// reference evaluator, and each row against its own known maximum.
+TEST(CKernels, MaxReduceOverLanesAndTail) {
+  GraphBuilder b;
+  std::vector<Value*> xs;
+  const std::vector<int64_t> lengths = {32, 45, 63};
+  for (int64_t L : lengths) {
+    xs.push_back(b.input("x" + std::to_string(L), {L, L}));
+    b.output(b.node("ReduceMax", {xs.back()}, {{"axes", attr_ints({1})}, {"keepdims", attr_int(0)}}));
+    b.output(b.node("Softmax", {xs.back()}, {{"axis", attr_int(1)}}));
+  }
+  std::map<const Value*, Tensor> in;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const int64_t L = lengths[k];
+    Tensor t(DType::F32, {L, L});
+    for (int64_t r = 0; r < L; ++r)
+      for (int64_t c = 0; c < L; ++c) t.set(r * L + c, c == r ? 3.0 + 0.01 * static_cast<double>(r) : -2.0 + 0.001 * static_cast<double>((r * 31 + c * 17) % 997));
+    in[xs[k]] = std::move(t);
+  }
+  auto ref = reference_outputs(*b.g, in);
+  run_pipeline(*b.g, test_pass_options());
+  std::vector<Tensor> out = run_c(*b.g, in);
+  expect_close(ref, out, 1e-6);
+  ASSERT_EQ(out.size(), 2 * lengths.size());
+  for (size_t k = 0; k < lengths.size(); ++k)
+    for (int64_t r = 0; r < lengths[k]; ++r) EXPECT_EQ(out[2 * k].get(r), static_cast<float>(3.0 + 0.01 * static_cast<double>(r))) << lengths[k] << " row " << r;
+}
+
 // compile-model names the node when the emitted C does not compile (an internal error):
 // break one node function of a real module and let the C compiler say where.
 TEST(CBackend, LocatesACompileErrorInANodeFunction) {
