@@ -765,14 +765,16 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Bac
       "# Builds the model compiled by onnxc: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"
       "# {0}.c includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
       "# the model: onnxc_main.o links with any model's C built with -DONNXC_MAIN_MODEL.\n"
-      "CC ?= cc\nCFLAGS ?= -O3 -march=native -ffp-contract=fast\nOMPFLAGS ?= -fopenmp\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
+      "# CC and CFLAGS: the compiler and flags compile-model used (its target; `make CC=... CFLAGS=...` overrides).\n"
+      "CC = {2}\nCFLAGS ?= {3}\nOMPFLAGS ?= -fopenmp\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
       "{0}: {0}.c {0}.h $(RUNTIME) onnxc_main.o\n"
       "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.c onnxc_main.o -lm\n\n"
       "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
       "\t$(CC) -std=c11 $(CFLAGS) -c -o $@ onnxc_main.c\n\n"
       "lib{0}.so: {0}.c {0}.h $(RUNTIME)\n"
       "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c -lm\n",
-      opt.name, make));
+      opt.name, make, b.target().cc.empty() ? std::string("cc") : b.target().cc,
+      b.target().cflags.empty() ? std::string("-O3 -march=native -ffp-contract=fast") : b.target().cflags));
   r.weights_bytes = m.wbytes;
   r.arena_bytes = m.abytes;
   r.functions = m.emitted.size();

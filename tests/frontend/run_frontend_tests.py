@@ -167,6 +167,10 @@ def main():
             expect(p.returncode == 0, p.stderr)
             expect(sorted(os.listdir(out)) == ["Makefile", "m.c", "m.h", "m.weights", "onnxc_main.c", "onnxc_runtime.c",
                                                "onnxc_runtime.h", "onnxc_types.h"], str(os.listdir(out)))
+            # The Makefile builds with the flags compile-model used (here --cflags).
+            with open(os.path.join(out, "Makefile")) as f:
+                mk = f.read().splitlines()
+            expect(f"CFLAGS ?= {r.cflags}" in mk, "Makefile CFLAGS: " + str([l for l in mk if l.startswith("CFLAGS")]))
             q = subprocess.run(["make", "-s", "-C", out], capture_output=True, text=True)
             expect(q.returncode == 0 and os.path.exists(os.path.join(out, "m")), q.stderr)
 
