@@ -228,8 +228,15 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const PanelTile& pt, bool prep
     // One pointer to the tile's rows of A, the rows at constant offsets from it: one register
     // for all of them, where a pointer per row spills some to the stack (5% slower at 12 rows).
     e("const float* restrict ai = A + {};", g.trans_a ? "i" : fmt::format("i * {}", K));
+    // Packed weights come from memory on every run (they outgrow the caches): while the
+    // tiles of a task read their panel, each k step also asks for the same row of the next
+    // panel, which the next task reads, so that its first tile does not wait on memory.
+    const bool pf = prepacked && NP > 1;
+    if (pf) e("const int64_t pn = jp + 1 < {} ? {} : 0;  /* the next panel, or this one */", NP, K * NR);
     e("const float* restrict bk = Bp;");
     e("for (int64_t k = 0; k < {}; ++k, bk += {}) {{", K, NR);
+    if (pf)
+      for (int64_t l = 0; l < std::max<int64_t>(1, NR * 4 / 64); ++l) e("ONNXC_PREFETCH(bk + pn{});", l ? fmt::format(" + {}", l * 16) : "");
     std::string bl;
     for (int64_t v = 0; v < NV; ++v) bl += fmt::format("{}b{} = *(const {}*)(bk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
     e("const {} {};", vt, bl);
