@@ -12,7 +12,9 @@
 //    ([K][NR] contiguous, zeros past N): a constant B is stored so at compile time by the
 //    pack-weights pass (Layout::panel, asked through gemm_weight_layout); an activation B
 //    (attention's batched MatMuls) is packed by each task into a stack buffer (K x NR floats,
-//    at most kStackPanelBytes). The panel stays in L1/L2 while the rows of A stream past it.
+//    at most kStackPanelBytes). The panel stays in L1/L2 while the rows of A stream past it;
+//    with packed weights, each k step also prefetches the same row of the next panel (the
+//    next task's), as weights come from memory on every run.
 //    Tasks: (batch, panel, block of rows), panel-major. Each tile goes through a local buffer
 //    to Y with alpha, beta * C and the fused group's epilogue (bias Add, Relu, Gelu, residual
 //    Add...) applied on the way, so the last panel's columns past N and every C broadcast
