@@ -64,11 +64,12 @@ void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int
 
 // `omp simd` on a loop that calls libm (powf...) cannot be honoured without fast-math, and
 // clang warns "loop not vectorized" at -O3: leave the hint off there. Calls of the inline
-// helpers of codegen/c/vmath.h (onnxc_expf...) vectorize: only whole-word libm names count.
+// helpers of codegen/c/vmath.h (onnxc_expf...) vectorize: only whole-word libm names count;
+// the runtime's float16 widening (onnxc_f16_to_f32, a loop for subnormals) does not.
 static bool vectorizable(const std::string& body) {
   auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (const char* f : {"expf(", "logf(", "tanhf(", "erff(", "powf(", "exp(", "log(", "tanh(", "erf(", "pow(", "fmod", "sinf(", "cosf(",
-                        "tanf(", "sinhf(", "coshf(", "log1pf("})
+                        "tanf(", "sinhf(", "coshf(", "log1pf(", "onnxc_f16_to_f32("})
     for (size_t p = body.find(f); p != std::string::npos; p = body.find(f, p + 1))
       if (p == 0 || !word(body[p - 1])) return false;
   return true;

@@ -916,6 +916,11 @@ void o3_warning_free(const std::string& cc) {
   conv_epi(b, 16, ep[1].first, ep[1].second, "epi_regular");
   conv_epi(b, 16, ep[7].first, ep[7].second, "epi_depthwise");
   conv_epi(b, 16, ep[9].first, ep[9].second, "epi_first");
+  // Plain kernels with their own loop shapes: float16 widening (a loop inside, no simd
+  // hint) and transposes in cache-line tiles (float32 and bytes).
+  b.output(b.node("Cast", {b.input("h", {2, 3, 5}, DType::F16)}, {{"to", attr_int(1)}}, "widen"));
+  b.output(b.node("Transpose", {b.input("tf", {37, 45})}, {{"perm", attr_ints({1, 0})}}, "tile_f32"));
+  b.output(b.node("Transpose", {b.input("tb", {40, 3, 70}, DType::U8)}, {{"perm", attr_ints({2, 1, 0})}}, "tile_u8"));
   fuse_ops(*b.g, test_pass_options());
   auto in = random_inputs(*b.g);
   auto ref = reference_outputs(*b.g, in);
