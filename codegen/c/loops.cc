@@ -24,8 +24,8 @@ std::string affine(const std::string& var, int64_t coef, int64_t off) {
 
 // `omp simd` for a loop of `trip` iterations; none for very short loops (clang warns that
 // it cannot vectorize them).
-void simd(CEmit& e, int64_t trip) {
-  if (trip >= 4) e("ONNXC_PRAGMA(omp simd)");
+void simd(CEmit& e, int64_t trip, const std::string& clauses) {
+  if (trip >= 4) e("ONNXC_PRAGMA(omp simd{})", clauses.empty() ? "" : " " + clauses);
 }
 
 // Opens `for (int64_t v = 0; v < end; v += step) {`, or, when that would run once, a

@@ -20,8 +20,9 @@ namespace onnxc {
 // "2 * ow - 1", "ow + 3", "ow", "5" (var empty → constant).
 std::string affine(const std::string& var, int64_t coef, int64_t off);
 
-// `omp simd` for a loop of `trip` iterations; none for very short loops.
-void simd(CEmit& e, int64_t trip);
+// `omp simd` (with `clauses`, e.g. "reduction(+:s)") for a loop of `trip` iterations; none
+// for very short loops.
+void simd(CEmit& e, int64_t trip, const std::string& clauses = "");
 
 // Opens `for (int64_t v = 0; v < end; v += step) {`, or, when that would run once, a block
 // declaring `const int64_t v = 0;`. One `}` closes either.

@@ -22,7 +22,7 @@ void emit_conv_gemv(CEmit& e) {
   e("const float* restrict xn = {} + {};", e.in(0), group_offset(g, XS));
   e("const float* restrict wm = {} + m * {};", e.in(1), g.CG);
   e("float s = {};", e.has_in(2) ? e.in(2) + "[m]" : "0.0f");
-  if (g.CG >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:s))");
+  simd(e, g.CG, "reduction(+:s)");
   // (a plain multiply-add: clang does not vectorize reductions through fmaf)
   e("for (int64_t c = 0; c < {}; ++c) s += wm[c] * xn[{}];", g.CG, affine("c", XS, 0));
   e("{}[n * {} + m] = s;", e.out(0), g.M);

@@ -20,10 +20,10 @@ void emit_layer_norm(CEmit& e) {
   e("double sum = 0.0, sq = 0.0;");
   // The reduction clauses let the sums run in vector lanes (a plain `omp simd` leaves them
   // as one serial chain of double adds, the row's latency bound).
-  if (g.cols >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:sum))");
+  simd(e, g.cols, "reduction(+:sum)");
   e("for (int64_t c = 0; c < {}; ++c) sum += (double)x[c];", g.cols);
   e("const double mean = sum / {};", c_double(static_cast<double>(g.cols)));
-  if (g.cols >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:sq))");
+  simd(e, g.cols, "reduction(+:sq)");
   e("for (int64_t c = 0; c < {}; ++c) {{ const double d = (double)x[c] - mean; sq += d * d; }}", g.cols);
   e("const double inv = 1.0 / sqrt(sq / {} + {});", c_double(static_cast<double>(g.cols)), c_double(g.epsilon));
   std::string s = fmt::format("{}[{}]", e.in(1), g.scale_per_col ? "c" : "0");

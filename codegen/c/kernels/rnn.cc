@@ -113,11 +113,11 @@ void emit_recurrent(CEmit& e) {
     if (bias && !hv.empty()) init.push_back(fmt::format("Bm[d][{}]", affine("r", 1, GH + r0)));
     e("float acc = {};", init.empty() ? "0.0f" : fmt::format("{}", fmt::join(init, " + ")));
     if (with_x && I > 0) {
-      if (I >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:acc))");
+      simd(e, I, "reduction(+:acc)");
       e("for (int64_t k = 0; k < {}; ++k) acc += Wm[d][{}][k] * xt[k];", I, affine("r", 1, r0));
     }
     if (!hv.empty()) {
-      if (H >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:acc))");
+      simd(e, H, "reduction(+:acc)");
       e("for (int64_t k = 0; k < {}; ++k) acc += Rm[d][{}][k] * {}[k];", H, affine("r", 1, r0), hv);
     }
     e("{}[{}] = acc;", dst, affine("r", 1, dst0));

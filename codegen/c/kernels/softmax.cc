@@ -26,7 +26,7 @@ void emit_softmax(CEmit& e) {
     e("float* restrict y = {} + o * {};", e.out(0), g.L);
     emit_max_reduce(e, "m", "(-INFINITY)", "x", g.L, DType::F32);
     e("float s = 0.0f;");
-    if (g.L >= 4) e("ONNXC_PRAGMA(omp simd reduction(+:s))");
+    simd(e, g.L, "reduction(+:s)");
     if (log) {
       e("for (int64_t i = 0; i < {}; ++i) s += onnxc_expf(x[i] - m);", g.L);
       e("const float ls = onnxc_logf(s);");
