@@ -59,6 +59,7 @@ def main():
     ap.add_argument("--bound-ms", type=float, default=0, help="max-latency bound for the sustained throughput")
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
     ap.add_argument("--loadgen", default=os.path.join(ROOT, "build", "tests", "runtime", "loadgen"))
+    ap.add_argument("--zoo", default=os.path.join(ROOT, "models", "out"), help="folder of NAME.onnx (default models/out)")
     ap.add_argument("--work", default="/tmp/onnxc-split-bench")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
@@ -77,7 +78,7 @@ def main():
         except (OSError, subprocess.CalledProcessError):
             sys.exit("split.py: --device cuda needs a GPU (nvidia-smi found none)")
     for m in a.models:
-        src = os.path.join(ROOT, "models", "out", m + ".onnx")
+        src = os.path.join(a.zoo, m + ".onnx")
         if not os.path.exists(src):
             sys.exit(f"split.py: {src} is missing (python3 models/export_zoo.py --out models/out {m})")
         d = os.path.join(a.work, mode, m)

@@ -28,7 +28,7 @@ fi
 dir="$work/$name.$mode"
 rm -rf "$dir" && mkdir -p "$dir"
 "$cc_model" "$zoo/$name.onnx" -o "$dir" --name "$name" --quiet --split auto --device cuda --emit c
-/usr/bin/python3 - "$zoo/$name" "$dir" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$zoo/$name" "$dir" <<'PY'
 import sys
 import numpy as np
 src, out = sys.argv[1:]

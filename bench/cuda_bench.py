@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""bench/cuda_bench.py — the CUDA backend on a GPU: generated kernels against cuDNN/cuBLAS.
+
+For each model and batch: compile-model --device cuda --emit exe twice, once with the generated
+kernels and once with --gpu-libs cudnn,cublas (every Conv through cuDNN, every Gemm/MatMul
+through cuBLAS; bias and epilogues stay generated), builds run in parallel; then, one at a time
+on the GPU, each binary runs its model's input (NAME.input.npy), its output is compared with
+NAME.ref.npy (1e-3 of the reference's max magnitude, as the zoo tests), and --bench N times N
+more runs (NAME_run: input copy in, the kernels, output copy back, synchronise; the median and
+the minimum). Writes RESULTS/cuda.json and RESULTS/cuda.md: per model and batch the two
+latencies, generated / library, throughput, and whether each output matched.
+
+Models: ZOO/NAME.onnx with NAME.input.npy and NAME.ref.npy, batch-32 variants as NAME_b32.*
+(models/export_zoo.py [--batch 32]; on a GPU machine without Debian's torch,
+bench/gpu_models.py unpack --ref rebuilds them with ONNX Runtime references).
+
+Usage: python3 bench/cuda_bench.py --zoo DIR [--models ...] [--batches 1,32] [--results DIR]
+       [--compiler build/compile-model] [--runs 50] [--jobs 12]
+A model or batch that fails to compile, run or match is reported in the table as such, and
+the exit status is 1; nothing is left out silently.
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MODELS = ["resnet50", "googlenet", "mobilenet_v2", "efficientnet_b0", "densenet201", "vgg19"]
+PATHS = {"generated": [], "cudnn+cublas": ["--gpu-libs", "cudnn,cublas"]}
+
+
+def stem(model, batch):
+    return model if batch == 1 else f"{model}_b{batch}"
+
+
+def build(a, model, batch, path):
+    s = stem(model, batch)
+    d = os.path.join(a.work, f"{s}.{path.replace('+', '_')}")
+    t0 = time.time()
+    p = subprocess.run([a.compiler, os.path.join(a.zoo, s + ".onnx"), "-o", d, "--name", model, "--device", "cuda",
+                        "--emit", "exe", "--quiet"] + PATHS[path], capture_output=True, text=True)
+    return {"dir": d, "rc": p.returncode, "log": (p.stdout + p.stderr)[-3000:], "build_s": time.time() - t0}
+
+
+def run(a, model, batch, b):
+    s = stem(model, batch)
+    out = os.path.join(b["dir"], "output.npy")
+    runs = a.runs if batch == 1 else max(5, a.runs // 5)
+    p = subprocess.run([os.path.join(b["dir"], model), "--input", f"input={os.path.join(a.zoo, s + '.input.npy')}",
+                        "--output", f"output={out}", "--bench", str(runs)], capture_output=True, text=True, timeout=600)
+    r = {"rc": p.returncode, "log": (p.stdout + p.stderr)[-3000:]}
+    m = re.search(r"latency: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs", p.stdout)
+    if p.returncode == 0 and m:
+        r["median_ms"], r["min_ms"], r["runs"] = float(m.group(1)), float(m.group(2)), int(m.group(3))
+        ref = np.load(os.path.join(a.zoo, s + ".ref.npy")).astype(np.float64).ravel()
+        y = np.load(out).astype(np.float64).ravel()
+        if ref.size != y.size or not np.all(np.isfinite(y)):
+            r["error"] = float("inf")
+        else:
+            r["error"] = float(np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-30))
+        r["match"] = r["error"] <= 1e-3
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--zoo", default=os.path.join(ROOT, "models", "out"))
+    ap.add_argument("--models", nargs="+", default=MODELS)
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
+    ap.add_argument("--work", default="/tmp/onnxc-cuda-bench")
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--runs", type=int, default=50, help="timed runs at batch 1 (a fifth, at least 5, above)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel compile-model + nvcc builds")
+    a = ap.parse_args()
+    batches = [int(x) for x in a.batches.split(",")]
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    if not gpu:
+        sys.exit("cuda_bench.py: no GPU (nvidia-smi lists none)")
+    cases = [(m, b, p) for m in a.models for b in batches for p in PATHS
+             if os.path.exists(os.path.join(a.zoo, stem(m, b) + ".onnx"))]
+    t0 = time.time()
+    with cf.ThreadPoolExecutor(a.jobs) as ex:
+        builds = dict(zip(cases, ex.map(lambda c: build(a, *c), cases)))
+    print(f"cuda_bench.py: {len(cases)} builds in {time.time() - t0:.0f} s", flush=True)
+    R = {"gpu": gpu, "date": time.strftime("%Y-%m-%d %H:%M"), "host_cpus": os.cpu_count(), "cases": []}
+    ok = True
+    for c in cases:
+        b = builds[c]
+        r = {"model": c[0], "batch": c[1], "path": c[2], "build_s": round(b["build_s"], 1)}
+        if b["rc"] != 0:
+            r["failed"] = "build: " + b["log"]
+        else:
+            x = run(a, *c[:2], b)
+            if x["rc"] != 0 or "median_ms" not in x:
+                r["failed"] = "run: " + x["log"]
+            else:
+                r.update({k: x[k] for k in ("median_ms", "min_ms", "runs", "error", "match")})
+        ok = ok and "failed" not in r and r.get("match", False)
+        print(json.dumps({k: v for k, v in r.items() if k != "failed"}), r.get("failed", "")[-600:], flush=True)
+        R["cases"].append(r)
+    os.makedirs(a.results, exist_ok=True)
+    with open(os.path.join(a.results, "cuda.json"), "w") as f:
+        json.dump(R, f, indent=1)
+    write_md(R, os.path.join(a.results, "cuda.md"), a)
+    sys.exit(0 if ok else 1)
+
+
+def write_md(R, path, a):
+    L = ["# The CUDA backend on a GPU: generated kernels against cuDNN/cuBLAS", "",
+         f"GPU: {R['gpu']}; host {R['host_cpus']} CPUs; {R['date']}. `bench/cuda_bench.py` "
+         f"(float32; latency of `NAME_run`: input copy to the GPU, the kernels, output copy back, synchronise; "
+         f"median of the timed runs after a first run). Errors are max |out − ref| / max |ref| against the "
+         f"model's reference output ({os.path.basename(a.zoo)}/NAME.ref.npy).", "",
+         "| model | batch | generated ms | cuDNN/cuBLAS ms | generated / libraries | images/s generated | images/s libraries | error generated | error libraries |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    by = {(c["model"], c["batch"], c["path"]): c for c in R["cases"]}
+    for m, b in sorted({(c["model"], c["batch"]) for c in R["cases"]}, key=lambda k: (k[1], MODELS.index(k[0]) if k[0] in MODELS else 99)):
+        g, l = by.get((m, b, "generated"), {}), by.get((m, b, "cudnn+cublas"), {})
+
+        def ms(c):
+            return f"{c['median_ms']:.3f}" if "median_ms" in c else ("failed" if c else "—")
+
+        def ips(c):
+            return f"{1e3 * b / c['median_ms']:.0f}" if "median_ms" in c else "—"
+
+        def err(c):
+            return (f"{c['error']:.1e}" + ("" if c["match"] else " MISMATCH")) if "error" in c else "—"
+        ratio = f"{g['median_ms'] / l['median_ms']:.2f}" if "median_ms" in g and "median_ms" in l else "—"
+        L.append(f"| {m} | {b} | {ms(g)} | {ms(l)} | {ratio} | {ips(g)} | {ips(l)} | {err(g)} | {err(l)} |")
+    fails = [c for c in R["cases"] if "failed" in c]
+    if fails:
+        L += ["", "Failures:", ""] + [f"- {c['model']} batch {c['batch']} {c['path']}: `{c['failed'][-300:].strip()}`"
+                                      for c in fails]
+    L += ["", "Rerun: `python3 bench/cuda_bench.py --zoo DIR` on a machine with a GPU (see bench/README.md).", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+
+
+if __name__ == "__main__":
+    main()

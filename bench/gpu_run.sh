@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# bench/gpu_run.sh — everything of the CUDA backend and the split runtime that needs a GPU, in one
+# run, for a GPU machine that has nvcc, gcc and a Python with numpy, onnx and onnxruntime but not
+# necessarily onnxc's build dependencies.
+#
+# Usage: bash bench/gpu_run.sh PKG OUT
+#   PKG  a folder made by `bash bench/gpu_pack.sh PKG` on a machine with onnxc built: bin/compile-model,
+#        libs.tar.xz (the shared libraries it needs), models/ (bench/gpu_models.py pack: the zoo's
+#        graphs without their weights, batch 1 and batch 32)
+#   OUT  where the logs and the results go (cuda.md/json, split_cuda.md/json/png, gpu.log)
+# Steps, each logged and timed, a failure reported and the next step still run (exit 1 at the end):
+#   1. the GPU, nvcc and the host compiler
+#   2. bench/gpu_models.py unpack --ref: weights refilled, inputs, ONNX Runtime references
+#   3. bench/cuda_bench.py: generated kernels and cuDNN/cuBLAS, batch 1 and 32, output checks
+#   4. tests/cuda/run_split_cuda.sh run: the split executor's CUDA device on mobilenet_v2 and
+#      googlenet (gpu-only with and without graphs, cpu-tail, eft; every output checked)
+#   5. bench/split.py --device cuda: loadgen with the three policies on googlenet and resnet50
+set -uo pipefail
+pkg=$(cd "$1" && pwd)
+out=$(mkdir -p "$2" && cd "$2" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+# compile-model's shared libraries: only those this machine lacks, so that nothing else here
+# loads the packer's copies.
+rm -rf /tmp/onnxc-gpu && mkdir -p /tmp/onnxc-gpu/packed /tmp/onnxc-gpu/lib
+tar -xJf "$pkg/libs.tar.xz" -C /tmp/onnxc-gpu/packed
+for so in /tmp/onnxc-gpu/packed/*; do
+  ldconfig -p | grep -q "^[[:space:]]*$(basename "$so") " || cp "$so" /tmp/onnxc-gpu/lib/
+done
+echo "gpu_run.sh: libraries from the package: $(ls /tmp/onnxc-gpu/lib | tr '\n' ' ')"
+export LD_LIBRARY_PATH="/tmp/onnxc-gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export ONNXC_NVCC=${ONNXC_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+export PYTHON=${PYTHON:-$(command -v python3)}
+cm="$pkg/bin/compile-model"
+# cuDNN and cuBLAS where the toolkit lacks them: the Python wheels' copies (nvidia/cudnn,
+# nvidia/cublas), each library also under its unversioned name so that -lcudnn/-lcublas link.
+cuda_home=$(dirname "$(dirname "$ONNXC_NVCC")")
+for lib in cudnn cublas; do
+  hdr=$lib.h
+  [ $lib = cublas ] && hdr=cublas_v2.h
+  [ -f "$cuda_home/include/$hdr" ] && continue
+  d=$("$PYTHON" -c "import nvidia.$lib as m; print(list(m.__path__)[0])" 2>/dev/null || true)
+  [ -n "$d" ] && [ -d "$d/include" ] || continue
+  mkdir -p /tmp/onnxc-gpu/libs
+  for so in "$d"/lib/lib*.so.*; do
+    base=$(basename "$so")
+    ln -sf "$so" "/tmp/onnxc-gpu/libs/$base"
+    ln -sf "$so" "/tmp/onnxc-gpu/libs/${base%%.so.*}.so"
+  done
+  export CPATH="$d/include${CPATH:+:$CPATH}"
+  echo "gpu_run.sh: $lib from $d"
+done
+if [ -d /tmp/onnxc-gpu/libs ]; then
+  export LIBRARY_PATH="/tmp/onnxc-gpu/libs${LIBRARY_PATH:+:$LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="/tmp/onnxc-gpu/libs:$LD_LIBRARY_PATH"
+fi
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" in
+  *H200*) gpu=h200 ;;
+  *) gpu=h100 ;;
+esac
+work=/tmp/onnxc-gpu
+status=0
+step() {  # step NAME TIMEOUT CMD...
+  local name=$1 limit=$2 t0=$SECONDS
+  shift 2
+  echo "== $name"
+  timeout "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  echo "== $name: exit $rc, $((SECONDS - t0)) s"
+  [ $rc = 0 ] || status=1
+}
+info() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+  "$ONNXC_NVCC" --version | tail -n 2
+  gcc --version | head -n 1
+  "$PYTHON" -c "import numpy, onnx, onnxruntime; print('numpy', numpy.__version__, 'onnx', onnx.__version__, 'onnxruntime', onnxruntime.__version__)"
+  nproc
+  "$cm" --help | head -n 3
+}
+step info 60 info
+step models 300 "$PYTHON" bench/gpu_models.py unpack "$pkg/models" --ref
+step cuda_bench 420 "$PYTHON" bench/cuda_bench.py --zoo "$pkg/models" --compiler "$cm" --work "$work/bench" \
+  --results "$out" --batches "${ONNXC_GPU_BATCHES:-1,32}" ${ONNXC_GPU_MODELS:+--models $ONNXC_GPU_MODELS}
+for m in mobilenet_v2 googlenet; do
+  step "split_check_$m" 180 bash tests/cuda/run_split_cuda.sh run "$cm" "$pkg/models" "$m" "$work/split"
+done
+cuda_inc=$(dirname "$(dirname "$ONNXC_NVCC")")/include
+cuda_lib=$(dirname "$(dirname "$ONNXC_NVCC")")/lib64
+step loadgen_build 120 gcc -std=c11 -O2 -Iruntime -I"$cuda_inc" -DONNXC_HAVE_CUDA_DEVICE bench/loadgen.c runtime/onnxc_split.c \
+  runtime/onnxc_split_cuda.c -L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcudart -lpthread -ldl -lm -o "$work/loadgen"
+step split_bench "${ONNXC_GPU_SPLIT_TIMEOUT:-300}" "$PYTHON" bench/split.py --device cuda --cuda-graphs --gpu $gpu \
+  --zoo "$pkg/models" --compiler "$cm" --loadgen "$work/loadgen" --work "$work/splitbench" --results "$out" \
+  --workers "${ONNXC_GPU_WORKERS:-12}" --rates "${ONNXC_GPU_RATES:-200,400,800,1600,2400,3200,4800}" \
+  --window "${ONNXC_GPU_WINDOW:-2}" --warmup 0.5
+echo "== gpu_run.sh: exit $status"
+exit $status
