@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CUDA backend op tests without a GPU: small one- or two-node models covering the CUDA
 kernels' variants that the zoo CNNs do not reach (batched and broadcast MatMul, tiled and
-dot-product, Gemm's transposes and C, Softmax on a middle axis, LRN, Transpose, cropping Pad, Concat on other
+dot-product (a thread or a block per element), Gemm's transposes and C, Softmax on a middle axis, LRN, Transpose, cropping Pad, Concat on other
 axes, pools with padding, ceil_mode and dilations, 1-D/3-D, grouped and dilated Conv, fused
 activations, broadcasting elementwise ops, runtime Clip bounds...). Each model is compiled
 twice by compile-model: to C (the reference: the C backend, itself checked against ONNX's
@@ -110,6 +110,14 @@ def gemm_relu_column_c():
 def gemm_transb_vector_silu():
     return model([node("Gemm", ["a", "w", "c"], out="g", transB=1), node("Sigmoid", ["g"], out="s"), node("Mul", ["g", "s"])],
                  [("a", [1, 40])], [1, 18], [const("w", [18, 40]), const("c", [18])])
+
+
+@case
+def gemm_block_dot_rows_c_relu():
+    # transB = 1 and K >= 512 with fewer than 8 rows: a block of 256 threads per output element,
+    # K not a multiple of 256, alpha and a C broadcast along the rows, then Relu.
+    return model([node("Gemm", ["a", "w", "c"], out="g", transB=1, alpha=0.75, beta=1.5), node("Relu", ["g"])],
+                 [("a", [3, 700])], [3, 21], [const("w", [21, 700]), const("c", [3, 1])])
 
 
 @case

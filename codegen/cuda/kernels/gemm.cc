@@ -1,6 +1,11 @@
 // codegen/cuda/kernels/gemm.cc — Gemm and MatMul in CUDA. Products of fewer than 8 rows
 // (per batch: the batch-1 classifier layers) run one thread per output element, a plain dot
-// product over K. The others run the classic shared-memory tiled product: a block of 16 x 16
+// product over K — or, for a Gemm whose A rows and B columns are both contiguous along K
+// (transB = 1, the classifiers' layout) with K of at least 512, one block of 256 threads per
+// output element: the threads read consecutive elements of both (coalesced) and their partial
+// sums are added in shared memory. (One thread per element there read each B column alone,
+// strided across the warp, on as few SMs as there are 256 outputs: VGG19's 4096 x 25088
+// classifier took most of its batch-1 time on an H200.) The others run the classic shared-memory tiled product: a block of 16 x 16
 // threads computes a 16 x 16 tile of Y (thread (ty, tx) the element (row, col)); for each
 // 16-wide slice of K, every thread loads one element of the A tile and one of the B tile into
 // shared memory (zeros outside the matrices), the block synchronises, and each thread
@@ -53,13 +58,43 @@ void dot_product(CuEmit& e, int64_t M, int64_t N, int64_t K, int64_t batch, cons
   e("for (int64_t k = 0; k < {}; ++k) acc = fmaf({}, {}, acc);", K, a_elem, b_elem);
 }
 
+// Threads of the block-per-element dot product (block_dot), and the least K it is used for.
+constexpr int64_t kDotThreads = 256, kBlockDotK = 512;
+
+// One block per element (row, col) of the M x N output: `k` strides over K by the block's
+// 256 threads (a 32 x 8 block), the partial sums are added in shared memory, and thread 0
+// goes on with `acc`, `row`, `col` and `i` (the element's index) in scope; the others return.
+void block_dot(CuEmit& e, int64_t M, int64_t N, int64_t K, const std::string& a_elem, const std::string& b_elem) {
+  if (M * N > 2147483647) e.node.unsupported("the CUDA backend launches at most 2^31 - 1 blocks");
+  e.grid = std::to_string(M * N);
+  e.block = fmt::format("dim3(32, {})", kDotThreads / 32);
+  e("__shared__ float part[{}];", kDotThreads);
+  e("const int t = threadIdx.y * 32 + threadIdx.x;");
+  e("const int64_t i = blockIdx.x;");
+  e("const int64_t col = {};", cu_coord("i", 1, N));
+  e("const int64_t row = {};", M == 1 ? "0" : fmt::format("i / {}", N));
+  e("float acc = 0.0f;");
+  e("for (int64_t k = t; k < {}; k += {}) acc = fmaf({}, {}, acc);", K, kDotThreads, a_elem, b_elem);
+  e("part[t] = acc;");
+  e("__syncthreads();");
+  for (int64_t s = kDotThreads / 2; s >= 1; s /= 2) {
+    e("if (t < {0}) part[t] += part[t + {0}];", s);
+    e("__syncthreads();");
+  }
+  e("if (t != 0) return;");
+  e("acc = part[0];");
+}
+
 void emit_gemm(CuEmit& e) {
   const GemmAttrs& a = gemm_attrs(e.node);
   const std::string A = e.in(0), B = e.in(1);
   auto a_at = [&](const std::string& k) { return a.trans_a ? fmt::format("{}[{} * {} + row]", A, k, a.M) : fmt::format("{}[row * {} + {}]", A, a.K, k); };
   auto b_at = [&](const std::string& k) { return a.trans_b ? fmt::format("{}[col * {} + {}]", B, a.K, k) : fmt::format("{}[{} * {} + col]", B, k, a.N); };
   const bool dot = a.M < kDotRows;
-  if (dot) {
+  if (dot && !a.trans_a && a.trans_b && a.K >= kBlockDotK) {
+    e.variant = "dot, a block per element";
+    block_dot(e, a.M, a.N, a.K, a_at("k"), b_at("k"));
+  } else if (dot) {
     e.variant = "dot";
     dot_product(e, a.M, a.N, a.K, 1, a_at("k"), b_at("k"));
   } else {
