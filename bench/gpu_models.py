@@ -5,25 +5,31 @@ A GPU machine may have neither Debian's torch 1.13 (models/export_zoo.py) nor ro
 hundreds of megabytes of weights. So the zoo's graphs travel without their weights:
 
   pack SRC OUT NAME...   for each SRC/NAME.onnx (models/export_zoo.py's), writes OUT/NAME.skel.onnx:
-                         the same graph with every float initializer of 64 or more elements
-                         emptied, and OUT/NAME.skel.json: per emptied initializer its mean, std,
-                         min and max. Small and non-float initializers (shapes, axes) stay as they are.
-  unpack DIR [--ref]     for each DIR/NAME.skel.onnx writes DIR/NAME.onnx with each emptied
-                         initializer refilled deterministically: values uniform with the original
-                         mean and standard deviation, clipped to the original [min, max] (so a
-                         BatchNormalization variance stays positive), drawn from a counter-based
+                         the same graph with every float initializer of rank 2 or more and 64 or
+                         more elements (conv filters, matrices) emptied, and OUT/NAME.skel.npz:
+                         per emptied initializer and output channel (row) its mean, std, min
+                         and max (folded BatchNormalization scales whole rows). Vectors (biases and
+                         BatchNormalization's calibrated statistics, a few hundred KB), small and
+                         non-float initializers stay as they are.
+  unpack DIR [--ref] [NAME...]  for each (or each named) DIR/NAME.skel.onnx writes DIR/NAME.onnx with each emptied
+                         initializer refilled deterministically: each row uniform with the
+                         original row's mean and standard deviation, clipped to its [min, max], drawn from a counter-based
                          generator (splitmix64 of seed + index, in numpy's uint64 arithmetic), so
                          every machine and numpy version writes the same bytes; DIR/NAME.input.npy:
                          an ImageNet-normalised random image batch from the same generator; with
                          --ref, DIR/NAME.ref.npy: ONNX Runtime's CPU output on that input (the
-                         Python package onnxruntime), an independent reference.
+                         Python package onnxruntime), an independent reference, and
+                         DIR/NAME.sensitivity: how far that output moves (max |change| / max |y|)
+                         when the input is scaled by 1 + 1e-6 — a reference that moves by more
+                         than a comparison's tolerance cannot check anything at that tolerance.
 
 The rebuilt weights are not PyTorch's, so the outputs are not export_zoo.py's references; the
 numerics are checked against ONNX Runtime on the same rebuilt model. Gaps: float32 models with
-one input named "input"; the per-tensor moments keep activation scales about right, not exact.
+one input; the per-row moments keep activation scales about right, not exact (bench/gpu_run.sh's
+models step prints how far a 1e-6 change of the input moves each reference: a model that
+amplifies it past the comparison's tolerance cannot be checked this way).
 """
 import argparse
-import json
 import os
 import sys
 
@@ -63,30 +69,33 @@ def pack(src, out, names):
             if t.data_type != onnx.TensorProto.FLOAT:
                 continue
             a = numpy_helper.to_array(t).astype(np.float64)
-            if a.size < MIN_ELEMENTS:
+            if a.size < MIN_ELEMENTS or a.ndim < 2:
                 continue
-            stats[t.name] = [float(a.mean()), float(a.std()), float(a.min()), float(a.max())]
+            rows = a.reshape(a.shape[0], -1)  # per output channel / row: folded BatchNormalization scales rows
+            stats[t.name] = np.stack([rows.mean(1), rows.std(1), rows.min(1), rows.max(1)], 1).astype(np.float32)
             t.ClearField("raw_data")
             t.ClearField("float_data")
         onnx.save(m, os.path.join(out, name + ".skel.onnx"))
-        with open(os.path.join(out, name + ".skel.json"), "w") as f:
-            json.dump(stats, f)
+        np.savez(os.path.join(out, name + ".skel.npz"), **stats)
         print(f"{name}: {len(stats)} initializers emptied")
 
 
-def unpack(d, ref):
+def unpack(d, ref, names):
     for fn in sorted(os.listdir(d)):
         if not fn.endswith(".skel.onnx"):
             continue
         name = fn[: -len(".skel.onnx")]
+        if names and name not in names:
+            continue
         m = onnx.load(os.path.join(d, fn))
-        stats = json.load(open(os.path.join(d, name + ".skel.json")))
+        stats = np.load(os.path.join(d, name + ".skel.npz"))
         for t in m.graph.initializer:
             if t.name not in stats:
                 continue
-            mean, std, lo, hi = stats[t.name]
-            n = int(np.prod(t.dims)) if len(t.dims) else 1
-            u = splitmix_uniform(name_seed(name + "/" + t.name), n)
+            st = stats[t.name].astype(np.float64)
+            mean, std, lo, hi = (st[:, i:i + 1] for i in range(4))
+            n = int(np.prod(t.dims))
+            u = splitmix_uniform(name_seed(name + "/" + t.name), n).reshape(st.shape[0], -1)
             half = std * np.sqrt(3.0)
             v = np.clip(mean - half + 2.0 * half * u, lo, hi).astype(np.float32)
             t.raw_data = v.reshape(tuple(t.dims)).tobytes()
@@ -106,7 +115,11 @@ def unpack(d, ref):
             if not np.all(np.isfinite(y)):
                 sys.exit(f"gpu_models.py: {name}: ONNX Runtime's output is not finite")
             np.save(os.path.join(d, name + ".ref.npy"), y)
-            msg += f", ONNX Runtime reference max |y| {np.abs(y).max():.3g}, std {y.std():.3g}"
+            y2 = s.run(None, {inp.name: (x * np.float32(1 + 1e-6)).astype(np.float32)})[0]
+            sens = float(np.abs(y2 - y).max() / np.abs(y).max())
+            with open(os.path.join(d, name + ".sensitivity"), "w") as f:
+                f.write(f"{sens:.3e}\n")
+            msg += f", ONNX Runtime reference max |y| {np.abs(y).max():.3g}, std {y.std():.3g}; input x (1 + 1e-6) moves it {sens:.1e}"
         print(msg, flush=True)
 
 
@@ -120,11 +133,12 @@ def main():
     u = sub.add_parser("unpack")
     u.add_argument("dir")
     u.add_argument("--ref", action="store_true", help="write NAME.ref.npy with ONNX Runtime (CPU)")
+    u.add_argument("names", nargs="*", help="only these models (default: every NAME.skel.onnx)")
     a = ap.parse_args()
     if a.cmd == "pack":
         pack(a.src, a.out, a.names)
     else:
-        unpack(a.dir, a.ref)
+        unpack(a.dir, a.ref, a.names)
 
 
 if __name__ == "__main__":

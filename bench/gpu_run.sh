@@ -60,9 +60,14 @@ case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" in
 esac
 work=/tmp/onnxc-gpu
 status=0
-step() {  # step NAME TIMEOUT CMD...
+step() {  # step NAME TIMEOUT CMD...; $ONNXC_GPU_STEPS (words) runs only the steps named there
   local name=$1 limit=$2 t0=$SECONDS
   shift 2
+  if [ -n "${ONNXC_GPU_STEPS:-}" ]; then
+    local w run=0
+    for w in $ONNXC_GPU_STEPS; do [[ $name == "$w" || $name == "$w"_* ]] && run=1; done
+    [ $run = 1 ] || return 0
+  fi
   echo "== $name"
   timeout "$limit" "$@" > "$out/$name.log" 2>&1
   local rc=$?
@@ -78,8 +83,8 @@ info() {
   nproc
   "$cm" --help | head -n 3
 }
-step info 60 info
-step models 300 "$PYTHON" bench/gpu_models.py unpack "$pkg/models" --ref
+step info 60 bash -c "$(declare -f info); cm='$cm' info"
+step models 300 "$PYTHON" bench/gpu_models.py unpack "$pkg/models" ${ONNXC_GPU_UNPACK:-} --ref
 step cuda_bench 420 "$PYTHON" bench/cuda_bench.py --zoo "$pkg/models" --compiler "$cm" --work "$work/bench" \
   --results "$out" --batches "${ONNXC_GPU_BATCHES:-1,32}" ${ONNXC_GPU_MODELS:+--models $ONNXC_GPU_MODELS}
 for m in mobilenet_v2 googlenet; do
@@ -90,7 +95,7 @@ cuda_lib=$(dirname "$(dirname "$ONNXC_NVCC")")/lib64
 step loadgen_build 120 gcc -std=c11 -O2 -Iruntime -I"$cuda_inc" -DONNXC_HAVE_CUDA_DEVICE bench/loadgen.c runtime/onnxc_split.c \
   runtime/onnxc_split_cuda.c -L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcudart -lpthread -ldl -lm -o "$work/loadgen"
 step split_bench "${ONNXC_GPU_SPLIT_TIMEOUT:-300}" "$PYTHON" bench/split.py --device cuda --cuda-graphs --gpu $gpu \
-  --zoo "$pkg/models" --compiler "$cm" --loadgen "$work/loadgen" --work "$work/splitbench" --results "$out" \
+  --zoo "$pkg/models" ${ONNXC_GPU_SPLIT_MODELS:+--models $ONNXC_GPU_SPLIT_MODELS} --compiler "$cm" --loadgen "$work/loadgen" --work "$work/splitbench" --results "$out" \
   --workers "${ONNXC_GPU_WORKERS:-12}" --rates "${ONNXC_GPU_RATES:-200,400,800,1600,2400,3200,4800}" \
   --window "${ONNXC_GPU_WINDOW:-2}" --warmup 0.5
 echo "== gpu_run.sh: exit $status"

@@ -41,6 +41,15 @@ def sustained(runs, bound_ms):
     return max(ok) if ok else 0.0
 
 
+BOUNDS_MS = (25, 50, 75, 100, 150, 200, 300)
+
+
+def sustained_at(res):
+    """Sustained throughput per policy at each bound of BOUNDS_MS: the comparison does not hang
+    on one chosen bound."""
+    return {str(b): {p: sustained(res["policies"][p], b) for p in POLICIES} for b in BOUNDS_MS}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=["googlenet", "resnet50"])
@@ -62,15 +71,26 @@ def main():
     ap.add_argument("--zoo", default=os.path.join(ROOT, "models", "out"), help="folder of NAME.onnx (default models/out)")
     ap.add_argument("--work", default="/tmp/onnxc-split-bench")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--from-json", default="", metavar="FILE",
+                    help="no runs: write FILE's .md and .png again from FILE (a split_MODE.json of an earlier run)")
     a = ap.parse_args()
+    if a.from_json:
+        out = json.load(open(a.from_json))
+        base = a.from_json[:-len(".json")] if a.from_json.endswith(".json") else a.from_json
+        for m in out["models"].values():
+            m["sustained_at"] = sustained_at(m)
+        write_md(out, base + ".md", a)
+        plot(out, base + ".png")
+        print(f"split.py: wrote {base}.md, .png")
+        return
     rates = a.rates or ("2,4,6,8,10,12" if a.device == "cpu" else "100,200,400,800,1200,1600,2000")
     mode = "cuda" if a.device == "cuda" else "cpu_only"
     for f in (a.compiler, a.loadgen):
         if not os.access(f, os.X_OK):
             sys.exit(f"split.py: {f} is missing: cmake --build build --target compile-model loadgen")
     out = {"mode": mode, "machine": platform.node(), "cpus": os.cpu_count(), "rates": rates, "slots": a.slots,
-           "workers": a.workers, "max_batch": a.max_batch, "window_s": a.window, "date": time.strftime("%Y-%m-%d %H:%M"),
-           "models": {}}
+           "workers": a.workers, "max_batch": a.max_batch, "window_s": a.window, "warmup_s": a.warmup,
+           "cuda_graphs": a.cuda_graphs, "gpu": a.gpu, "date": time.strftime("%Y-%m-%d %H:%M"), "models": {}}
     if a.device == "cuda":
         try:
             out["gpu_name"] = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
@@ -99,6 +119,7 @@ def main():
         bound = a.bound_ms or 3 * gpu_runs[0]["latency_ms"]["max"]
         res["bound_ms"] = bound
         res["sustained"] = {p: sustained(res["policies"][p], bound) for p in POLICIES}
+        res["sustained_at"] = sustained_at(res)
         out["models"][m] = res
     os.makedirs(a.results, exist_ok=True)
     base = os.path.join(a.results, "split_" + mode)
@@ -130,9 +151,21 @@ def write_md(out, path, a):
         s = r["sustained"]
         ratio = s["eft"] / s["gpu-only"] if s["gpu-only"] else float("nan")
         L += ["", f"Sustained within a max latency of {r['bound_ms']:.1f} ms: " +
-              ", ".join(f"{p} {s[p]:.1f}/s" for p in POLICIES) + f"; eft / gpu-only = {ratio:.2f}.", ""]
-    L += ["Rerun: `/usr/bin/python3 bench/split.py " + ("--device cuda " if out["mode"] == "cuda" else "") +
-          f"--rates {out['rates']} --slots {out['slots']} --workers {out['workers']}`.", ""]
+              ", ".join(f"{p} {s[p]:.1f}/s" for p in POLICIES) + f"; eft / gpu-only = {ratio:.2f}.", "",
+              "Sustained throughput (requests/s: the highest achieved rate whose max latency stays within the bound, "
+              "no request rejected) at other bounds:", "",
+              "| max latency bound | " + " | ".join(POLICIES) + " | eft / gpu-only | cpu-tail / gpu-only |",
+              "|---" * (len(POLICIES) + 3) + "|"]
+        for b, v in r.get("sustained_at", {}).items():
+            def rel(p):
+                return f"{v[p] / v['gpu-only']:.2f}" if v["gpu-only"] else "—"
+            L.append(f"| {b} ms | " + " | ".join(f"{v[p]:.0f}" for p in POLICIES) + f" | {rel('eft')} | {rel('cpu-tail')} |")
+        L.append("")
+    cmd = "python3 bench/split.py " + (f"--device cuda --gpu {out.get('gpu', 'h100')} " if out["mode"] == "cuda" else "")
+    cmd += "--cuda-graphs " if out.get("cuda_graphs") else ""
+    cmd += (f"--models {' '.join(out['models'])} --rates {out['rates']} --slots {out['slots']} --workers {out['workers']} "
+            f"--max-batch {out['max_batch']} --window {out['window_s']:g}" + (f" --warmup {out['warmup_s']:g}" if "warmup_s" in out else ""))
+    L += [f"Rerun: `{cmd}`" + (" (bench/gpu_run.sh runs it on a GPU machine; bench/README.md)." if out["mode"] == "cuda" else "."), ""]
     with open(path, "w") as f:
         f.write("\n".join(L))
 
