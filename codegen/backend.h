@@ -72,10 +72,10 @@ class Backend {
   // shape); empty for other nodes and backends that copy every input.
   // Memory planning may then store an input there from the start, and the copy goes.
   virtual std::vector<int64_t> stored_in_output(const Node&) const { return {}; }
-  // How n's kernel wants its constant input `input` stored: plain, or a packed layout the
-  // pack-weights pass repacks the constant into at compile time (Layout::panel for the
-  // right-hand matrix of a register-tiled Gemm/MatMul). Asked before fusion, of the node
-  // itself.
+  // How n's kernel wants its constant input `input` stored: a packed layout the pack-weights
+  // pass repacks the constant into at compile time (Layout::panel for the right-hand matrix
+  // of a register-tiled Gemm/MatMul, Layout::winograd for a Winograd conv's filter), or plain
+  // for "as it is". Asked before fusion, of the node itself.
   virtual Layout weight_layout(const Node& n, size_t input) const = 0;
   // The function that computes n (a plain node or a fused group).
   virtual EmittedNode emit_node(const Node& n, const NodeParams& p) const = 0;

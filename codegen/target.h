@@ -33,6 +33,9 @@ struct Target {
   int64_t l2_bytes = 1 << 20;         // per core
   int64_t l3_bytes = 8 << 20;         // shared
   int threads = 1;                    // cores the generated code plans for
+  // 3×3 convs: "auto" (Winograd F(2×2, 3×3) where conv_winograd predicts a gain), "direct"
+  // (never) or "winograd" (wherever the kernel applies); compile-model --conv-algorithm.
+  std::string conv_algorithm = "auto";
   std::string cc = "cc";              // C compiler that builds the generated code
   std::string cflags;                 // its optimisation and architecture flags
   // The fewest scalar operations a loop nest must do before it is split across threads

@@ -16,6 +16,7 @@ std::string Layout::str(size_t rank) const {
     case Kind::Filter: return "OI" + sp + std::to_string(in_block) + "i" + std::to_string(block) + "o";
     case Kind::Panel: return "KN" + std::to_string(block) + "n";
     case Kind::PanelT: return "NK" + std::to_string(block) + "n";
+    case Kind::Winograd: return "WF23OI" + std::to_string(block) + "o";
   }
   return "";
 }
@@ -29,6 +30,10 @@ Shape physical_shape(const Shape& s, const Layout& l) {
     const bool t = l.kind == Layout::Kind::PanelT;
     const int64_t K = t ? s[1] : s[0], N = t ? s[0] : s[1];
     return {ceil_div_pos(N, l.block), K, l.block};
+  }
+  if (l.kind == Layout::Kind::Winograd) {
+    ONNXC_ASSERT(s.size() == 4 && s[2] == 3 && s[3] == 3, "Winograd layout on a filter of shape " + shape_str(s));
+    return {16, ceil_div_pos(s[0], l.block), s[1], l.block};
   }
   if (l.kind == Layout::Kind::NCHWc) {
     p = {s[0], ceil_div_pos(s[1], l.block)};
@@ -77,10 +82,58 @@ void for_each_mapping(const Shape& s, const Layout& l, F&& f) {
   }
 }
 
+// F(2×2, 3×3): U = G g G^T and back, g = L U L^T (L G = I).
+constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+constexpr double kL[3][4] = {{1, 0, 0, 0}, {0, 1, -1, 0}, {0, 0, 0, 1}};
+
+Tensor winograd_pack(const Tensor& plain, const Layout& l) {
+  ONNXC_ASSERT(plain.dtype == DType::F32, std::string("Winograd layout on a ") + dtype_name(plain.dtype) + " filter");
+  const Shape& s = plain.shape;
+  const int64_t O = s[0], I = s[1], b = l.block, OB = ceil_div_pos(O, b);
+  Tensor r(plain.dtype, physical_shape(s, l));
+  const float* g = reinterpret_cast<const float*>(plain.bytes.data());
+  float* u = reinterpret_cast<float*>(r.bytes.data());
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t i = 0; i < I; ++i) {
+      const float* k = g + (o * I + i) * 9;
+      double t[4][3];  // G g
+      for (int a = 0; a < 4; ++a)
+        for (int c = 0; c < 3; ++c) t[a][c] = kG[a][0] * k[c] + kG[a][1] * k[3 + c] + kG[a][2] * k[6 + c];
+      for (int a = 0; a < 4; ++a)
+        for (int c = 0; c < 4; ++c) {
+          const double v = t[a][0] * kG[c][0] + t[a][1] * kG[c][1] + t[a][2] * kG[c][2];
+          u[(((a * 4 + c) * OB + o / b) * I + i) * b + o % b] = static_cast<float>(v);
+        }
+    }
+  return r;
+}
+
+Tensor winograd_unpack(const Tensor& stored, const Shape& s, const Layout& l) {
+  const int64_t O = s[0], I = s[1], b = l.block, OB = ceil_div_pos(O, b);
+  Tensor r(stored.dtype, s);
+  const float* u = reinterpret_cast<const float*>(stored.bytes.data());
+  float* g = reinterpret_cast<float*>(r.bytes.data());
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t i = 0; i < I; ++i) {
+      double m[4][4];
+      for (int a = 0; a < 4; ++a)
+        for (int c = 0; c < 4; ++c) m[a][c] = u[(((a * 4 + c) * OB + o / b) * I + i) * b + o % b];
+      for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 3; ++x) {
+          double v = 0;
+          for (int a = 0; a < 4; ++a)
+            for (int c = 0; c < 4; ++c) v += kL[y][a] * m[a][c] * kL[x][c];
+          g[(o * I + i) * 9 + y * 3 + x] = static_cast<float>(v);
+        }
+    }
+  return r;
+}
+
 }  // namespace
 
 Tensor to_layout(const Tensor& plain, const Layout& l) {
   if (l.is_plain()) return plain;
+  if (l.kind == Layout::Kind::Winograd) return winograd_pack(plain, l);
   Tensor r(plain.dtype, physical_shape(plain.shape, l));
   const size_t es = dtype_size(plain.dtype);
   for_each_mapping(plain.shape, l, [&](int64_t p, int64_t q) { std::memcpy(&r.bytes[q * es], &plain.bytes[p * es], es); });
@@ -91,6 +144,7 @@ Tensor to_plain(const Tensor& stored, const Shape& logical, const Layout& l) {
   if (l.is_plain()) return stored;
   ONNXC_ASSERT(stored.shape == physical_shape(logical, l), "stored shape " + shape_str(stored.shape) + " does not match " +
                                                                shape_str(logical) + " in layout " + l.str(logical.size()));
+  if (l.kind == Layout::Kind::Winograd) return winograd_unpack(stored, logical, l);
   Tensor r(stored.dtype, logical);
   const size_t es = dtype_size(stored.dtype);
   for_each_mapping(logical, l, [&](int64_t p, int64_t q) { std::memcpy(&r.bytes[p * es], &stored.bytes[q * es], es); });

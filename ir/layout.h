@@ -17,6 +17,13 @@
 //           panel is nr consecutive floats (one or two vector loads), columns past N are zeros.
 //   PanelT  the same storage for a matrix whose logical shape is its transpose, [N, K]
 //           (Gemm's B with transB = 1): element (n, k) at [n/nr][k][n%nr] ("NK32n").
+//   Winograd  3×3 conv weights [O, I, 3, 3] (float32) in the Winograd domain of F(2×2, 3×3)
+//           (Lavin & Gray): U = G g G^T, a 4×4 matrix per (o, i), stored as
+//           [16, ceil(O/b), I, b] ("WF23OI16o"): position p = 4·row + column of U, then
+//           output block, input channel, output lane; lanes past O are zeros. Computed in
+//           double, rounded once. The way back is exact in real arithmetic (g = L U L^T,
+//           L picks rows 0, 1 − 2 and 3), so reference evaluation reads the logical filter
+//           within a rounding of the original.
 // Reference evaluation works on logical tensors: eval_node converts non-plain inputs with
 // to_plain() and outputs with to_layout(), so ops keep one eval (ops whose eval works on the
 // stored form, such as layout_transform, say so with Op::layout_native()).
@@ -28,9 +35,9 @@
 namespace onnxc {
 
 struct Layout {
-  enum class Kind { Plain, NCHWc, Filter, Panel, PanelT };
+  enum class Kind { Plain, NCHWc, Filter, Panel, PanelT, Winograd };
   Kind kind = Kind::Plain;
-  int64_t block = 0;     // NCHWc: b; Filter: bo; Panel, PanelT: nr
+  int64_t block = 0;     // NCHWc: b; Filter: bo; Panel, PanelT: nr; Winograd: b
   int64_t in_block = 0;  // Filter: bi
 
   static Layout plain() { return {}; }
@@ -38,13 +45,14 @@ struct Layout {
   static Layout filter(int64_t bo, int64_t bi) { return {Kind::Filter, bo, bi}; }
   // trans: the logical matrix is [N, K] (PanelT), else [K, N] (Panel).
   static Layout panel(int64_t nr, bool trans) { return {trans ? Kind::PanelT : Kind::Panel, nr, 0}; }
+  static Layout winograd(int64_t b) { return {Kind::Winograd, b, 0}; }
   bool is_panel() const { return kind == Kind::Panel || kind == Kind::PanelT; }
   bool is_plain() const { return kind == Kind::Plain; }
   bool is_nchwc() const { return kind == Kind::NCHWc; }
   bool operator==(const Layout& o) const { return kind == o.kind && block == o.block && in_block == o.in_block; }
   bool operator!=(const Layout& o) const { return !(*this == o); }
   // "" for plain; "NCHW16c", "NCDHW16c", "NC16c"; "OIHW16i16o" for filters (rank-aware);
-  // "KN32n" / "NK32n" for panels.
+  // "KN32n" / "NK32n" for panels; "WF23OI16o" for Winograd filters.
   std::string str(size_t rank) const;
 };
 

@@ -4,6 +4,9 @@
 // is the layout the constant is stored in from then on. Today that is the right-hand matrix
 // of a register-tiled Gemm/MatMul, stored in panels of nr columns (Layout::panel):
 //   Y = MatMul(X, W[768, 3072])   ⇒   Y = MatMul(X, W'[96, 768, 32] KN32n)
+// and the filter of a 3×3 conv that runs as Winograd F(2×2, 3×3), taken from the layout
+// pass's blocked filter into the Winograd domain (Layout::winograd):
+//   Conv(X NCHW16c, W[64, 64, 3, 3] OIHW16i16o)   ⇒   Conv(X, W'[16, 4, 64, 16] WF23OI16o)
 // The node keeps its attributes (a transB Gemm reads its [N, K] weights as Layout::PanelT);
 // the reference evaluation reads the logical matrix back (ir/eval.cc), so --verify and the
 // pass tests compare the packed graph with the original.
@@ -28,9 +31,9 @@ bool pack_weights(Graph& g, const PassOptions& o) {
     Node& n = *np;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       Value* v = n.inputs[i];
-      if (!v || !v->constant || !v->layout.is_plain()) continue;
+      if (!v || !v->constant) continue;
       const Layout l = o.backend->weight_layout(n, i);
-      if (l.is_plain()) continue;
+      if (l.is_plain() || l == v->layout) continue;
       const std::string tag = l.str(v->shape.size());
       auto key = std::make_pair(v, tag);
       auto it = memo.find(key);
@@ -38,7 +41,7 @@ bool pack_weights(Graph& g, const PassOptions& o) {
         const Shape stored = physical_shape(v->shape, l);
         budget.charge(nbytes_of(stored, v->dtype), "repacking constant '" + v->name + "' " + v->type_str() + " as " +
                                                        dtype_name(v->dtype) + shape_str(stored) + " for " + n.where());
-        it = memo.emplace(key, add_constant(g, v->name + "_" + tag, *v->constant, l)).first;
+        it = memo.emplace(key, add_constant(g, v->name + "_" + tag, to_plain(*v->constant, v->shape, v->layout), l)).first;
       }
       n.inputs[i] = it->second;
       changed = true;

@@ -58,6 +58,7 @@ struct Options {
   std::string parallel = "auto";  // --parallel auto|loop|task|batch
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
+  std::string conv_algorithm = "auto";
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;
@@ -525,6 +526,7 @@ int compile(Options& o) {
   if (!o.cc.empty()) target.cc = o.cc;
   if (!o.cflags.empty()) target.cflags = o.cflags;
   if (o.threads > 0) target.threads = o.threads;
+  target.conv_algorithm = o.conv_algorithm;
   const bool cuda = o.device == "cuda";
   const std::unique_ptr<Backend> backend = cuda ? make_cuda_backend(target) : make_c_backend(target);
   ImportOptions io;
@@ -660,6 +662,12 @@ int main(int argc, char** argv) {
         }
         return "--channel-block must be a power of two from 4 to 256, got '" + s + "'";
       });
+  app.add_option("--conv-algorithm", o.conv_algorithm,
+                 "3x3 convolutions (stride 1, NCHWc, a block of one vector): auto runs them as Winograd F(2x2,3x3) (2.25x "
+                 "fewer multiply-adds; filters transformed at compile time; outputs differ from direct convolution by "
+                 "rounding, about 1e-6 relative) where the transformed filter stays in L2 or the image has enough tiles to "
+                 "reuse it; direct never; winograd wherever it applies")
+      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
   std::string pass_list;
   for (auto& p : pass_names()) pass_list += (pass_list.empty() ? "" : ", ") + p;
   app.add_option("--print-after", o.print_after, "print the IR after pass PASS (repeatable; 'all' for every pass, 'import' for the imported graph). Passes: " + pass_list)

@@ -131,6 +131,7 @@ struct ConvSpec {
   bool bias = true;
   bool first = false;  // NCHWc: read a plain X (first-layer conv)
   bool dirty = false;  // X through dirty() (padding lanes -inf)
+  bool winograd = false;  // NCHWc: W in Layout::winograd (a 3×3 stride-1 conv), as pack_weights stores it
 };
 
 // The conv of spec s on a new input; its output (NCHW[blk]c when blk > 0), not yet an output.
@@ -150,7 +151,7 @@ Value* conv_node(GraphBuilder& b, int64_t blk, const ConvSpec& s, const std::str
     wv = b.constant(name + "_w", w);
   } else {
     bool dw = s.group > 1 && s.group == s.C && s.group == s.M;
-    wv = add_constant(*b.g, name + "_w", w, Layout::filter(blk, s.first || dw ? 1 : blk));
+    wv = add_constant(*b.g, name + "_w", w, s.winograd ? Layout::winograd(blk) : Layout::filter(blk, s.first || dw ? 1 : blk));
     if (!s.first && !s.dirty) xin = to_blocked(b, x, blk);
   }
   if (s.dirty) xin = dirty(b, x, blk);
@@ -253,6 +254,26 @@ std::vector<ConvSpec> depthwise_specs() {
       dw(24, 7, 3, [](ConvSpec& s) { s.auto_pad = "SAME_UPPER"; s.strides = {2, 2}; }),
       dw(40, 9, 5, [](ConvSpec& s) { s.pads = {2, 2, 2, 2}; s.strides = {2, 2}; s.W = 37; s.dirty = true; }),
       dw(32, 5, 3, [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.W = 45; }),
+  };
+}
+
+// Winograd F(2×2, 3×3) (conv_nchwc.cc emit_winograd_kernel), W in Layout::winograd, against
+// the reference (a direct convolution of the filter read back from the Winograd domain):
+// odd output sizes (a last tile row and column of one pixel), asymmetric pads and no pads,
+// input channels past the last whole block with -inf in the padding lanes, output channels
+// that leave a smaller last group of chunks, batch 2, no bias, a register tile's remainder
+// of tiles, and images of several tasks whose last task is short.
+std::vector<ConvSpec> winograd_specs() {
+  auto w = [](ConvSpec s) {
+    s.winograd = true;
+    return s;
+  };
+  return {
+      w(with(cs(16, 16, 9, 11, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; })),
+      w(with(cs(20, 48, 8, 8, 3), [](ConvSpec& s) { s.pads = {1, 0, 0, 1}; s.dirty = true; })),
+      w(with(cs(5, 7, 6, 7, 3), [](ConvSpec& s) { s.auto_pad = "VALID"; })),
+      w(with(cs(36, 80, 7, 9, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.bias = false; s.N = 2; })),
+      w(with(cs(16, 24, 31, 30, 3), [](ConvSpec& s) { s.pads = {1, 1, 1, 1}; s.dirty = true; })),
   };
 }
 
@@ -412,6 +433,14 @@ TEST(NchwcConvEpilogue, OnTheAccumulatorsWhereTheStepsHaveAVectorForm) {
   check_epis(all, 4);
 }
 
+// The Winograd kernel's epilogue, on the output transform's vectors (residual, per-channel
+// constants, an SE scale) or lane by lane after the store (SiLU).
+TEST(NchwcConvEpilogue, Winograd) {
+  auto w = winograd_specs();
+  for (int64_t blk : {4, 16})
+    check_epis({{w[0], Epi::ResidualRelu}, {w[1], Epi::ChannelMulAdd}, {w[3], Epi::SEScale}, {w[2], Epi::SiLU}, {w[4], Epi::GateMulScalar}}, blk);
+}
+
 TEST(NchwcConvEpilogue, Blocks64And256) {
   auto c = epi_cases();
   check_epis({c[0], c[1], c[3], c[6], c[8]}, 64);
@@ -431,6 +460,27 @@ struct EditedTarget {
     options.backend = backend.get();
   }
 };
+
+TEST(NchwcConv, Winograd) {
+  for (int64_t blk : {4, 8, 16}) check_nchwc(convs(winograd_specs()), blk, 1e-4, 0, native());
+  // Two threads planned and a small L2: short tasks of one register tile, in parallel.
+  const EditedTarget et([](Target& t) { t.l2_bytes = 64 << 10, t.threads = 2, t.parallel_min_work = 1; });
+  check_nchwc(convs(winograd_specs()), 16, 1e-4, 0, et.options);
+  GraphBuilder b;
+  convs(winograd_specs())(b, 16);
+  for (auto& n : b.g->nodes) {
+    if (n->op_type != "Conv") continue;
+    NodeParams p;
+    for (size_t i = 0; i < n->inputs.size(); ++i) p.inputs.push_back(n->in(i) && !n->op->static_input(i) ? "x" + std::to_string(i) : "");
+    p.outputs = {"y0"};
+    const std::string body = et.backend->emit_node(*n, p).body;
+    EXPECT_NE(body.find("Winograd F(2x2,3x3)"), std::string::npos) << n->where();
+    // One image of one block of tiles (the 4 x 5 VALID conv: 6 tiles) is one task, emitted as a
+    // plain block; every other conv here has several tasks and splits them across the threads.
+    const bool one_task = body.find("const int64_t n = 0;") != std::string::npos && body.find("const int64_t tb = 0;") != std::string::npos;
+    EXPECT_EQ(body.find("omp parallel for") != std::string::npos, !one_task) << n->where() << ":\n" << body;
+  }
+}
 
 // Reduction in steps (conv_nchwc.cc): on a target with a 32 KiB L2 every tile's weights are
 // too large, so tiles accumulate into Y step by step (blocks of rows per task): a partial last

@@ -234,6 +234,51 @@ TEST(LayoutRepack, ConvFilters) {
   }
 }
 
+// Layout::winograd: for every (o, i), A^T [U ⊙ (B^T d B)] A on a random 4×4 patch d must be
+// the 2×2 correlation of d with the filter, computed here directly (Lavin & Gray's B, A
+// written out); lanes past O are zeros; the way back gives the filter within rounding.
+TEST(LayoutRepack, WinogradFilter) {
+  const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  for (int64_t b : {4, 16}) {
+    SCOPED_TRACE("b=" + std::to_string(b));
+    const int64_t O = b + 3, I = 5, OB = (O + b - 1) / b;
+    const Tensor w = random_tensor({O, I, 3, 3}, 11);
+    const Layout l = Layout::winograd(b);
+    const Tensor u = to_layout(w, l);
+    ASSERT_EQ(u.shape, (Shape{16, OB, I, b}));
+    for (int64_t p = 0; p < 16; ++p)
+      for (int64_t i = 0; i < I; ++i)
+        for (int64_t o = O; o < OB * b; ++o) ASSERT_EQ(u.get(((p * OB + o / b) * I + i) * b + o % b), 0.0f) << "padding lane " << o;
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t i = 0; i < I; ++i) {
+        double d[4][4], m[4][4];
+        for (auto& r : d)
+          for (double& x : r) x = dist(rng);
+        for (int a = 0; a < 4; ++a)
+          for (int c = 0; c < 4; ++c) {
+            double t = 0;
+            for (int x = 0; x < 4; ++x)
+              for (int y = 0; y < 4; ++y) t += BT[a][x] * d[x][y] * BT[c][y];
+            m[a][c] = t * u.get(((static_cast<int64_t>(a * 4 + c) * OB + o / b) * I + i) * b + o % b);
+          }
+        for (int y = 0; y < 2; ++y)
+          for (int x = 0; x < 2; ++x) {
+            double wino = 0, direct = 0;
+            for (int a = 0; a < 4; ++a)
+              for (int c = 0; c < 4; ++c) wino += AT[y][a] * m[a][c] * AT[x][c];
+            for (int r = 0; r < 3; ++r)
+              for (int c = 0; c < 3; ++c) direct += d[y + r][x + c] * w.get(((o * I + i) * 3 + r) * 3 + c);
+            ASSERT_NEAR(wino, direct, 1e-5) << "o=" << o << " i=" << i << " y=" << y << " x=" << x;
+          }
+      }
+    const Tensor back = to_plain(u, w.shape, l);
+    for (int64_t q = 0; q < w.numel(); ++q) ASSERT_NEAR(back.get(q), w.get(q), 1e-6) << q;
+  }
+}
+
 // ---- the pass ----
 
 struct Case {

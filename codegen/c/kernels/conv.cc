@@ -5,7 +5,8 @@
 //  - plane (2-D where a tile's buffers fit on the stack, not for depthwise convs on wide
 //    planes) and direct (everything else): conv_nchw.cc
 // NCHWc (2-D, constant W repacked by the layout pass): conv_nchwc.cc, for the variants of
-// conv_blocking (ir/ops/conv.h). Single-trip loops are emitted as blocks and very short
+// conv_blocking (ir/ops/conv.h); the filters of convs that run as Winograd F(2×2, 3×3)
+// (conv_winograd) are asked into Layout::winograd from the pack-weights pass. Single-trip loops are emitted as blocks and very short
 // loops get no simd hint (codegen/c/loops.h).
 // 1-D, 2-D, 3-D (and 4-D) convs, groups, dilations, pads and auto_pad are tested against torch.
 // Measured (2-core AVX-512 dev machine, gcc 12 -O3 -march=native, one thread): 3x3 convs
@@ -71,8 +72,14 @@ bool conv_nchwc(const Node& n, int64_t b) {
   return conv_blocking(n, b, n.in(0)->layout.is_plain()).kind != ConvBlocking::None;
 }
 
+// The filter of a conv that runs as Winograd goes into the Winograd domain at compile time.
+Layout conv_weight_layout(const Node& n, size_t input, const Target& t) {
+  if (input != 1 || !conv_winograd(n, t)) return Layout::plain();
+  return Layout::winograd(n.out(0)->layout.block);
+}
+
 }  // namespace
 
-void register_conv(CKernelTable& t) { t["Conv"] = {emit_conv, conv_nchwc, nullptr, nullptr}; }
+void register_conv(CKernelTable& t) { t["Conv"] = {emit_conv, conv_nchwc, nullptr, nullptr, conv_weight_layout}; }
 
 }  // namespace onnxc

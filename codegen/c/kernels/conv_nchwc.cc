@@ -15,6 +15,10 @@
 //  - depthwise kernel: lanes are channels; a tile of RW pixels of one chunk, the KW weight
 //    vectors of a kernel row in registers, each input column loaded once per kernel row
 //    and used by every output pixel that reads it.
+//  - Winograd kernel (3×3, stride 1, W in Layout::winograd by the pack-weights pass when
+//    conv_winograd says so): F(2×2, 3×3), input transform, products of register tiles (as
+//    the broadcast kernel's) per position, output transform with the epilogue (see
+//    emit_winograd_kernel).
 // Each output row is cut at compile time into tiles of RW pixels and a shorter last one, with
 // the edge pixels (those whose taps reach the padding) inside full tiles, so the edges run at
 // the tile's register reuse rather than one pixel at a time and no padded copy is made. The
@@ -461,6 +465,21 @@ void pick_tile(const K& k, int64_t group_chunks, int64_t* RC, int64_t* RW) {
 
 // Regular, grouped and first-layer convs: acc[chunk j][pixel r] += x[pixel r][lane i] ·
 // w[lane i][chunk j], x broadcast.
+// body(RC) for every group of chunks but the last, body(RCL) for the last (`grp` in scope),
+// or one body(RC) when the widths are equal.
+template <class F>
+void by_group_width(CEmit& e, int64_t NG, int64_t RC, int64_t RCL, F&& body) {
+  if (RCL == RC) {
+    body(RC);
+    return;
+  }
+  e("if (grp < {}) {{", NG - 1);
+  body(RC);
+  e("}} else {{");
+  body(RCL);
+  e("}}");
+}
+
 void emit_broadcast_kernel(K& k) {
   CEmit& e = k.e;
   const ConvGeom& g = k.g;
@@ -761,17 +780,200 @@ void emit_broadcast_kernel(K& k) {
     e("}}");
     e("}}");
   };
-  if (RCL == RC) {
-    body(RC);
-  } else {
-    e("if (grp < {}) {{", NG - 1);
-    body(RC);
-    e("}} else {{");
-    body(RCL);
-    e("}}");
-  }
+  by_group_width(e, NG, RC, RCL, body);
   for (size_t t = 0; t < tasks.size(); ++t) e("}}");
   zero_padding_chunks(k);
+}
+
+// The blocking of a Winograd conv (emit_winograd_kernel): register tiles of RT tiles × RC
+// chunks within 3/4 of the vector registers (tile_registers); TB tiles per task, the task's
+// buffers (vb and mb, 64·TB·(Cp + RC·V) bytes) within half of L2 and at most 8 register
+// tiles, fewer where the threads would otherwise lack tasks, then evened out over the tasks.
+struct WinogradPlan {
+  int64_t RC = 0, RT = 0, TB = 0, NTB = 0;
+  bool par = false;
+};
+WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_t V) {
+  WinogradPlan p;
+  const int64_t MB = ceil_div(g.M, b), Cp = ceil_div(g.C, b) * b;
+  const int64_t TT = ceil_div(g.out[0], 2) * ceil_div(g.out[1], 2);
+  int64_t R = std::max(8, t.vector_registers);
+  if (t.arch == "generic") R = std::max<int64_t>(4, std::min<int64_t>(R, 32 * 16 / V));
+  p.RC = std::min<int64_t>(MB, 4);
+  p.RT = std::max<int64_t>(1, std::min<int64_t>(R * 3 / 4 / p.RC, 12));
+  int64_t TB = std::min<int64_t>(8 * p.RT, t.l2_bytes / 2 / (64 * (Cp + p.RC * V)) / p.RT * p.RT);
+  TB = std::max(p.RT, std::min(TB, ceil_div(TT, p.RT) * p.RT));
+  p.par = t.parallel(static_cast<double>(conv_macs(g)) * 16.0 / 36.0);
+  while (p.par && TB > p.RT && g.N * ceil_div(TT, TB) < 4 * std::max(1, t.threads)) TB -= p.RT;
+  p.NTB = ceil_div(TT, TB);
+  p.TB = ceil_div(ceil_div(TT, p.NTB), p.RT) * p.RT;
+  p.NTB = ceil_div(TT, p.TB);
+  return p;
+}
+
+// Winograd F(2×2, 3×3) (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks"):
+// each 2×2 block of output pixels ("tile") is A^T [Σ_c U_c ⊙ V_c] A with V_c = B^T d_c B the
+// transform of the 4×4 input patch of channel c and U = G g G^T the filter's, transformed at
+// compile time (Layout::winograd). 16 multiplies per tile and channel pair instead of 36.
+// Per task, a block of TB tiles (raster order over the image's tiles):
+//  1. input transform of the block into vb[16][TB][Cp] (Cp: the input channels padded to
+//     whole blocks), lanes are channels; taps in the padding read zeros;
+//  2. per group of RC output chunks and per position p: vb[p] (TB × C) times U[p] (C × RC·V),
+//     register tiles of RT tiles × RC chunks (one broadcast × one U vector per FMA, like the
+//     direct kernel), into mb[16][TB][RC·V]; U[p]'s slice stays in L1 across the block;
+//  3. output transform, bias and the fused epilogue on the way to Y (store_tile).
+// Chosen by conv_winograd (below) for 3×3 stride-1 convs whose transformed filter stays in
+// half of L2.
+void emit_winograd_kernel(K& k) {
+  CEmit& e = k.e;
+  const ConvGeom& g = k.g;
+  const int64_t b = k.b, V = k.V, C = g.C, MB = k.MB, CB = k.CB, Cp = CB * b;
+  const int64_t TH = ceil_div(k.OH, 2), TW = ceil_div(k.OW, 2), TT = TH * TW;
+  const WinogradPlan wp = winograd_plan(e.target, g, b, V);
+  const int64_t RC = wp.RC, RT = wp.RT, TB = wp.TB, NTB = wp.NTB;
+  const int64_t NG = ceil_div(MB, RC), RCL = MB - (NG - 1) * RC;
+  const bool par = wp.par;
+  e.variant += " winograd";
+  e("/* NCHW{}c convolution as Winograd F(2x2,3x3): {} x {} tiles of 2x2 output pixels, {} per task; per task the", b, TH, TW, TB);
+  e(" * input transform into vb[16][{}][{}], per position a product of register tiles of {} tiles x {} chunk{} of {} lanes", TB, Cp, RT, RC,
+    RC > 1 ? "s" : "", V);
+  e(" * ({} accumulators of {}) into mb[16][{}][{}], then the output transform{}. */", RT * RC, k.vt, TB, RC * V,
+    k.epi ? " (epilogue on each tile)" : "");
+  open_tasks(e, {{"n", g.N, 1}, {"tb", NTB, 1}}, par && g.N * NTB > 1);
+  e("float vb[{}];", 16 * TB * Cp);
+  e("float mb[{}];", 16 * TB * RC * V);
+  e("const int64_t t0 = tb * {};", TB);
+  e("const int64_t nt = t0 + {0} < {1} ? {0} : {1} - t0;", TB, TT);
+  e("const float* restrict xn = {} + n * {};", k.X, CB * k.IH * k.IW * b);
+  // 1. Input transform. Tiles past the image's (in the last task's last register tile) get
+  // zeros, so that step 2 may run whole register tiles.
+  e("for (int64_t t = 0; t < {}; ++t) {{", TB);
+  e("if (t >= nt) {{");
+  e("for (int64_t p = 0; p < 16; ++p) {{");
+  simd(e, Cp);
+  e("for (int64_t c = 0; c < {}; ++c) vb[(p * {} + t) * {} + c] = 0.0f;", Cp, TB, Cp);
+  e("}}");
+  e("continue;");
+  e("}}");
+  e("const int64_t th = (t0 + t) / {}, tw = (t0 + t) % {};", TW, TW);
+  e("const int64_t ih0 = 2 * th - {}, iw0 = 2 * tw - {};", k.PH, k.PW);
+  e("const int inside = ih0 >= 0 && ih0 + 3 < {} && iw0 >= 0 && iw0 + 3 < {};", k.IH, k.IW);
+  e("for (int64_t cb = 0; cb < {}; ++cb) {{", CB);
+  e("const float* restrict xc = xn + cb * {};", k.IH * k.IW * b);
+  e("{} d[4][4];", k.vt);
+  e("if (inside) {{");
+  e("for (int r = 0; r < 4; ++r)");
+  e("  for (int c = 0; c < 4; ++c) d[r][c] = {};", k.load(fmt::format("xc + ((ih0 + r) * {} + iw0 + c) * {}", k.IW, b)));
+  e("}} else {{");
+  e("for (int r = 0; r < 4; ++r)");
+  e("  for (int c = 0; c < 4; ++c)");
+  e("    d[r][c] = (uint64_t)(ih0 + r) < {} && (uint64_t)(iw0 + c) < {} ? ({}){} : ({}){{0}};", k.IH, k.IW, k.vt,
+    k.load(fmt::format("xc + ((ih0 + r) * {} + iw0 + c) * {}", k.IW, b)), k.vt);
+  e("}}");
+  // B^T d B: rows, then columns.
+  e("{} s[4][4];", k.vt);
+  e("for (int c = 0; c < 4; ++c) {{");
+  e("s[0][c] = d[0][c] - d[2][c]; s[1][c] = d[1][c] + d[2][c]; s[2][c] = d[2][c] - d[1][c]; s[3][c] = d[1][c] - d[3][c];");
+  e("}}");
+  e("float* restrict vt = vb + t * {} + cb * {};", Cp, b);
+  e("for (int r = 0; r < 4; ++r) {{");
+  e("*({}*)(vt + (r * 4 + 0) * {}) = s[r][0] - s[r][2];", k.vtu, TB * Cp);
+  e("*({}*)(vt + (r * 4 + 1) * {}) = s[r][1] + s[r][2];", k.vtu, TB * Cp);
+  e("*({}*)(vt + (r * 4 + 2) * {}) = s[r][2] - s[r][1];", k.vtu, TB * Cp);
+  e("*({}*)(vt + (r * 4 + 3) * {}) = s[r][1] - s[r][3];", k.vtu, TB * Cp);
+  e("}}");
+  e("}}");  // cb
+  e("}}");  // t
+  // 2 and 3, per group of chunks.
+  auto body = [&](int64_t RCt) {
+    // 2. Products: register tiles over the block's tiles, the reduction over C in steps of
+    // 4 channels (unrolled) and a remainder.
+    e("for (int64_t p = 0; p < 16; ++p) {{");
+    e("const float* restrict up = {} + (p * {} + q0) * {};", k.W, MB, C * V);
+    e("for (int64_t r0 = 0; r0 < nt; r0 += {}) {{", RT);
+    e("const float* restrict vr = vb + (p * {} + r0) * {};", TB, Cp);
+    for (int64_t j = 0; j < RCt; ++j) {
+      std::string d;
+      for (int64_t r = 0; r < RT; ++r) d += fmt::format("{}a{}_{} = ({}){{0}}", r ? ", " : "", j, r, k.vt);
+      e("{} {};", k.vt, d);
+    }
+    auto step = [&](const std::string& ic) {
+      e("{{");
+      std::string ws;
+      for (int64_t j = 0; j < RCt; ++j) ws += fmt::format("{}w{} = {}", j ? ", " : "", j, k.load(fmt::format("up + {} * {} + ({}) * {}", j, C * V, ic, V)));
+      e("const {} {};", k.vt, ws);
+      for (int64_t r = 0; r < RT; ++r) {
+        std::string f;
+        for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} += vr[{} + ({})] * w{};", j ? " " : "", j, r, r * Cp, ic, j);
+        e("{}", f);
+      }
+      e("}}");
+    };
+    const int64_t C4 = C / 4 * 4;
+    if (C4 > 0) {
+      e("for (int64_t ic = 0; ic < {}; ic += 4) {{", C4);
+      for (int64_t u = 0; u < 4; ++u) step(affine("ic", 1, u));
+      e("}}");
+    }
+    if (C4 < C) {
+      e("for (int64_t ic = {}; ic < {}; ++ic) {{", C4, C);
+      step("ic");
+      e("}}");
+    }
+    e("float* restrict mr = mb + (p * {} + r0) * {};", TB, RC * V);
+    for (int64_t r = 0; r < RT; ++r) {
+      std::string st;
+      for (int64_t j = 0; j < RCt; ++j) st += fmt::format("{}*({}*)(mr + {}) = a{}_{};", j ? " " : "", k.vtu, r * RC * V + j * V, j, r);
+      e("{}", st);
+    }
+    e("}}");  // r0
+    e("}}");  // p
+    // 3. Output transform A^T m A, the bias, and the stores with the epilogue.
+    bias_vectors(k, RCt, "q0");
+    e("for (int64_t t = 0; t < nt; ++t) {{");
+    e("const int64_t th = (t0 + t) / {}, tw = (t0 + t) % {};", TW, TW);
+    e("const int64_t ow = 2 * tw;");
+    for (int64_t j = 0; j < RCt; ++j) {
+      e("{{");
+      e("const float* restrict mt = mb + t * {} + {};", RC * V, j * V);
+      e("{} m[16];", k.vt);
+      e("for (int p = 0; p < 16; ++p) m[p] = {};", k.load(fmt::format("mt + p * {}", TB * RC * V)));
+      e("{} z[2][4];", k.vt);
+      e("for (int c = 0; c < 4; ++c) {{");
+      e("z[0][c] = m[c] + m[4 + c] + m[8 + c]; z[1][c] = m[4 + c] - m[8 + c] - m[12 + c];");
+      e("}}");
+      for (int64_t i = 0; i < 2; ++i) {
+        e("{{");
+        e("const int64_t oh = 2 * th + {};", i);
+        if (i == 1 && k.OH % 2) e("if (oh < {}) {{", k.OH);
+        else e("{{");
+        e("const {0} o0 = z[{1}][0] + z[{1}][1] + z[{1}][2] + bv{2}, o1 = z[{1}][1] - z[{1}][2] - z[{1}][3] + bv{2};", k.vt, i, j);
+        e("float* restrict yr = {} + ((n * {} + q0 + {}) * {} + oh) * {};", k.Y, MB, j, k.OH, k.OW * b);
+        const std::string qe = fmt::format("(q0 + {})", j);
+        auto acc = [](int64_t, int64_t r) { return fmt::format("o{}", r); };
+        if (k.OW % 2) {
+          e("if (ow + 1 < {}) {{", k.OW);
+          store_tile(k, 1, 2, qe, 0, acc, "");
+          e("}} else {{");
+          store_tile(k, 1, 1, qe, 0, acc, "");
+          e("(void)o1;");
+          e("}}");
+        } else {
+          store_tile(k, 1, 2, qe, 0, acc, "");
+        }
+        e("}}");
+        e("}}");
+      }
+      e("}}");
+    }
+    e("}}");  // t
+  };
+  e("for (int64_t grp = 0; grp < {}; ++grp) {{", NG);
+  e("const int64_t q0 = grp * {};", RC);
+  by_group_width(e, NG, RC, RCL, body);
+  e("}}");  // grp
+  e("}}");  // tb
+  e("}}");  // n
 }
 
 // Depthwise convs: acc[pixel r][lane] += x[pixel r][lane] · w[lane], per chunk of V lanes.
@@ -863,6 +1065,30 @@ void emit_depthwise_kernel(K& k) {
 
 }  // namespace
 
+bool conv_winograd(const Node& n, const Target& t) {
+  if (t.conv_algorithm == "direct") return false;
+  const Value *x = n.in(0), *w = n.in(1), *y = n.out(0);
+  if (!x || !w || !y || !w->constant || x->dtype != DType::F32 || !y->layout.is_nchwc()) return false;
+  const int64_t b = y->layout.block;
+  if (x->layout != Layout::nchwc(b) || (w->layout != Layout::filter(b, b) && w->layout != Layout::winograd(b))) return false;
+  if (b > std::max(4, t.vector_floats())) return false;  // a block is one vector
+  const ConvGeom& g = conv_geom(n);
+  if (g.rank() != 2 || g.G != 1 || g.k[0] != 3 || g.k[1] != 3) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.s[i] != 1 || g.d[i] != 1 || g.pb[i] > 1 || g.pe[i] > 1 || g.out[i] < 4) return false;
+  if (conv_blocking(n, b, false).kind != ConvBlocking::Regular) return false;
+  if (t.conv_algorithm == "winograd") return true;
+  // Each task reads the transformed filter U (16/9 of the filter's bytes) once: where U stays
+  // in half of L2 that is free, else the tasks must be long enough to amortise it (measured,
+  // one thread: vgg19's 3×3 256→256 on 56×56, 784 tiles, 17 tasks of 48: 20.2 → 10.8 ms; its
+  // 512→512 on 28×28, 9 tasks of 24: 19.8 → 13.7 ms; on 14×14, 49 tiles in tasks of 24 or
+  // fewer: 5.4 → 6.7 ms, resnet50's 256→256 on 14×14: 1.35 → 1.65 ms).
+  const double ubytes = 16.0 * static_cast<double>(ceil_div(g.M, b) * b) * static_cast<double>(g.C) * 4.0;
+  if (ubytes <= static_cast<double>(t.l2_bytes) / 2) return true;
+  const WinogradPlan p = winograd_plan(t, g, b, std::min<int64_t>(b, std::max(4, t.vector_floats())));
+  return ceil_div(g.out[0], 2) * ceil_div(g.out[1], 2) >= 20 * p.NTB;
+}
+
 void emit_conv_nchwc(CEmit& e) {
   K k(e);
   const ConvGeom& g = k.g;
@@ -874,7 +1100,9 @@ void emit_conv_nchwc(CEmit& e) {
   k.dw = v.kind == ConvBlocking::Depthwise;
   e.variant = k.first ? "first-layer" : k.dw ? "depthwise" : v.kind == ConvBlocking::Grouped ? "grouped" : "regular";
   ONNXC_ASSERT(k.first || e.in_layout(0) == Layout::nchwc(k.b), "NCHWc conv: X is stored as " + e.node.in(0)->type_str());
-  ONNXC_ASSERT(e.in_layout(1) == Layout::filter(k.b, v.filter_in_block), "NCHWc conv: W is stored as " + e.node.in(1)->type_str());
+  const bool wino = e.in_layout(1) == Layout::winograd(k.b);
+  ONNXC_ASSERT(e.in_layout(1) == Layout::filter(k.b, v.filter_in_block) || (wino && v.kind == ConvBlocking::Regular),
+               "NCHWc conv: W is stored as " + e.node.in(1)->type_str());
   k.V = std::min<int64_t>(k.b, std::max(4, e.target.vector_floats()));
   k.CPB = k.b / k.V;
   k.MB = ceil_div(g.M, k.b), k.CB = ceil_div(g.C, k.b);
@@ -902,8 +1130,15 @@ void emit_conv_nchwc(CEmit& e) {
   k.X = e.in(0), k.W = e.in(1), k.Y = e.out(0);
   k.bias = e.has_in(2);
   k.epi = !e.node.epilogue.empty();
-  if (k.dw) emit_depthwise_kernel(k);
-  else emit_broadcast_kernel(k);
+  if (wino) {
+    ONNXC_ASSERT(k.CPB == 1 && !k.line && k.KH == 3 && k.KW == 3 && k.SH == 1 && k.SW == 1 && k.DH == 1 && k.DW == 1,
+                 e.node.where() + ": Winograd filter on a conv it does not fit");
+    emit_winograd_kernel(k);
+  } else if (k.dw) {
+    emit_depthwise_kernel(k);
+  } else {
+    emit_broadcast_kernel(k);
+  }
   if (k.epi) e.epilogue_done = true;
 }
 
