@@ -63,6 +63,7 @@ static void usage(const char* argv0) {
           "  --max-batch N       (default 8)                  --preferred a,b,...\n"
           "  --delay-us D        max queue delay (default 1000) --queue N    max queue size (default 1024)\n"
           "  --cap-us C          eft latency cap (default none)\n"
+          "  --cpu-whole-batches one CPU worker runs a batch's tails (default: the free workers share them)\n"
           "  --rates r1,r2,...   requests/s (default 10,20,50,100)\n"
           "  --warmup S          seconds (default 1)          --window S    seconds (default 5)\n"
           "  --seed N            arrival seed (default 1)     --json FILE\n",
@@ -292,7 +293,7 @@ int main(int argc, char** argv) {
   const char* policy = "eft";
   const char* device = "cpu";
   int cuda_graphs = 0;
-  int threads = 1, slots = 2, workers = 2, max_batch = 8, queue = 1024;
+  int threads = 1, slots = 2, workers = 2, max_batch = 8, queue = 1024, whole_batches = 0;
   double delay_us = 1000, cap_us = 0, warmup = 1, window = 5;
   double rates[MAX_RATES] = {10, 20, 50, 100}, pref[ONNXC_SPLIT_MAX_PREFERRED];
   int num_rates = 4, num_pref = 0;
@@ -310,6 +311,7 @@ int main(int argc, char** argv) {
     else if (OPT("--simulate")) sim = v;
     else if (OPT("--device")) device = v;
     else if (strcmp(a, "--cuda-graphs") == 0) cuda_graphs = 1;
+    else if (strcmp(a, "--cpu-whole-batches") == 0) whole_batches = 1;
     else if (OPT("--threads")) threads = atoi(v);
     else if (OPT("--policy")) policy = v;
     else if (OPT("--slots")) slots = atoi(v);
@@ -380,6 +382,7 @@ int main(int argc, char** argv) {
   cfg.max_queue_size = queue;
   cfg.latency_cap_us = cap_us;
   cfg.cpu_workers = workers;
+  cfg.cpu_whole_batches = whole_batches;
 
   void *hh = NULL, *th = NULL, *dh = NULL;
   char *hw = NULL, *tw = NULL, *dw = NULL;
@@ -461,10 +464,11 @@ int main(int argc, char** argv) {
   rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
 
   result res[MAX_RATES];
-  printf("# %s%s%s%s%s (%s device%s), policy %s, %d slots, %d CPU workers, max batch %d, delay %.0f us, queue %d, warm-up %.1f s, window %.1f s\n",
+  printf("# %s%s%s%s%s (%s device%s), policy %s, %d slots, %d CPU workers%s, max batch %d, delay %.0f us, queue %d, warm-up %.1f s, window %.1f s\n",
          is_sim ? "simulated device" : "head ", is_sim ? "" : head_lib, is_sim ? "" : " and tail ",
          is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), is_sim ? "" : " on the device slots", is_sim ? "simulated" : device,
-         use_cuda && cuda_graphs ? ", CUDA graphs" : "", policy, slots, workers, max_batch, delay_us, queue, warmup, window);
+         use_cuda && cuda_graphs ? ", CUDA graphs" : "", policy, slots, workers,
+         whole_batches ? " (whole batches)" : " (sharing batches)", max_batch, delay_us, queue, warmup, window);
   printf("%9s %9s %9s %9s %9s %9s %7s %7s %8s %8s  %s\n", "rate/s", "offered", "achieved", "p50 ms", "p99 ms", "max ms",
          "batch", "cpu %", "rejected", "dev %", "batches (size:count)");
   int failed = 0;
@@ -491,10 +495,10 @@ int main(int argc, char** argv) {
       failed = 1;
     } else {
       fprintf(f, "{\"mode\": \"%s\", \"device\": \"%s\", \"cuda_graphs\": %d, \"head\": \"%s\", \"tail\": \"%s\", \"tail_device\": \"%s\", \"policy\": \"%s\", "
-                 "\"slots\": %d, \"workers\": %d, \"max_batch\": %d, "
+                 "\"slots\": %d, \"workers\": %d, \"cpu_whole_batches\": %d, \"max_batch\": %d, "
                  "\"max_queue_delay_us\": %.0f, \"max_queue_size\": %d, \"warmup_s\": %g, \"window_s\": %g, \"rates\": [",
               is_sim ? "simulated" : "models", is_sim ? "simulated" : device, use_cuda && cuda_graphs, is_sim ? "" : head_lib, is_sim ? "" : tail_lib,
-              is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), policy, slots, workers, max_batch, delay_us, queue, warmup, window);
+              is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), policy, slots, workers, whole_batches, max_batch, delay_us, queue, warmup, window);
       for (int i = 0; i < num_rates; ++i) {
         const onnxc_split_stats* s = &res[i].st;
         fprintf(f, "%s\n  {\"rate\": %g, \"offered\": %llu, \"achieved_per_s\": %.3f, \"completed\": %llu, "

@@ -155,10 +155,12 @@ typedef struct split_req {
 
 typedef struct split_batch {
   int n;
+  int next; /* CPU stage: the first request no worker has taken yet */
+  int done; /* requests completed; the batch is recycled when all n are */
   split_req* r[ONNXC_SPLIT_MAX_BATCH];
   unsigned char* cut_mem; /* max_batch * the cut's bytes per request */
   void* cut[ONNXC_SPLIT_MAX_BATCH][ONNXC_SPLIT_MAX_TENSORS];
-  struct split_batch* next;
+  struct split_batch* link;
 } split_batch;
 
 typedef struct {
@@ -182,7 +184,7 @@ struct onnxc_split {
   pthread_t worker_threads[ONNXC_SPLIT_MAX_WORKERS];
   split_thread_arg slot_args[ONNXC_SPLIT_MAX_SLOTS], worker_args[ONNXC_SPLIT_MAX_WORKERS];
   void* worker_inst[ONNXC_SPLIT_MAX_WORKERS];
-  double worker_free_at[ONNXC_SPLIT_MAX_WORKERS]; /* predicted end of the running batch, 0 idle */
+  double worker_free_at[ONNXC_SPLIT_MAX_WORKERS]; /* predicted end of the running tails, 0 idle */
   double dev_pending_us; /* estimated device work committed and not finished */
   double est[EST_PARTS][ONNXC_SPLIT_MAX_BATCH + 1];
   unsigned est_n[EST_PARTS][ONNXC_SPLIT_MAX_BATCH + 1];
@@ -250,8 +252,8 @@ static void complete(onnxc_split* ex, split_req** r, int n, split_batch* b, int 
     r[i]->next = ex->free_reqs;
     ex->free_reqs = r[i];
   }
-  if (b) {
-    b->next = ex->free_batches;
+  if (b && (b->done += n) >= b->n) {
+    b->link = ex->free_batches;
     ex->free_batches = b;
   }
   ex->outstanding -= (uint64_t)n;
@@ -262,7 +264,8 @@ static void complete(onnxc_split* ex, split_req** r, int n, split_batch* b, int 
 static split_batch* batch_get(onnxc_split* ex) {
   split_batch* b = ex->free_batches;
   if (b) {
-    ex->free_batches = b->next;
+    ex->free_batches = b->link;
+    b->next = b->done = 0;
     return b;
   }
   b = (split_batch*)calloc(1, sizeof *b);
@@ -299,6 +302,14 @@ static int batch_size_now(const onnxc_split* ex, double t, double* wake) {
   return 0;
 }
 
+/* The worker of free_at[0..n) that is free first. */
+static int earliest(const double* free_at, int n) {
+  int e = 0;
+  for (int w = 1; w < n; ++w)
+    if (free_at[w] < free_at[e]) e = w;
+  return e;
+}
+
 /* Where the tail of b goes: 1 = CPU (mutex held). */
 static int place_on_cpu(onnxc_split* ex, const split_batch* b, double t) {
   const onnxc_split_config* c = &ex->cfg;
@@ -309,21 +320,30 @@ static int place_on_cpu(onnxc_split* ex, const split_batch* b, double t) {
   /* A tail on the device also delays the heads of the requests already queued (the device's
    * backlog), a tail on a CPU worker does not: count their head time against the device. */
   for (int q = ex->q_count; q > 0; q -= c->max_batch) t_dev += est_get(ex, EST_HEAD, q < c->max_batch ? q : c->max_batch);
+  /* The CPU stage: the queued batches' requests not yet taken, then b's, each (whole batches:
+   * each batch) on the earliest free worker. */
   double free_at[ONNXC_SPLIT_MAX_WORKERS];
   for (int w = 0; w < c->cpu_workers; ++w) free_at[w] = ex->worker_free_at[w] > t ? ex->worker_free_at[w] : t;
-  for (const split_batch* q = ex->cpu_head;; q = q->next) {
-    int e = 0;
-    for (int w = 1; w < c->cpu_workers; ++w)
-      if (free_at[w] < free_at[e]) e = w;
-    if (!q) {
-      double start = t + est_get(ex, EST_FETCH, n);
-      if (free_at[e] > start) start = free_at[e];
-      double t_cpu = start + est_get(ex, EST_TAIL_CPU, n);
-      if (c->latency_cap_us > 0 && t_cpu - b->r[0]->t_submit <= c->latency_cap_us) return 1;
-      return t_cpu < t_dev;
+  const double one = est_get(ex, EST_TAIL_CPU, 1);
+  for (const split_batch* q = ex->cpu_head; q; q = q->link)
+    for (int i = q->next; i < q->n; ++i) {
+      const int e = earliest(free_at, c->cpu_workers);
+      if (c->cpu_whole_batches) {
+        free_at[e] += est_get(ex, EST_TAIL_CPU, q->n - i);
+        break;
+      }
+      free_at[e] += one;
     }
-    free_at[e] += est_get(ex, EST_TAIL_CPU, q->n);
+  const double fetched = t + est_get(ex, EST_FETCH, n);
+  double t_cpu = 0;
+  for (int i = 0; i < (c->cpu_whole_batches ? 1 : n); ++i) {
+    const int e = earliest(free_at, c->cpu_workers);
+    const double start = free_at[e] > fetched ? free_at[e] : fetched;
+    free_at[e] = start + (c->cpu_whole_batches ? est_get(ex, EST_TAIL_CPU, n) : one);
+    if (free_at[e] > t_cpu) t_cpu = free_at[e];
   }
+  if (c->latency_cap_us > 0 && t_cpu - b->r[0]->t_submit <= c->latency_cap_us) return 1;
+  return t_cpu < t_dev;
 }
 
 static void* slot_main(void* arg) {
@@ -433,9 +453,9 @@ static void* slot_main(void* arg) {
     pthread_mutex_lock(&ex->mu);
     est_add(ex, EST_FETCH, take, exec);
     while (ex->cpu_count >= ex->cpu_cap) pthread_cond_wait(&ex->cpu_space_cv, &ex->mu);
-    b->next = NULL;
+    b->link = NULL;
     if (ex->cpu_tail)
-      ex->cpu_tail->next = b;
+      ex->cpu_tail->link = b;
     else
       ex->cpu_head = b;
     ex->cpu_tail = b;
@@ -455,17 +475,24 @@ static void* worker_main(void* arg) {
   for (;;) {
     while (ex->cpu_count == 0 && !ex->cpu_stop) pthread_cond_wait(&ex->cpu_cv, &ex->mu);
     if (ex->cpu_count == 0) break;
+    /* The head batch's next request (whole batches: all its requests); the batch leaves the
+     * queue when its last request is taken, and another worker is woken for the rest. */
     split_batch* b = ex->cpu_head;
-    ex->cpu_head = b->next;
-    if (!ex->cpu_head) ex->cpu_tail = NULL;
-    --ex->cpu_count;
-    pthread_cond_signal(&ex->cpu_space_cv);
+    const int i0 = b->next, cnt = c->cpu_whole_batches ? b->n - i0 : 1;
+    b->next += cnt;
+    if (b->next == b->n) {
+      ex->cpu_head = b->link;
+      if (!ex->cpu_head) ex->cpu_tail = NULL;
+      --ex->cpu_count;
+      pthread_cond_signal(&ex->cpu_space_cv);
+    }
+    if (ex->cpu_count) pthread_cond_signal(&ex->cpu_cv);
     double t0 = now_us();
-    ex->worker_free_at[w] = t0 + est_get(ex, EST_TAIL_CPU, b->n);
+    ex->worker_free_at[w] = t0 + est_get(ex, EST_TAIL_CPU, cnt);
     pthread_mutex_unlock(&ex->mu);
     int rc = ONNXC_OK;
     if (c->cpu_tail) {
-      for (int i = 0; i < b->n && rc == ONNXC_OK; ++i) {
+      for (int i = i0; i < i0 + cnt && rc == ONNXC_OK; ++i) {
         rc = c->cpu_tail->run_v(ex->worker_inst[w], (const void* const*)b->cut[i], c->cut_bytes, b->r[i]->outputs,
                                 c->output_bytes);
         if (rc != ONNXC_OK)
@@ -473,17 +500,17 @@ static void* worker_main(void* arg) {
                    c->cpu_tail->last_error ? c->cpu_tail->last_error() : "");
       }
     } else {
-      sleep_us(cost_of(c->cpu_cost, b->n));
-      for (int i = 0; i < b->n; ++i)
+      sleep_us(cost_of(c->cpu_cost, cnt));
+      for (int i = i0; i < i0 + cnt; ++i)
         sim_tail_one(c->num_cut, c->cut_bytes, (const void* const*)b->cut[i], c->num_outputs, c->output_bytes,
                      b->r[i]->outputs);
     }
     double t1 = now_us();
     pthread_mutex_lock(&ex->mu);
     ex->worker_free_at[w] = 0;
-    if (rc == ONNXC_OK) est_add(ex, EST_TAIL_CPU, b->n, t1 - t0);
+    if (rc == ONNXC_OK) est_add(ex, EST_TAIL_CPU, cnt, t1 - t0);
     pthread_mutex_unlock(&ex->mu);
-    complete(ex, b->r, b->n, b, rc, rc == ONNXC_OK ? "" : detail, 1);
+    complete(ex, b->r + i0, cnt, b, rc, rc == ONNXC_OK ? "" : detail, 1);
     pthread_mutex_lock(&ex->mu);
   }
   pthread_mutex_unlock(&ex->mu);
@@ -539,7 +566,7 @@ static void free_executor(onnxc_split* ex) {
   }
   while (ex->free_batches) {
     split_batch* b = ex->free_batches;
-    ex->free_batches = b->next;
+    ex->free_batches = b->link;
     free(b->cut_mem);
     free(b);
   }

@@ -10,11 +10,13 @@
  *   on the device. With the cut on the device, the slot thread places the tail:
  *     gpu-only  the tail runs on the device, in the same slot;
  *     cpu-tail  the cut is fetched to host buffers owned by the executor and the batch goes to
- *               the CPU stage, a pool of workers each with its own instance of the tail;
+ *               the CPU stage, a pool of workers each with its own instance of the tail, which
+ *               share its requests (cpu_whole_batches: one worker takes it all);
  *     eft       earliest finish time: the device would finish the tail after the work already
  *               committed to it, the heads of the requests queued (which a device tail delays,
- *               a CPU tail does not) and Tg(b); a CPU worker after the fetch X(b), the wait for the
- *               earliest worker (the queued CPU batches included) and C(b). The earlier wins.
+ *               a CPU tail does not) and Tg(b); the CPU after the fetch X(b) and the last of its
+ *               requests, each given C(1) on the earliest free worker after the CPU batches
+ *               already queued (whole batches: C(b) on one worker). The earlier wins.
  *               With latency_cap_us > 0 the tail also goes to the CPU whenever the estimated
  *               latency of the batch's oldest request stays within the cap, even if the device
  *               would finish sooner: that frees the device for more heads (throughput) while
@@ -110,6 +112,11 @@ typedef struct {
    * cpu_tail_options), or, when cpu_tail is NULL, the simulated tail: sleeps cpu_cost and writes
    * the simulated device's tail transform. */
   int cpu_workers;
+  /* 0 (default): the requests of a batch placed on the CPU are handed to the workers one at a
+   * time, so as many workers as are free share the batch and its last tail ends after about one
+   * request's C(1) rather than C(b) (a CPU tail runs its requests one by one anyway); the
+   * simulated tail then sleeps C(1) per request. 1: one worker runs the whole batch, C(b). */
+  int cpu_whole_batches;
   const onnxc_model_info* cpu_tail;
   const char* cpu_tail_weights;
   const onnxc_options* cpu_tail_options;

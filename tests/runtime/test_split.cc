@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -351,6 +352,43 @@ TEST(Split, PoliciesPlaceAsNamed) {
     }
     onnxc_split_stats st = s.Stats();
     EXPECT_EQ(st.cpu_tail_share, static_cast<double>(want));
+  }
+}
+
+TEST(Split, CpuWorkersShareABatchUnlessWholeBatches) {
+  // cpu-tail, one batch of 4 (a 100 ms queue delay gathers the burst; G(4) = 4 ms, X = 0.5 ms)
+  // and C = 10 ms per request, 4 workers. Shared, each worker runs one request: every request
+  // ends about G + X + C = 14.5 ms after submit. Whole batches: one worker runs all four, the
+  // last ends after G + X + 4 C = 44.5 ms; with 2 workers of 4 the shared batch ends after 2 C.
+  Costs k;
+  k.g_a = 4, k.g_b = 0, k.tg_a = 1, k.tg_b = 0, k.c_a = 0, k.c_b = 10, k.x_a = 0.5;
+  for (int whole : {0, 1}) {
+    for (int workers : {4, 2}) {
+      SCOPED_TRACE(std::string(whole ? "whole batches" : "shared batches") + ", " + std::to_string(workers) + " workers");
+      Sim s(k, ONNXC_SPLIT_CPU_TAIL, 1, workers, 4, 100);
+      s.cfg.cpu_whole_batches = whole;
+      ASSERT_EQ(s.Start(), ONNXC_OK);
+      std::vector<std::unique_ptr<Req>> reqs;
+      Burst(s, reqs, 4);
+      double max_ms = 0;
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        EXPECT_EQ(reqs[i]->calls.load(), 1);
+        EXPECT_EQ(reqs[i]->status, ONNXC_OK) << reqs[i]->detail;
+        EXPECT_EQ(reqs[i]->batch, 4);
+        EXPECT_EQ(reqs[i]->on_cpu, 1);
+        ExpectRouted(s.cfg, *reqs[i], static_cast<uint32_t>(i));
+        max_ms = std::max(max_ms, reqs[i]->latency_us / 1e3);
+      }
+      // The burst fills the batch (max_batch 4) at once, so no queue delay: shared batches on 4
+      // workers must end well before whole batches can (14.5 ms * 1.3 + 15 < 44.5 ms * 0.95).
+      const double ends = 4.5 + 10 * (whole ? 4 : 4 / workers);
+      EXPECT_GE(max_ms, ends * 0.95);
+      EXPECT_LT(max_ms, ends * 1.3 + 15) << "the last tail ended " << max_ms << " ms after submit";
+      onnxc_split_stats st = s.Stats();
+      EXPECT_EQ(st.completed, 4u);
+      EXPECT_EQ(st.batches_cpu_tail, 1u);
+      EXPECT_EQ(st.cpu_tail_share, 1.0);
+    }
   }
 }
 
