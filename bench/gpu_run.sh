@@ -15,7 +15,16 @@
 #   4. tests/cuda/run_split_cuda.sh run: the split executor's CUDA device on mobilenet_v2 and
 #      googlenet (gpu-only with and without graphs, cpu-tail, eft; every output checked)
 #   5. bench/split.py --device cuda: loadgen with the three policies on googlenet and resnet50
+# Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
+# models cuda_bench split_check loadgen_build split_bench), ONNXC_GPU_UNPACK (models to rebuild),
+# ONNXC_GPU_MODELS and ONNXC_GPU_BATCHES (cuda_bench.py's, default all and 1,32),
+# ONNXC_GPU_SPLIT_MODELS, ONNXC_GPU_RATES, ONNXC_GPU_WORKERS (12), ONNXC_GPU_WINDOW (2 s) and
+# ONNXC_GPU_SPLIT_TIMEOUT (300 s) for split.py; ONNXC_NVCC and PYTHON.
 set -uo pipefail
+if [ $# != 2 ] || [ ! -f "$1/libs.tar.xz" ]; then
+  echo "usage: bash bench/gpu_run.sh PKG OUT   (PKG from bench/gpu_pack.sh)" >&2
+  exit 2
+fi
 pkg=$(cd "$1" && pwd)
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
