@@ -47,6 +47,11 @@ def sensitivity(a, s):
         return None
 
 
+def unchecked(r):
+    """Whether r's reference is too ill-conditioned to check it (ILL_CONDITIONED)."""
+    return (r.get("ref_sensitivity") or 0) > ILL_CONDITIONED
+
+
 def stem(model, batch):
     return model if batch == 1 else f"{model}_b{batch}"
 
@@ -121,8 +126,7 @@ def main():
                 r["failed"] = "run: " + x["log"]
             else:
                 r.update({k: x[k] for k in ("median_ms", "min_ms", "runs", "error", "match")})
-        ill = (r["ref_sensitivity"] or 0) > ILL_CONDITIONED
-        ok = ok and "failed" not in r and (r.get("match", False) or ill)
+        ok = ok and "failed" not in r and (r.get("match", False) or unchecked(r))
         print(json.dumps({k: v for k, v in r.items() if k != "failed"}), r.get("failed", "")[-600:], flush=True)
         R["cases"].append(r)
     os.makedirs(a.results, exist_ok=True)
@@ -157,8 +161,7 @@ def write_md(R, path, a):
                 return "—"
             if c["match"]:
                 return f"{c['error']:.1e}"
-            ill = (c.get("ref_sensitivity") or 0) > ILL_CONDITIONED
-            return f"{c['error']:.1e} " + ("unchecked" if ill else "MISMATCH")
+            return f"{c['error']:.1e} " + ("unchecked" if unchecked(c) else "MISMATCH")
         sens = g.get("ref_sensitivity", l.get("ref_sensitivity"))
         ratio = f"{g['median_ms'] / l['median_ms']:.2f}" if "median_ms" in g and "median_ms" in l else "—"
         L.append(f"| {m} | {b} | {ms(g)} | {ms(l)} | {ratio} | {ips(g)} | {ips(l)} | {err(g)} | {err(l)} | "

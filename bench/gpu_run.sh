@@ -42,7 +42,8 @@ export ONNXC_NVCC=${ONNXC_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nv
 export PYTHON=${PYTHON:-$(command -v python3)}
 cm="$pkg/bin/compile-model"
 # cuDNN and cuBLAS where the toolkit lacks them: the Python wheels' copies (nvidia/cudnn,
-# nvidia/cublas), each library also under its unversioned name so that -lcudnn/-lcublas link.
+# nvidia/cublas), linked into the same folder, each also under its unversioned name so that
+# -lcudnn/-lcublas link.
 cuda_home=$(dirname "$(dirname "$ONNXC_NVCC")")
 for lib in cudnn cublas; do
   hdr=$lib.h
@@ -50,19 +51,15 @@ for lib in cudnn cublas; do
   [ -f "$cuda_home/include/$hdr" ] && continue
   d=$("$PYTHON" -c "import nvidia.$lib as m; print(list(m.__path__)[0])" 2>/dev/null || true)
   [ -n "$d" ] && [ -d "$d/include" ] || continue
-  mkdir -p /tmp/onnxc-gpu/libs
   for so in "$d"/lib/lib*.so.*; do
     base=$(basename "$so")
-    ln -sf "$so" "/tmp/onnxc-gpu/libs/$base"
-    ln -sf "$so" "/tmp/onnxc-gpu/libs/${base%%.so.*}.so"
+    ln -sf "$so" "/tmp/onnxc-gpu/lib/$base"
+    ln -sf "$so" "/tmp/onnxc-gpu/lib/${base%%.so.*}.so"
   done
   export CPATH="$d/include${CPATH:+:$CPATH}"
   echo "gpu_run.sh: $lib from $d"
 done
-if [ -d /tmp/onnxc-gpu/libs ]; then
-  export LIBRARY_PATH="/tmp/onnxc-gpu/libs${LIBRARY_PATH:+:$LIBRARY_PATH}"
-  export LD_LIBRARY_PATH="/tmp/onnxc-gpu/libs:$LD_LIBRARY_PATH"
-fi
+export LIBRARY_PATH="/tmp/onnxc-gpu/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" in
   *H200*) gpu=h200 ;;
   *) gpu=h100 ;;
@@ -99,10 +96,8 @@ step cuda_bench 420 "$PYTHON" bench/cuda_bench.py --zoo "$pkg/models" --compiler
 for m in mobilenet_v2 googlenet; do
   step "split_check_$m" 180 bash tests/cuda/run_split_cuda.sh run "$cm" "$pkg/models" "$m" "$work/split"
 done
-cuda_inc=$(dirname "$(dirname "$ONNXC_NVCC")")/include
-cuda_lib=$(dirname "$(dirname "$ONNXC_NVCC")")/lib64
-step loadgen_build 120 gcc -std=c11 -O2 -Iruntime -I"$cuda_inc" -DONNXC_HAVE_CUDA_DEVICE bench/loadgen.c runtime/onnxc_split.c \
-  runtime/onnxc_split_cuda.c -L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcudart -lpthread -ldl -lm -o "$work/loadgen"
+step loadgen_build 120 gcc -std=c11 -O2 -Iruntime -I"$cuda_home/include" -DONNXC_HAVE_CUDA_DEVICE bench/loadgen.c runtime/onnxc_split.c \
+  runtime/onnxc_split_cuda.c -L"$cuda_home/lib64" -Wl,-rpath,"$cuda_home/lib64" -lcudart -lpthread -ldl -lm -o "$work/loadgen"
 step split_bench "${ONNXC_GPU_SPLIT_TIMEOUT:-300}" "$PYTHON" bench/split.py --device cuda --cuda-graphs --gpu $gpu \
   --zoo "$pkg/models" ${ONNXC_GPU_SPLIT_MODELS:+--models $ONNXC_GPU_SPLIT_MODELS} --compiler "$cm" --loadgen "$work/loadgen" --work "$work/splitbench" --results "$out" \
   --workers "${ONNXC_GPU_WORKERS:-12}" --rates "${ONNXC_GPU_RATES:-200,400,800,1600,2400,3200,4800}" \

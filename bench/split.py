@@ -77,8 +77,6 @@ def main():
     if a.from_json:
         out = json.load(open(a.from_json))
         base = a.from_json[:-len(".json")] if a.from_json.endswith(".json") else a.from_json
-        for m in out["models"].values():
-            m["sustained_at"] = sustained_at(m)
         write_md(out, base + ".md", a)
         plot(out, base + ".png")
         print(f"split.py: wrote {base}.md, .png")
@@ -119,7 +117,6 @@ def main():
         bound = a.bound_ms or 3 * gpu_runs[0]["latency_ms"]["max"]
         res["bound_ms"] = bound
         res["sustained"] = {p: sustained(res["policies"][p], bound) for p in POLICIES}
-        res["sustained_at"] = sustained_at(res)
         out["models"][m] = res
     os.makedirs(a.results, exist_ok=True)
     base = os.path.join(a.results, "split_" + mode)
@@ -156,7 +153,7 @@ def write_md(out, path, a):
               "no request rejected) at other bounds:", "",
               "| max latency bound | " + " | ".join(POLICIES) + " | eft / gpu-only | cpu-tail / gpu-only |",
               "|---" * (len(POLICIES) + 3) + "|"]
-        for b, v in r.get("sustained_at", {}).items():
+        for b, v in sustained_at(r).items():
             def rel(p):
                 return f"{v[p] / v['gpu-only']:.2f}" if v["gpu-only"] else "—"
             L.append(f"| {b} ms | " + " | ".join(f"{v[p]:.0f}" for p in POLICIES) + f" | {rel('eft')} | {rel('cpu-tail')} |")

@@ -302,12 +302,18 @@ static int batch_size_now(const onnxc_split* ex, double t, double* wake) {
   return 0;
 }
 
-/* The worker of free_at[0..n) that is free first. */
-static int earliest(const double* free_at, int n) {
-  int e = 0;
-  for (int w = 1; w < n; ++w)
-    if (free_at[w] < free_at[e]) e = w;
-  return e;
+/* Gives `units` pieces of work of `each` microseconds, one after the other, to the earliest
+ * free of the n workers free_at[] (none starting before not_before); returns when the last ends. */
+static double assign(double* free_at, int n, int units, double each, double not_before) {
+  double last = not_before;
+  for (int u = 0; u < units; ++u) {
+    int e = 0;
+    for (int w = 1; w < n; ++w)
+      if (free_at[w] < free_at[e]) e = w;
+    free_at[e] = (free_at[e] > not_before ? free_at[e] : not_before) + each;
+    if (free_at[e] > last) last = free_at[e];
+  }
+  return last;
 }
 
 /* Where the tail of b goes: 1 = CPU (mutex held). */
@@ -325,23 +331,16 @@ static int place_on_cpu(onnxc_split* ex, const split_batch* b, double t) {
   double free_at[ONNXC_SPLIT_MAX_WORKERS];
   for (int w = 0; w < c->cpu_workers; ++w) free_at[w] = ex->worker_free_at[w] > t ? ex->worker_free_at[w] : t;
   const double one = est_get(ex, EST_TAIL_CPU, 1);
-  for (const split_batch* q = ex->cpu_head; q; q = q->link)
-    for (int i = q->next; i < q->n; ++i) {
-      const int e = earliest(free_at, c->cpu_workers);
-      if (c->cpu_whole_batches) {
-        free_at[e] += est_get(ex, EST_TAIL_CPU, q->n - i);
-        break;
-      }
-      free_at[e] += one;
-    }
-  const double fetched = t + est_get(ex, EST_FETCH, n);
-  double t_cpu = 0;
-  for (int i = 0; i < (c->cpu_whole_batches ? 1 : n); ++i) {
-    const int e = earliest(free_at, c->cpu_workers);
-    const double start = free_at[e] > fetched ? free_at[e] : fetched;
-    free_at[e] = start + (c->cpu_whole_batches ? est_get(ex, EST_TAIL_CPU, n) : one);
-    if (free_at[e] > t_cpu) t_cpu = free_at[e];
+  for (const split_batch* q = ex->cpu_head; q; q = q->link) {
+    const int left = q->n - q->next;
+    if (c->cpu_whole_batches)
+      assign(free_at, c->cpu_workers, 1, est_get(ex, EST_TAIL_CPU, left), t);
+    else
+      assign(free_at, c->cpu_workers, left, one, t);
   }
+  const double fetched = t + est_get(ex, EST_FETCH, n);
+  const double t_cpu = c->cpu_whole_batches ? assign(free_at, c->cpu_workers, 1, est_get(ex, EST_TAIL_CPU, n), fetched)
+                                            : assign(free_at, c->cpu_workers, n, one, fetched);
   if (c->latency_cap_us > 0 && t_cpu - b->r[0]->t_submit <= c->latency_cap_us) return 1;
   return t_cpu < t_dev;
 }

@@ -5,15 +5,15 @@
 // output element: the threads read consecutive elements of both (coalesced) and their partial
 // sums are added in shared memory. (One thread per element there read each B column alone,
 // strided across the warp, on as few SMs as there are 256 outputs: VGG19's 4096 x 25088
-// classifier took most of its batch-1 time on an H200.) The others run the classic shared-memory tiled product: a block of 16 x 16
-// threads computes a 16 x 16 tile of Y (thread (ty, tx) the element (row, col)); for each
-// 16-wide slice of K, every thread loads one element of the A tile and one of the B tile into
-// shared memory (zeros outside the matrices), the block synchronises, and each thread
-// accumulates its row of the A tile times its column of the B tile. Gemm's
-// transposes are read through the operands' indices (no copy), alpha scales the product,
-// beta * C is added with C's broadcast strides (gemm_attrs, ir/ops/gemm.h); MatMul's batch
-// is the grid's z dimension, each operand offset by its batch strides (matmul_geom). The
-// fused group's epilogue is applied at the store.
+// classifier took most of its batch-1 time on an H200.) The others run the classic
+// shared-memory tiled product: a block of 16 x 16 threads computes a 16 x 16 tile of Y
+// (thread (ty, tx) the element (row, col)); for each 16-wide slice of K, every thread loads
+// one element of the A tile and one of the B tile into shared memory (zeros outside the
+// matrices), the block synchronises, and each thread accumulates its row of the A tile times
+// its column of the B tile. Gemm's transposes are read through the operands' indices (no
+// copy), alpha scales the product, beta * C is added with C's broadcast strides (gemm_attrs,
+// ir/ops/gemm.h); MatMul's batch is the grid's z dimension, each operand offset by its batch
+// strides (matmul_geom). The fused group's epilogue is applied at the store.
 #include "codegen/cuda/kernels/kernels.h"
 #include "ir/ops/gemm.h"
 
