@@ -14,8 +14,14 @@ Models: ZOO/NAME.onnx with NAME.input.npy and NAME.ref.npy, batch-32 variants as
 (models/export_zoo.py [--batch 32]; on a GPU machine without Debian's torch,
 bench/gpu_models.py unpack --ref rebuilds them with ONNX Runtime references).
 
+--precisions fp32,tf32,fp16 also builds both paths with --gpu-precision tf32 and fp16 (tensor
+cores: Conv's generated implicit GEMM, cuDNN's and cuBLAS's math modes), for the models of
+--precision-models (default: all), checked at 1e-2 instead of 1e-3, with the share of images
+whose top-1 class matches the reference's; cuda.md gets a second table for them.
+
 Usage: python3 bench/cuda_bench.py --zoo DIR [--models ...] [--batches 1,32] [--results DIR]
-       [--compiler build/compile-model] [--runs 50] [--jobs 12]
+       [--compiler build/compile-model] [--runs 50] [--jobs 12] [--precisions fp32,tf32,fp16]
+       [--precision-models resnet50 vgg19]
 A model or batch that fails to compile, run or match is reported in the table as such, and
 the exit status is 1; nothing is left out silently.
 """
@@ -35,6 +41,13 @@ ROOT = os.path.dirname(HERE)
 MODELS = ["resnet50", "googlenet", "mobilenet_v2", "efficientnet_b0", "densenet201", "vgg19"]
 PATHS = {"generated": [], "cudnn+cublas": ["--gpu-libs", "cudnn,cublas"]}
 TOL = 1e-3
+# --gpu-precision tf32 / fp16: operands rounded to 10 mantissa bits.
+TOL_REDUCED = 1e-2
+PRECISIONS = ["fp32", "tf32", "fp16"]
+
+
+def tol(precision):
+    return TOL if precision == "fp32" else TOL_REDUCED
 # A reference that moves by more than this under a 1e-6 change of the input (NAME.sensitivity,
 # bench/gpu_models.py) checks nothing at TOL: its model's mismatches are reported as unchecked.
 ILL_CONDITIONED = TOL / 10
@@ -56,16 +69,17 @@ def stem(model, batch):
     return model if batch == 1 else f"{model}_b{batch}"
 
 
-def build(a, model, batch, path):
+def build(a, model, batch, path, precision):
     s = stem(model, batch)
-    d = os.path.join(a.work, f"{s}.{path.replace('+', '_')}")
+    d = os.path.join(a.work, f"{s}.{path.replace('+', '_')}.{precision}")
     t0 = time.time()
+    extra = [] if precision == "fp32" else ["--gpu-precision", precision]
     p = subprocess.run([a.compiler, os.path.join(a.zoo, s + ".onnx"), "-o", d, "--name", model, "--device", "cuda",
-                        "--emit", "exe", "--quiet"] + PATHS[path], capture_output=True, text=True)
+                        "--emit", "exe", "--quiet"] + PATHS[path] + extra, capture_output=True, text=True)
     return {"dir": d, "rc": p.returncode, "log": (p.stdout + p.stderr)[-3000:], "build_s": time.time() - t0}
 
 
-def run(a, model, batch, b):
+def run(a, model, batch, b, precision):
     s = stem(model, batch)
     out = os.path.join(b["dir"], "output.npy")
     runs = a.runs if batch == 1 else max(5, a.runs // 5)
@@ -81,7 +95,9 @@ def run(a, model, batch, b):
             r["error"] = float("inf")
         else:
             r["error"] = float(np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-30))
-        r["match"] = r["error"] <= TOL
+            rows_ref, rows_y = ref.reshape(batch, -1), y.reshape(batch, -1)
+            r["top1"] = float(np.mean(rows_ref.argmax(axis=1) == rows_y.argmax(axis=1)))
+        r["match"] = r["error"] <= tol(precision)
     return r
 
 
@@ -95,6 +111,8 @@ def main():
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--runs", type=int, default=50, help="timed runs at batch 1 (a fifth, at least 5, above)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel compile-model + nvcc builds")
+    ap.add_argument("--precisions", default="fp32", help="comma-separated: fp32, tf32, fp16 (--gpu-precision)")
+    ap.add_argument("--precision-models", nargs="+", default=None, help="the models built at the precisions other than fp32 (default: all)")
     ap.add_argument("--from-json", default="", metavar="FILE", help="no runs: write FILE's .md again from FILE (a cuda.json)")
     a = ap.parse_args()
     if a.from_json:
@@ -106,8 +124,13 @@ def main():
                          capture_output=True, text=True).stdout.strip()
     if not gpu:
         sys.exit("cuda_bench.py: no GPU (nvidia-smi lists none)")
-    cases = [(m, b, p) for m in a.models for b in batches for p in PATHS
-             if os.path.exists(os.path.join(a.zoo, stem(m, b) + ".onnx"))]
+    precisions = a.precisions.split(",")
+    for q in precisions:
+        if q not in PRECISIONS:
+            sys.exit(f"cuda_bench.py: unknown precision '{q}' (known: {', '.join(PRECISIONS)})")
+    cases = [(m, b, p, q) for q in precisions for m in a.models for b in batches for p in PATHS
+             if os.path.exists(os.path.join(a.zoo, stem(m, b) + ".onnx"))
+             and (q == "fp32" or a.precision_models is None or m in a.precision_models)]
     t0 = time.time()
     with cf.ThreadPoolExecutor(a.jobs) as ex:
         builds = dict(zip(cases, ex.map(lambda c: build(a, *c), cases)))
@@ -116,16 +139,16 @@ def main():
     ok = True
     for c in cases:
         b = builds[c]
-        r = {"model": c[0], "batch": c[1], "path": c[2], "build_s": round(b["build_s"], 1),
+        r = {"model": c[0], "batch": c[1], "path": c[2], "precision": c[3], "build_s": round(b["build_s"], 1),
              "ref_sensitivity": sensitivity(a, stem(c[0], c[1]))}
         if b["rc"] != 0:
             r["failed"] = "build: " + b["log"]
         else:
-            x = run(a, *c[:2], b)
+            x = run(a, *c[:2], b, c[3])
             if x["rc"] != 0 or "median_ms" not in x:
                 r["failed"] = "run: " + x["log"]
             else:
-                r.update({k: x[k] for k in ("median_ms", "min_ms", "runs", "error", "match")})
+                r.update({k: x[k] for k in ("median_ms", "min_ms", "runs", "error", "match", "top1") if k in x})
         ok = ok and "failed" not in r and (r.get("match", False) or unchecked(r))
         print(json.dumps({k: v for k, v in r.items() if k != "failed"}), r.get("failed", "")[-600:], flush=True)
         R["cases"].append(r)
@@ -146,7 +169,7 @@ def write_md(R, path, a):
          f"reference cannot check a result at {TOL:g}, and a larger error is reported as unchecked, not as a pass.", "",
          "| model | batch | generated ms | cuDNN/cuBLAS ms | generated / libraries | images/s generated | images/s libraries | error generated | error libraries | reference moves |",
          "|---|---|---|---|---|---|---|---|---|---|"]
-    by = {(c["model"], c["batch"], c["path"]): c for c in R["cases"]}
+    by = {(c["model"], c["batch"], c["path"]): c for c in R["cases"] if c.get("precision", "fp32") == "fp32"}
     for m, b in sorted({(c["model"], c["batch"]) for c in R["cases"]}, key=lambda k: (k[1], MODELS.index(k[0]) if k[0] in MODELS else 99)):
         g, l = by.get((m, b, "generated"), {}), by.get((m, b, "cudnn+cublas"), {})
 
@@ -166,9 +189,24 @@ def write_md(R, path, a):
         ratio = f"{g['median_ms'] / l['median_ms']:.2f}" if "median_ms" in g and "median_ms" in l else "—"
         L.append(f"| {m} | {b} | {ms(g)} | {ms(l)} | {ratio} | {ips(g)} | {ips(l)} | {err(g)} | {err(l)} | "
                  f"{'—' if sens is None else f'{sens:.1e}'} |")
+    reduced = [c for c in R["cases"] if c.get("precision", "fp32") != "fp32"]
+    if reduced:
+        L += ["", f"## --gpu-precision tf32 and fp16 (tensor cores)", "",
+              f"Convolutions (the generated implicit GEMM, cuDNN) and cuBLAS's products with operands rounded to TF32 or half "
+              f"precision, float32 sums and tensors; the generated Gemm/MatMul and the other kernels stay float32. Checked at "
+              f"{TOL_REDUCED:g} of the reference's max magnitude; top-1: the share of images whose highest-scoring class is the "
+              f"reference's. Speed-up: the fp32 latency of the same path (table above) / this one.", "",
+              "| model | batch | path | precision | ms | speed-up over fp32 | error | top-1 |", "|---|---|---|---|---|---|---|---|"]
+        for c in sorted(reduced, key=lambda c: (c["batch"], MODELS.index(c["model"]) if c["model"] in MODELS else 99, c["path"], c["precision"])):
+            base = by.get((c["model"], c["batch"], c["path"]), {})
+            ms = f"{c['median_ms']:.3f}" if "median_ms" in c else "failed"
+            up = f"{base['median_ms'] / c['median_ms']:.2f}" if "median_ms" in c and "median_ms" in base else "—"
+            e = "—" if "error" not in c else f"{c['error']:.1e}" + ("" if c["match"] else (" unchecked" if unchecked(c) else " MISMATCH"))
+            t1 = f"{100 * c['top1']:.0f}%" if "top1" in c else "—"
+            L.append(f"| {c['model']} | {c['batch']} | {c['path']} | {c['precision']} | {ms} | {up} | {e} | {t1} |")
     fails = [c for c in R["cases"] if "failed" in c]
     if fails:
-        L += ["", "Failures:", ""] + [f"- {c['model']} batch {c['batch']} {c['path']}: `{c['failed'][-300:].strip()}`"
+        L += ["", "Failures:", ""] + [f"- {c['model']} batch {c['batch']} {c['path']} {c.get('precision', 'fp32')}: `{c['failed'][-300:].strip()}`"
                                       for c in fails]
     L += ["", "Rerun: `python3 bench/cuda_bench.py --zoo DIR` on a machine with a GPU (see bench/README.md).", ""]
     with open(path, "w") as f:

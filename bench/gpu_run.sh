@@ -11,13 +11,16 @@
 # Steps, each logged and timed, a failure reported and the next step still run (exit 1 at the end):
 #   1. the GPU, nvcc and the host compiler
 #   2. bench/gpu_models.py unpack --ref: weights refilled, inputs, ONNX Runtime references
-#   3. bench/cuda_bench.py: generated kernels and cuDNN/cuBLAS, batch 1 and 32, output checks
+#   3. bench/cuda_bench.py: generated kernels and cuDNN/cuBLAS, batch 1 and 32, at fp32, tf32 and
+#      fp16 (--gpu-precision), output checks
 #   4. tests/cuda/run_split_cuda.sh run: the split executor's CUDA device on mobilenet_v2 and
 #      googlenet (gpu-only with and without graphs, cpu-tail, eft; every output checked)
 #   5. bench/split.py --device cuda: loadgen with the three policies on googlenet and resnet50
 # Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
 # models cuda_bench split_check loadgen_build split_bench), ONNXC_GPU_UNPACK (models to rebuild),
-# ONNXC_GPU_MODELS and ONNXC_GPU_BATCHES (cuda_bench.py's, default all and 1,32),
+# ONNXC_GPU_MODELS, ONNXC_GPU_BATCHES, ONNXC_GPU_PRECISIONS and ONNXC_GPU_PRECISION_MODELS
+# (cuda_bench.py's --models, --batches, --precisions, --precision-models; default all, 1,32,
+# fp32,tf32,fp16 and all),
 # ONNXC_GPU_SPLIT_MODELS, ONNXC_GPU_RATES, ONNXC_GPU_WORKERS (12), ONNXC_GPU_WINDOW (2 s) and
 # ONNXC_GPU_SPLIT_TIMEOUT (300 s) for split.py; ONNXC_NVCC and PYTHON.
 set -uo pipefail
@@ -92,7 +95,8 @@ info() {
 step info 60 bash -c "$(declare -f info); cm='$cm' info"
 step models 300 "$PYTHON" bench/gpu_models.py unpack "$pkg/models" ${ONNXC_GPU_UNPACK:-} --ref
 step cuda_bench 420 "$PYTHON" bench/cuda_bench.py --zoo "$pkg/models" --compiler "$cm" --work "$work/bench" \
-  --results "$out" --batches "${ONNXC_GPU_BATCHES:-1,32}" ${ONNXC_GPU_MODELS:+--models $ONNXC_GPU_MODELS}
+  --results "$out" --batches "${ONNXC_GPU_BATCHES:-1,32}" ${ONNXC_GPU_MODELS:+--models $ONNXC_GPU_MODELS} \
+  --precisions "${ONNXC_GPU_PRECISIONS:-fp32,tf32,fp16}" ${ONNXC_GPU_PRECISION_MODELS:+--precision-models $ONNXC_GPU_PRECISION_MODELS}
 for m in mobilenet_v2 googlenet; do
   step "split_check_$m" 180 bash tests/cuda/run_split_cuda.sh run "$cm" "$pkg/models" "$m" "$work/split"
 done

@@ -28,6 +28,11 @@ struct CodegenOptions {
   // CUDA backend, compile-model --gpu-libs: run Conv with cuDNN, Gemm/MatMul with cuBLAS
   // (codegen/cuda/libs.cc) instead of the generated kernels.
   bool cudnn = false, cublas = false;
+  // CUDA backend, compile-model --gpu-precision: the arithmetic of convolutions (generated
+  // implicit GEMM, cuDNN) and of cuBLAS's products: "fp32" (float32 FMAs, the default), "tf32"
+  // (tensor cores, operands rounded to TF32's 10-bit mantissa) or "fp16" (tensor cores,
+  // operands rounded to half precision); always float32 tensors and float32 accumulation.
+  std::string gpu_precision = "fp32";
 };
 
 struct CodegenResult {

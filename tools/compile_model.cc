@@ -72,6 +72,7 @@ struct Options {
   std::string device = "cpu", gpu_arch = "sm_90", nvcc;  // --device cpu|cuda, --gpu-arch, --nvcc PATH
   std::string gpu_libs;  // --gpu-libs cudnn,cublas (either or both)
   bool cudnn = false, cublas = false;
+  std::string gpu_precision;  // --gpu-precision fp32|tf32|fp16 (empty: fp32)
 };
 
 class Timer {
@@ -370,6 +371,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   co.profile = o.profile;
   co.cudnn = cuda && o.cudnn;
   co.cublas = cuda && o.cublas;
+  if (cuda && !o.gpu_precision.empty()) co.gpu_precision = o.gpu_precision;
   CodegenResult r = backend.write_module(g, co);
   std::string plan = g.arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g.arena_tensor_bytes / 1e6) : "";
   if (g.batch_items > 1) plan += " per item thread";
@@ -618,6 +620,16 @@ int main(int argc, char** argv) {
                  "(cudnn, cublas or cudnn,cublas; default none), each followed by a generated kernel for its bias and fused "
                  "epilogue; links -lcudnn / -lcublas. For comparing both on a GPU")
       ->type_name("LIBS");
+  app.add_option("--gpu-precision", o.gpu_precision,
+                 "--device cuda: the arithmetic of convolutions (generated or cuDNN) and cuBLAS's products: fp32 (float32 "
+                 "multiply-adds, the default; outputs within 1e-3 of the CPU's), tf32 (tensor cores, operands rounded to "
+                 "TF32's 10-bit mantissa) or fp16 (tensor cores, operands rounded to half precision, whose range ends at 65504: "
+                 "larger activations or weights become infinite). Tensors stay float32 and "
+                 "sums are float32; tf32 and fp16 trade accuracy (on an H200 the zoo's CNNs differed from float32 references by 3e-4 to 7e-4 of the "
+                 "output's magnitude) for speed. "
+                 "The generated Gemm/MatMul, pools and elementwise kernels stay float32")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16"}))
+      ->type_name("P");
   app.add_option("--nvcc", o.nvcc, "--device cuda: the nvcc to build with (default: $ONNXC_NVCC, else /usr/local/cuda/bin/nvcc)")
       ->type_name("PATH");
   app.add_option("--cc", o.cc, "C compiler used to build the output (default: the target's, cc)");
@@ -743,6 +755,10 @@ int main(int argc, char** argv) {
       }
   if (!o.run_with.empty() && !o.verify) {
     fmt::print(stderr, "compile-model: error: --run-with is for --verify\n");
+    return kUsage;
+  }
+  if (!o.gpu_precision.empty() && o.device != "cuda") {
+    fmt::print(stderr, "compile-model: error: --gpu-precision is for --device cuda\n");
     return kUsage;
   }
   if (!o.gpu_libs.empty()) {

@@ -31,10 +31,11 @@ std::string cuda_unsupported_reason(const Node& n) {
   return "";
 }
 
-CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t) {
+CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t, const std::string& precision) {
   if (std::string why = cuda_unsupported_reason(n); !why.empty()) n.unsupported(why);
   const CuKernel* k = find_cuda_kernel(n.op_type);
   CuEmit e(n, t, p.inputs, p.outputs, p.extras);
+  e.precision = precision;
   k->emit(e);
   if (!n.epilogue.empty() && !e.epilogue_done)
     n.unsupported(n.op_type + " with a fused epilogue (" + n.epilogue.front()->op_type + "...) is not supported by the CUDA backend");

@@ -3,9 +3,10 @@
 //
 // cuDNN: per Conv node, NAME_create makes the tensor, filter and convolution descriptors (the
 // node's shapes as constants, groups with cudnnSetConvolutionGroupCount, FMA math: float32,
-// no TF32), picks the algorithm with cudnnGetConvolutionForwardAlgorithm_v7 (the fastest that
-// reports success without tensor ops and whose workspace cuDNN sizes under FMA math, else
-// IMPLICIT_GEMM) and sizes one workspace per instance (the
+// no TF32; --gpu-precision tf32: tensor-op math, fp16: tensor-op math allowing conversion to
+// half), picks the algorithm with cudnnGetConvolutionForwardAlgorithm_v7 (the fastest that
+// reports success with an accepted math type, FMA only for fp32, and whose workspace cuDNN
+// sizes, else IMPLICIT_GEMM) and sizes one workspace per instance (the
 // largest any node needs; the kernels run one after another on the instance's stream). NAME_run
 // calls cudnnConvolutionForward (no bias) into the node's output; a generated elementwise
 // kernel then adds the bias and applies the fused group's epilogue in place (cu_epilogue:
@@ -17,7 +18,9 @@
 // scales by alpha in the call (beta = 0); beta * C, broadcast, and the epilogue come from the
 // elementwise kernel. MatMul runs cublasSgemmStridedBatched when each operand's batch offset is
 // one stride times the flat batch index (or 0: broadcast over all batch dims), else the
-// generated kernel. Math mode CUBLAS_DEFAULT_MATH (float32, no TF32).
+// generated kernel. Math mode CUBLAS_DEFAULT_MATH (float32, no TF32); --gpu-precision tf32:
+// CUBLAS_TF32_TENSOR_OP_MATH, fp16: CUBLAS_TENSOR_OP_MATH (cuBLAS's Sgemm then computes as
+// CUBLAS_COMPUTE_32F_FAST_16F, operands down-converted to half; deprecated but still in CUDA 13).
 //
 // Every cuDNN and cuBLAS status is checked: a failure is ONNXC_ERR_DEVICE with the call, the
 // node and the library's message in NAME_last_error().
@@ -207,11 +210,20 @@ std::string cuda_libs_support(const std::string& N, bool cudnn, bool cublas) {
   return s + "\n";
 }
 
-std::string cuda_conv_setup_function(const std::string& N) {
+std::string cuda_conv_setup_function(const std::string& N, const std::string& precision) {
+  // --gpu-precision: cuDNN's math type, and which of the heuristics' results it takes.
+  const bool fp32 = precision == "fp32";
+  const std::string math = fp32 ? "CUDNN_FMA_MATH" : precision == "tf32" ? "CUDNN_TENSOR_OP_MATH" : "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+  const std::string what = fp32 ? "FMA math (float32, no TF32)"
+                                : precision == "tf32" ? "tensor-op math (TF32 operands, --gpu-precision tf32)"
+                                                      : "tensor-op math allowing conversion to half (--gpu-precision fp16)";
+  const std::string accept = fp32 ? "(perf[k].mathType == CUDNN_FMA_MATH || perf[k].mathType == CUDNN_DEFAULT_MATH)"
+                             : precision == "tf32" ? "perf[k].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION"
+                                                   : "1";
   return fmt::format(
-      "/* cuDNN: the descriptors of one Conv node (nd = 4 or 5 dimensions: N, C, spatial...), FMA math (float32, no TF32),\n"
-      " * the algorithm cuDNN's heuristics rank first among those that work without tensor ops (else IMPLICIT_GEMM, which\n"
-      " * needs no workspace); *workspace grows to the bytes that algorithm needs. */\n"
+      "/* cuDNN: the descriptors of one Conv node (nd = 4 or 5 dimensions: N, C, spatial...), {3},\n"
+      " * the algorithm cuDNN's heuristics rank first among those that work with it, the descriptor set to that result's math\n"
+      " * type (else IMPLICIT_GEMM, which needs no workspace); *workspace grows to the bytes that algorithm needs. */\n"
       "static int {0}_conv_setup(const char* fn, cudnnHandle_t h, {0}_conv* d, const char* node, int nd, const int* x, const int* w,\n"
       "{1:{2}}const int* y, const int* pad, const int* stride, const int* dilation, int groups, size_t* workspace) {{\n"
       "  {0}_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d->x), fn, \"cudnnCreateTensorDescriptor\", node);\n"
@@ -224,7 +236,7 @@ std::string cuda_conv_setup_function(const std::string& N) {
       "  {0}_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(d->conv, nd - 2, pad, stride, dilation, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),\n"
       "                  fn, \"cudnnSetConvolutionNdDescriptor\", node);\n"
       "  {0}_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d->conv, groups), fn, \"cudnnSetConvolutionGroupCount\", node);\n"
-      "  {0}_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv, CUDNN_FMA_MATH), fn, \"cudnnSetConvolutionMathType\", node);\n"
+      "  {0}_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv, {4}), fn, \"cudnnSetConvolutionMathType\", node);\n"
       "  int out[5] = {{0, 0, 0, 0, 0}};\n"
       "  {0}_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(d->conv, d->x, d->w, nd, out), fn, \"cudnnGetConvolutionNdForwardOutputDim\", node);\n"
       "  for (int k = 0; k < nd; ++k)\n"
@@ -237,15 +249,22 @@ std::string cuda_conv_setup_function(const std::string& N) {
       "                  \"cudnnGetConvolutionForwardAlgorithm_v7\", node);\n"
       "  d->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;\n"
       "  size_t bytes = 0;\n"
-      "  for (int k = 0; k < found; ++k) /* no tensor-op (TF32) results; the first whose workspace FMA math can size */\n"
-      "    if (perf[k].status == CUDNN_STATUS_SUCCESS && (perf[k].mathType == CUDNN_FMA_MATH || perf[k].mathType == CUDNN_DEFAULT_MATH) &&\n"
+      "  for (int k = 0; k < found; ++k) /* the first result of an accepted math type whose workspace cuDNN can size */\n"
+      "    if (perf[k].status == CUDNN_STATUS_SUCCESS && {5} &&\n"
+      "        cudnnSetConvolutionMathType(d->conv, perf[k].mathType) == CUDNN_STATUS_SUCCESS &&\n"
       "        cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv, d->y, perf[k].algo, &bytes) == CUDNN_STATUS_SUCCESS) {{\n"
       "      d->algo = perf[k].algo;\n      break;\n    }}\n"
+      "  if (d->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM)\n"
+      "    {0}_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv, {4}), fn, \"cudnnSetConvolutionMathType\", node);\n"
       "  {0}_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv, d->y, d->algo, &bytes), fn,\n"
       "                  \"cudnnGetConvolutionForwardWorkspaceSize\", node);\n"
       "  if (bytes > *workspace) *workspace = bytes;\n"
       "  return ONNXC_OK;\n}}\n\n",
-      N, "", N.size() + 23);
+      N, "", N.size() + 23, what, math, accept);
+}
+
+const char* cuda_cublas_math(const std::string& precision) {
+  return precision == "fp32" ? "CUBLAS_DEFAULT_MATH" : precision == "tf32" ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_TENSOR_OP_MATH";
 }
 
 }  // namespace onnxc

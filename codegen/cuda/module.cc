@@ -239,7 +239,7 @@ struct CudaModule {
                                               lib.lib == "cudnn" ? "cuDNN" : "cuBLAS", code.kernel, code.grid, code.block);
       return host + add_kernel(k, n, code, kparams, kargs, comment, c_string("launching the epilogue kernel of node '" + n.name + "' (" + ops + ")"));
     }
-    CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target());
+    CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target(), opt.gpu_precision);
     if (!lib.why_not.empty()) code.kernel += " (" + lib.why_not + ")";
     const std::string comment = fmt::format("/* {}: {}({}) -> {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
                                             comment_safe(sig_comment), comment_safe(outs_comment), code.kernel, code.grid, code.block);
@@ -376,6 +376,18 @@ struct CudaModule {
                        " * generated kernel for its bias and fused epilogue; link with{}.",
                        libs, l);
   }
+  // Whether a kernel runs on tensor cores (--gpu-precision tf32 or fp16: Conv's wmma implicit GEMM).
+  bool uses_wmma() const {
+    for (const KernelText& k : kernels)
+      if (k.rest.find("wmma::") != std::string::npos) return true;
+    return false;
+  }
+  std::string precision_comment() const {
+    if (opt.gpu_precision == "fp32") return "";
+    return fmt::format("\n * --gpu-precision {}: convolutions{} multiply operands rounded to {} on tensor cores,\n"
+                       " * accumulating in float32; every tensor stays float32.",
+                       opt.gpu_precision, uses_cublas ? " and cuBLAS's products" : "", opt.gpu_precision == "tf32" ? "TF32" : "half precision");
+  }
   std::string lib_types() const {
     if (!uses_cudnn) return "";
     return fmt::format("/* cuDNN: the descriptors of one Conv node and the algorithm chosen for it ({0}_conv_setup). */\n"
@@ -397,7 +409,7 @@ struct CudaModule {
   std::string lib_functions() const {
     if (!uses_cudnn && !uses_cublas) return "";
     const std::string N = opt.name;
-    std::string s = uses_cudnn ? cuda_conv_setup_function(N) : "";
+    std::string s = uses_cudnn ? cuda_conv_setup_function(N, opt.gpu_precision) : "";
     s += fmt::format("/* --gpu-libs: the instance's library handles on its stream{}. */\n"
                      "static int {}_libs_create(const char* fn, {}_ctx* c) {{\n",
                      uses_cudnn ? fmt::format(", the cuDNN descriptors of its {} Conv node{} and their workspace", convs, convs == 1 ? "" : "s") : "",
@@ -412,8 +424,9 @@ struct CudaModule {
     if (uses_cublas)
       s += fmt::format("  {0}_CUBLAS_CHECK(cublasCreate(&c->cublas), fn, \"cublasCreate\", NULL);\n"
                        "  {0}_CUBLAS_CHECK(cublasSetStream(c->cublas, c->stream), fn, \"cublasSetStream\", NULL);\n"
-                       "  {0}_CUBLAS_CHECK(cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH), fn, \"cublasSetMathMode\", NULL); /* float32, no TF32 */\n",
-                       N);
+                       "  {0}_CUBLAS_CHECK(cublasSetMathMode(c->cublas, {1}), fn, \"cublasSetMathMode\", NULL); /* {2} */\n",
+                       N, cuda_cublas_math(opt.gpu_precision),
+                       opt.gpu_precision == "fp32" ? "float32, no TF32" : "--gpu-precision " + opt.gpu_precision);
     s += "  return ONNXC_OK;\n}\n\n";
     s += fmt::format("/* Frees what {0}_libs_create made (as far as it got: the instance starts zeroed); returns the first failed\n"
                      " * call, NULL if none. */\nstatic const char* {0}_libs_destroy({0}_ctx* c) {{\n  const char* failed = NULL;\n",
@@ -461,7 +474,10 @@ struct CudaModule {
         "    const cudaError_t err_ = (call);                                  \\\n"
         "    if (err_ != cudaSuccess) return {0}_cuda_fail(err_, fn, what);   \\\n"
         "  }} while (0)\n\n",
-        N, comment_safe(opt.source), libs_comment(), std::string(uses_cudnn ? "#include <cudnn.h>\n" : "") + (uses_cublas ? "#include <cublas_v2.h>\n" : ""));
+        N, comment_safe(opt.source), libs_comment() + precision_comment(),
+        std::string(uses_cudnn ? "#include <cudnn.h>\n" : "") + (uses_cublas ? "#include <cublas_v2.h>\n" : "") +
+            (uses_wmma() ? "#include <cuda_fp16.h>\n#include <mma.h>\n" : ""));
+    if (uses_wmma()) s += "using namespace nvcuda; /* wmma:: */\n\n";
     if (uses_cudnn || uses_cublas) s += cuda_libs_support(N, uses_cudnn, uses_cublas);
     s += kernels_text();
     // Tensor tables (the entry points' checks and NAME_info).

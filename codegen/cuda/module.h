@@ -16,9 +16,9 @@ namespace onnxc {
 struct CudaKernelCode {
   std::string body, kernel, grid, block;
 };
-// The kernel of node n (codegen/cuda/backend.cc); throws Unsupported, naming the node and op,
-// for what the CUDA backend does not run.
-CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t);
+// The kernel of node n (codegen/cuda/backend.cc) at --gpu-precision `precision`; throws
+// Unsupported, naming the node and op, for what the CUDA backend does not run.
+CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t, const std::string& precision = "fp32");
 // The op types the CUDA backend has kernels for, sorted (compile-model --device cuda --list-ops).
 std::vector<std::string> cuda_supported_ops();
 // Why the CUDA backend cannot run n ("" when it can).
@@ -42,7 +42,9 @@ CudaLibCode cuda_lib_code(const Node& n, const std::string& lib, const std::stri
                           const std::vector<std::string>& in, const std::string& out, const std::string& node);
 // The module's error helpers for the libraries used, and cuDNN's per-node setup function.
 std::string cuda_libs_support(const std::string& N, bool cudnn, bool cublas);
-std::string cuda_conv_setup_function(const std::string& N);
+std::string cuda_conv_setup_function(const std::string& N, const std::string& precision);
+// cuBLAS's math mode for --gpu-precision `precision`.
+const char* cuda_cublas_math(const std::string& precision);
 // The kernel applying a library-run node's bias (`bias`, see CudaLibCode) and fused epilogue
 // in place over its output y0, one thread per element.
 CudaKernelCode emit_cuda_lib_epilogue(const Node& n, const NodeParams& p, const Target& t, const std::string& bias);

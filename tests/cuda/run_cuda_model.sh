@@ -9,10 +9,16 @@
 #  run      --emit exe, run the binary on NAME.input.npy and compare with PyTorch's NAME.ref.npy
 #           (tolerance as the zoo tests: 1e-3 of the reference's max magnitude). Without a
 #           CUDA GPU (nvidia-smi lists none) or without nvcc: exit 77, never a pass.
+# With --gpu-precision tf32 or fp16 in ARGS: compile also requires tensor-core kernels in the .cu
+# (wmma::mma_sync), and run compares at 1e-2 (operands rounded to 10 mantissa bits).
 set -euo pipefail
 mode=$1 cc_model=$2 zoo=$3 name=$4 work=$5
 shift 5
 extra=("$@")
+tol=1e-3 tensor_cores=0
+if [[ " ${extra[*]} " == *" --gpu-precision tf32 "* || " ${extra[*]} " == *" --gpu-precision fp16 "* ]]; then
+  tol=1e-2 tensor_cores=1
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 nvcc=${ONNXC_NVCC:-/usr/local/cuda/bin/nvcc}
 if ! command -v "$nvcc" > /dev/null 2>&1; then
@@ -46,6 +52,10 @@ case "$mode" in
       exit 1
     fi
     bash "$here/check_gpu_libs.sh" "$dir/$name.cu" "${extra[@]}"
+    if [ $tensor_cores = 1 ] && ! grep -q 'wmma::mma_sync' "$dir/$name.cu"; then
+      echo "cuda $name: --gpu-precision, but no tensor-core kernel in $name.cu" >&2
+      exit 1
+    fi
     "$cc_model" "$zoo/$name.onnx" -o "$dir.again" --name "$name" --device cuda --emit c --quiet "${extra[@]}"
     for f in "$name.cu" "$name.h" "$name.weights"; do cmp "$dir/$f" "$dir.again/$f"; done
     rm -rf "$dir.again"
@@ -54,7 +64,7 @@ case "$mode" in
   run)
     "$cc_model" "$zoo/$name.onnx" -o "$dir" --name "$name" --device cuda --emit exe --nvcc "$nvcc" --quiet "${extra[@]}"
     "$dir/$name" --input "input=$zoo/$name.input.npy" --output "output=$dir/output.npy" --bench 10
-    /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$dir/output.npy" --tol 1e-3
+    /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$dir/output.npy" --tol "$tol"
     ;;
   *)
     echo "usage: run_cuda_model.sh compile|run COMPILE_MODEL ZOO_DIR NAME WORK_DIR" >&2

@@ -14,8 +14,12 @@ run and run_v, refused sizes and handles, NAME_info.
 With --gpu-libs cudnn,cublas the CUDA side is compiled with it: Conv runs through cuDNN, Gemm
 and MatMul through cuBLAS, emulated by tests/cuda/emu/cudnn.h and cublas_v2.h (naive CPU
 references of exactly those calls); the API check then covers instances owning the handles.
+With --gpu-precision tf32 or fp16, only the implicit-GEMM Conv cases (PRECISION_CASES), compiled
+with it: their .cu must run tensor cores (wmma, emulated by tests/cuda/emu/mma.h with operands
+rounded as on the GPU), and each output must be within 1e-2 of max(1, max |reference|) of the
+C backend's float32 one but differ from it by more than 1e-6 (the operands were rounded).
 Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
-  run_emulated_ops.py --compiler build/compile-model [--only NAME] [--gpu-libs LIBS]
+  run_emulated_ops.py --compiler build/compile-model [--only NAME] [--gpu-libs LIBS] [--gpu-precision P]
 Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
 """
 import argparse
@@ -256,6 +260,21 @@ def conv_implicit_gemm_64_tiles():
 
 
 @case
+def conv_grouped_128_tiles():
+    # Enough blocks for 128 x 128 tiles (8 x 8 per thread; on tensor cores 8 warps of 4 x 2
+    # fragments): 8 groups of 128 output channels, 2116 positions, K = 4 * 9 = 36 (a partial
+    # last slice), bias and a fused Relu.
+    return model([node("Conv", ["x", "w", "b"], out="c", group=8, pads=[1, 1, 1, 1]), node("Relu", ["c"])],
+                 [("x", [1, 32, 46, 46])], [1, 1024, 46, 46], [const("w", [1024, 4, 3, 3]), const("b", [1024])])
+
+
+# --gpu-precision tf32 / fp16: the implicit-GEMM convolutions that run on tensor cores.
+PRECISION_CASES = ["conv_implicit_gemm_chain", "conv_implicit_gemm_64_tiles", "conv_grouped_128_tiles"]
+# Both round each operand to 10 mantissa bits (2^-11 relative); the sums stay float32.
+PRECISION_TOL = 1e-2
+
+
+@case
 def elementwise_broadcast_chain():
     return model([node("Add", ["a", "b"], out="s"), node("Div", ["s", "c"], out="d"), node("Max", ["d", "a", "e"])],
                  [("a", [2, 3, 1, 5]), ("b", [4, 1]), ("c", [3, 4, 5]), ("e", [5])], [2, 3, 4, 5])
@@ -331,7 +350,8 @@ int main(void) {
 """
 
 
-GPU_LIBS = []  # ["--gpu-libs", LIBS] for the CUDA compiles (main)
+GPU_LIBS = []  # ["--gpu-libs", LIBS] and/or ["--gpu-precision", P] for the CUDA compiles (main)
+PRECISION = []  # [P] with --gpu-precision
 # fmaf as one instruction, not a libm call, where the CPU has FMA (as tests/cuda/emu_build.sh).
 EMU_FLAGS = ["-mfma"] if platform.machine() == "x86_64" and " fma " in open("/proc/cpuinfo").read() else []
 
@@ -392,7 +412,15 @@ def check(name, fn, compiler, work):
     if (np.isnan(got) != nan).any():
         return "NaN where the C backend has none, or the other way round"
     err = float(np.max(np.abs(got[~nan] - ref[~nan]), initial=0.0))
-    tol = 1e-4 * max(1.0, float(np.max(np.abs(ref[~nan]), initial=0.0)))
+    scale = max(1.0, float(np.max(np.abs(ref[~nan]), initial=0.0)))
+    if PRECISION:
+        # Tensor cores: within PRECISION_TOL, and not float32's result: the operands were rounded.
+        if "wmma::mma_sync" not in text:
+            return "no tensor-core kernel in the .cu"
+        if err <= 1e-6 * scale:
+            return f"max abs error {err:.3g}: float32's result, operands not rounded to {PRECISION[0]}"
+        return None if err <= PRECISION_TOL * scale else f"max abs error {err:.3g} > {PRECISION_TOL * scale:.3g}"
+    tol = 1e-4 * scale
     return None if err <= tol else f"max abs error {err:.3g} > {tol:.3g}"
 
 
@@ -402,16 +430,21 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--work", default="")
     ap.add_argument("--gpu-libs", default="")
+    ap.add_argument("--gpu-precision", default="", choices=["", "tf32", "fp16"],
+                    help="only the tensor-core convolution cases, at this precision (no API check)")
     args = ap.parse_args()
     if args.gpu_libs:
         GPU_LIBS.extend(["--gpu-libs", args.gpu_libs])
+    if args.gpu_precision:
+        GPU_LIBS.extend(["--gpu-precision", args.gpu_precision])
+        PRECISION.append(args.gpu_precision)
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
         if os.path.exists(os.path.join(work, "onnxc_main.o")):  # from an earlier run with --work
             os.remove(os.path.join(work, "onnxc_main.o"))
         for name, fn in CASES.items():
-            if args.only and args.only != name:
+            if args.only and args.only != name or PRECISION and name not in PRECISION_CASES:
                 continue
             try:
                 problem = check(name, fn, os.path.abspath(args.compiler), work)
@@ -423,7 +456,7 @@ def main():
             else:
                 passed += 1
                 print(f"ok   {name}")
-        if not args.only or args.only == "api":
+        if not PRECISION and (not args.only or args.only == "api"):
             try:
                 problem = api_check(os.path.abspath(args.compiler), work)
             except Exception as e:

@@ -30,6 +30,9 @@ class CuEmit : public CEmit {
  public:
   using CEmit::CEmit;
   std::string grid = "1", block = "1";  // launch configuration (C++ expressions of dim3)
+  // --gpu-precision (CodegenOptions::gpu_precision): "fp32", "tf32" or "fp16". Read by Conv's
+  // implicit GEMM, which runs on tensor cores (nvcuda::wmma) unless fp32.
+  std::string precision = "fp32";
   // One thread per element of a range of `total` (> 0) elements: declares `const int64_t i`,
   // threads past the end return. Blocks of 256 threads.
   void flat(int64_t total);

@@ -10,7 +10,7 @@
 
 typedef enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 } cublasStatus_t;
 typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
-typedef enum { CUBLAS_DEFAULT_MATH = 0 } cublasMath_t;
+typedef enum { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TENSOR_OP_MATH = 1, CUBLAS_TF32_TENSOR_OP_MATH = 3 } cublasMath_t;
 struct cublasContext { cudaStream_t stream; };
 typedef cublasContext* cublasHandle_t;
 

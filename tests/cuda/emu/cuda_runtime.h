@@ -43,6 +43,7 @@
 #define __global__
 #define __restrict__ __restrict
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
   unsigned x, y, z;
@@ -192,6 +193,9 @@ inline void onnxc_emu_fiber_main() {
   onnxc_emu_swap(b.ctx[b.current], b.home); /* `home` resumes the others; never comes back */
   std::abort();
 }
+/* A warp's lanes run one after another between __syncthreads (the tensor-core kernels' per-warp
+ * staging, tests/cuda/emu/mma.h): nothing to wait for. */
+inline void __syncwarp(unsigned = 0xffffffffu) {}
 inline void __syncthreads() {
   OnnxcEmuFibers& b = onnxc_emu_fibers;
   if (!b.active) {
