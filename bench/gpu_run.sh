@@ -15,9 +15,12 @@
 #      fp16 (--gpu-precision), output checks
 #   4. tests/cuda/run_split_cuda.sh run: the split executor's CUDA device on mobilenet_v2 and
 #      googlenet (gpu-only with and without graphs, cpu-tail, eft; every output checked)
-#   5. bench/split.py --device cuda: loadgen with the three policies on googlenet and resnet50
+#   4b. gpu_profiles: --device cuda --profile builds of $ONNXC_GPU_PROFILES (MODEL:PRECISION,
+#      default googlenet:fp32): per-node GPU times, profile_MODEL_PRECISION.txt and .tsv
+#   5. bench/split.py --device cuda: loadgen with the three policies on googlenet and resnet50;
+#      split_profiled: googlenet again, cut with the measured GPU times (--gpu-profile)
 # Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
-# models cuda_bench split_check loadgen_build split_bench), ONNXC_GPU_UNPACK (models to rebuild),
+# models cuda_bench gpu_profiles split_check loadgen_build split_bench split_profiled), ONNXC_GPU_PROFILES, ONNXC_GPU_UNPACK (models to rebuild),
 # ONNXC_GPU_MODELS, ONNXC_GPU_BATCHES, ONNXC_GPU_PRECISIONS and ONNXC_GPU_PRECISION_MODELS
 # (cuda_bench.py's --models, --batches, --precisions, --precision-models; default all, 1,32,
 # fp32,tf32,fp16 and all),
@@ -97,6 +100,24 @@ step models 300 "$PYTHON" bench/gpu_models.py unpack "$pkg/models" ${ONNXC_GPU_U
 step cuda_bench 420 "$PYTHON" bench/cuda_bench.py --zoo "$pkg/models" --compiler "$cm" --work "$work/bench" \
   --results "$out" --batches "${ONNXC_GPU_BATCHES:-1,32}" ${ONNXC_GPU_MODELS:+--models $ONNXC_GPU_MODELS} \
   --precisions "${ONNXC_GPU_PRECISIONS:-fp32,tf32,fp16}" ${ONNXC_GPU_PRECISION_MODELS:+--precision-models $ONNXC_GPU_PRECISION_MODELS}
+# --device cuda --profile: per-node GPU times (NAME --profile table and --profile-out file) of
+# $ONNXC_GPU_PROFILES (MODEL:PRECISION words; default googlenet:fp32, whose file split_bench can use).
+gpu_profiles() {
+  local spec m p d
+  for spec in ${ONNXC_GPU_PROFILES:-googlenet:fp32}; do
+    m=${spec%%:*} p=${spec##*:} d="$work/profile/${m}_$p"
+    "$cm" "$pkg/models/$m.onnx" -o "$d" --name "${m%_b32}" --device cuda --gpu-precision "$p" --profile --emit exe --quiet &
+  done
+  wait
+  for spec in ${ONNXC_GPU_PROFILES:-googlenet:fp32}; do
+    m=${spec%%:*} p=${spec##*:} d="$work/profile/${m}_$p"
+    echo "== profile $m $p"
+    "$d/${m%_b32}" --input "input=$pkg/models/$m.input.npy" --bench 20 --quiet --profile --profile-out "$out/profile_${m}_$p.tsv" \
+      > "$out/profile_${m}_$p.txt" 2>&1 || echo "profile $m $p: failed"
+    head -n 14 "$out/profile_${m}_$p.txt"
+  done
+}
+step gpu_profiles 240 bash -c "$(declare -f gpu_profiles); cm='$cm' pkg='$pkg' work='$work' out='$out' gpu_profiles"
 for m in mobilenet_v2 googlenet; do
   step "split_check_$m" 180 bash tests/cuda/run_split_cuda.sh run "$cm" "$pkg/models" "$m" "$work/split"
 done
@@ -106,5 +127,13 @@ step split_bench "${ONNXC_GPU_SPLIT_TIMEOUT:-300}" "$PYTHON" bench/split.py --de
   --zoo "$pkg/models" ${ONNXC_GPU_SPLIT_MODELS:+--models $ONNXC_GPU_SPLIT_MODELS} --compiler "$cm" --loadgen "$work/loadgen" --work "$work/splitbench" --results "$out" \
   --workers "${ONNXC_GPU_WORKERS:-12}" --rates "${ONNXC_GPU_RATES:-200,400,800,1600,2400,3200,4800}" \
   --window "${ONNXC_GPU_WINDOW:-2}" --warmup 0.5
+# The same with the partitioner given the measured GPU times (gpu_profiles' googlenet:fp32 file).
+if [ -f "$out/profile_googlenet_fp32.tsv" ]; then
+  step split_profiled "${ONNXC_GPU_SPLIT_TIMEOUT:-300}" "$PYTHON" bench/split.py --device cuda --cuda-graphs --gpu $gpu \
+    --zoo "$pkg/models" --models googlenet --compiler "$cm" --loadgen "$work/loadgen" --work "$work/splitprof" --results "$out" \
+    --out-name split_cuda_profiled --gpu-profile "$out/profile_{model}_fp32.tsv" \
+    --workers "${ONNXC_GPU_WORKERS:-12}" --rates "${ONNXC_GPU_RATES:-200,400,800,1600,2400,3200,4800}" \
+    --window "${ONNXC_GPU_WINDOW:-2}" --warmup 0.5
+fi
 echo "== gpu_run.sh: exit $status"
 exit $status

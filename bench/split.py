@@ -66,11 +66,15 @@ def main():
     ap.add_argument("--window", type=float, default=5)
     ap.add_argument("--warmup", type=float, default=1)
     ap.add_argument("--bound-ms", type=float, default=0, help="max-latency bound for the sustained throughput")
+    ap.add_argument("--gpu-profile", default="", metavar="FILE",
+                    help="compile-model --gpu-profile: measured GPU times for the partitioner ({model} is replaced by the "
+                         "model's name), e.g. from `NAME --profile-out FILE` of the model compiled with --device cuda --profile")
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
     ap.add_argument("--loadgen", default=os.path.join(ROOT, "build", "tests", "runtime", "loadgen"))
     ap.add_argument("--zoo", default=os.path.join(ROOT, "models", "out"), help="folder of NAME.onnx (default models/out)")
     ap.add_argument("--work", default="/tmp/onnxc-split-bench")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--out-name", default="", help="file stem of the results (default split_cpu_only or split_cuda)")
     ap.add_argument("--from-json", default="", metavar="FILE",
                     help="no runs: write FILE's .md and .png again from FILE (a split_MODE.json of an earlier run)")
     a = ap.parse_args()
@@ -88,7 +92,8 @@ def main():
             sys.exit(f"split.py: {f} is missing: cmake --build build --target compile-model loadgen")
     out = {"mode": mode, "machine": platform.node(), "cpus": os.cpu_count(), "rates": rates, "slots": a.slots,
            "workers": a.workers, "max_batch": a.max_batch, "window_s": a.window, "warmup_s": a.warmup,
-           "cuda_graphs": a.cuda_graphs, "gpu": a.gpu, "date": time.strftime("%Y-%m-%d %H:%M"), "models": {}}
+           "cuda_graphs": a.cuda_graphs, "gpu": a.gpu, "date": time.strftime("%Y-%m-%d %H:%M"), "models": {},
+           "gpu_profile": bool(a.gpu_profile)}
     if a.device == "cuda":
         try:
             out["gpu_name"] = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
@@ -101,7 +106,7 @@ def main():
             sys.exit(f"split.py: {src} is missing (python3 models/export_zoo.py --out models/out {m})")
         d = os.path.join(a.work, mode, m)
         run([a.compiler, src, "-o", d, "--quiet", "--split", "auto", "--emit", "so", "--device", a.device, "--gpu", a.gpu,
-             "--cpu-workers", str(a.workers)])
+             "--cpu-workers", str(a.workers)] + (["--gpu-profile", a.gpu_profile.replace("{model}", m)] if a.gpu_profile else []))
         plan = json.load(open(os.path.join(d, m + ".split.json")))
         tail_dev = os.path.join(d, f"lib{m}_tail_gpu.so" if a.device == "cuda" else f"lib{m}_tail.so")
         res = {"split": plan, "policies": {}}
@@ -119,7 +124,7 @@ def main():
         res["sustained"] = {p: sustained(res["policies"][p], bound) for p in POLICIES}
         out["models"][m] = res
     os.makedirs(a.results, exist_ok=True)
-    base = os.path.join(a.results, "split_" + mode)
+    base = os.path.join(a.results, a.out_name or "split_" + mode)
     with open(base + ".json", "w") as f:
         json.dump(out, f, indent=1)
     write_md(out, base + ".md", a)
@@ -137,7 +142,8 @@ def write_md(out, path, a):
         c = r["split"]["cut"]
         L += [f"## {m}", "",
               f"Cut after `{c['after']}` ({len(c['tensors'])} tensor(s), {c['cut_bytes'] / 1e3:.1f} KB); predicted G {c['G_ms']:.3f} ms, "
-              f"Tg {c['Tg_ms']:.3f} ms, C {c['C_ms']:.3f} ms, gain x{c['gain']:.3f}.", "",
+              f"Tg {c['Tg_ms']:.3f} ms, C {c['C_ms']:.3f} ms, gain x{c['gain']:.3f}" +
+              (" (GPU times measured: --gpu-profile)." if out.get("gpu_profile") else " (GPU times from the roofline)."), "",
               "| policy | rate/s | achieved/s | p50 ms | p99 ms | max ms | CPU tails | mean batch |", "|---|---|---|---|---|---|---|---|"]
         for p in POLICIES:
             for x in r["policies"][p]:
@@ -160,6 +166,7 @@ def write_md(out, path, a):
         L.append("")
     cmd = "python3 bench/split.py " + (f"--device cuda --gpu {out.get('gpu', 'h100')} " if out["mode"] == "cuda" else "")
     cmd += "--cuda-graphs " if out.get("cuda_graphs") else ""
+    cmd += "--gpu-profile FILE " if out.get("gpu_profile") else ""
     cmd += (f"--models {' '.join(out['models'])} --rates {out['rates']} --slots {out['slots']} --workers {out['workers']} "
             f"--max-batch {out['max_batch']} --window {out['window_s']:g}" + (f" --warmup {out['warmup_s']:g}" if "warmup_s" in out else ""))
     L += [f"Rerun: `{cmd}`" + (" (bench/gpu_run.sh runs it on a GPU machine; bench/README.md)." if out["mode"] == "cuda" else "."), ""]

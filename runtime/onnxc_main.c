@@ -23,7 +23,8 @@
  * independent vector multiply-add chains) times the threads, and one thread's copy bandwidth.
  * --profile-out FILE also writes the functions' times as tab-separated lines, "seconds per run,
  * op types, kernel, ONNX node names (comma-separated)", after '#' comment lines: the measured
- * costs compile-model --cpu-profile reads.
+ * costs compile-model --cpu-profile reads. A model built with --device cuda --profile times its nodes on
+ * the GPU (CUDA events): the table has no CPU peak, and the file is what compile-model --gpu-profile reads.
  *
  * Known gaps: the default weights path uses /proc/self/exe (Linux), falling back to argv[0]'s
  * directory (no PATH search); tensor files must fit in memory next to the model.
@@ -375,23 +376,29 @@ static int print_profile(const onnxc_model_info* m, const double* before, const 
     total += t[k].seconds;
   }
   qsort(t, (size_t)m->num_ops, sizeof *t, cmp_op_time);
+  const int gpu = m->device && strcmp(m->device, "cuda") == 0;
   long nthreads = threads ? (long)threads : sysconf(_SC_NPROCESSORS_ONLN);
   if (nthreads < 1) nthreads = 1;
-  double core = 0;
+  double core = 0, peak = 0, bw = 0;
+  if (gpu) { /* GPU times (CUDA events around each node's launches): no CPU peak to compare with */
+    printf("profile: %llu runs on the GPU; %d nodes, %.3f ms per run in them (latency median %.3f ms, copies included)\n",
+           (unsigned long long)runs, m->num_ops, 1e3 * total, latency_ms);
+  } else {
 #ifdef ONNXC_HAVE_PROBE
-  long iters = 1 << 16;
-  for (double dt = 0; dt < 0.05 && iters < (1L << 40); iters *= 4) {
-    double t0 = onnxc_now_seconds();
-    core = fma_probe(iters);
-    dt = onnxc_now_seconds() - t0;
-  }
+    long iters = 1 << 16;
+    for (double dt = 0; dt < 0.05 && iters < (1L << 40); iters *= 4) {
+      double t0 = onnxc_now_seconds();
+      core = fma_probe(iters);
+      dt = onnxc_now_seconds() - t0;
+    }
 #endif
-  double peak = core * (double)nthreads, bw = copy_probe();
-  printf("profile: %llu runs, %ld thread%s; %d functions, %.3f ms per run in them (latency median %.3f ms)\n",
-         (unsigned long long)runs, nthreads, nthreads == 1 ? "" : "s", m->num_ops, 1e3 * total, latency_ms);
-  if (peak > 0) printf("peak: %.1f GFLOP/s (FMA probe: %.1f per core x %ld)", peak, core, nthreads);
-  else printf("peak: unknown (no FMA probe in this build)");
-  printf(", copy %.1f GB/s (one thread)\n", bw);
+    peak = core * (double)nthreads, bw = copy_probe();
+    printf("profile: %llu runs, %ld thread%s; %d functions, %.3f ms per run in them (latency median %.3f ms)\n",
+           (unsigned long long)runs, nthreads, nthreads == 1 ? "" : "s", m->num_ops, 1e3 * total, latency_ms);
+    if (peak > 0) printf("peak: %.1f GFLOP/s (FMA probe: %.1f per core x %ld)", peak, core, nthreads);
+    else printf("peak: unknown (no FMA probe in this build)");
+    printf(", copy %.1f GB/s (one thread)\n", bw);
+  }
   printf("%9s %6s %9s %6s %8s  %s\n", "ms", "%", "GFLOP/s", "%peak", "GB/s", "kernel | ops | nodes -> output");
   for (int i = 0; i < m->num_ops; ++i) {
     const onnxc_op_info* o = &m->ops[t[i].index];
@@ -420,8 +427,11 @@ static int write_profile(const char* path, const onnxc_model_info* m, const doub
     return 1;
   }
   long nthreads = threads ? (long)threads : sysconf(_SC_NPROCESSORS_ONLN);
-  fprintf(f, "# onnxc per-op profile of model %s: %llu runs, %ld thread%s\n", m->model_name, (unsigned long long)runs, nthreads,
-          nthreads == 1 ? "" : "s");
+  if (m->device && strcmp(m->device, "cuda") == 0)
+    fprintf(f, "# onnxc per-op profile of model %s: %llu runs on the GPU (CUDA events)\n", m->model_name, (unsigned long long)runs);
+  else
+    fprintf(f, "# onnxc per-op profile of model %s: %llu runs, %ld thread%s\n", m->model_name, (unsigned long long)runs, nthreads,
+            nthreads == 1 ? "" : "s");
   fprintf(f, "# seconds per run\tops\tkernel\tnodes\n");
   for (int k = 0; k < m->num_ops; ++k) {
     fprintf(f, "%.9g\t", (after[k] - before[k]) / (double)runs);

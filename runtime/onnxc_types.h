@@ -133,6 +133,9 @@ typedef struct {
   int num_ops;
   const onnxc_op_info* ops;
   int (*profile)(const void* ctx, double* seconds);
+  /* Where the model runs: NULL for C (the CPU), "cuda" for --device cuda (its --profile times
+   * are GPU times, measured with CUDA events). */
+  const char* device;
 } onnxc_model_info;
 
 /* Models compiled with --device cuda also export `const onnxc_cuda_info NAME_cuda_info`, the

@@ -704,7 +704,7 @@ struct Module {
     s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n"
                      "#ifdef _OPENMP\n  1,\n#else\n  0,\n#endif\n"
                      "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-                     "  {7}\n}};\n\n"
+                     "  {7},\n  NULL /* device: the CPU */\n}};\n\n"
                      "#ifdef ONNXC_MAIN_MODEL\n"
                      "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
                      "const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",

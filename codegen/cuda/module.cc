@@ -31,6 +31,7 @@
 #include <set>
 
 #include "codegen/c/module.h"
+#include "ir/cost.h"
 #include "ir/op.h"
 
 namespace fs = std::filesystem;
@@ -94,6 +95,14 @@ struct CudaModule {
   size_t convs = 0;
   std::string conv_setup;
   uint64_t wbytes = 0, abytes = 0, iobytes = 0;
+  // --profile: one row per emitted node, in launch order (onnxc_op_info), and the kernel
+  // description of the node node_launch wrote last.
+  struct OpRow {
+    std::string nodes, ops, kernel, output;
+    NodeCost cost;
+  };
+  std::vector<OpRow> op_rows;
+  std::string last_kernel;
 
   std::string unique(const std::string& base) {
     std::string s = base.size() > 48 ? base.substr(0, 48) : base, r = s;
@@ -208,6 +217,7 @@ struct CudaModule {
     bool empty = true;
     for (const Value* v : n.outputs)
       if (v && numel(v->shape) != 0) empty = false;
+    last_kernel = "nothing (empty outputs)";
     if (empty) return fmt::format("  /* {}: {}: every output is empty, nothing to compute */\n", comment_safe(from), ops);
     const std::string what = c_string("launching the kernel of node '" + n.name + "' (" + ops + ")");
     const CudaLibChoice lib = cuda_lib_choice(n, opt);
@@ -221,6 +231,7 @@ struct CudaModule {
       if (lib.lib == "cudnn") conv_setup += lc.setup, ++convs;
       std::string host = fmt::format("  /* {}: {}({}) -> {}; {} */\n{}", comment_safe(from), ops, comment_safe(sig_comment),
                                      comment_safe(outs_comment), lc.comment, lc.run);
+      last_kernel = lib.lib == "cudnn" ? "cuDNN" : "cuBLAS";
       if (lc.bias.empty() && n.epilogue.empty()) return host;
       std::vector<std::string> kins(n.inputs.size()), kparams, kargs;
       if (!lc.bias.empty()) {
@@ -235,12 +246,14 @@ struct CudaModule {
         kargs.push_back(name.at(n.extra_inputs[j]));
       }
       const CudaKernelCode code = emit_cuda_lib_epilogue(n, {kins, {"y0"}, extras}, backend.target(), lc.bias);
+      last_kernel += " + " + code.kernel;
       const std::string comment = fmt::format("/* {}: {} after {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
                                               lib.lib == "cudnn" ? "cuDNN" : "cuBLAS", code.kernel, code.grid, code.block);
       return host + add_kernel(k, n, code, kparams, kargs, comment, c_string("launching the epilogue kernel of node '" + n.name + "' (" + ops + ")"));
     }
     CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target(), opt.gpu_precision);
     if (!lib.why_not.empty()) code.kernel += " (" + lib.why_not + ")";
+    last_kernel = code.kernel;
     const std::string comment = fmt::format("/* {}: {}({}) -> {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
                                             comment_safe(sig_comment), comment_safe(outs_comment), code.kernel, code.grid, code.block);
     return add_kernel(k, n, code, params, args, comment, what);
@@ -360,9 +373,17 @@ struct CudaModule {
         "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
         "extern const onnxc_model_info {0}_info;\n\n"
         "/* {0}_info and {0}_run_device, for generic drivers that keep the tensors on the GPU (onnxc_split_cuda.h). */\n"
-        "extern const onnxc_cuda_info {0}_cuda_info;\n\n"
+        "extern const onnxc_cuda_info {0}_cuda_info;\n\n{4}"
         "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
-        N, run_params(), "", N.size() + 11);
+        N, run_params(), "", N.size() + 11,
+        opt.profile ? fmt::format("/* Built with compile-model --profile: every {0}_run times each of the model's {1} nodes on the GPU\n"
+                                  " * (CUDA events around its launches; {0}_run_device does not time). {0}_profile copies each one's\n"
+                                  " * seconds, summed over the instance's runs so far, into seconds[0..{0}_PROFILE_OPS-1]; {0}_info.ops\n"
+                                  " * describes them (nodes, kernel, cost). */\n"
+                                  "#define {0}_PROFILE_OPS {1}\n"
+                                  "int {0}_profile(const {0}_ctx* ctx, double* seconds);\n\n",
+                                  N, emitted.size())
+                    : std::string());
     return s;
   }
 
@@ -451,7 +472,27 @@ struct CudaModule {
   std::string source() {
     const std::string N = opt.name;
     std::string launches;
-    for (size_t k = 0; k < emitted.size(); ++k) launches += node_launch(k, *emitted[k]);
+    // --profile: an event before each node's launches and one after the last; NAME_launch
+    // (NAME_run) adds the times between them to the instance's totals after its synchronisation.
+    auto event = [&](size_t k) {
+      return fmt::format("  if (ctx->prof_on) {}_CHECK(cudaEventRecord(ctx->prof_ev[{}], stream), fn, \"recording a profile event\");\n", N, k);
+    };
+    for (size_t k = 0; k < emitted.size(); ++k) {
+      if (opt.profile) launches += event(k);
+      launches += node_launch(k, *emitted[k]);
+      if (opt.profile) {
+        const Node& n = *emitted[k];
+        std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", ")), output;
+        for (auto& st : n.epilogue) {
+          ops += "+" + st->op_type;
+          from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
+        }
+        for (const Value* v : n.outputs)
+          if (v) output += fmt::format("{}{} {}", output.empty() ? "" : ", ", v->name, v->type_str());
+        op_rows.push_back({from, ops, last_kernel, output, node_cost(n)});
+      }
+    }
+    if (opt.profile) launches += event(emitted.size());
     std::string s = fmt::format(
         "/* {0}.cu — generated by onnxc from {1}. Do not edit.\n"
         " * CUDA C++ for nvcc: one __global__ kernel per node or fused group (the ONNX nodes it came from, its\n"
@@ -500,7 +541,7 @@ struct CudaModule {
         "{1}"
         "struct {0}_ctx {{\n  {0}_shared* shared;\n  unsigned char* arena; /* device, {0}_ARENA_BYTES */\n"
         "  unsigned char* io;    /* device, {0}_IO_BYTES: the inputs and outputs */\n  cudaStream_t stream;\n"
-        "  std::atomic<int> busy; /* 1 while a run is in progress */\n{2}}};\n\n"
+        "  std::atomic<int> busy; /* 1 while a run is in progress */\n{2}{4}}};\n\n"
         "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
         "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
         "static void {0}_release({0}_shared* shared) {{\n"
@@ -536,15 +577,25 @@ struct CudaModule {
         "  if (err != cudaSuccess) {{\n"
         "    cudaFree(c->arena);\n    cudaFree(c->io);\n    {0}_release(shared);\n    delete c;\n"
         "    return {0}_cuda_fail(err, fn, what);\n  }}\n"
-        "{4}"
+        "{5}{6}"
         "  *ctx = c;\n  return ONNXC_OK;\n}}\n\n",
         N, lib_types(), lib_members(), lib_functions(),
+        opt.profile ? fmt::format("  /* --profile: events around each node's launches, seconds per node summed over the runs of\n"
+                                  "   * {0}_run (prof_on while one is enqueued; {0}_run_device does not time) */\n"
+                                  "  cudaEvent_t prof_ev[{0}_PROFILE_OPS + 1];\n  double prof[{0}_PROFILE_OPS];\n  int prof_on;\n",
+                                  N)
+                    : std::string(),
         uses_cudnn || uses_cublas
             ? fmt::format("  const int rc = {0}_libs_create(fn, c);\n"
                           "  if (rc) {{\n    (void){0}_libs_destroy(c);\n    cudaStreamDestroy(c->stream);\n    cudaFree(c->arena);\n"
                           "    cudaFree(c->io);\n    {0}_release(shared);\n    delete c;\n    return rc;\n  }}\n",
                           N)
-            : std::string());
+            : std::string(),
+        opt.profile ? fmt::format("  for (int k = 0; k <= {0}_PROFILE_OPS && err == cudaSuccess; ++k) err = cudaEventCreate(&c->prof_ev[k]);\n"
+                                  "  if (err != cudaSuccess) {{\n    {0}_ctx* failed = c;\n    (void){0}_destroy(&failed);\n"
+                                  "    return {0}_cuda_fail(err, fn, \"creating the profile events\");\n  }}\n",
+                                  N)
+                    : std::string());
     auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
       return fmt::format(
           "int {0}({1}) {{\n"
@@ -568,7 +619,7 @@ struct CudaModule {
         "int {0}_destroy({0}_ctx** ctx) {{\n"
         "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: ctx is NULL (pass the address of the handle)\");\n"
         "  if (!*ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: *ctx is NULL (never created, or already destroyed)\");\n"
-        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n{1}"
+        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n{1}{3}"
         "  const cudaError_t e1 = cudaStreamDestroy(c->stream);\n  const cudaError_t e2 = cudaFree(c->arena);\n"
         "  const cudaError_t e3 = cudaFree(c->io);\n  {0}_release(c->shared);\n  delete c;\n"
         "  const cudaError_t err = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;\n{2}"
@@ -576,7 +627,9 @@ struct CudaModule {
         N, uses_cudnn || uses_cublas ? fmt::format("  const char* const lib_failed = {}_libs_destroy(c);\n", N) : "",
         uses_cudnn || uses_cublas
             ? fmt::format("  if (lib_failed) return onnxc_fail(ONNXC_ERR_DEVICE, \"{}_destroy: %s failed (freeing the instance)\", lib_failed);\n", N)
-            : "");
+            : "",
+        opt.profile ? fmt::format("  for (int k = 0; k <= {}_PROFILE_OPS; ++k)\n    if (c->prof_ev[k]) (void)cudaEventDestroy(c->prof_ev[k]);\n", N)
+                    : "");
     // The launches on device buffers (NAME_enqueue), then the host path (NAME_launch): inputs in,
     // NAME_enqueue on the instance's I/O block, outputs back.
     auto primary = [&](size_t k) {
@@ -646,7 +699,10 @@ struct CudaModule {
     for (size_t k = 0; k < g.outputs.size(); ++k) dout.push_back(primary(k) ? fmt::format("io + {}", iooff.at(g.outputs[k])) : "NULL");
     s += din.empty() ? "  const void* const* const din = NULL;\n" : fmt::format("  const void* const din[] = {{{}}};\n", fmt::join(din, ", "));
     s += dout.empty() ? "  void* const* const dout = NULL;\n" : fmt::format("  void* const dout[] = {{{}}};\n", fmt::join(dout, ", "));
-    s += fmt::format("  const int rc = {}_enqueue(ctx, stream, din, dout, fn);\n  if (rc) return rc;\n", N);
+    if (opt.profile) s += "  ctx->prof_on = 1;\n";
+    s += fmt::format("  const int rc = {}_enqueue(ctx, stream, din, dout, fn);\n", N);
+    if (opt.profile) s += "  ctx->prof_on = 0;\n";
+    s += "  if (rc) return rc;\n";
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const Value* v = g.outputs[k];
       if (v->nbytes() == 0) {
@@ -657,7 +713,14 @@ struct CudaModule {
       s += fmt::format("  {}_CHECK(cudaMemcpyAsync(out{}, {}, {}, cudaMemcpyDeviceToHost, stream), fn, {});\n", N, k, src, v->nbytes(),
                        c_string("copying output '" + v->name + "' from the device"));
     }
-    s += fmt::format("  {}_CHECK(cudaStreamSynchronize(stream), fn, \"running the model's kernels\");\n  return ONNXC_OK;\n}}\n\n", N);
+    s += fmt::format("  {}_CHECK(cudaStreamSynchronize(stream), fn, \"running the model's kernels\");\n", N);
+    if (opt.profile)
+      s += fmt::format("  for (int k = 0; k < {0}_PROFILE_OPS; ++k) {{ /* --profile: each node's time, from the events around it */\n"
+                       "    float ms = 0;\n"
+                       "    {0}_CHECK(cudaEventElapsedTime(&ms, ctx->prof_ev[k], ctx->prof_ev[k + 1]), fn, \"reading a profile event\");\n"
+                       "    ctx->prof[k] += 1e-3 * ms;\n  }}\n",
+                       N);
+    s += "  return ONNXC_OK;\n}\n\n";
     auto list = [](const char* var, size_t n) {
       std::vector<std::string> r;
       for (size_t k = 0; k < n; ++k) r.push_back(fmt::format("{}{}", var, k));
@@ -721,6 +784,19 @@ struct CudaModule {
         "  ctx->busy = 0;\n  return rc;\n}}\n\n",
         N, g.inputs.size(), g.outputs.size(), null_checks("d_inputs", "input", g.inputs.size()),
         null_checks("d_outputs", "output", g.outputs.size()));
+    if (opt.profile) {
+      s += fmt::format("/* The nodes the profile times, in launch order: nodes, ops, kernel, output, FLOPs, bytes. */\n"
+                       "static const onnxc_op_info {}_ops[{}_PROFILE_OPS] = {{\n", N, N);
+      for (const OpRow& r : op_rows)
+        s += fmt::format("  {{{}, {}, {}, {}, {:.17g}, {:.17g}}},\n", c_string(r.nodes), c_string(r.ops), c_string(r.kernel), c_string(r.output),
+                         r.cost.flops, r.cost.bytes);
+      s += fmt::format("}};\n\n"
+                       "int {0}_profile(const {0}_ctx* ctx, double* seconds) {{\n"
+                       "  if (!ctx || !seconds) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_profile: ctx or seconds is NULL\");\n"
+                       "  memcpy(seconds, ctx->prof, sizeof ctx->prof);\n  return ONNXC_OK;\n}}\n\n"
+                       "static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n",
+                       N);
+    }
     s += fmt::format(
         "/* {0}_info's entry points: the ones above with the instance type erased. */\n"
         "static int {0}_info_create(const char* weights_path, const onnxc_options* options, void** ctx) {{\n"
@@ -734,7 +810,7 @@ struct CudaModule {
         "  {0}_ctx* c = ctx ? ({0}_ctx*)*ctx : NULL;\n  int rc = {0}_destroy(ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
         "const onnxc_model_info {0}_info = {{\n  {3}, {4},\n  {5}, {6},\n  {7}, {8},\n  0, /* no OpenMP */\n"
         "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-        "  0, NULL, NULL\n}};\n\n"
+        "  {9},\n  \"cuda\"\n}};\n\n"
         "static int {0}_info_run_device(void* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs) {{\n"
         "  return {0}_run_device(({0}_ctx*)ctx, stream, d_inputs, d_outputs);\n}}\n\n"
         "const onnxc_cuda_info {0}_cuda_info = {{&{0}_info, {0}_info_run_device}};\n\n"
@@ -742,7 +818,8 @@ struct CudaModule {
         "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
         "extern \"C\" const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",
         N, "", N.size() + 23, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs",
-        g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs");
+        g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs",
+        opt.profile ? fmt::format("{0}_PROFILE_OPS, {0}_ops, {0}_info_profile", N) : "0, NULL, NULL");
     return s;
   }
 

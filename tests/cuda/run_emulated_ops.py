@@ -10,7 +10,8 @@ cuda_runtime.h (a CPU stand-in for the CUDA runtime, see run_emulated.sh). Both 
 on the same pseudo-random inputs (the driver's --seed) and their outputs must agree within
 1e-4 of max(1, max |reference|) (NaN where the reference has NaN). Last, a C program checks
 the C API of an emulated CUDA model (API_TEST): create, create_from_memory and create_sharing,
-run and run_v, refused sizes and handles, NAME_info.
+run and run_v, refused sizes and handles, NAME_info; and --profile: the emulated binary's per-node
+table and --profile-out file (one line per node, in launch order, with its .cu kernel).
 With --gpu-libs cudnn,cublas the CUDA side is compiled with it: Conv runs through cuDNN, Gemm
 and MatMul through cuBLAS, emulated by tests/cuda/emu/cudnn.h and cublas_v2.h (naive CPU
 references of exactly those calls); the API check then covers instances owning the handles.
@@ -375,6 +376,32 @@ def api_check(compiler, work):
     return None if p.returncode == 0 and "api ok" in p.stdout else f"exit {p.returncode}: {p.stdout}{p.stderr}"
 
 
+def profile_check(compiler, work):
+    """--device cuda --profile: the emulated binary's --profile table and --profile-out file (what
+    compile-model --gpu-profile reads): one line per node, in launch order, each with a positive
+    time and the kernel its .cu launch comment names."""
+    d = os.path.join(work, "profile")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "model.onnx")
+    onnx.save(CASES["conv_implicit_gemm_chain"](), src)
+    cu = os.path.join(d, "cu")
+    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c", "--profile"])
+    run(["bash", os.path.join(HERE, "emu_build.sh"), cu, "m"])
+    tsv = os.path.join(d, "p.tsv")
+    p = run([os.path.join(cu, "m.emu"), "--quiet", "--bench", "2", "--profile", "--profile-out", tsv])
+    if "runs on the GPU" not in p.stdout:
+        return f"no GPU profile table: {p.stdout[-500:]}"
+    lines = [l.split("\t") for l in open(tsv).read().splitlines() if not l.startswith("#")]
+    text = open(os.path.join(cu, "m.cu")).read()
+    launched = re.findall(r"^/\* (.+?): \S+\(.*?; (.+?), grid ", text, flags=re.M)  # nodes, kernel of each kernel
+    if len(lines) != 4 or [l[3] for l in lines] != [n for n, _ in launched]:
+        return f"profile lines {[l[3] for l in lines]}, expected the launched nodes {[n for n, _ in launched]}"
+    for l, (_, kernel) in zip(lines, launched):
+        if len(l) != 4 or not float(l[0]) > 0 or l[2] != kernel:
+            return f"profile line {l}: expected a positive time and kernel '{kernel}'"
+    return None
+
+
 def run(cmd, cwd=None):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
@@ -456,6 +483,13 @@ def main():
             else:
                 passed += 1
                 print(f"ok   {name}")
+        if not GPU_LIBS and (not args.only or args.only == "profile"):
+            try:
+                problem = profile_check(os.path.abspath(args.compiler), work)
+            except Exception as e:
+                problem = str(e)
+            passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
+            print(f"FAIL profile: {problem}" if problem else "ok   profile")
         if not PRECISION and (not args.only or args.only == "api"):
             try:
                 problem = api_check(os.path.abspath(args.compiler), work)
