@@ -114,9 +114,14 @@ def main():
     ap.add_argument("--precisions", default="fp32", help="comma-separated: fp32, tf32, fp16 (--gpu-precision)")
     ap.add_argument("--precision-models", nargs="+", default=None, help="the models built at the precisions other than fp32 (default: all)")
     ap.add_argument("--from-json", default="", metavar="FILE", help="no runs: write FILE's .md again from FILE (a cuda.json)")
+    ap.add_argument("--note", action="append", default=[], help="a line for the notes under the tables (with --from-json: added to FILE)")
     a = ap.parse_args()
     if a.from_json:
         R = json.load(open(a.from_json))
+        if a.note:
+            R["notes"] = R.get("notes", []) + a.note
+            with open(a.from_json, "w") as f:
+                json.dump(R, f, indent=1)
         write_md(R, os.path.splitext(a.from_json)[0] + ".md", a)
         return
     batches = [int(x) for x in a.batches.split(",")]
@@ -135,7 +140,7 @@ def main():
     with cf.ThreadPoolExecutor(a.jobs) as ex:
         builds = dict(zip(cases, ex.map(lambda c: build(a, *c), cases)))
     print(f"cuda_bench.py: {len(cases)} builds in {time.time() - t0:.0f} s", flush=True)
-    R = {"gpu": gpu, "date": time.strftime("%Y-%m-%d %H:%M"), "host_cpus": os.cpu_count(), "zoo": a.zoo, "cases": []}
+    R = {"gpu": gpu, "date": time.strftime("%Y-%m-%d %H:%M"), "host_cpus": os.cpu_count(), "zoo": a.zoo, "cases": [], "notes": a.note}
     ok = True
     for c in cases:
         b = builds[c]
@@ -204,6 +209,8 @@ def write_md(R, path, a):
             e = "—" if "error" not in c else f"{c['error']:.1e}" + ("" if c["match"] else (" unchecked" if unchecked(c) else " MISMATCH"))
             t1 = f"{100 * c['top1']:.0f}%" if "top1" in c else "—"
             L.append(f"| {c['model']} | {c['batch']} | {c['path']} | {c['precision']} | {ms} | {up} | {e} | {t1} |")
+    if R.get("notes"):
+        L += ["", "Notes:", ""] + [f"- {n}" for n in R["notes"]]
     fails = [c for c in R["cases"] if "failed" in c]
     if fails:
         L += ["", "Failures:", ""] + [f"- {c['model']} batch {c['batch']} {c['path']} {c.get('precision', 'fp32')}: `{c['failed'][-300:].strip()}`"
