@@ -57,6 +57,7 @@ const char* onnxc_status_string(int code) {
     case ONNXC_ERR_DTYPE: return "data type mismatch";
     case ONNXC_ERR_SHAPE: return "shape mismatch";
     case ONNXC_ERR_DEVICE: return "GPU error";
+    case ONNXC_ERR_RANGE: return "value out of the compiled precision's range";
     default: return "unknown error";
   }
 }

@@ -25,7 +25,9 @@ typedef enum {
   ONNXC_ERR_STATE = 8,
   ONNXC_ERR_DTYPE = 9,
   ONNXC_ERR_SHAPE = 10,
-  ONNXC_ERR_DEVICE = 11 /* a CUDA call failed (models compiled with --device cuda): no device, a failed launch... */
+  ONNXC_ERR_DEVICE = 11, /* a CUDA call failed (models compiled with --device cuda): no device, a failed launch... */
+  ONNXC_ERR_RANGE = 12   /* a value past the range the model was compiled for (--gpu-precision fp16: an input of a
+                            tensor-core convolution beyond +-65504); the outputs of that run are not valid */
 } onnxc_status;
 
 /* dtype codes are ONNX TensorProto.DataType codes */

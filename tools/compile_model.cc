@@ -624,7 +624,8 @@ int main(int argc, char** argv) {
                  "--device cuda: the arithmetic of convolutions (generated or cuDNN) and cuBLAS's products: fp32 (float32 "
                  "multiply-adds, the default; outputs within 1e-3 of the CPU's), tf32 (tensor cores, operands rounded to "
                  "TF32's 10-bit mantissa) or fp16 (tensor cores, operands rounded to half precision, whose range ends at 65504: "
-                 "larger activations or weights become infinite). Tensors stay float32 and "
+                 "a larger weight is refused here, a larger activation makes that run fail with ONNXC_ERR_RANGE naming the "
+                 "node; not with --split). Tensors stay float32 and "
                  "sums are float32; tf32 and fp16 trade accuracy (on an H200 the zoo's CNNs differed from float32 references by 3e-4 to 7e-4 of the "
                  "output's magnitude) for speed. "
                  "The generated Gemm/MatMul, pools and elementwise kernels stay float32")
@@ -780,6 +781,12 @@ int main(int argc, char** argv) {
       }
       p = q + 1;
     }
+  }
+  if (!o.split.empty() && o.gpu_precision == "fp16") {
+    fmt::print(stderr,
+               "compile-model: error: --gpu-precision fp16 is not for --split: the split runtime runs the GPU parts through "
+               "NAME_run_device, which cannot report an activation past half precision's range (65504); use tf32 or fp32\n");
+    return kUsage;
   }
   if (!o.split.empty() && o.parallel == "batch") {
     fmt::print(stderr,

@@ -42,7 +42,7 @@ CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target
   std::string kernel = n.op_type;
   if (!e.variant.empty()) kernel += " " + e.variant;
   if (!n.epilogue.empty() && !is_index_aligned_elementwise(n)) kernel += " + epilogue";
-  return {e.body(), kernel, e.grid, e.block};
+  return {e.body(), kernel, e.grid, e.block, e.range_check};
 }
 
 CudaKernelCode emit_cuda_lib_epilogue(const Node& n, const NodeParams& p, const Target& t, const std::string& bias) {

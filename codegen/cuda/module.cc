@@ -15,7 +15,9 @@
 // uses on its I/O block): the split runtime's CUDA device keeps the cut on the GPU with it.
 // Every CUDA call is checked: a failure returns ONNXC_ERR_NOMEM (device allocation) or
 // ONNXC_ERR_DEVICE (any other CUDA error: no device, a failed launch...) with the call and
-// CUDA's message in NAME_last_error(); nothing exits. The runtime (onnxc_runtime.c, C11) is
+// CUDA's message in NAME_last_error(); nothing exits. With --gpu-precision fp16 the tensor-core
+// kernels set a per-node word when an input is past half's range, and NAME_run reports it
+// (ONNXC_ERR_RANGE, naming the node). The runtime (onnxc_runtime.c, C11) is
 // #included as in the C module; it compiles as C++ once _Thread_local is spelled
 // thread_local. Instances use the calling thread's current CUDA device.
 #include "codegen/cuda/module.h"
@@ -103,6 +105,9 @@ struct CudaModule {
   };
   std::vector<OpRow> op_rows;
   std::string last_kernel;
+  // Nodes whose kernel reports inputs past its precision's range (CudaKernelCode::range_check):
+  // index in `emitted`, and the message NAME_run gives (node, ops).
+  std::vector<std::pair<size_t, std::string>> range_nodes;
 
   std::string unique(const std::string& base) {
     std::string s = base.size() > 48 ? base.substr(0, 48) : base, r = s;
@@ -254,6 +259,11 @@ struct CudaModule {
     CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target(), opt.gpu_precision);
     if (!lib.why_not.empty()) code.kernel += " (" + lib.why_not + ")";
     last_kernel = code.kernel;
+    if (code.range_check) {  // the instance's word for this node
+      params.push_back("unsigned int* __restrict__ ovf");
+      args.push_back(fmt::format("ctx->ovf + {}", k));
+      range_nodes.emplace_back(k, fmt::format("node '{}' ({})", n.name, ops));
+    }
     const std::string comment = fmt::format("/* {}: {}({}) -> {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
                                             comment_safe(sig_comment), comment_safe(outs_comment), code.kernel, code.grid, code.block);
     return add_kernel(k, n, code, params, args, comment, what);
@@ -328,7 +338,7 @@ struct CudaModule {
         " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): the C model's\n"
         " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
         " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
-        " * CUDA's message. Nothing prints, aborts or exits.\n"
+        " * CUDA's message. Nothing prints, aborts or exits.\n{5}"
         " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{3}, or the makefile (ARCH=sm_90).\n{4}"
         " */\n"
         "#ifndef ONNXC_{2}_H\n#define ONNXC_{2}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
@@ -337,7 +347,13 @@ struct CudaModule {
         uses_cudnn || uses_cublas ? fmt::format(" * Compiled with --gpu-libs ({}{}{}; see {}.cu): link with{}.\n", uses_cudnn ? "Conv on cuDNN" : "",
                                                 uses_cudnn && uses_cublas ? ", " : "", uses_cublas ? "Gemm and MatMul on cuBLAS" : "", N,
                                                 link_flags())
-                                  : std::string());
+                                  : std::string(),
+        range_nodes.empty()
+            ? std::string()
+            : fmt::format(" * Compiled with --gpu-precision fp16: {0}_run returns ONNXC_ERR_RANGE, naming the node, when an input of\n"
+                          " * a tensor-core convolution is past half precision's range (65504), and that run's outputs are not valid;\n"
+                          " * {0}_run_device does not check.\n",
+                          N));
     s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
     s += tensor_macros("INPUT", g.inputs);
     s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
@@ -415,6 +431,14 @@ struct CudaModule {
                        "typedef struct {{\n  cudnnTensorDescriptor_t x, y;\n  cudnnFilterDescriptor_t w;\n"
                        "  cudnnConvolutionDescriptor_t conv;\n  cudnnConvolutionFwdAlgo_t algo;\n}} {0}_conv;\n\n",
                        opt.name);
+  }
+  // --gpu-precision fp16: the per-node words of the kernels that report inputs past half's range.
+  std::string range_members() const {
+    if (range_nodes.empty()) return "";
+    return fmt::format("  /* --gpu-precision fp16: per node, set on the device when an input of its tensor-core kernel is past\n"
+                       "   * half precision's range (65504); {0}_run reads them back after each run (ONNXC_ERR_RANGE) */\n"
+                       "  unsigned int* ovf;\n  unsigned int ovf_host[{1}];\n",
+                       opt.name, emitted.size());
   }
   std::string lib_members() const {
     std::string s;
@@ -541,7 +565,7 @@ struct CudaModule {
         "{1}"
         "struct {0}_ctx {{\n  {0}_shared* shared;\n  unsigned char* arena; /* device, {0}_ARENA_BYTES */\n"
         "  unsigned char* io;    /* device, {0}_IO_BYTES: the inputs and outputs */\n  cudaStream_t stream;\n"
-        "  std::atomic<int> busy; /* 1 while a run is in progress */\n{2}{4}}};\n\n"
+        "  std::atomic<int> busy; /* 1 while a run is in progress */\n{2}{4}{7}}};\n\n"
         "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
         "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
         "static void {0}_release({0}_shared* shared) {{\n"
@@ -577,7 +601,7 @@ struct CudaModule {
         "  if (err != cudaSuccess) {{\n"
         "    cudaFree(c->arena);\n    cudaFree(c->io);\n    {0}_release(shared);\n    delete c;\n"
         "    return {0}_cuda_fail(err, fn, what);\n  }}\n"
-        "{5}{6}"
+        "{5}{6}{8}"
         "  *ctx = c;\n  return ONNXC_OK;\n}}\n\n",
         N, lib_types(), lib_members(), lib_functions(),
         opt.profile ? fmt::format("  /* --profile: events around each node's launches, seconds per node summed over the runs of\n"
@@ -595,7 +619,15 @@ struct CudaModule {
                                   "  if (err != cudaSuccess) {{\n    {0}_ctx* failed = c;\n    (void){0}_destroy(&failed);\n"
                                   "    return {0}_cuda_fail(err, fn, \"creating the profile events\");\n  }}\n",
                                   N)
-                    : std::string());
+                    : std::string(),
+        range_members(),
+        range_nodes.empty()
+            ? std::string()
+            : fmt::format("  err = cudaMalloc((void**)&c->ovf, sizeof c->ovf_host);\n"
+                          "  if (err == cudaSuccess) err = cudaMemset(c->ovf, 0, sizeof c->ovf_host);\n"
+                          "  if (err != cudaSuccess) {{\n    {0}_ctx* failed = c;\n    (void){0}_destroy(&failed);\n"
+                          "    return {0}_cuda_fail(err, fn, \"allocating the fp16 range words\");\n  }}\n",
+                          N));
     auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
       return fmt::format(
           "int {0}({1}) {{\n"
@@ -628,8 +660,9 @@ struct CudaModule {
         uses_cudnn || uses_cublas
             ? fmt::format("  if (lib_failed) return onnxc_fail(ONNXC_ERR_DEVICE, \"{}_destroy: %s failed (freeing the instance)\", lib_failed);\n", N)
             : "",
-        opt.profile ? fmt::format("  for (int k = 0; k <= {}_PROFILE_OPS; ++k)\n    if (c->prof_ev[k]) (void)cudaEventDestroy(c->prof_ev[k]);\n", N)
-                    : "");
+        (opt.profile ? fmt::format("  for (int k = 0; k <= {}_PROFILE_OPS; ++k)\n    if (c->prof_ev[k]) (void)cudaEventDestroy(c->prof_ev[k]);\n", N)
+                     : std::string()) +
+            (range_nodes.empty() ? "" : "  (void)cudaFree(c->ovf);\n"));
     // The launches on device buffers (NAME_enqueue), then the host path (NAME_launch): inputs in,
     // NAME_enqueue on the instance's I/O block, outputs back.
     auto primary = [&](size_t k) {
@@ -699,6 +732,8 @@ struct CudaModule {
     for (size_t k = 0; k < g.outputs.size(); ++k) dout.push_back(primary(k) ? fmt::format("io + {}", iooff.at(g.outputs[k])) : "NULL");
     s += din.empty() ? "  const void* const* const din = NULL;\n" : fmt::format("  const void* const din[] = {{{}}};\n", fmt::join(din, ", "));
     s += dout.empty() ? "  void* const* const dout = NULL;\n" : fmt::format("  void* const dout[] = {{{}}};\n", fmt::join(dout, ", "));
+    if (!range_nodes.empty())  // this run's words only (NAME_run_device leaves its own set)
+      s += fmt::format("  {}_CHECK(cudaMemsetAsync(ctx->ovf, 0, sizeof ctx->ovf_host, stream), fn, \"clearing the fp16 range words\");\n", N);
     if (opt.profile) s += "  ctx->prof_on = 1;\n";
     s += fmt::format("  const int rc = {}_enqueue(ctx, stream, din, dout, fn);\n", N);
     if (opt.profile) s += "  ctx->prof_on = 0;\n";
@@ -713,7 +748,19 @@ struct CudaModule {
       s += fmt::format("  {}_CHECK(cudaMemcpyAsync(out{}, {}, {}, cudaMemcpyDeviceToHost, stream), fn, {});\n", N, k, src, v->nbytes(),
                        c_string("copying output '" + v->name + "' from the device"));
     }
+    if (!range_nodes.empty())
+      s += fmt::format("  {}_CHECK(cudaMemcpyAsync(ctx->ovf_host, ctx->ovf, sizeof ctx->ovf_host, cudaMemcpyDeviceToHost, stream), fn,\n"
+                       "            \"reading the fp16 range words\");\n", N);
     s += fmt::format("  {}_CHECK(cudaStreamSynchronize(stream), fn, \"running the model's kernels\");\n", N);
+    if (!range_nodes.empty()) {
+      s += "  /* --gpu-precision fp16: an input past half precision's range makes this run's outputs invalid. */\n";
+      for (const auto& [k, what] : range_nodes)
+        s += fmt::format("  if (ctx->ovf_host[{1}])\n"
+                         "    return onnxc_fail(ONNXC_ERR_RANGE, \"%s: %s: an input is past half precision's range (65504) under \"\n"
+                         "                      \"--gpu-precision fp16; this run's outputs are not valid (compile with --gpu-precision tf32 or fp32)\",\n"
+                         "                      fn, {2});\n",
+                         N, k, c_string(what));
+    }
     if (opt.profile)
       s += fmt::format("  for (int k = 0; k < {0}_PROFILE_OPS; ++k) {{ /* --profile: each node's time, from the events around it */\n"
                        "    float ms = 0;\n"

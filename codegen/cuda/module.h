@@ -15,6 +15,9 @@ namespace onnxc {
 // One node's kernel: its body, the kernel's description, and its launch configuration.
 struct CudaKernelCode {
   std::string body, kernel, grid, block;
+  // The body sets *ovf (an extra `unsigned int* ovf` parameter: the instance's word for this
+  // node) when an input is past the precision's range (--gpu-precision fp16's tensor cores).
+  bool range_check = false;
 };
 // The kernel of node n (codegen/cuda/backend.cc) at --gpu-precision `precision`; throws
 // Unsupported, naming the node and op, for what the CUDA backend does not run.

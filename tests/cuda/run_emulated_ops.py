@@ -18,7 +18,8 @@ references of exactly those calls); the API check then covers instances owning t
 With --gpu-precision tf32 or fp16, only the implicit-GEMM Conv cases (PRECISION_CASES), compiled
 with it: their .cu must run tensor cores (wmma, emulated by tests/cuda/emu/mma.h with operands
 rounded as on the GPU), and each output must be within 1e-2 of max(1, max |reference|) of the
-C backend's float32 one but differ from it by more than 1e-6 (the operands were rounded).
+C backend's float32 one but differ from it by more than 1e-6 (the operands were rounded); at fp16
+also half's range: a weight past 65504 is refused, an activation past it fails the run.
 Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
   run_emulated_ops.py --compiler build/compile-model [--only NAME] [--gpu-libs LIBS] [--gpu-precision P]
 Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
@@ -402,6 +403,37 @@ def profile_check(compiler, work):
     return None
 
 
+def fp16_range_check(compiler, work):
+    """--gpu-precision fp16 and half's range (65504): a weight past it is refused at compile time
+    (exit 3, naming the node), and an activation past it makes the emulated run fail with
+    ONNXC_ERR_RANGE naming the node whose tensor-core kernel read it, not return a wrong output."""
+    d = os.path.join(work, "fp16_range")
+    os.makedirs(d, exist_ok=True)
+
+    def conv_pair(w1_value):
+        w1 = numpy_helper.from_array(np.full([32, 16, 3, 3], w1_value, np.float32), "w1")
+        return model([node("Conv", ["x", "w1"], out="c1", pads=[1, 1, 1, 1]), node("Relu", ["c1"], out="r1"),
+                      node("Conv", ["r1", "w2"], pads=[1, 1, 1, 1])],
+                     [("x", [1, 16, 8, 8])], [1, 32, 8, 8], [w1, const("w2", [32, 32, 3, 3])])
+    src = os.path.join(d, "weights.onnx")
+    onnx.save(conv_pair(1e5), src)
+    p = subprocess.run([compiler, src, "-o", os.path.join(d, "w"), "--quiet", "--device", "cuda", "--emit", "c", "--gpu-precision", "fp16"],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 3 or "c1_n" not in p.stderr or "65504" not in p.stderr:
+        return f"a weight of 1e5 at fp16: exit {p.returncode}, expected 3 naming node c1_n and 65504: {p.stderr[-400:]}"
+    # Inputs in [-1, 1) times 144 weights of 1e4: c1's outputs reach well past 65504, and conv_1 reads them.
+    src = os.path.join(d, "acts.onnx")
+    onnx.save(conv_pair(1e4), src)
+    cu = os.path.join(d, "cu")
+    run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c", "--gpu-precision", "fp16"])
+    run(["bash", os.path.join(HERE, "emu_build.sh"), cu, "m"])
+    p = subprocess.run([os.path.join(cu, "m.emu"), "--quiet", "--seed", "7", "--output", "y=" + os.path.join(d, "y.npy")],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode == 0 or "conv_1" not in p.stderr or "65504" not in p.stderr or "c1_n" in p.stderr:
+        return f"activations past 65504 at fp16: exit {p.returncode}, expected a failure naming node conv_1: {p.stderr[-400:]}"
+    return None
+
+
 def run(cmd, cwd=None):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
@@ -483,6 +515,13 @@ def main():
             else:
                 passed += 1
                 print(f"ok   {name}")
+        if PRECISION == ["fp16"] and not args.only:
+            try:
+                problem = fp16_range_check(os.path.abspath(args.compiler), work)
+            except Exception as e:
+                problem = str(e)
+            passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
+            print(f"FAIL fp16_range: {problem}" if problem else "ok   fp16_range")
         if not GPU_LIBS and (not args.only or args.only == "profile"):
             try:
                 problem = profile_check(os.path.abspath(args.compiler), work)

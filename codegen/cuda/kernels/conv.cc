@@ -31,6 +31,8 @@
 //
 // Both apply the fused group's epilogue (Relu, Clip, SiLU's Sigmoid+Mul, residual Add, SE
 // Mul...) to each accumulator before its store. e.variant names the variant and tile.
+#include <cmath>
+
 #include "codegen/cuda/kernels/kernels.h"
 #include "ir/ops/conv.h"
 
@@ -264,7 +266,9 @@ void emit_implicit_gemm(CuEmit& e) {
 // stores one accumulator fragment at a time into its own 16 x 16 staging area in shared memory,
 // and its lanes apply the bias and the fused epilogue to the staged elements on their way to Y
 // (16 neighbouring positions per row). Rows are padded (4 floats, 8 halves) against bank
-// conflicts, keeping every fragment's address 32-byte aligned as wmma requires.
+// conflicts, keeping every fragment's address 32-byte aligned as wmma requires. Half precision
+// ends at 65504: fp16 refuses a weight past it at compile time, and a block that loads an input
+// past it sets the node's word (*ovf), which NAME_run reports as ONNXC_ERR_RANGE.
 void emit_tensor_core(CuEmit& e) {
   const ConvGeom& g = conv_geom(e.node);
   const int64_t K = g.CG * g.k_size(), P = g.N * g.out_size();
@@ -278,6 +282,18 @@ void emit_tensor_core(CuEmit& e) {
   if ((g.MG + TM - 1) / TM > 65535 || g.G > 65535)
     e.node.unsupported("the CUDA backend's implicit-GEMM convolution runs at most 65535 x 128 output channels per group and 65535 groups");
   const bool one_by_one = is_one_by_one(g);
+  if (half) {
+    // Half precision ends at 65504: the weights are known now, the inputs only when it runs.
+    const Value* w = e.node.in(1);
+    if (w->constant && w->dtype == DType::F32) {
+      const float* wv = w->constant->data<float>();
+      for (int64_t i = 0; i < w->constant->numel(); ++i)
+        if (std::fabs(wv[i]) > 65504.0f)
+          e.node.unsupported(fmt::format("--gpu-precision fp16: weight {} of '{}' is {}, past half precision's range (65504); "
+                                         "use --gpu-precision tf32 or fp32", i, w->name, wv[i]));
+    }
+    e.range_check = true;
+  }
   e.variant = fmt::format("implicit GEMM{}, {} tensor cores, tile {}x{}", one_by_one ? " 1x1" : "", e.precision, TM, TP);
   e.grid = fmt::format("dim3({}, {}, {})", (P + TP - 1) / TP, (g.MG + TM - 1) / TM, g.G);
   e.block = "dim3(32, 8)";
@@ -306,9 +322,11 @@ void emit_tensor_core(CuEmit& e) {
     e("for (int j = 0; j < {}; ++j) {{", NX);
     e("const int k = {} + tid / {} + {} * j;", kb, TP, kThreads / TP);
     emit_input_element(e, g, one_by_one);
+    if (half) e("if (fabsf(v) > 65504.0f) out_of_range = 1;");
     e("xr[j] = v;");
     e("}}");
   };
+  if (half) e("int out_of_range = 0;  // an input past half precision's range: reported through *ovf");
   e("float wr[{}], xr[{}];  // the next slice, loaded while the warps multiply the current one", NW, NX);
   load("0");
   e("for (int k0 = 0; k0 < {}; k0 += {}) {{", K, kSlice);
@@ -350,6 +368,7 @@ void emit_tensor_core(CuEmit& e) {
   e("}}");
   e("__syncwarp();");
   e("}}");
+  if (half) e("if (out_of_range) atomicOr(ovf, 1u);");
 }
 
 void emit_conv(CuEmit& e) {

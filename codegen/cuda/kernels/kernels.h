@@ -33,6 +33,10 @@ class CuEmit : public CEmit {
   // --gpu-precision (CodegenOptions::gpu_precision): "fp32", "tf32" or "fp16". Read by Conv's
   // implicit GEMM, which runs on tensor cores (nvcuda::wmma) unless fp32.
   std::string precision = "fp32";
+  // Set by a kernel whose body reports values past its precision's range through the extra
+  // parameter `unsigned int* __restrict__ ovf` (atomicOr(ovf, 1u)); the module passes the
+  // instance's word for the node and NAME_run reports it (ONNXC_ERR_RANGE).
+  bool range_check = false;
   // One thread per element of a range of `total` (> 0) elements: declares `const int64_t i`,
   // threads past the end return. Blocks of 256 threads.
   void flat(int64_t total);

@@ -253,6 +253,14 @@ inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyK
   else std::memcpy(d, s, n);
   return cudaSuccess;
 }
+inline cudaError_t cudaMemset(void* d, int v, size_t n) { std::memset(d, v, n); return cudaSuccess; }
+inline cudaError_t cudaMemsetAsync(void* d, int v, size_t n, cudaStream_t) {
+  if (onnxc_emu_capture) onnxc_emu_capture->push_back([=] { std::memset(d, v, n); });
+  else std::memset(d, v, n);
+  return cudaSuccess;
+}
+/* Blocks run one at a time and their threads as fibers on one host thread: a plain update. */
+inline unsigned atomicOr(unsigned* p, unsigned v) { const unsigned old = *p; *p |= v; return old; }
 
 struct OnnxcEmuEvent { double ms = 0; }; /* CLOCK_MONOTONIC when recorded */
 typedef OnnxcEmuEvent* cudaEvent_t;
