@@ -19,6 +19,8 @@
 #      default googlenet:fp32): per-node GPU times, profile_MODEL_PRECISION.txt and .tsv
 #   5. bench/split.py --device cuda: loadgen with the three policies on googlenet and resnet50;
 #      split_profiled: googlenet again, cut with the measured GPU times (--gpu-profile)
+#   6. cpu_scaling, only when ONNXC_GPU_STEPS names it: bench/parallel.py on the host's cores at
+#      1-16 threads against the Python onnxruntime (ONNXC_GPU_CPU_MODELS, default googlenet resnet50)
 # Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
 # models cuda_bench gpu_profiles split_check loadgen_build split_bench split_profiled), ONNXC_GPU_PROFILES, ONNXC_GPU_UNPACK (models to rebuild),
 # ONNXC_GPU_MODELS, ONNXC_GPU_BATCHES, ONNXC_GPU_PRECISIONS and ONNXC_GPU_PRECISION_MODELS
@@ -134,6 +136,13 @@ if [ -f "$out/profile_googlenet_fp32.tsv" ]; then
     --out-name split_cuda_profiled --gpu-profile "$out/profile_{model}_fp32.tsv" \
     --workers "${ONNXC_GPU_WORKERS:-12}" --rates "${ONNXC_GPU_RATES:-200,400,800,1600,2400,3200,4800}" \
     --window "${ONNXC_GPU_WINDOW:-2}" --warmup 0.5
+fi
+# Opt-in (named in ONNXC_GPU_STEPS only): the host's CPU cores, loop against task parallelism and
+# ONNX Runtime (its Python package) at 1-16 threads, bench/parallel.py -> parallel_16core.md/json.
+if [[ " ${ONNXC_GPU_STEPS:-} " == *" cpu_scaling "* ]]; then
+  step cpu_scaling "${ONNXC_GPU_CPU_TIMEOUT:-400}" "$PYTHON" bench/parallel.py --ort-python "$PYTHON" --compiler "$cm" \
+    --zoo "$pkg/models" --models ${ONNXC_GPU_CPU_MODELS:-googlenet resnet50} --threads 1 2 4 8 16 --rounds 2 --runs 10 \
+    --work "$work/parallel" --out "$out" --out-name parallel_16core
 fi
 echo "== gpu_run.sh: exit $status"
 exit $status

@@ -25,6 +25,11 @@ Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-n
 
 Needs what bench/run.sh installs (build/compile-model, onnxruntime-node in tests/ort/) and the
 zoo exports in models/out (bench/run.sh --export-missing writes them; batch 8: NAME_b8.*).
+--ort-python PYTHON times ONNX Runtime with that Python's onnxruntime package instead (the same
+session options), for machines without node, such as a GPU machine's 16-core host:
+
+    python3 bench/parallel.py --ort-python python3 --threads 1 2 4 8 16 --models googlenet resnet50 \
+        --out-name parallel_16core
 """
 import argparse
 import datetime
@@ -51,7 +56,40 @@ def model_of(a, spec):
     return rb.Model(a, m.group(1), int(m.group(2))) if m else rb.Model(a, spec, 1)
 
 
+# --ort-python: the same measurement with the Python onnxruntime package (machines without
+# onnxruntime-node, such as the GPU machines' 16-core hosts): one process per measurement, a
+# warm-up run, then the median of `runs`.
+ORT_PY = r"""
+import json, sys, time
+import numpy as np
+import onnxruntime as ort
+onnx_path, name, npy, threads, inter, runs = sys.argv[1:7]
+o = ort.SessionOptions()
+o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+o.intra_op_num_threads = int(threads)
+if int(inter):
+    o.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+    o.inter_op_num_threads = int(inter)
+else:
+    o.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    o.inter_op_num_threads = 1
+s = ort.InferenceSession(onnx_path, o, providers=["CPUExecutionProvider"])
+feed = {name: np.load(npy)}
+s.run(None, feed)
+t = []
+for _ in range(int(runs)):
+    t0 = time.perf_counter()
+    s.run(None, feed)
+    t.append(1e3 * (time.perf_counter() - t0))
+print(json.dumps({"median_ms": float(np.median(t)), "version": ort.__version__}))
+"""
+
+
 def ort_time(a, model, threads, inter_op):
+    if a.ort_python:
+        out, _ = rb.check_proc([a.ort_python, "-c", ORT_PY, model.onnx, model.input_name, model.input, str(threads), str(inter_op),
+                                str(a.runs)], f"ONNX Runtime (Python) on {model.stem}")
+        return json.loads(out.strip().splitlines()[-1])["median_ms"]
     cmd = ["node", os.path.join(HERE, "ort_bench.js"), model.onnx, "--threads", str(threads), "--runs", str(a.runs),
            "--input", f"{model.input_name}={model.input}"]
     if inter_op:
@@ -118,9 +156,8 @@ def write_md(a, R, path):
          "fork-join region: independent branches side by side, one thread each), `--parallel batch` (models at batch "
          "N >= 2: the items side by side, one thread and one arena each), `--parallel auto` (the default: batch where it "
          "applies, else regions only where the cost model predicts a gain; its C is then the batch or the loop "
-         "build's). ONNX Runtime "
-         "1.30 (onnxruntime-node, graph optimisation \"all\"): sequential execution, and parallel execution with as "
-         "many inter-op threads as intra-op threads.  ",
+         f"build's). ONNX Runtime {R.get('ort', '1.30 (onnxruntime-node)')}, graph optimisation \"all\": sequential "
+         "execution, and parallel execution with as many inter-op threads as intra-op threads.  ",
          "Predicted: compile-model `--dump-ir` at that thread count — the time with every region against the tasks "
          "in turn (the cost model of `passes/schedule.cc`), and the list schedule's speed-up over one thread.", ""]
     for stem, M in R["models"].items():
@@ -170,6 +207,9 @@ def main():
                          "call's --reading lines")
     default_ort = os.path.join(ROOT, "tests", "ort", "node_modules", "onnxruntime-node")
     ap.add_argument("--ort", default=default_ort, help="the onnxruntime-node package folder")
+    ap.add_argument("--ort-python", default="", metavar="PYTHON",
+                    help="time ONNX Runtime with this Python's onnxruntime package instead of onnxruntime-node (for machines "
+                         "without node, e.g. python3 on a GPU machine's host)")
     a = ap.parse_args()
     if a.render:
         with open(a.render) as f:
@@ -184,7 +224,12 @@ def main():
     a.threads = sorted(set(a.threads))
     if a.rounds < 1 or a.runs < 1 or min(a.threads) < 1:
         ap.error("rounds, runs and threads must be >= 1")
-    if not os.path.exists(os.path.join(a.ort, "package.json")):
+    if a.ort_python:
+        p = subprocess.run([a.ort_python, "-c", "import onnxruntime, numpy; print(onnxruntime.__version__)"], capture_output=True, text=True)
+        if p.returncode != 0:
+            rb.die(f"--ort-python {a.ort_python}: cannot import onnxruntime and numpy: {p.stderr.strip()[-300:]}")
+        ort_name = f"{p.stdout.strip()} (Python onnxruntime)"
+    elif not os.path.exists(os.path.join(a.ort, "package.json")):
         rb.die(f"no onnxruntime-node at {a.ort} (bash tools/setup.sh installs it)")
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
@@ -192,6 +237,7 @@ def main():
     R = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "command": command, "load": [os.getloadavg()[0], None],
          "args": {"threads": a.threads, "rounds": a.rounds, "runs": a.runs},
          "machine": rb.machine_info(a), "models": {}, "reading": a.reading}
+    R["ort"] = ort_name if a.ort_python else f"{R['machine'].get('onnxruntime-node', '?')} (onnxruntime-node)"
     models = [model_of(a, s) for s in a.models]
     binaries = {}
     for m in models:
