@@ -32,6 +32,7 @@
 // Both apply the fused group's epilogue (Relu, Clip, SiLU's Sigmoid+Mul, residual Add, SE
 // Mul...) to each accumulator before its store. e.variant names the variant and tile.
 #include <cmath>
+#include <utility>
 
 #include "codegen/cuda/kernels/kernels.h"
 #include "ir/ops/conv.h"
@@ -188,7 +189,8 @@ void emit_implicit_gemm(CuEmit& e) {
   const ConvGeom& g = conv_geom(e.node);
   const int64_t K = g.CG * g.k_size(), P = g.N * g.out_size();
   constexpr int64_t kSlice = 16, kThreads = 256;
-  const auto [TM, TP] = gemm_tile(g, 32, 128, 32, 128);
+  const std::pair<int64_t, int64_t> tile = gemm_tile(g, 32, 128, 32, 128);  // not a structured binding: the lambdas below use it
+  const int64_t TM = tile.first, TP = tile.second;
   const int64_t RM = TM / 16, RP = TP / 16;
   if ((g.MG + TM - 1) / TM > 65535 || g.G > 65535)
     e.node.unsupported("the CUDA backend's implicit-GEMM convolution runs at most 65535 x 128 output channels per group and 65535 groups");
@@ -277,7 +279,8 @@ void emit_tensor_core(CuEmit& e) {
   const int64_t KF = half ? 16 : 8, pad = half ? 8 : 4;
   const std::string T = half ? "__half" : "float", AT = half ? "__half" : "wmma::precision::tf32";
   const std::string round = half ? "__float2half" : "wmma::__float_to_tf32";
-  const auto [TM, TP] = gemm_tile(g, 32, 128, 64, 128);
+  const std::pair<int64_t, int64_t> tile = gemm_tile(g, 32, 128, 64, 128);
+  const int64_t TM = tile.first, TP = tile.second;
   const int64_t WM = TM / 2, WP = TP / 4, FM = WM / 16, FP = WP / 16;
   if ((g.MG + TM - 1) / TM > 65535 || g.G > 65535)
     e.node.unsupported("the CUDA backend's implicit-GEMM convolution runs at most 65535 x 128 output channels per group and 65535 groups");
