@@ -392,6 +392,22 @@ def _(d):
     return save(conv_model(), os.path.join(d, "gpu_libs_cpu.onnx")), ["--emit", "c", "--gpu-libs", "cudnn"]
 
 
+@case("--gpu-precision without --device cuda", USAGE, "--gpu-precision is for --device cuda")
+def _(d):
+    return save(conv_model(), os.path.join(d, "gpu_precision_cpu.onnx")), ["--emit", "c", "--gpu-precision", "tf32"]
+
+
+@case("--gpu-precision with an unknown precision", USAGE, "--gpu-precision", "bf16")
+def _(d):
+    return save(conv_model(), os.path.join(d, "gpu_precision_bf16.onnx")), ["--device", "cuda", "--emit", "c", "--gpu-precision", "bf16"]
+
+
+@case("--gpu-precision fp16 with --split", USAGE, "--gpu-precision fp16 is not for --split", "tf32")
+def _(d):
+    return save(split_chain_model(), os.path.join(d, "split_fp16.onnx")), ["--split", "after=relu_a", "--device", "cuda",
+                                                                             "--emit", "c", "--gpu-precision", "fp16"]
+
+
 @case("--split after a node the model does not have", USAGE, "--split", "after=conv_z", "no node 'conv_z'")
 def _(d):
     return save(split_chain_model(), os.path.join(d, "split_node.onnx")), ["--split", "after=conv_z"]
