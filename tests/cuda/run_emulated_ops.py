@@ -515,27 +515,19 @@ def main():
             else:
                 passed += 1
                 print(f"ok   {name}")
-        if PRECISION == ["fp16"] and not args.only:
+        # The checks beyond the cases, each counted like a case.
+        extra = [("fp16_range", fp16_range_check, PRECISION == ["fp16"] and not args.only),
+                 ("profile", profile_check, not GPU_LIBS and (not args.only or args.only == "profile")),
+                 ("api", api_check, not PRECISION and (not args.only or args.only == "api"))]
+        for name, fn, wanted in extra:
+            if not wanted:
+                continue
             try:
-                problem = fp16_range_check(os.path.abspath(args.compiler), work)
-            except Exception as e:
+                problem = fn(os.path.abspath(args.compiler), work)
+            except Exception as e:  # a failed compile or run is a failed check
                 problem = str(e)
             passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
-            print(f"FAIL fp16_range: {problem}" if problem else "ok   fp16_range")
-        if not GPU_LIBS and (not args.only or args.only == "profile"):
-            try:
-                problem = profile_check(os.path.abspath(args.compiler), work)
-            except Exception as e:
-                problem = str(e)
-            passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
-            print(f"FAIL profile: {problem}" if problem else "ok   profile")
-        if not PRECISION and (not args.only or args.only == "api"):
-            try:
-                problem = api_check(os.path.abspath(args.compiler), work)
-            except Exception as e:
-                problem = str(e)
-            passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
-            print(f"FAIL api: {problem}" if problem else "ok   api")
+            print(f"FAIL {name}: {problem}" if problem else f"ok   {name}")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
