@@ -176,6 +176,28 @@ void emit_input_element(CuEmit& e, const ConvGeom& g, bool one_by_one) {
   e("}}");
 }
 
+// The loads of the K slice starting at `kb` into registers, shared by both implicit GEMMs: per
+// thread NW weights wr[i] = W[m, k] with m = `m` and k = kb + `k` (expressions of i), and NX
+// input elements xr[j] = X_im2col[kb + tid / TP + (256 / TP) j, p]; with `range_check`,
+// out_of_range is set for an input past half precision's range (65504).
+void emit_slice_loads(CuEmit& e, const ConvGeom& g, bool one_by_one, const std::string& kb, int64_t NW, const std::string& m,
+                      const std::string& k, int64_t NX, int64_t TP, bool range_check) {
+  constexpr int64_t kThreads = 256;
+  const int64_t K = g.CG * g.k_size();
+  e("#pragma unroll");
+  e("for (int i = 0; i < {}; ++i) {{", NW);
+  e("const int m = {}, k = {} + {};", m, kb, k);
+  e("wr[i] = m < {} && k < {} ? wg[m * {} + k] : 0.0f;", g.MG, K, K);
+  e("}}");
+  e("#pragma unroll");
+  e("for (int j = 0; j < {}; ++j) {{", NX);
+  e("const int k = {} + tid / {} + {} * j;", kb, TP, kThreads / TP);
+  emit_input_element(e, g, one_by_one);
+  if (range_check) e("if (fabsf(v) > 65504.0f) out_of_range = 1;");
+  e("xr[j] = v;");
+  e("}}");
+}
+
 // The store of output channel m (of the group) at position q from `value`, with the bias and
 // the fused epilogue.
 void emit_output_store(CuEmit& e, const ConvGeom& g, const std::string& value) {
@@ -207,19 +229,7 @@ void emit_implicit_gemm(CuEmit& e) {
   e("float acc[{}][{}] = {{}};  // channels m0 + ty + 16 i, positions p0 + tx + 16 j", RM, RP);
   const int64_t NX = kSlice * TP / kThreads;
   // The slice starting at kb into registers: W[m0 + ty + 16 i, kb + tx], X_im2col[kb + kk, p].
-  auto load = [&](const std::string& kb) {
-    e("#pragma unroll");
-    e("for (int i = 0; i < {}; ++i) {{", RM);
-    e("const int m = m0 + ty + 16 * i, k = {} + tx;", kb);
-    e("wr[i] = m < {} && k < {} ? wg[m * {} + k] : 0.0f;", g.MG, K, K);
-    e("}}");
-    e("#pragma unroll");
-    e("for (int j = 0; j < {}; ++j) {{", NX);
-    e("const int k = {} + tid / {} + {} * j;", kb, TP, kThreads / TP);
-    emit_input_element(e, g, one_by_one);
-    e("xr[j] = v;");
-    e("}}");
-  };
+  auto load = [&](const std::string& kb) { emit_slice_loads(e, g, one_by_one, kb, RM, "m0 + ty + 16 * i", "tx", NX, TP, false); };
   e("float wr[{}], xr[{}];  // the next slice, loaded while the block multiplies the current one", RM, NX);
   load("0");
   e("for (int k0 = 0; k0 < {}; k0 += {}) {{", K, kSlice);
@@ -316,18 +326,8 @@ void emit_tensor_core(CuEmit& e) {
   const int64_t NW = TM * kSlice / kThreads, NX = kSlice * TP / kThreads;
   // The slice starting at kb into registers: W[m0 + tid / 32 + 8 i, kb + tid % 32], X_im2col[kb + kk, p].
   auto load = [&](const std::string& kb) {
-    e("#pragma unroll");
-    e("for (int i = 0; i < {}; ++i) {{", NW);
-    e("const int m = m0 + tid / {} + {} * i, k = {} + tid % {};", kSlice, kThreads / kSlice, kb, kSlice);
-    e("wr[i] = m < {} && k < {} ? wg[m * {} + k] : 0.0f;", g.MG, K, K);
-    e("}}");
-    e("#pragma unroll");
-    e("for (int j = 0; j < {}; ++j) {{", NX);
-    e("const int k = {} + tid / {} + {} * j;", kb, TP, kThreads / TP);
-    emit_input_element(e, g, one_by_one);
-    if (half) e("if (fabsf(v) > 65504.0f) out_of_range = 1;");
-    e("xr[j] = v;");
-    e("}}");
+    emit_slice_loads(e, g, one_by_one, kb, NW, fmt::format("m0 + tid / {} + {} * i", kSlice, kThreads / kSlice),
+                     fmt::format("tid % {}", kSlice), NX, TP, half);
   };
   if (half) e("int out_of_range = 0;  // an input past half precision's range: reported through *ovf");
   e("float wr[{}], xr[{}];  // the next slice, loaded while the warps multiply the current one", NW, NX);
