@@ -114,11 +114,7 @@ struct Module {
   std::map<std::string, int> next_suffix;     // unique(): next suffix to try per stem
   uint64_t wbytes = 0, abytes = 0;
   // --profile: one row per emitted function, in call order (onnxc_op_info).
-  struct OpRow {
-    std::string nodes, ops, kernel, shape;
-    NodeCost cost;
-  };
-  std::vector<OpRow> op_rows;
+  std::vector<ProfileRow> op_rows;
 
   std::string unique(const std::string& base) {
     std::string s = base.size() > 48 ? base.substr(0, 48) : base;
@@ -507,16 +503,7 @@ struct Module {
     };
     s += infos("input", g.inputs) + infos("output", g.outputs) + "\n";
     if (opt.profile) {
-      s += fmt::format("/* The functions the profile times, in call order: nodes, ops, kernel, output, FLOPs, bytes. */\n"
-                       "static const onnxc_op_info {}_ops[{}_PROFILE_OPS] = {{\n", N, N);
-      for (const OpRow& r : op_rows)
-        s += fmt::format("  {{{}, {}, {}, {}, {:.17g}, {:.17g}}},\n", c_string(r.nodes), c_string(r.ops), c_string(r.kernel), c_string(r.shape),
-                         r.cost.flops, r.cost.bytes);
-      s += fmt::format("}};\n\n"
-                       "int {0}_profile(const {0}_ctx* ctx, double* seconds) {{\n"
-                       "  if (!ctx || !seconds) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_profile: ctx or seconds is NULL\");\n"
-                       "  memcpy(seconds, ctx->prof, sizeof ctx->prof);\n  return ONNXC_OK;\n}}\n\n",
-                       N);
+      s += profile_ops_table(N, "The functions the profile times, in call order", op_rows);
     }
     s += fmt::format(
         "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
@@ -732,6 +719,19 @@ struct Module {
 };
 
 }  // namespace
+
+std::string profile_ops_table(const std::string& N, const std::string& what, const std::vector<ProfileRow>& rows) {
+  std::string s = fmt::format("/* {}: nodes, ops, kernel, output, FLOPs, bytes. */\n"
+                              "static const onnxc_op_info {}_ops[{}_PROFILE_OPS] = {{\n", what, N, N);
+  for (const ProfileRow& r : rows)
+    s += fmt::format("  {{{}, {}, {}, {}, {:.17g}, {:.17g}}},\n", c_string(r.nodes), c_string(r.ops), c_string(r.kernel), c_string(r.output),
+                     r.cost.flops, r.cost.bytes);
+  return s + fmt::format("}};\n\n"
+                         "int {0}_profile(const {0}_ctx* ctx, double* seconds) {{\n"
+                         "  if (!ctx || !seconds) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_profile: ctx or seconds is NULL\");\n"
+                         "  memcpy(seconds, ctx->prof, sizeof ctx->prof);\n  return ONNXC_OK;\n}}\n\n",
+                         N);
+}
 
 std::string c_identifier(const std::string& s) {
   std::string r;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/backend.h"
+#include "ir/cost.h"
 #include "ir/graph.h"
 
 namespace onnxc {
@@ -35,6 +36,16 @@ extern const char* const kRuntimeMain;
 // (OPS as the function's comment gives them, "Conv+Relu"), or "" when no error points into
 // a node function of that file. compile-model reports such a file as an internal error.
 std::string locate_c_error(const std::string& c_path, const std::string& compiler_output);
+
+// --profile: one emitted function of a module (C function, CUDA node) as NAME_info.ops describes
+// it (onnxc_op_info): its ONNX nodes, op types, kernel, output and cost.
+struct ProfileRow {
+  std::string nodes, ops, kernel, output;
+  NodeCost cost;
+};
+// The module's `static const onnxc_op_info NAME_ops[NAME_PROFILE_OPS]` of `rows` (its comment
+// opening with `what`) and NAME_profile(ctx, seconds), copying ctx->prof; the C and CUDA modules'.
+std::string profile_ops_table(const std::string& N, const std::string& what, const std::vector<ProfileRow>& rows);
 
 // Sanitises any string into a C identifier fragment: [A-Za-z0-9_], not starting with a digit.
 std::string c_identifier(const std::string& s);

@@ -97,14 +97,8 @@ struct CudaModule {
   size_t convs = 0;
   std::string conv_setup;
   uint64_t wbytes = 0, abytes = 0, iobytes = 0;
-  // --profile: one row per emitted node, in launch order (onnxc_op_info), and the kernel
-  // description of the node node_launch wrote last.
-  struct OpRow {
-    std::string nodes, ops, kernel, output;
-    NodeCost cost;
-  };
-  std::vector<OpRow> op_rows;
-  std::string last_kernel;
+  // --profile: one row per emitted node, in launch order (onnxc_op_info), written by node_launch.
+  std::vector<ProfileRow> op_rows;
   // Nodes whose kernel reports inputs past its precision's range (CudaKernelCode::range_check):
   // index in `emitted`, and the message NAME_run gives (node, ops).
   std::vector<std::pair<size_t, std::string>> range_nodes;
@@ -222,7 +216,7 @@ struct CudaModule {
     bool empty = true;
     for (const Value* v : n.outputs)
       if (v && numel(v->shape) != 0) empty = false;
-    last_kernel = "nothing (empty outputs)";
+    op_rows.push_back({from, ops, "nothing (empty outputs)", outs_comment, node_cost(n)});  // its kernel, below
     if (empty) return fmt::format("  /* {}: {}: every output is empty, nothing to compute */\n", comment_safe(from), ops);
     const std::string what = c_string("launching the kernel of node '" + n.name + "' (" + ops + ")");
     const CudaLibChoice lib = cuda_lib_choice(n, opt);
@@ -236,7 +230,7 @@ struct CudaModule {
       if (lib.lib == "cudnn") conv_setup += lc.setup, ++convs;
       std::string host = fmt::format("  /* {}: {}({}) -> {}; {} */\n{}", comment_safe(from), ops, comment_safe(sig_comment),
                                      comment_safe(outs_comment), lc.comment, lc.run);
-      last_kernel = lib.lib == "cudnn" ? "cuDNN" : "cuBLAS";
+      op_rows.back().kernel = lib.lib == "cudnn" ? "cuDNN" : "cuBLAS";
       if (lc.bias.empty() && n.epilogue.empty()) return host;
       std::vector<std::string> kins(n.inputs.size()), kparams, kargs;
       if (!lc.bias.empty()) {
@@ -251,14 +245,14 @@ struct CudaModule {
         kargs.push_back(name.at(n.extra_inputs[j]));
       }
       const CudaKernelCode code = emit_cuda_lib_epilogue(n, {kins, {"y0"}, extras}, backend.target(), lc.bias);
-      last_kernel += " + " + code.kernel;
+      op_rows.back().kernel += " + " + code.kernel;
       const std::string comment = fmt::format("/* {}: {} after {}; {}, grid {}, block {} */\n", comment_safe(from), ops,
                                               lib.lib == "cudnn" ? "cuDNN" : "cuBLAS", code.kernel, code.grid, code.block);
       return host + add_kernel(k, n, code, kparams, kargs, comment, c_string("launching the epilogue kernel of node '" + n.name + "' (" + ops + ")"));
     }
     CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target(), opt.gpu_precision);
     if (!lib.why_not.empty()) code.kernel += " (" + lib.why_not + ")";
-    last_kernel = code.kernel;
+    op_rows.back().kernel = code.kernel;
     if (code.range_check) {  // the instance's word for this node
       params.push_back("unsigned int* __restrict__ ovf");
       args.push_back(fmt::format("ctx->ovf + {}", k));
@@ -504,17 +498,6 @@ struct CudaModule {
     for (size_t k = 0; k < emitted.size(); ++k) {
       if (opt.profile) launches += event(k);
       launches += node_launch(k, *emitted[k]);
-      if (opt.profile) {
-        const Node& n = *emitted[k];
-        std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", ")), output;
-        for (auto& st : n.epilogue) {
-          ops += "+" + st->op_type;
-          from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
-        }
-        for (const Value* v : n.outputs)
-          if (v) output += fmt::format("{}{} {}", output.empty() ? "" : ", ", v->name, v->type_str());
-        op_rows.push_back({from, ops, last_kernel, output, node_cost(n)});
-      }
     }
     if (opt.profile) launches += event(emitted.size());
     std::string s = fmt::format(
@@ -832,16 +815,8 @@ struct CudaModule {
         N, g.inputs.size(), g.outputs.size(), null_checks("d_inputs", "input", g.inputs.size()),
         null_checks("d_outputs", "output", g.outputs.size()));
     if (opt.profile) {
-      s += fmt::format("/* The nodes the profile times, in launch order: nodes, ops, kernel, output, FLOPs, bytes. */\n"
-                       "static const onnxc_op_info {}_ops[{}_PROFILE_OPS] = {{\n", N, N);
-      for (const OpRow& r : op_rows)
-        s += fmt::format("  {{{}, {}, {}, {}, {:.17g}, {:.17g}}},\n", c_string(r.nodes), c_string(r.ops), c_string(r.kernel), c_string(r.output),
-                         r.cost.flops, r.cost.bytes);
-      s += fmt::format("}};\n\n"
-                       "int {0}_profile(const {0}_ctx* ctx, double* seconds) {{\n"
-                       "  if (!ctx || !seconds) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_profile: ctx or seconds is NULL\");\n"
-                       "  memcpy(seconds, ctx->prof, sizeof ctx->prof);\n  return ONNXC_OK;\n}}\n\n"
-                       "static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n",
+      s += profile_ops_table(N, "The nodes the profile times, in launch order", op_rows);
+      s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n",
                        N);
     }
     s += fmt::format(
