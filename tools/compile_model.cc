@@ -678,8 +678,8 @@ int main(int argc, char** argv) {
   app.add_option("--conv-algorithm", o.conv_algorithm,
                  "3x3 convolutions (stride 1, NCHWc, a block of one vector): auto runs them as Winograd F(2x2,3x3) (2.25x "
                  "fewer multiply-adds; filters transformed at compile time; outputs differ from direct convolution by "
-                 "rounding, about 1e-6 relative) where the transformed filter stays in L2 or the image has enough tiles to "
-                 "reuse it; direct never; winograd wherever it applies")
+                 "rounding, about 1e-6 relative) where the transformed filter stays in L2 or the batch has at least 40 tiles of 2x2 output pixels to "
+                 "amortise it; direct never; winograd wherever it applies")
       ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
   std::string pass_list;
   for (auto& p : pass_names()) pass_list += (pass_list.empty() ? "" : ", ") + p;

@@ -852,7 +852,7 @@ WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_
 //     direct kernel), into mb[16][TB][RC·V]; U[p]'s slice stays in L1 across the block;
 //  3. output transform, bias and the fused epilogue on the way to Y (store_tile).
 // Chosen by conv_winograd (below) for 3×3 stride-1 convs whose transformed filter stays in
-// half of L2.
+// half of L2 or whose batch has at least 40 tiles.
 void emit_winograd_kernel(K& k) {
   CEmit& e = k.e;
   const ConvGeom& g = k.g;
@@ -1108,14 +1108,17 @@ bool conv_winograd(const Node& n, const Target& t) {
   if (conv_blocking(n, b, false).kind != ConvBlocking::Regular) return false;
   if (t.conv_algorithm == "winograd") return true;
   // Each task reads the transformed filter U (16/9 of the filter's bytes) once: where U stays
-  // in half of L2 that is free, else the tasks must be long enough to amortise it (measured,
-  // one thread: vgg19's 3×3 256→256 on 56×56, 784 tiles, 17 tasks of 48: 20.2 → 10.8 ms; its
-  // 512→512 on 28×28, 9 tasks of 24: 19.8 → 13.7 ms; on 14×14, 49 tiles in tasks of 24 or
-  // fewer: 5.4 → 6.7 ms, resnet50's 256→256 on 14×14: 1.35 → 1.65 ms).
+  // in half of L2 that is free. Else it comes from L3 or memory, streamed by position while the
+  // products run, and the saving (20 of 36 multiply-adds per 2×2 tile and channel pair) needs
+  // enough tiles in the batch, all items together, to outweigh the transforms and the bigger
+  // filter. Measured on a 2-core AMD EPYC (1 MiB L2 per core, 32 MiB L3), per conv, one thread
+  // and two: vgg19's 512→512 on 28×28 (196 tiles, U 16.7 MiB) 14.2 → 8.9 ms and 7.3 → 4.8; on
+  // 14×14 (49 tiles) 3.74 → 3.10 and 2.19 → 1.64; resnet50's 256→256 on 14×14 (49 tiles, U 4
+  // MiB) 0.99 → 0.70 and 0.51 → 0.41; its 512→512 on 7×7 (16 tiles, a quarter of them padding)
+  // 1.17 → 1.46, slower.
   const double ubytes = 16.0 * static_cast<double>(ceil_div(g.M, b) * b) * static_cast<double>(g.C) * 4.0;
   if (ubytes <= static_cast<double>(t.l2_bytes) / 2) return true;
-  const WinogradPlan p = winograd_plan(t, g, b, std::min<int64_t>(b, std::max(4, t.vector_floats())));
-  return ceil_div(g.out[0], 2) * ceil_div(g.out[1], 2) >= 20 * p.NTB;
+  return g.N * ceil_div(g.out[0], 2) * ceil_div(g.out[1], 2) >= 40;
 }
 
 void emit_conv_nchwc(CEmit& e) {
