@@ -817,9 +817,14 @@ void emit_broadcast_kernel(K& k) {
 // The blocking of a Winograd conv (emit_winograd_kernel): register tiles of RT tiles × RC
 // chunks within 3/4 of the vector registers (tile_registers); TB tiles per task, the task's
 // buffers (vb and mb, 64·TB·(Cp + RC·V) bytes) within half of L2 and at most 8 register
-// tiles, fewer where the threads would otherwise lack tasks, then evened out over the tasks.
+// tiles, then evened out over the tasks. Where the threads would lack tasks (or share them
+// unevenly), the groups of RC chunks are first split into NOG parts of GPO groups, a task per
+// part: each task then reads only its part of the transformed filter, and the input transform
+// of its tiles, about 2% of the products per part, is repeated. Only where that is not enough
+// are the blocks of tiles made shorter, which makes every task read its part of the filter
+// for fewer tiles.
 struct WinogradPlan {
-  int64_t RC = 0, RT = 0, TB = 0, NTB = 0;
+  int64_t RC = 0, RT = 0, TB = 0, NTB = 0, NOG = 1, GPO = 0;
   bool par = false;
 };
 WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_t V) {
@@ -833,10 +838,42 @@ WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_
   int64_t TB = std::min<int64_t>(8 * p.RT, t.l2_bytes / 2 / (64 * (Cp + p.RC * V)) / p.RT * p.RT);
   TB = std::max(p.RT, std::min(TB, ceil_div(TT, p.RT) * p.RT));
   p.par = t.parallel(static_cast<double>(conv_macs(g)) * 16.0 / 36.0);
-  while (p.par && TB > p.RT && g.N * ceil_div(TT, TB) < 4 * std::max(1, t.threads)) TB -= p.RT;
-  p.NTB = ceil_div(TT, TB);
-  p.TB = ceil_div(ceil_div(TT, p.NTB), p.RT) * p.RT;
-  p.NTB = ceil_div(TT, p.TB);
+  const int64_t NG = ceil_div(MB, p.RC), T = std::max(1, t.threads);
+  p.GPO = NG;
+  auto even = [&](int64_t tb) {
+    p.NTB = ceil_div(TT, tb);
+    p.TB = ceil_div(ceil_div(TT, p.NTB), p.RT) * p.RT;
+    p.NTB = ceil_div(TT, p.TB);
+  };
+  even(TB);
+  if (!p.par) return p;
+  for (;;) {
+    // The fewest parts that give every thread at least 2 tasks and a share of the products
+    // within 5% of the mean (tasks (image, part, block) in order, cut into equal counts as a
+    // static schedule does); else the most even split with at least 2 each.
+    double best = 0;
+    for (int64_t gpo = NG; gpo >= 1; --gpo) {
+      const int64_t nog = ceil_div(NG, gpo);
+      if (nog * gpo - NG >= gpo) continue;  // the same parts as a larger gpo
+      const int64_t tasks = g.N * p.NTB * nog;
+      if (tasks < 2 * T) continue;
+      double total = 0, most = 0;
+      for (int64_t th = 0, i = 0; th < T; ++th) {
+        const int64_t n = tasks / T + (th < tasks % T ? 1 : 0);
+        double w = 0;
+        for (int64_t j = 0; j < n; ++j, ++i) {
+          const int64_t og = i / p.NTB % nog, tb = i % p.NTB;
+          w += static_cast<double>(std::min(gpo, NG - og * gpo) * std::min(p.TB, TT - tb * p.TB));
+        }
+        total += w, most = std::max(most, w);
+      }
+      const double eff = total / static_cast<double>(T) / most;
+      if (eff > best + 1e-9) best = eff, p.NOG = nog, p.GPO = gpo;
+      if (eff >= 0.95) break;
+    }
+    if (best > 0 || p.TB <= p.RT) break;
+    even(p.TB - p.RT);
+  }
   return p;
 }
 
@@ -859,16 +896,18 @@ void emit_winograd_kernel(K& k) {
   const int64_t b = k.b, V = k.V, C = g.C, MB = k.MB, CB = k.CB, Cp = CB * b;
   const int64_t TH = ceil_div(k.OH, 2), TW = ceil_div(k.OW, 2), TT = TH * TW;
   const WinogradPlan wp = winograd_plan(e.target, g, b, V);
-  const int64_t RC = wp.RC, RT = wp.RT, TB = wp.TB, NTB = wp.NTB;
+  const int64_t RC = wp.RC, RT = wp.RT, TB = wp.TB, NTB = wp.NTB, NOG = wp.NOG, GPO = wp.GPO;
   const int64_t NG = ceil_div(MB, RC), RCL = MB - (NG - 1) * RC;
   const bool par = wp.par;
   e.variant += " winograd";
   e("/* NCHW{}c convolution as Winograd F(2x2,3x3): {} x {} tiles of 2x2 output pixels, {} per task; per task the", b, TH, TW, TB);
   e(" * input transform into vb[16][{}][{}], per position a product of register tiles of {} tiles x {} chunk{} of {} lanes", TB, Cp, RT, RC,
     RC > 1 ? "s" : "", V);
-  e(" * ({} accumulators of {}) into mb[16][{}][{}], then the output transform{}. */", RT * RC, k.vt, TB, RC * V,
-    k.epi ? " (epilogue on each tile)" : "");
-  open_tasks(e, {{"n", g.N, 1}, {"tb", NTB, 1}}, par && g.N * NTB > 1);
+  e(" * ({} accumulators of {}) into mb[16][{}][{}], then the output transform{}.{}", RT * RC, k.vt, TB, RC * V,
+    k.epi ? " (epilogue on each tile)" : "", NOG > 1 ? "" : " */");
+  if (NOG > 1) e(" * Tasks (image, part of {} group{} of {} chunks, block of tiles). */", GPO, GPO > 1 ? "s" : "", RC);
+  if (NOG > 1) open_tasks(e, {{"n", g.N, 1}, {"og", NOG, 1}, {"tb", NTB, 1}}, par);
+  else open_tasks(e, {{"n", g.N, 1}, {"tb", NTB, 1}}, par && g.N * NTB > 1);
   e("float vb[{}];", 16 * TB * Cp);
   e("float mb[{}];", 16 * TB * RC * V);
   e("const int64_t t0 = tb * {};", TB);
@@ -997,11 +1036,13 @@ void emit_winograd_kernel(K& k) {
     }
     e("}}");  // t
   };
-  e("for (int64_t grp = 0; grp < {}; ++grp) {{", NG);
+  if (NOG > 1) e("for (int64_t grp = og * {0}; grp < (og * {0} + {0} < {1} ? og * {0} + {0} : {1}); ++grp) {{", GPO, NG);
+  else e("for (int64_t grp = 0; grp < {}; ++grp) {{", NG);
   e("const int64_t q0 = grp * {};", RC);
   by_group_width(e, NG, RC, RCL, body);
   e("}}");  // grp
   e("}}");  // tb
+  if (NOG > 1) e("}}");  // og
   e("}}");  // n
 }
 
