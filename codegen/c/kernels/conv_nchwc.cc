@@ -492,6 +492,21 @@ void pick_tile(const K& k, int64_t group_chunks, int64_t* RC, int64_t* RW) {
   }
 }
 
+// The busiest thread's share of the work over the mean, when `tasks` tasks in order are cut
+// into T runs of equal count (one more for the first tasks % T threads), as libgomp's
+// schedule(static) does; work(i) is task i's.
+template <class F>
+double busiest_share(int64_t tasks, int64_t T, F&& work) {
+  const int64_t q = tasks / T, rem = tasks % T;
+  double most = 0, total = 0;
+  for (int64_t t = 0, i = 0; t < T; ++t) {
+    double w = 0;
+    for (int64_t end = i + q + (t < rem ? 1 : 0); i < end; ++i) w += work(i);
+    most = std::max(most, w), total += w;
+  }
+  return most * static_cast<double>(T) / total;
+}
+
 // Regular, grouped and first-layer convs: acc[chunk j][pixel r] += x[pixel r][lane i] ·
 // w[lane i][chunk j], x broadcast.
 // body(RC) for every group of chunks but the last, body(RCL) for the last (`grp` in scope),
@@ -604,17 +619,10 @@ void emit_broadcast_kernel(K& k) {
     const int64_t rlast = k.line ? k.OW - (NSEG - 1) * SEG : steps ? k.OH - (NRB - 1) * RB : 1;
     const int64_t rsize = k.line ? SEG : steps ? RB : 1;
     auto busiest = [&](bool by_rows_first) {
-      const int64_t nt = g.N * NG * rows, nth = std::max(1, e.target.threads), q = nt / nth, rem = nt % nth;
-      double most = 0, total = 0;
-      for (int64_t t = 0, i = 0; t < nth; ++t) {
-        double w = 0;
-        for (int64_t end = i + q + (t < rem ? 1 : 0); i < end; ++i) {
-          const int64_t grp = by_rows_first ? i % NG : i / rows % NG, row = by_rows_first ? i / NG % rows : i % rows;
-          w += static_cast<double>((grp == NG - 1 ? RCL : RC) * (row == rows - 1 ? rlast : rsize));
-        }
-        most = std::max(most, w), total += w;
-      }
-      return most * T / total;
+      return busiest_share(g.N * NG * rows, std::max(1, e.target.threads), [&](int64_t i) {
+        const int64_t grp = by_rows_first ? i % NG : i / rows % NG, row = by_rows_first ? i / NG % rows : i % rows;
+        return static_cast<double>((grp == NG - 1 ? RCL : RC) * (row == rows - 1 ? rlast : rsize));
+      });
     };
     if (!rows_outer && e.target.threads > 1 && busiest(false) > 1.05 * busiest(true)) rows_outer = true;
   }
@@ -857,17 +865,10 @@ WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_
       if (nog * gpo - NG >= gpo) continue;  // the same parts as a larger gpo
       const int64_t tasks = g.N * p.NTB * nog;
       if (tasks < 2 * T) continue;
-      double total = 0, most = 0;
-      for (int64_t th = 0, i = 0; th < T; ++th) {
-        const int64_t n = tasks / T + (th < tasks % T ? 1 : 0);
-        double w = 0;
-        for (int64_t j = 0; j < n; ++j, ++i) {
-          const int64_t og = i / p.NTB % nog, tb = i % p.NTB;
-          w += static_cast<double>(std::min(gpo, NG - og * gpo) * std::min(p.TB, TT - tb * p.TB));
-        }
-        total += w, most = std::max(most, w);
-      }
-      const double eff = total / static_cast<double>(T) / most;
+      const double eff = 1.0 / busiest_share(tasks, T, [&](int64_t i) {
+        const int64_t og = i / p.NTB % nog, tb = i % p.NTB;
+        return static_cast<double>(std::min(gpo, NG - og * gpo) * std::min(p.TB, TT - tb * p.TB));
+      });
       if (eff > best + 1e-9) best = eff, p.NOG = nog, p.GPO = gpo;
       if (eff >= 0.95) break;
     }
