@@ -20,7 +20,7 @@ same input file, and writes OUT/cpu.md (tables), OUT/cpu.json (every measurement
      thread count, before and after the timings; the larger value is the peak;
   4. batch-1 latency at each --threads count, 5. batch-8 throughput (images/s) at the largest
      thread count, for --batch-models (the six classification CNNs), 6. the ablation (resnet50 and vgg19: --layout nchw, channel blocks 8/16/32/64,
-     at each thread count).
+     a fork/join per parallel loop nest instead of one region per run (--omp-region op), at each thread count).
 The machine is shared and noisy, so every timing is a median over --runs runs inside one process,
 the process is repeated for --rounds rounds, the engines alternate (which goes first alternates
 too), and the tables show the median of the per-round medians with their spread.
@@ -694,6 +694,8 @@ def main():
         R["ablation_default"][n] = f"nchwc {dflt_block} (default)"
         variants = {R["ablation_default"][n]: builds[n]["binary"]}
         variants["nchw"] = compile_model(a, M1[n].onnx, os.path.join(a.work, f"{n}_nchw"), n, ["--layout", "nchw"])["binary"]
+        variants[f"nchwc {dflt_block}, --omp-region op"] = compile_model(a, M1[n].onnx, os.path.join(a.work, f"{n}_op_regions"), n,
+                                                                         ["--omp-region", "op"])["binary"]
         for blk in a.blocks:
             if blk != dflt_block:
                 variants[f"nchwc {blk}"] = compile_model(a, M1[n].onnx, os.path.join(a.work, f"{n}_cb{blk}"), n,

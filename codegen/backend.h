@@ -22,6 +22,10 @@ struct CodegenOptions {
   std::string outdir;
   std::string source;  // model path, for comments
   bool profile = false;  // time every emitted function (compile-model --profile)
+  // C backend, compile-model --omp-region: true (inference) runs NAME_run's node calls in one
+  // OpenMP parallel region, the kernels' loops shared among its threads (codegen/c/region.h);
+  // false (op) gives every parallel loop nest its own fork/join.
+  bool one_region = true;
   // The module's makefile; compile-model --split gives each part its own (NAME_head.mk...) and
   // writes a Makefile that builds them all.
   std::string makefile = "Makefile";

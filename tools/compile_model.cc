@@ -56,6 +56,7 @@ struct Options {
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::string layout = "nchwc";
   std::string parallel = "auto";  // --parallel auto|loop|task|batch
+  std::string omp_region = "inference";  // --omp-region inference|op
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
   std::string conv_algorithm = "auto";
@@ -369,6 +370,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   CodegenOptions co{name, o.outdir, o.model};
   co.makefile = makefile;
   co.profile = o.profile;
+  co.one_region = o.omp_region == "inference";
   co.cudnn = cuda && o.cudnn;
   co.cublas = cuda && o.cublas;
   if (cuda && !o.gpu_precision.empty()) co.gpu_precision = o.gpu_precision;
@@ -655,6 +657,12 @@ int main(int argc, char** argv) {
                  "most 32 MB of weights only once per item; otherwise branches side by side only where the schedule predicts a "
                  "gain). --dump-ir shows the regions")
       ->check(CLI::IsMember({"auto", "loop", "task", "batch"}))->capture_default_str();
+  app.add_option("--omp-region", o.omp_region,
+                 "OpenMP parallel regions of the generated C: inference (one region per run: the threads start once, "
+                 "the kernels split their loops among them with `omp for` and the serial nodes run on one of them, a "
+                 "barrier between nodes) or op (a fork/join per parallel loop nest, for comparison). A kernel whose "
+                 "serial and parallel statements are mixed keeps its own fork/join in either")
+      ->check(CLI::IsMember({"inference", "op"}))->capture_default_str();
   app.add_option("--threads", o.threads,
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
                  "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")

@@ -16,8 +16,11 @@
 // Entry points: the node functions never see the instance; NAME_run takes the weights and
 // arena pointers from its ctx (a struct private to NAME.c: the arena, a reference-counted
 // holder of the weights, the options, a busy flag) and passes buffers to the node functions
-// as before, in graph order; the nodes of a fork-join region (Graph::task_regions, the
-// schedule pass) as one `omp parallel sections` with a section per list. The runtime is
+// as before, in graph order, inside one OpenMP parallel region (CodegenOptions::one_region:
+// every thread calls the nodes whose loops it shares, one thread the serial ones; bodies from
+// codegen/c/region.h, and a node that cannot share keeps its own fork/join between regions);
+// the nodes of a fork-join region (Graph::task_regions, the schedule pass) as `omp sections`
+// there (`omp parallel sections` without the one region), a section per list. The runtime is
 // #included at the top of NAME.c, so its functions are static; NAME_info's entry points
 // are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
@@ -34,6 +37,7 @@
 #include <set>
 
 #include "codegen/c/emit.h"
+#include "codegen/c/region.h"
 #include "codegen/c/vector_types.h"
 #include "codegen/c/vmath.h"
 #include "ir/cost.h"
@@ -199,8 +203,9 @@ struct Module {
   }
 
   // The function of node k ("" when an identical one exists: then *call calls that one and
-  // its comment gains this node's names).
-  std::string node_function(size_t k, const Node& n, std::string* call) {
+  // its comment gains this node's names). in_region: the node runs inside the inference's one
+  // parallel region (codegen/c/region.h), written in the form *role says.
+  std::string node_function(size_t k, const Node& n, std::string* call, bool in_region, RegionRole* role) {
     std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
     std::vector<std::string> params, args;
     std::vector<const Value*> all;
@@ -235,7 +240,10 @@ struct Module {
       args.push_back(name.at(v));
     }
     const EmittedNode emitted_node = backend.emit_node(n, {ins, outs, extras});
-    const std::string& body = emitted_node.body;
+    RegionBody region{RegionRole::Alone, emitted_node.body};
+    if (in_region) region = region_body(emitted_node.body);
+    *role = region.role;
+    const std::string& body = region.body;
     std::string unused;
     const std::set<std::string> used = identifiers(body);
     for (auto* list : {&ins, &outs, &extras})
@@ -448,41 +456,118 @@ struct Module {
         N, comment_safe(opt.source), N, N, N, N, N, N, N, N,
         g.batch_items > 1 ? "  int slots;            /* arenas of --parallel batch: items that can run at once */\n" : "",
         opt.profile ? fmt::format("  double prof[{}_PROFILE_OPS]; /* seconds per function, summed over the runs */\n", N) : "");
-    std::vector<std::string> call_at(g.nodes.size());  // by position in g.nodes
+    // Per position in g.nodes: the call, the function's index (profile rows) and how it runs
+    // in the inference's parallel region (codegen/c/region.h). The region is for the loop
+    // schedule: not with --parallel batch (the items' loop is the region), nor for the nodes of
+    // a fork-join region (their lists run on one thread each, the functions as written).
+    std::vector<std::string> call_at(g.nodes.size());
+    std::vector<size_t> fn_at(g.nodes.size(), 0);
+    std::vector<RegionRole> role_at(g.nodes.size(), RegionRole::Alone);
+    bool any_shared = false;
     {
       std::map<const Node*, size_t> pos;
       for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].get()] = k;
+      std::vector<bool> in_task_region(g.nodes.size(), false);
+      for (const auto& r : g.task_regions)
+        for (size_t p = r.first; p <= r.last && p < g.nodes.size(); ++p) in_task_region[p] = true;
       for (size_t k = 0; k < emitted.size(); ++k) {
-        std::string call;
-        node_function(k, *emitted[k], &call);
-        call_at[pos.at(emitted[k])] =
-            opt.profile ? fmt::format("{{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call, k)
-                        : call;
+        const size_t p = pos.at(emitted[k]);
+        const bool in_region = opt.one_region && g.batch_items <= 1 && !in_task_region[p];
+        node_function(k, *emitted[k], &call_at[p], in_region, &role_at[p]);
+        fn_at[p] = k;
+        any_shared = any_shared || (in_region && role_at[p] == RegionRole::Shared);
       }
     }
-    // Calls in graph order; a fork-join region (Graph::task_regions) as `omp parallel sections`
-    // with one section per list, each on one thread.
+    auto timed = [&](size_t p) {  // the call, timed by the thread that makes it
+      return opt.profile ? fmt::format("{{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call_at[p],
+                                       fn_at[p])
+                         : call_at[p];
+    };
+    // Calls in graph order. Without the one region (or where no node shares its loops): each
+    // call as it is, a fork-join region (Graph::task_regions) as `omp parallel sections` with
+    // one section per list, each on one thread. With it: the calls between two Alone ones in
+    // one `omp parallel` (when one of them shares its loops): Shared calls made by every
+    // thread, runs of Serial ones in one `omp single`, a fork-join region as orphaned
+    // `omp sections`. With --profile the region's first thread times each node from the end
+    // of the one before: every node ends at a barrier.
     std::string calls;
-    size_t next_region = 0;
-    for (size_t p = 0; p < g.nodes.size(); ++p) {
-      if (next_region < g.task_regions.size() && g.task_regions[next_region].first == p) {
-        const auto& r = g.task_regions[next_region];
-        calls += fmt::format("  /* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
-                             next_region, r.groups.size(), r.task_seconds * 1e6, r.loop_seconds * 1e6);
-        calls += fmt::format("  ONNXC_PRAGMA(omp parallel sections num_threads(onnxc_region_threads({})))\n  {{\n", r.groups.size());
-        for (const auto& list : r.groups) {
-          calls += "    ONNXC_PRAGMA(omp section)\n    {\n";
-          for (size_t q : list) calls += "      " + call_at[q] + "\n";
-          calls += "    }\n";
-        }
-        calls += "  }\n";
-        p = r.last;
-        ++next_region;
+    bool classic_sections = false;
+    auto sections = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind, bool orphaned) {
+      std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
+                                  ind, index, r.groups.size(), r.task_seconds * 1e6, r.loop_seconds * 1e6);
+      c += orphaned ? fmt::format("{}ONNXC_PRAGMA(omp sections)\n{}{{\n", ind, ind)
+                    : fmt::format("{}ONNXC_PRAGMA(omp parallel sections num_threads(onnxc_region_threads({})))\n{}{{\n", ind, r.groups.size(), ind);
+      for (const auto& list : r.groups) {
+        c += ind + "  ONNXC_PRAGMA(omp section)\n" + ind + "  {\n";
+        for (size_t q : list)
+          if (!call_at[q].empty()) c += ind + "    " + timed(q) + "\n";
+        c += ind + "  }\n";
+      }
+      return c + ind + "}\n";
+    };
+    // The program in order: a node position, or a fork-join region (its first position).
+    struct Step { size_t p; int region; };
+    std::vector<Step> steps;
+    for (size_t p = 0, next = 0; p < g.nodes.size(); ++p) {
+      if (next < g.task_regions.size() && g.task_regions[next].first == p) {
+        steps.push_back({p, static_cast<int>(next)});
+        p = g.task_regions[next++].last;
+      } else if (!call_at[p].empty()) {
+        steps.push_back({p, -1});
+      }
+    }
+    for (size_t i = 0; i < steps.size();) {
+      const Step& st = steps[i];
+      if (!any_shared || (st.region < 0 && role_at[st.p] == RegionRole::Alone)) {
+        if (st.region >= 0) calls += sections(g.task_regions[st.region], st.region, "  ", false), classic_sections = true;
+        else calls += "  " + timed(st.p) + "\n";
+        ++i;
         continue;
       }
-      if (!call_at[p].empty()) calls += "  " + call_at[p] + "\n";
+      // A run of steps up to the next Alone call: one region when one of them shares its loops.
+      size_t j = i;
+      bool shares = false;
+      for (; j < steps.size() && (steps[j].region >= 0 || role_at[steps[j].p] != RegionRole::Alone); ++j)
+        shares = shares || steps[j].region >= 0 || role_at[steps[j].p] == RegionRole::Shared;
+      if (!shares) {
+        for (; i < j; ++i) calls += "  " + timed(steps[i].p) + "\n";
+        continue;
+      }
+      calls += "  /* One parallel region for these nodes (compile-model --omp-region inference): every thread calls the\n"
+               "   * nodes that share their loops, one thread the serial ones; each node ends at a barrier. */\n"
+               "  ONNXC_PRAGMA(omp parallel)\n  {\n";
+      if (opt.profile)
+        calls += "#ifdef _OPENMP\n    const int onnxc_lead = omp_get_thread_num() == 0;\n#else\n    const int onnxc_lead = 1;\n#endif\n"
+                 "    double onnxc_t = onnxc_now_seconds();\n";
+      auto mark = [&](const std::string& add) {  // the lead thread's clock after a barrier
+        if (!opt.profile) return std::string();
+        return fmt::format("    if (onnxc_lead) {{ const double t = onnxc_now_seconds(); {}onnxc_t = t; }}\n", add);
+      };
+      std::vector<size_t> serial;  // a run of Serial calls, for one `omp single`
+      auto flush = [&]() {
+        if (serial.empty()) return;
+        calls += "    ONNXC_PRAGMA(omp single)\n    {\n";
+        for (size_t q : serial) calls += "      " + timed(q) + "\n";
+        calls += "    }\n" + mark("");
+        serial.clear();
+      };
+      for (; i < j; ++i) {
+        const Step& s2 = steps[i];
+        if (s2.region >= 0) {
+          flush();
+          calls += sections(g.task_regions[s2.region], s2.region, "    ", true) + mark("");
+        } else if (role_at[s2.p] == RegionRole::Serial) {
+          serial.push_back(s2.p);
+          if (opt.profile) flush();
+        } else {
+          flush();
+          calls += "    " + call_at[s2.p] + "\n" + mark(fmt::format("ctx->prof[{}] += t - onnxc_t; ", fn_at[s2.p]));
+        }
+      }
+      flush();
+      calls += "  }\n";
     }
-    if (!g.task_regions.empty())
+    if (classic_sections)
       s += "#ifdef _OPENMP\n/* Threads of a fork-join region: one per list, at most the run's threads. */\n"
            "static int onnxc_region_threads(int lists) {\n  const int t = omp_get_max_threads();\n  return lists < t ? lists : t;\n}\n#endif\n\n";
     const std::string functions = functions_text();

@@ -13,6 +13,10 @@ input directly, every later op runs on blocked channels (googlenet's concats inc
 branch widths are not whole blocks of 64 or 256), and the classifier's Flatten needs plain
 NCHW again. A model without a table (--layout nchwc only) is checked for its transforms
 alone: at most two (into the blocked layout, and back before a classifier or the output).
+
+Every model is compiled for 4 threads, and its C must open exactly one OpenMP parallel region
+(compile-model --omp-region inference, the default): the run's, in which every node's loops
+are shared among the threads; no node keeps a fork/join of its own.
 """
 import argparse
 import collections
@@ -88,6 +92,16 @@ def histogram(dump):
 MAX_TRANSFORMS = 2
 
 
+def fork_joins(out):
+    """The `omp parallel` constructs (regions, parallel loops, sections) in the model's C."""
+    n = 0
+    for f in os.listdir(out):
+        if f.endswith(".c") and not f.startswith("onnxc_"):
+            with open(os.path.join(out, f)) as fh:
+                n += len(re.findall(r"ONNXC_PRAGMA\(omp parallel\b", fh.read()))
+    return n
+
+
 def check(args, model, block):
     expected = EXPECTED.get(args.layout, {}).get(model)
     if expected is None and args.layout != "nchwc":
@@ -95,13 +109,17 @@ def check(args, model, block):
         return False
     out = os.path.join(args.work, model)
     cmd = [args.compiler, os.path.join(args.zoo, model + ".onnx"), "-o", out, "--emit", "c",
-           "--dump-ir", "--verify-passes", "--layout", args.layout, "--quiet"]
+           "--dump-ir", "--verify-passes", "--layout", args.layout, "--threads", "4", "--quiet"]
     if block:
         cmd += ["--channel-block", str(block)]
         model = f"{model} (block {block})"
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         print(f"{model}: compile-model failed (exit {p.returncode}):\n{p.stdout}")
+        return False
+    regions = fork_joins(out)
+    if regions != 1:
+        print(f"{model}: the C opens {regions} OpenMP parallel regions, expected exactly one (the run's)")
         return False
     total, got = histogram(p.stdout)
     if total is None or sum(got.values()) == 0:
