@@ -11,7 +11,8 @@
 // FMA × 2 vector pipes × 2.5 GHz, at the 70% the conv kernels reach; 12 GB/s per core; 1 µs
 // per call). On k threads a task splits its loops as the C backend does: only when its work
 // passes Target::parallel, and into at most work / Target::parallel_min_work pieces, plus a
-// fork/join of 2 µs. These are predictions for ordering and grouping, not measurements;
+// fork/join of 2 µs (in the generated code, a barrier of the run's one parallel region:
+// compile-model --omp-region, codegen/c/region.h). These are predictions for ordering and grouping, not measurements;
 // compile-model --profile-data FILE replaces them with a one-thread profile's times.
 //
 // Schedule (HLFET list scheduling, critical path first): for T threads and each split into G
@@ -27,8 +28,8 @@
 // but the last (the join) split into weakly connected components: independent branches.
 // With at least two, the components go to min(threads, components) lists, longest first
 // onto the least loaded list, and the region runs the lists side by side, one thread each
-// (`omp parallel sections`; a kernel's own `omp parallel for` inside is then a nested
-// region of one thread). "auto" keeps a region only where the lists' predicted time (the
+// (`omp sections` in the run's parallel region, `omp parallel sections` with --omp-region op;
+// a kernel's own `omp parallel for` inside is then a nested region of one thread). "auto" keeps a region only where the lists' predicted time (the
 // longest list at one thread + the start of the team) is below the tasks' time one after
 // another with loop parallelism; "task" keeps every region; "loop" none. The join and the
 // tasks outside regions run in graph order with the loop parallelism of their kernels.
