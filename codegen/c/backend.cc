@@ -68,7 +68,7 @@ class CBackend : public Backend {
       if (!is_index_aligned_elementwise(n)) k->emit(e);
       if (!e.epilogue_done) emit_group_loop(e);
     }
-    return {e.body(), kernel()};
+    return {e.body(), kernel(), e.own_region};
   }
 
   CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, *this); }

@@ -39,6 +39,9 @@ class CEmit {
   bool epilogue_done = false;
   // The variant a kernel chose ("plane", "nchwc depthwise"...), named in the per-op profile.
   std::string variant;
+  // Set by a kernel whose loops keep their own fork/join inside the run's one parallel region
+  // (codegen/c/region.h): the module calls it between two regions, as written.
+  bool own_region = false;
   // Whether a loop nest doing `work` scalar operations goes parallel (Target::parallel).
   bool parallel(double work) const { return target.parallel(work); }
 

@@ -241,7 +241,7 @@ struct Module {
     }
     const EmittedNode emitted_node = backend.emit_node(n, {ins, outs, extras});
     RegionBody region{RegionRole::Alone, emitted_node.body};
-    if (in_region) region = region_body(emitted_node.body);
+    if (in_region && !emitted_node.own_region) region = region_body(emitted_node.body);
     *role = region.role;
     const std::string& body = region.body;
     // A function whose loops are shared in the region takes its buffers without `restrict`,

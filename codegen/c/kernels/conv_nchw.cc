@@ -113,6 +113,10 @@ void emit_conv_plane(CEmit& e) {
   e(" * a zero-padded, {}x{}-phase split copy ({} x {} per phase) in xb, read with unit stride by all {} taps at", SH, SW, pl.PHL, pl.PWL, KS);
   e(" * constant offsets from the flat output index q = oh * {} + ow; {} channels at a time accumulate in acc. */", pl.PWL, OCB);
   bool par = e.parallel(static_cast<double>(conv_macs(g))) && g.N * NT * (g.M / MT) > 1;
+  // A strided conv's tap loop over the phases of xb: clang 14 does not vectorize it as an
+  // orphaned `omp for` (a value of the loop stays live after it; -Wpass-failed), so its tasks
+  // keep their own fork/join in the run's parallel region.
+  if (SH * SW > 1) e.own_region = true;
   if (NT > 1) open_tasks(e, {{"n", g.N, 1}, {"oh0", OH, RT}, {"m", g.M, MT}}, par);
   else open_tasks(e, {{"n", g.N, 1}, {"m", g.M, MT}}, par);
   e("float xb[{}];", pl.CH * pl.CB + pl.QV - pl.Q);
