@@ -660,8 +660,9 @@ int main(int argc, char** argv) {
   app.add_option("--omp-region", o.omp_region,
                  "OpenMP parallel regions of the generated C: inference (one region per run: the threads start once, "
                  "the kernels split their loops among them with `omp for` and the serial nodes run on one of them, a "
-                 "barrier between nodes) or op (a fork/join per parallel loop nest, for comparison). A kernel whose "
-                 "serial and parallel statements are mixed keeps its own fork/join in either")
+                 "barrier between nodes) or op (a fork/join per parallel loop nest, for comparison). A node whose "
+                 "function the region cannot share (codegen/c/region.h; in NCHW, strided convs) keeps its own "
+                 "fork/join between two regions")
       ->check(CLI::IsMember({"inference", "op"}))->capture_default_str();
   app.add_option("--threads", o.threads,
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
