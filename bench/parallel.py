@@ -15,7 +15,9 @@ bench/ort_bench.js, graph optimisation "all") with sequential execution and with
 execution (inter-op threads = the thread count). Next to the measurements: the predicted
 speed-up of the regions (compile-model --dump-ir: predicted time with the regions against the
 tasks in turn) and of the list schedule at 1-16 threads. The task build's output is checked
-against PyTorch's (NAME.ref.npy) within --tol of its max magnitude.
+against PyTorch's (NAME.ref.npy) within --tol of its max magnitude. --omp-region-op adds the
+loop build compiled with --omp-region op (a fork/join per parallel loop nest; every other build
+runs its nodes in one OpenMP parallel region per run), for the cost of those fork/joins.
 
 Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-name NAME).
 
@@ -129,10 +131,10 @@ def check_output(a, model, binary):
     return err
 
 
-def build(a, model, mode):
-    out_dir = os.path.join(a.work, f"{model.stem}_{mode}")
-    cmd = [a.compiler, model.onnx, "-o", out_dir, "--name", model.stem, "--parallel", mode]
-    out, wall = rb.check_proc(cmd, f"compile-model {model.stem} --parallel {mode}")
+def build(a, model, mode, extra=(), tag=None):
+    out_dir = os.path.join(a.work, f"{model.stem}_{tag or mode}")
+    cmd = [a.compiler, model.onnx, "-o", out_dir, "--name", model.stem, "--parallel", mode, *extra]
+    out, wall = rb.check_proc(cmd, f"compile-model {model.stem} --parallel {mode} {' '.join(extra)}")
     with open(os.path.join(out_dir, f"{model.stem}.c")) as f:
         c = f.read()
     return {"binary": os.path.join(out_dir, model.stem), "regions": regions_in(out), "c": c, "wall_s": wall}
@@ -160,6 +162,12 @@ def write_md(a, R, path):
          "execution, and parallel execution with as many inter-op threads as intra-op threads.  ",
          "Predicted: compile-model `--dump-ir` at that thread count — the time with every region against the tasks "
          "in turn (the cost model of `passes/schedule.cc`), and the list schedule's speed-up over one thread.", ""]
+    # --omp-region-op: the loop build with a fork/join per parallel loop nest, next to the default
+    # (one parallel region per run).
+    op = any(T.get("loop_op") for M in R["models"].values() for T in M["threads"].values())
+    if op:
+        L[-2] += ("  \nloop, --omp-region op: the loop build with a fork/join per parallel loop nest instead of one OpenMP "
+                  "parallel region per run (the default, which every other onnxc column uses).")
     for stem, M in R["models"].items():
         batch_err = "" if M.get("batch_error") is None else f"; batch build: {M['batch_error']:.1e}"
         L += [f"## {stem}", "",
@@ -167,8 +175,8 @@ def write_md(a, R, path):
               f"default `auto`: {M['regions_auto'][0]}. Task build vs PyTorch: max error {M['task_error']:.1e} of the "
               f"output's max magnitude{batch_err}.", "",
               "| threads | loop | task | task / loop | predicted task / loop | batch | batch / loop | auto | ORT sequential "
-              "| ORT parallel | auto / best ORT | list schedule: predicted speed-up |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| ORT parallel | auto / best ORT | list schedule: predicted speed-up |" + (" loop, --omp-region op | loop / that |" if op else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if op else "")]
         for t in a.threads:
             T = M["threads"][str(t)]
             loop, task, auto, batch = med(T["loop"]), med(T["task"]), med(T["auto"]), med(T.get("batch", []))
@@ -182,7 +190,9 @@ def write_md(a, R, path):
                      f"{fmt_ms(batch)} | {'–' if batch is None else f'{batch / loop:.2f}'} | "
                      f"{fmt_ms(auto)}{' (= loop)' if M['auto_is_loop'] else ''}"
                      f"{' (= batch)' if M.get('auto_is_batch') else ''} | {fmt_ms(ors)} | {fmt_ms(orp)} | "
-                     f"{auto / best:.2f} | {'–' if sched is None else f'{sched:.2f}'} |")
+                     f"{auto / best:.2f} | {'–' if sched is None else f'{sched:.2f}'} |"
+                     + (f" {fmt_ms(med(T.get('loop_op', [])))} | {loop / med(T['loop_op']):.2f} |" if op and T.get("loop_op") else
+                        (" – | – |" if op else "")))
         L.append("")
     L += ["## Reading", ""] + [f"- {x}" for x in R.get("reading", [])] + [""]
     with open(path, "w") as f:
@@ -201,6 +211,9 @@ def main():
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "onnxc-parallel"))
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--out-name", default="parallel", help="OUT/NAME.md and OUT/NAME.json (default parallel)")
+    ap.add_argument("--omp-region-op", action="store_true",
+                    help="also time the loop build with --omp-region op (a fork/join per parallel loop nest) next to the "
+                         "default one parallel region per run")
     ap.add_argument("--reading", action="append", default=[], help="a line for the closing section (repeatable)")
     ap.add_argument("--render", metavar="PARALLEL.json",
                     help="measure nothing: write parallel.md into --out again from an earlier run's json, with this "
@@ -244,6 +257,9 @@ def main():
         modes = MODES + (["batch"] if m.batch > 1 else [])
         rb.log(f"building {m.stem} ({', '.join(modes)})")
         B = {mode: build(a, m, mode) for mode in modes}
+        if a.omp_region_op:
+            B["loop_op"] = build(a, m, "loop", ["--omp-region", "op"], "loop_op")
+            modes = modes + ["loop_op"]
         auto_is_loop = B["auto"]["c"] == B["loop"]["c"]
         auto_is_batch = "batch" in B and B["auto"]["c"] == B["batch"]["c"]
         binaries[m.stem] = {mode: B[mode]["binary"] for mode in modes}
@@ -252,10 +268,10 @@ def main():
             "auto_is_batch": auto_is_batch, "batch_error": check_output(a, m, B["batch"]["binary"]) if "batch" in B else None,
             "task_error": check_output(a, m, B["task"]["binary"]),
             "predicted": {str(t): predictions(a, m, t) for t in a.threads},
-            "threads": {str(t): {k: [] for k in ["loop", "task", "auto", "batch", "ort_seq", "ort_par"]} for t in a.threads}}
+            "threads": {str(t): {k: [] for k in ["loop", "task", "auto", "batch", "loop_op", "ort_seq", "ort_par"]} for t in a.threads}}
         rb.log(f"  regions: task {B['task']['regions']}, auto {B['auto']['regions']}"
                f"{' (auto = loop)' if auto_is_loop else ''}; task vs PyTorch {R['models'][m.stem]['task_error']:.1e}")
-    engines = ["loop", "task", "auto", "batch", "ort_seq", "ort_par"]
+    engines = ["loop", "task", "auto", "batch"] + (["loop_op"] if a.omp_region_op else []) + ["ort_seq", "ort_par"]
     for rnd in range(a.rounds):
         rb.log(f"round {rnd + 1}/{a.rounds}")
         for m in models:
