@@ -9,8 +9,6 @@
 namespace onnxc {
 namespace {
 
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
@@ -100,11 +98,18 @@ bool starts_with_word(const std::string& code, const char* w) {
 RegionBody region_body(const std::string& body) {
   RegionBody r;
   r.body = body;
+  // The body's lines, each with its code (comments removed).
+  struct Line {
+    std::string text, code;
+  };
+  std::vector<Line> lines;
   bool in_comment = false, empty = true;
-  for (size_t p = 0; p < body.size() && empty;) {
+  for (size_t p = 0; p < body.size();) {
     size_t e = body.find('\n', p);
     if (e == std::string::npos) e = body.size();
-    empty = code_of(body.substr(p, e - p), &in_comment).empty();
+    lines.push_back({body.substr(p, e - p), ""});
+    lines.back().code = code_of(lines.back().text, &in_comment);
+    empty = empty && lines.back().code.empty();
     p = e + 1;
   }
   if (empty) {  // nothing to run (a Concat whose inputs were written in place): every thread, no barrier needed
@@ -118,17 +123,13 @@ RegionBody region_body(const std::string& body) {
   const RegionBody alone{RegionRole::Alone, body};
   enum class State { Top, AfterFor, AfterBlock, AfterSimd, InStatement } state = State::Top;
   enum class Kind { Declaration, Loop, Block, Serial } kind = Kind::Declaration;
-  in_comment = false;
   long depth = 0;  // of braces within the statement
   long bare = 0;   // bare blocks open around it
   std::vector<Local> locals;
   std::string out, stmt_lines, stmt_code, indent;
-  for (size_t p = 0; p < body.size();) {
-    size_t e = body.find('\n', p);
-    if (e == std::string::npos) e = body.size();
-    std::string line = body.substr(p, e - p);
-    p = e + 1;
-    const std::string code = code_of(line, &in_comment);
+  for (const Line& ln : lines) {
+    std::string line = ln.text;
+    const std::string& code = ln.code;
     if (state == State::Top) {
       if (code.empty() || code == "{" || code == "}") {  // a bare block: a scope for declarations
         bare += code == "{" ? 1 : code == "}" ? -1 : 0;
@@ -140,7 +141,7 @@ RegionBody region_body(const std::string& body) {
       indent = line.substr(0, line.find_first_not_of(' '));
       stmt_lines.clear();
       stmt_code.clear();
-      if (starts_with(code, "ONNXC_PRAGMA(omp parallel for")) {
+      if (code.starts_with("ONNXC_PRAGMA(omp parallel for")) {
         // Clauses that would mean something else on an orphaned loop keep the fork/join.
         for (const char* clause : {"reduction", "num_threads", "if(", "if (", "private", "shared", "copyin"})
           if (code.find(clause) != std::string::npos) return alone;
@@ -153,13 +154,13 @@ RegionBody region_body(const std::string& body) {
         state = State::AfterBlock;  // the pragma line goes; the block ends in a barrier
         continue;
       }
-      if (starts_with(code, "ONNXC_PRAGMA(omp simd")) {  // a serial vector loop
+      if (code.starts_with("ONNXC_PRAGMA(omp simd")) {  // a serial vector loop
         kind = Kind::Serial;
         stmt_lines = "  " + line + "\n";
         state = State::AfterSimd;
         continue;
       }
-      if (starts_with(code, "ONNXC_PRAGMA") || starts_with(code, "#")) return alone;
+      if (code.starts_with("ONNXC_PRAGMA") || code.starts_with("#")) return alone;
       for (const char* w : {"return", "goto", "else", "case", "default", "break", "continue"})
         if (starts_with_word(code, w)) return alone;
       const Declaration d = declaration(code);
@@ -172,7 +173,7 @@ RegionBody region_body(const std::string& body) {
       }
       state = State::InStatement;
     } else if (state == State::AfterFor) {
-      if (!starts_with(code, "for (")) return alone;
+      if (!code.starts_with("for (")) return alone;
       kind = Kind::Loop;
       state = State::InStatement;
     } else if (state == State::AfterBlock) {
@@ -180,10 +181,10 @@ RegionBody region_body(const std::string& body) {
       kind = Kind::Block;
       state = State::InStatement;
     } else if (state == State::AfterSimd) {
-      if (!starts_with(code, "for (")) return alone;
+      if (!code.starts_with("for (")) return alone;
       state = State::InStatement;
     } else if ((kind == Kind::Declaration || kind == Kind::Serial) && code.find("ONNXC_PRAGMA") != std::string::npos &&
-               !starts_with(code, "ONNXC_PRAGMA(omp simd")) {
+               !code.starts_with("ONNXC_PRAGMA(omp simd")) {
       return alone;
     }
     if (kind == Kind::Serial) {
