@@ -93,6 +93,51 @@ bool starts_with_word(const std::string& code, const char* w) {
   return code.compare(0, n, w) == 0 && (code.size() == n || !(std::isalnum(static_cast<unsigned char>(code[n])) || code[n] == '_'));
 }
 
+
+// A loop header the emitter writes: `for (int64_t v = LO; v < HI; ++v) {` (or `v += STEP`), the
+// rest of the line after the parenthesis in `rest` ("", " {" or a one-line body).
+struct LoopHeader {
+  std::string type, var, lo, hi, step, rest;
+};
+
+bool loop_header(const std::string& code, LoopHeader* h) {
+  static const std::regex re(
+      R"(^for \((\w+) (\w+) = ([^;]+); (\w+) < ([^;]+); (?:\+\+(\w+)|(\w+)\+\+|(\w+) \+= ([^)]+))\)(.*)$)");
+  std::smatch m;
+  if (!std::regex_match(code, m, re)) return false;
+  const std::string v = m[2].str();
+  const std::string inc = m[6].matched ? m[6].str() : m[7].matched ? m[7].str() : m[8].str();
+  if (m[4].str() != v || inc != v) return false;
+  *h = {m[1].str(), v, trim(m[3].str()), trim(m[5].str()), m[9].matched ? trim(m[9].str()) : "1", m[10].str()};
+  return true;
+}
+
+bool mentions(const std::string& text, const std::string& word) {
+  return std::regex_search(text, std::regex("\\b" + word + "\\b"));
+}
+
+// x as an operand: in parentheses unless it is a name or a number.
+std::string operand(const std::string& x) {
+  static const std::regex word(R"(^\w+$)");
+  if (std::regex_match(x, word)) return x;
+  // Already one parenthesized whole: the first parenthesis closes at the end.
+  long depth = 0;
+  for (size_t i = 0; i < x.size() && x[0] == '('; ++i) {
+    depth += x[i] == '(' ? 1 : x[i] == ')' ? -1 : 0;
+    if (depth == 0) {
+      if (i + 1 == x.size()) return x;
+      break;
+    }
+  }
+  return "(" + x + ")";
+}
+
+// The number of iterations of a header, as a C expression (an operand).
+std::string trip_count(const LoopHeader& h) {
+  const std::string span = h.lo == "0" ? h.hi : operand(h.hi) + " - " + operand(h.lo);
+  return h.step == "1" ? operand(span) : "((" + operand(span) + " + " + operand(h.step) + " - 1) / " + operand(h.step) + ")";
+}
+
 }  // namespace
 
 RegionBody region_body(const std::string& body) {
@@ -213,6 +258,210 @@ RegionBody region_body(const std::string& body) {
   r.role = RegionRole::Shared;
   r.body = out;
   return r;
+}
+
+std::string group_body(const std::string& shared) {
+  if (shared.find("omp_") != std::string::npos) return "";  // the team's thread numbers or count
+  std::vector<std::string> lines;
+  for (size_t p = 0; p < shared.size();) {
+    size_t e = shared.find('\n', p);
+    if (e == std::string::npos) e = shared.size();
+    lines.push_back(shared.substr(p, e - p));
+    p = e + 1;
+  }
+  std::string out;
+  bool in_comment = false;
+  // The statement after a worksharing construct: when it ends (braces balanced, the line ends
+  // in `;` or `}`), the group's barrier unless the construct said nowait.
+  bool pending = false, pending_barrier = false;
+  long depth = 0;
+  std::string pending_indent;
+  auto follow = [&](const std::string& code) {  // a line of the pending statement
+    for (char c : code) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+    if (depth < 0) return false;
+    if (depth == 0 && !code.empty() && (code.back() == ';' || code.back() == '}')) {
+      if (pending_barrier) out += pending_indent + "onnxc_group_barrier(onnxc_g);\n";
+      pending = false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const std::string code = code_of(line, &in_comment);
+    const std::string indent = line.substr(0, line.find_first_not_of(' '));
+    const bool pragma = code.starts_with("ONNXC_PRAGMA(");
+    if (pragma && code.starts_with("ONNXC_PRAGMA(omp simd")) {
+      out += line + "\n";
+      continue;
+    }
+    if (pending) {
+      if (pragma || code.find("omp_") != std::string::npos) return "";
+      out += line + "\n";
+      if (!follow(code)) return "";
+      continue;
+    }
+    if (!pragma) {
+      if (code.find("omp_") != std::string::npos) return "";
+      out += line + "\n";
+      continue;
+    }
+    if (code == "ONNXC_PRAGMA(omp barrier)") {
+      out += indent + "onnxc_group_barrier(onnxc_g);\n";
+      continue;
+    }
+    if (code == "ONNXC_PRAGMA(omp single)" || code == "ONNXC_PRAGMA(omp single nowait)") {
+      out += indent + "if (onnxc_g->rank == 0)\n";
+      pending = true;
+      pending_barrier = code.find("nowait") == std::string::npos;
+      pending_indent = indent;
+      depth = 0;
+      continue;
+    }
+    if (!code.starts_with("ONNXC_PRAGMA(omp for") || code.back() != ')') return "";
+    // The clauses: simd, collapse(k), schedule(static), nowait.
+    std::string clauses = code.substr(20, code.size() - 21);
+    bool simd = false, nowait = false;
+    size_t k = 1;
+    static const std::regex clause(R"(^\s*(simd|nowait|schedule\(static\)|collapse\((\d+)\))\s*)");
+    for (std::smatch m; !trim(clauses).empty(); clauses = m.suffix().str()) {
+      if (!std::regex_search(clauses, m, clause)) return "";
+      if (m[1].str() == "simd") simd = true;
+      else if (m[1].str() == "nowait") nowait = true;
+      else if (m[2].matched) k = std::stoul(m[2].str());
+    }
+    if (k < 1 || k > 8 || i + k >= lines.size()) return "";
+    std::vector<LoopHeader> hs(k);
+    std::vector<std::string> indents(k);
+    for (size_t j = 0; j < k; ++j) {
+      const std::string& hl = lines[i + 1 + j];
+      if (!loop_header(code_of(hl, &in_comment), &hs[j])) return "";
+      indents[j] = hl.substr(0, hl.find_first_not_of(' '));
+      if (k > 1 && hs[j].rest != " {") return "";  // a collapsed nest: each loop opens a block
+      for (size_t q = 0; q < j; ++q)              // and its bounds do not move with the outer loops
+        if (mentions(hs[j].lo + " " + hs[j].hi + " " + hs[j].step, hs[q].var)) return "";
+    }
+    if (simd && k > 1) return "";
+    if (simd) out += indent + "ONNXC_PRAGMA(omp simd)\n";
+    std::string head;
+    if (k == 1) {
+      const LoopHeader& h = hs[0];
+      const std::string n = trip_count(h);
+      const std::string at = h.step == "1" ? "" : operand(h.step) + " * ";
+      const std::string lo = h.lo == "0" ? "" : operand(h.lo) + " + ";
+      head = indents[0] + "for (" + h.type + " " + h.var + " = " + lo + at + "onnxc_group_lo(onnxc_g, " + n + "), onnxc_end = " + lo + at +
+             "onnxc_group_hi(onnxc_g, " + n + "); " + h.var + " < onnxc_end; " + (h.step == "1" ? "++" + h.var : h.var + " += " + h.step) +
+             ")" + h.rest + "\n";
+    } else {
+      // One flattened range; each loop's variable from the flat index, outermost slowest.
+      std::vector<std::string> n(k);
+      for (size_t j = 0; j < k; ++j) n[j] = trip_count(hs[j]);
+      std::string all = n[0];
+      for (size_t j = 1; j < k; ++j) all += " * " + n[j];
+      head = indents[0] + "for (int64_t onnxc_i = onnxc_group_lo(onnxc_g, " + all + "), onnxc_end = onnxc_group_hi(onnxc_g, " + all +
+             "); onnxc_i < onnxc_end; ++onnxc_i) {\n";
+      for (size_t j = 0; j < k; ++j) {
+        std::string inner;
+        for (size_t q = j + 1; q < k; ++q) inner += (inner.empty() ? "" : " * ") + n[q];
+        std::string idx = inner.empty() ? "onnxc_i" : "onnxc_i / " + operand(inner);
+        if (j > 0) idx = operand(idx) + " % " + n[j];
+        const LoopHeader& h = hs[j];
+        if (j > 0) head += indents[j] + "{\n";
+        head += indents[j] + "  const " + h.type + " " + h.var + " = " + (h.lo == "0" ? "" : operand(h.lo) + " + ") +
+                (h.step == "1" ? idx : operand(h.step) + " * " + operand(idx)) + ";\n";
+      }
+    }
+    out += head;
+    pending = true;
+    pending_barrier = !nowait;
+    pending_indent = indent;
+    depth = 0;
+    for (size_t j = 0; j < k; ++j) {
+      const std::string rest = j + 1 == k ? hs[j].rest : " {";
+      if (j + 1 < k) depth += 1;
+      else if (!follow(trim(rest).empty() ? ")" : trim(rest))) return "";
+    }
+    i += k;
+  }
+  if (pending || in_comment) return "";
+  if (!shared.empty() && shared.back() != '\n') out.pop_back();
+  return out;
+}
+
+const char* group_runtime_c() {
+  return R"(/* Thread groups (codegen/c/region.h): a fork-join region inside the run's parallel region runs each of its
+ * lists on a group of the team's threads, which split the list's loops among them and wait only for each
+ * other, at the group's barrier. */
+#include <sched.h>
+#ifndef ONNXC_RT_FN /* onnxc_runtime.h's: static, and no warning when a model does not use it */
+#define ONNXC_RT_FN static
+#endif
+typedef struct {
+  atomic_int arrived; /* members at the barrier of the current phase */
+  atomic_int phase;   /* barriers passed */
+} onnxc_group_sync;
+typedef struct {
+  onnxc_group_sync* sync;
+  int rank, size, phase;
+} onnxc_group;
+
+ONNXC_RT_FN void onnxc_group_sync_init(onnxc_group_sync* s, int n) {
+  for (int i = 0; i < n; ++i) {
+    atomic_init(&s[i].arrived, 0);
+    atomic_init(&s[i].phase, 0);
+  }
+}
+
+/* Whether this thread runs list `list` of a region of `lists` lists (their predicted times at one thread
+ * in `cost`), and as which member of the list's group. With T threads and T <= lists, list l runs on
+ * thread l mod T alone. Otherwise list l gets one thread plus a share of the other T - lists in
+ * proportion to its time; a group is a run of consecutive thread numbers. */
+ONNXC_RT_FN int onnxc_group_join(onnxc_group* g, onnxc_group_sync* syncs, int lists, const int64_t* cost, int list) {
+#ifdef _OPENMP
+  const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+#else
+  const int threads = 1, t = 0;
+#endif
+  g->sync = &syncs[list];
+  g->phase = 0;
+  g->rank = 0;
+  g->size = 1;
+  if (threads <= lists) return list % threads == t;
+  int64_t total = 0, before = 0;
+  for (int l = 0; l < lists; ++l) {
+    total += cost[l] > 0 ? cost[l] : 1;
+    if (l < list) before = total;
+  }
+  const int64_t extra = threads - lists, mine = cost[list] > 0 ? cost[list] : 1;
+  const int first = list + (int)(extra * before / total), end = list + 1 + (int)(extra * (before + mine) / total);
+  if (t < first || t >= end) return 0;
+  g->rank = t - first;
+  g->size = end - first;
+  return 1;
+}
+
+/* The member's share of n iterations: the static split of `omp for`, among the group. */
+ONNXC_RT_FN inline int64_t onnxc_group_lo(const onnxc_group* g, int64_t n) {
+  const int64_t q = n / g->size, r = n % g->size;
+  return g->rank * q + (g->rank < r ? g->rank : r);
+}
+ONNXC_RT_FN inline int64_t onnxc_group_hi(const onnxc_group* g, int64_t n) {
+  return onnxc_group_lo(g, n) + n / g->size + (g->rank < n % g->size ? 1 : 0);
+}
+
+/* The group's barrier: the last member to arrive opens the next phase; the others spin, then yield. */
+ONNXC_RT_FN void onnxc_group_barrier(onnxc_group* g) {
+  if (g->size <= 1) return;
+  const int next = ++g->phase;
+  if (atomic_fetch_add(&g->sync->arrived, 1) == g->size - 1) {
+    atomic_store(&g->sync->arrived, 0);
+    atomic_store(&g->sync->phase, next);
+    return;
+  }
+  for (unsigned spins = 0; atomic_load(&g->sync->phase) != next; ++spins)
+    if (spins >= 4000) sched_yield();
+}
+
+)";
 }
 
 }  // namespace onnxc

@@ -23,12 +23,23 @@
 // The classification reads the lines the C emitter wrote (codegen/c/emit.h: one statement or
 // brace per line) and says Alone whenever a line is not one of the shapes above, so a body
 // it does not understand keeps its own regions.
+//
+// Thread groups. Inside the one region, a fork-join region of the schedule (Graph::task_regions,
+// independent branches side by side) runs each of its lists on a group of the team's threads:
+// with more threads than lists, a list gets one thread plus a share of the others in
+// proportion to its predicted time (onnxc_group_join below). A Shared body becomes a group
+// body (group_body): every member of the group calls the function with its onnxc_group, each
+// worksharing loop takes the member's static share of the iterations (a collapsed nest as one
+// flattened range) and ends at the group's own barrier instead of the team's, a `single` runs
+// on the group's first member. Only the threads of the group wait for each other.
 #pragma once
 #include <string>
 
 namespace onnxc {
 
-enum class RegionRole { Shared, Serial, Alone };
+// Group: a body in group form (group_body), inside a fork-join region; the emitter's, not
+// region_body's.
+enum class RegionRole { Shared, Serial, Alone, Group };
 
 struct RegionBody {
   RegionRole role = RegionRole::Alone;
@@ -36,5 +47,14 @@ struct RegionBody {
 };
 
 RegionBody region_body(const std::string& body);
+
+// The group form of a Shared body (region_body's output), calling the helpers of
+// group_runtime_c through `onnxc_group* onnxc_g`; "" when the body has a construct it does not
+// know (then the group's first member calls the function as written, and the group waits).
+std::string group_body(const std::string& shared_body);
+
+// The C the group bodies and the run need (types, onnxc_group_join, the split, the barrier):
+// emitted once into a model's C file that has a fork-join region in its one parallel region.
+const char* group_runtime_c();
 
 }  // namespace onnxc

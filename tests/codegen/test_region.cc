@@ -1,8 +1,15 @@
 // tests/codegen/test_region.cc — node function bodies in the inference's one parallel region
 // (codegen/c/region.h): which bodies every thread may call with their loops shared, which run
-// on one thread, which keep their own fork/join, and the worksharing form of the shared ones.
+// on one thread, which keep their own fork/join, and the worksharing form of the shared ones;
+// the group form of a fork-join region's lists (thread groups), compiled and run by gcc with
+// OpenMP at group sizes 1-5.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "codegen/c/region.h"
@@ -162,6 +169,132 @@ TEST(Region, BodiesItDoesNotUnderstandKeepTheirForkJoin) {
     EXPECT_EQ(r.role, RegionRole::Alone) << b;
     EXPECT_EQ(r.body, b);
   }
+}
+
+// A shared body's loops, in group form: each member takes its static share, then the group's
+// barrier; a collapsed nest becomes one flattened range; a `single` runs on the first member.
+TEST(Group, LoopsSplitAmongTheGroupAndEndAtItsBarrier) {
+  const RegionBody r = region_body(
+      "  {\n"
+      "    const int64_t n = 0;\n"
+      "    ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
+      "    for (int64_t a = 0; a < 4; ++a) {\n"
+      "      for (int64_t b = 2; b < 18; b += 4) {\n"
+      "        y0[a * 16 + b] = x0[n + a * 16 + b];\n"
+      "      }\n"
+      "    }\n"
+      "    ONNXC_PRAGMA(omp parallel for simd)\n"
+      "    for (int64_t a = 0; a < 64; ++a) y0[a] += 1.0f;\n"
+      "  }\n"
+      "  for (int64_t p = 0; p < 4; ++p) y0[64 + p] = 0.0f;\n");
+  ASSERT_EQ(r.role, RegionRole::Shared);
+  const std::string g = group_body(r.body);
+  ASSERT_FALSE(g.empty()) << r.body;
+  EXPECT_EQ(count(g, "omp for"), 0u) << g;
+  EXPECT_EQ(count(g, "omp single"), 0u) << g;
+  EXPECT_EQ(count(g, "onnxc_group_lo(onnxc_g, 4 * (((18 - 2) + 4 - 1) / 4))"), 1u) << g;
+  EXPECT_EQ(count(g, "const int64_t a = onnxc_i / (((18 - 2) + 4 - 1) / 4);"), 1u) << g;
+  EXPECT_EQ(count(g, "const int64_t b = 2 + 4 * (onnxc_i % (((18 - 2) + 4 - 1) / 4));"), 1u) << g;
+  EXPECT_EQ(count(g, "for (int64_t a = onnxc_group_lo(onnxc_g, 64), onnxc_end = onnxc_group_hi(onnxc_g, 64); a < onnxc_end; ++a) y0[a] += 1.0f;"), 1u) << g;
+  EXPECT_EQ(count(g, "ONNXC_PRAGMA(omp simd)"), 1u) << g;
+  EXPECT_EQ(count(g, "if (onnxc_g->rank == 0)"), 1u) << g;
+  EXPECT_EQ(count(g, "onnxc_group_barrier(onnxc_g);"), 3u) << g;  // two loops, the single
+}
+
+TEST(Group, NowaitCopiesAndTheBlockBarrier) {
+  const RegionBody r = region_body(
+      "  ONNXC_PRAGMA(omp parallel)\n"
+      "  {\n"
+      "    ONNXC_PRAGMA(omp for nowait)\n"
+      "    for (int64_t i = 0; i < 64; ++i) y0[i] = x0[i];\n"
+      "    ONNXC_PRAGMA(omp single nowait)\n"
+      "    memcpy(y0 + 64, x1, 256);\n"
+      "  }\n");
+  ASSERT_EQ(r.role, RegionRole::Shared);
+  const std::string g = group_body(r.body);
+  EXPECT_EQ(count(g, "onnxc_group_barrier(onnxc_g);"), 1u) << g;
+  EXPECT_NE(g.find("if (onnxc_g->rank == 0)\n    memcpy(y0 + 64, x1, 256);\n    onnxc_group_barrier(onnxc_g);\n  }\n"), std::string::npos) << g;
+}
+
+TEST(Group, UnknownConstructsKeepTheFunctionAsWritten) {
+  for (const char* b : {
+           // a schedule the split does not make
+           "  ONNXC_PRAGMA(omp for schedule(dynamic))\n  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n",
+           // an inner bound that moves with the outer loop
+           "  ONNXC_PRAGMA(omp for collapse(2))\n  for (int64_t a = 0; a < 4; ++a) {\n    for (int64_t b = a; b < 4; ++b) {\n"
+           "      y0[a * 4 + b] = 0.0f;\n    }\n  }\n",
+           // a loop header of another shape
+           "  ONNXC_PRAGMA(omp for)\n  for (int64_t i = 63; i >= 0; --i) y0[i] = 0.0f;\n",
+           // the team's thread number
+           "  ONNXC_PRAGMA(omp for)\n  for (int64_t i = 0; i < 64; ++i) y0[i] = (float)omp_get_thread_num();\n",
+       })
+    EXPECT_EQ(group_body(b), "") << b;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The group form, compiled with gcc -fopenmp and run with teams of 1-5 threads split into
+// groups by onnxc_group_join: every element of every list's output is written exactly once and
+// each loop sees the one before it complete (a sum over the previous loop's output).
+TEST(Group, CompiledGroupsComputeEveryElementOnce) {
+  namespace fs = std::filesystem;
+  std::string t = (fs::temp_directory_path() / "onnxc_group_XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const std::string d = t + "/";
+  // y0[i] = x0[i] + 1 over a 7 x 13 collapsed nest (the inner loop in steps of 2), then y1[j] = the sum of all of y0 (needs
+  // the barrier), then a single adds 1 to y1[0].
+  const RegionBody r = region_body(
+      "  ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
+      "  for (int64_t a = 0; a < 7; ++a) {\n"
+      "    for (int64_t b = 1; b < 27; b += 2) {\n"
+      "      y0[a * 13 + (b - 1) / 2] += x0[a * 13 + (b - 1) / 2] + 1.0f;\n"
+      "    }\n"
+      "  }\n"
+      "  ONNXC_PRAGMA(omp parallel for)\n"
+      "  for (int64_t j = 0; j < 5; ++j) {\n"
+      "    float s = 0.0f;\n"
+      "    for (int64_t i = 0; i < 91; ++i) s += y0[i];\n"
+      "    y1[j] += s;\n"
+      "  }\n"
+      "  y1[5] += 1.0f;\n");
+  ASSERT_EQ(r.role, RegionRole::Shared);
+  const std::string g = group_body(r.body);
+  ASSERT_FALSE(g.empty());
+  std::ofstream(d + "g.c") << "#include <omp.h>\n#include <stdatomic.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
+                           << "#define ONNXC_PRAGMA(x) _Pragma(#x)\n"
+                           << group_runtime_c()
+                           << "static void f(const float* x0, float* y0, float* y1, onnxc_group* onnxc_g) {\n" << g << "}\n"
+                           << "int main(void) {\n"
+                              "  static float x[3][91], y0[3][91], y1[3][6];\n"
+                              "  for (int l = 0; l < 3; ++l) for (int i = 0; i < 91; ++i) x[l][i] = (float)(i % 7);\n"
+                              "  for (int threads = 1; threads <= 5; ++threads) {\n"
+                              "    memset(y0, 0, sizeof y0);\n    memset(y1, 0, sizeof y1);\n"
+                              "    onnxc_group_sync sync[3];\n    onnxc_group_sync_init(sync, 3);\n"
+                              "    static const int64_t cost[3] = {3000, 1000, 1000};\n"
+                              "    ONNXC_PRAGMA(omp parallel num_threads(threads))\n    {\n"
+                              "      onnxc_group g;\n"
+                              "      for (int l = 0; l < 3; ++l) if (onnxc_group_join(&g, sync, 3, cost, l)) { f(x[l], y0[l], y1[l], &g); f(x[l], y0[l], y1[l], &g); }\n"
+                              "    }\n"
+                              "    for (int l = 0; l < 3; ++l) {\n"
+                              "      float s1 = 0, s2 = 0;\n"
+                              "      for (int i = 0; i < 91; ++i) {\n"
+                              "        if (y0[l][i] != 2 * (x[l][i] + 1)) { printf(\"threads %d list %d y0[%d] = %g\\n\", threads, l, i, y0[l][i]); return 1; }\n"
+                              "        s1 += x[l][i] + 1;\n        s2 += 2 * (x[l][i] + 1);\n      }\n"
+                              "      for (int j = 0; j < 5; ++j)\n"
+                              "        if (y1[l][j] != s1 + s2) { printf(\"threads %d list %d y1[%d] = %g, not %g\\n\", threads, l, j, y1[l][j], s1 + s2); return 1; }\n"
+                              "      if (y1[l][5] != 2) { printf(\"threads %d list %d: the single ran %g times\\n\", threads, l, y1[l][5]); return 1; }\n"
+                              "    }\n"
+                              "  }\n"
+                              "  printf(\"ok\\n\");\n  return 0;\n}\n";
+  const std::string cmd = "gcc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " + d + "g.c -o " + d + "g > " + d + "log.txt 2>&1 && " + d + "g > " +
+                          d + "out.txt 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(d + "log.txt") << read_text(d + "out.txt") << "\n" << g;
+  fs::remove_all(t);
 }
 
 }  // namespace
