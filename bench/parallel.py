@@ -155,7 +155,8 @@ def write_md(a, R, path):
          f"Command: `{R['command']}` ({a.rounds} rounds × {a.runs} runs, medians of the per-round medians, "
          f"ms per inference).  ",
          "onnxc: `--parallel loop` (each node in turn, loops split across the threads), `--parallel task` (every "
-         "fork-join region: independent branches side by side, one thread each), `--parallel batch` (models at batch "
+         "fork-join region: independent branches side by side, each on a group of the threads: one thread each where "
+         "there are no more threads than branches), `--parallel batch` (models at batch "
          "N >= 2: the items side by side, one thread and one arena each), `--parallel auto` (the default: batch where it "
          "applies, else regions only where the cost model predicts a gain; its C is then the batch or the loop "
          f"build's). ONNX Runtime {R.get('ort', '1.30 (onnxruntime-node)')}, graph optimisation \"all\": sequential "

@@ -120,12 +120,15 @@ struct Graph {
   int64_t arena_tensor_bytes = 0;  // memory plan: sum of the sizes of the tensors it placed
   // Fork-join regions of the macro-task schedule (passes/schedule.cc, compile-model
   // --parallel): the emitted nodes at positions first..last of `nodes` run as the lists of
-  // `groups` side by side, one thread each, every list in graph order; other nodes run one
-  // after another with loop parallelism inside. Memory planning keeps every tensor a region
-  // touches live for the whole region.
+  // `groups` side by side, each on a group of the threads (one thread each when there are no
+  // more threads than lists), every list in graph order; other nodes run one after another
+  // with loop parallelism inside. Memory planning keeps every tensor a region touches live
+  // for the whole region.
   struct TaskRegion {
     size_t first = 0, last = 0;                // positions in `nodes`, inclusive
     std::vector<std::vector<size_t>> groups;   // positions of the emitted nodes of each list
+    std::vector<double> list_seconds;          // predicted time of each list at one thread
+    int threads = 1;                            // the threads the predictions are for
     double loop_seconds = 0, task_seconds = 0;  // predicted: one after another / side by side
   };
   std::vector<TaskRegion> task_regions;  // in order, disjoint

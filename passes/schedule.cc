@@ -24,6 +24,9 @@ constexpr double kCallSeconds = 1e-6;
 constexpr double kForkJoinSeconds = 2e-6;
 constexpr double kCrossGroupSeconds = 0.5e-6;  // a point-to-point wait on another group
 constexpr double kRegionSeconds = 3e-6;  // starting and joining the team of a fork-join region
+// "auto" keeps a region predicted to take at most this share of the tasks' time one after
+// another: a prediction within a few percent of loop parallelism is no reason to change it.
+constexpr double kAutoGain = 0.95;
 
 double core_peak(const Target& t) {
   return static_cast<double>(std::max(1, t.vector_floats())) * (t.fma ? 2.0 : 1.0) * 2.0 * kClockHz * kKernelEfficiency;
@@ -45,6 +48,23 @@ std::string task_label(const TaskGraph& tg, int i) {
 
 double core_seconds(const NodeCost& c, const Target& target) {
   return kCallSeconds + std::max(c.flops / core_peak(target), c.bytes / kBytesPerSecond);
+}
+
+std::vector<int> group_threads(const std::vector<double>& list_seconds, int threads) {
+  const size_t lists = list_seconds.size();
+  std::vector<int> sizes(lists, 1);
+  if (lists == 0 || static_cast<size_t>(threads) <= lists) return sizes;
+  // As onnxc_group_join (codegen/c/region.cc) computes it, on the times in whole nanoseconds.
+  std::vector<int64_t> cost(lists);
+  int64_t total = 0;
+  for (size_t l = 0; l < lists; ++l) total += cost[l] = std::max<int64_t>(1, std::llround(list_seconds[l] * 1e9));
+  const int64_t extra = threads - static_cast<int64_t>(lists);
+  int64_t before = 0;
+  for (size_t l = 0; l < lists; ++l) {
+    sizes[l] = static_cast<int>(1 + extra * (before + cost[l]) / total - extra * before / total);
+    before += cost[l];
+  }
+  return sizes;
 }
 
 double task_seconds(const MacroTask& t, int k, const Target& target) {
@@ -290,16 +310,35 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
       by_time.emplace_back(one, &ts);
     }
     std::stable_sort(by_time.begin(), by_time.end(), [](auto& x, auto& y) { return x.first > y.first; });
-    const size_t lists = std::min(static_cast<size_t>(threads), comps.size());
-    std::vector<double> load(lists, 0);
-    std::vector<std::vector<size_t>> members(lists);
-    for (auto& [one, ts] : by_time) {
-      const size_t l = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-      load[l] += one;
-      for (size_t t : *ts) members[l].push_back(pos.at(tg.tasks[t].node));
+    // For each number of lists from 2 to min(threads, components): the components longest first
+    // onto the least loaded list, each list on its group of the threads (group_threads: the
+    // split the generated code makes); the count whose longest list is predicted shortest wins
+    // (fewer lists than threads leave more threads to the groups of the long branches).
+    std::vector<double> load;
+    std::vector<std::vector<size_t>> members;
+    double side = 0;
+    for (size_t lists = 2; lists <= std::min(static_cast<size_t>(threads), comps.size()); ++lists) {
+      std::vector<double> ld(lists, 0);
+      std::vector<std::vector<size_t>> mem(lists), list_tasks(lists);
+      for (auto& [one, ts] : by_time) {
+        const size_t l = static_cast<size_t>(std::min_element(ld.begin(), ld.end()) - ld.begin());
+        ld[l] += one;
+        for (size_t t : *ts) mem[l].push_back(pos.at(tg.tasks[t].node)), list_tasks[l].push_back(t);
+      }
+      const std::vector<int> sizes = group_threads(ld, threads);
+      double longest = 0;
+      for (size_t l = 0; l < lists; ++l) {
+        double tl = 0;
+        for (size_t t : list_tasks[l]) tl += task_seconds(tg.tasks[t], sizes[l], tt);
+        longest = std::max(longest, tl);
+      }
+      if (members.empty() || longest + kRegionSeconds < side) {
+        side = longest + kRegionSeconds;
+        load = std::move(ld);
+        members = std::move(mem);
+      }
     }
-    const double side = *std::max_element(load.begin(), load.end()) + kRegionSeconds;
-    if (mode == "auto" && side >= loop) continue;
+    if (mode == "auto" && side >= kAutoGain * loop) continue;
     Graph::TaskRegion r;
     r.first = pos.at(tg.tasks[a].node);
     r.last = pos.at(tg.tasks[b - 1].node);
@@ -307,6 +346,8 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
       std::sort(m.begin(), m.end());
       r.groups.push_back(std::move(m));
     }
+    r.list_seconds = load;
+    r.threads = threads;
     r.loop_seconds = loop;
     r.task_seconds = side;
     out.push_back(std::move(r));
@@ -372,13 +413,14 @@ std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, c
     const auto& r = g.task_regions[k];
     out += fmt::format("  region {}: {} lists side by side, {} (one after another {})\n", k, r.groups.size(), ms(r.task_seconds),
                        ms(r.loop_seconds));
+    const std::vector<int> sizes = group_threads(r.list_seconds, r.threads);
     for (size_t l = 0; l < r.groups.size(); ++l) {
       std::string ts;
       for (size_t p : r.groups[l]) {
         auto it = task_of.find(g.nodes[p].get());
         ts += (ts.empty() ? "" : " ") + (it == task_of.end() ? g.nodes[p]->name : fmt::format("t{}", it->second));
       }
-      out += fmt::format("    list {}: {}\n", l, ts);
+      out += fmt::format("    list {} ({} thread{}, {} at one thread): {}\n", l, sizes[l], sizes[l] == 1 ? "" : "s", ms(r.list_seconds[l]), ts);
     }
   }
   return out;

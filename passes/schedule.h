@@ -26,16 +26,22 @@
 // regions. A cut is a place in the task order that at most one task's output crosses (after
 // an inception block's Concat, after a residual block's Add). Between two cuts, the tasks
 // but the last (the join) split into weakly connected components: independent branches.
-// With at least two, the components go to min(threads, components) lists, longest first
-// onto the least loaded list, and the region runs the lists side by side, one thread each
-// (`omp sections` in the run's parallel region, `omp parallel sections` with --omp-region op;
-// a kernel's own `omp parallel for` inside is then a nested region of one thread). "auto" keeps a region only where the lists' predicted time (the
-// longest list at one thread + the start of the team) is below the tasks' time one after
-// another with loop parallelism; "task" keeps every region; "loop" none. The join and the
-// tasks outside regions run in graph order with the loop parallelism of their kernels.
-// Regions are found from the order, not the list schedule above, whose groups would need
-// point-to-point synchronisation between threads. compile-model --dump-ir prints the graph,
-// the critical path, the list schedule, the regions and the predicted speed-ups.
+// With at least two, the components go to L lists, longest first onto the least loaded list,
+// L from 2 to min(threads, components) chosen for the shortest predicted region (fewer lists
+// than threads give the long branches larger groups), and the region runs the lists side by
+// side. In the run's one
+// parallel region (--omp-region inference) each list runs on a group of the threads
+// (group_threads: one each when threads <= lists, else one plus a share of the rest in
+// proportion to the list's time), whose members split the list's loops and meet at the
+// group's own barrier (codegen/c/region.h); with --omp-region op, as `omp parallel sections`,
+// one thread per list (a kernel's own `omp parallel for` inside is a nested region of one
+// thread). "auto" keeps a region only where the lists' predicted time (the longest list on
+// its group + the start of the team) is at most 95% of the tasks' time one after another with
+// loop parallelism; "task" keeps every region; "loop" none. The join and the tasks outside regions
+// run in graph order with the loop parallelism of their kernels. Regions are found from the
+// order, not the list schedule above, whose groups would need point-to-point synchronisation
+// across regions. compile-model --dump-ir prints the graph, the critical path, the list
+// schedule, the regions and the predicted speed-ups.
 #pragma once
 #include <string>
 #include <vector>
@@ -77,6 +83,11 @@ struct TaskGraph {
 double core_seconds(const NodeCost& c, const Target& target);
 // Time of task t on a group of k threads (see the file comment).
 double task_seconds(const MacroTask& t, int k, const Target& target);
+// The threads each list of a fork-join region gets at `threads` threads, from the lists'
+// times at one thread: one each when threads <= lists; otherwise one plus a share of the
+// other threads in proportion to its time (the split onnxc_group_join makes in the
+// generated code, codegen/c/region.cc).
+std::vector<int> group_threads(const std::vector<double>& list_seconds, int threads);
 
 // With `measured` (compile-model --profile-data: the per-op profile of a one-thread run), a
 // task whose ONNX nodes a measured function computes takes that function's time (the sum,

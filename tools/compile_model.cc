@@ -649,13 +649,15 @@ int main(int argc, char** argv) {
   app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads");
   app.add_option("--parallel", o.parallel,
                  "how the generated code uses its threads: loop (each node in turn, its loops split across the threads), "
-                 "task (independent branches - inception branches, shortcut convs - side by side, one thread each, in "
-                 "fork-join regions; loops split as before elsewhere), batch (a model with a batch of N >= 2 items runs them "
+                 "task (independent branches - inception branches, shortcut convs - side by side in fork-join regions, "
+                 "each on a group of the threads that splits its loops: one thread per branch when there are no more threads "
+                 "than branches, else one plus a share of the rest in proportion to the branch's predicted time (with "
+                 "--omp-region op: one thread each); loops split as before elsewhere), batch (a model with a batch of N >= 2 items runs them "
                  "side by side, one thread per item, each with its own arena: the model compiled at batch 1 and run once per "
                  "item; exit 3 naming the node when a node mixes the items, e.g. a Softmax or Concat along the batch axis) or "
                  "auto (batch when the batch has at least --threads items, they can run apart and the batch-1 model reads at "
                  "most 32 MB of weights only once per item; otherwise branches side by side only where the schedule predicts a "
-                 "gain). --dump-ir shows the regions")
+                 "gain of at least 5%). --dump-ir shows the regions")
       ->check(CLI::IsMember({"auto", "loop", "task", "batch"}))->capture_default_str();
   app.add_option("--omp-region", o.omp_region,
                  "OpenMP parallel regions of the generated C: inference (one region per run: the threads start once, "

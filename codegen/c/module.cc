@@ -19,8 +19,9 @@
 // as before, in graph order, inside one OpenMP parallel region (CodegenOptions::one_region:
 // every thread calls the nodes whose loops it shares, one thread the serial ones; bodies from
 // codegen/c/region.h, and a node that cannot share keeps its own fork/join between regions);
-// the nodes of a fork-join region (Graph::task_regions, the schedule pass) as `omp sections`
-// there (`omp parallel sections` without the one region), a section per list. The runtime is
+// the nodes of a fork-join region (Graph::task_regions, the schedule pass) there, each list on
+// a group of the threads that share its loops (thread groups, codegen/c/region.h), or as
+// `omp parallel sections` without the one region, a section per list. The runtime is
 // #included at the top of NAME.c, so its functions are static; NAME_info's entry points
 // are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
@@ -205,7 +206,9 @@ struct Module {
   // The function of node k ("" when an identical one exists: then *call calls that one and
   // its comment gains this node's names). in_region: the node runs inside the inference's one
   // parallel region (codegen/c/region.h), written in the form *role says.
-  std::string node_function(size_t k, const Node& n, std::string* call, bool in_region, RegionRole* role) {
+  // in_group: the node is in a fork-join region inside the one region; its function is in group
+  // form (RegionRole::Group, taking `onnxc_group* onnxc_g`) where group_body can write it.
+  std::string node_function(size_t k, const Node& n, std::string* call, bool in_region, bool in_group, RegionRole* role) {
     std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
     std::vector<std::string> params, args;
     std::vector<const Value*> all;
@@ -241,7 +244,12 @@ struct Module {
     }
     const EmittedNode emitted_node = backend.emit_node(n, {ins, outs, extras});
     RegionBody region{RegionRole::Alone, emitted_node.body};
-    if (in_region && !emitted_node.own_region) region = region_body(emitted_node.body);
+    if ((in_region || in_group) && !emitted_node.own_region) region = region_body(emitted_node.body);
+    if (in_group) {
+      std::string grouped = region.role == RegionRole::Shared ? group_body(region.body) : "";
+      if (!grouped.empty()) region = {RegionRole::Group, std::move(grouped)};
+      else if (region.role == RegionRole::Shared) region = {RegionRole::Alone, emitted_node.body};
+    }
     *role = region.role;
     const std::string& body = region.body;
     // A function whose loops are shared in the region takes its buffers without `restrict`,
@@ -249,12 +257,18 @@ struct Module {
     // function): the kernels are tuned that way, and with restrict parameters gcc 12's PRE
     // keeps more vectors live across the Gemm register tile's reduction loop and spills
     // two of them per step (vit_b_16's MatMuls 1.9x slower).
-    if (in_region && region.role == RegionRole::Shared)
+    if (region.role == RegionRole::Shared || region.role == RegionRole::Group)
       for (std::string& prm : params)
         if (size_t at = prm.find("* restrict "); at != std::string::npos) prm.replace(at, 11, "* ");
+    std::vector<std::string> group_outs;  // the group parameter, "onnxc_g" (unused when the body has no loop)
+    if (region.role == RegionRole::Group) {
+      params.push_back("onnxc_group* onnxc_g");
+      args.push_back("&onnxc_g");
+      group_outs.push_back("onnxc_g");
+    }
     std::string unused;
     const std::set<std::string> used = identifiers(body);
-    for (auto* list : {&ins, &outs, &extras})
+    for (auto* list : {&ins, &outs, &extras, &group_outs})
       for (auto& p : *list)
         if (!p.empty() && !used.count(p)) unused += "  (void)" + p + ";\n";
     std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", "));
@@ -480,11 +494,13 @@ struct Module {
         for (size_t p = r.first; p <= r.last && p < g.nodes.size(); ++p) in_task_region[p] = true;
       for (size_t k = 0; k < emitted.size(); ++k) {
         const size_t p = pos.at(emitted[k]);
-        const bool in_region = opt.one_region && g.batch_items <= 1 && !in_task_region[p];
-        node_function(k, *emitted[k], &call_at[p], in_region, &role_at[p]);
+        const bool one = opt.one_region && g.batch_items <= 1;
+        node_function(k, *emitted[k], &call_at[p], one && !in_task_region[p], one && in_task_region[p], &role_at[p]);
         fn_at[p] = k;
-        any_shared = any_shared || (in_region && role_at[p] == RegionRole::Shared);
+        any_shared = any_shared || role_at[p] == RegionRole::Shared;
       }
+      // Fork-join regions run in the one region, on thread groups.
+      any_shared = any_shared || (opt.one_region && g.batch_items <= 1 && !g.task_regions.empty());
     }
     auto timed = [&](size_t p) {  // the call, timed by the thread that makes it
       return opt.profile ? fmt::format("{{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call_at[p],
@@ -495,16 +511,44 @@ struct Module {
     // call as it is, a fork-join region (Graph::task_regions) as `omp parallel sections` with
     // one section per list, each on one thread. With it: the calls between two Alone ones in
     // one `omp parallel` (when one of them shares its loops): Shared calls made by every
-    // thread, runs of Serial ones in one `omp single`, a fork-join region as orphaned
-    // `omp sections`. With --profile the region's first thread times each node from the end
-    // of the one before: every node ends at a barrier.
+    // thread, runs of Serial ones in one `omp single`, a fork-join region on thread groups.
+    // With --profile the region's first thread times each node from the end of the one
+    // before: every node ends at a barrier (in a fork-join region, the group's first member
+    // times the list's calls).
     std::string calls;
-    bool classic_sections = false;
-    auto sections = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind, bool orphaned) {
+    bool classic_sections = false, thread_groups = false;
+    // A fork-join region in the one region: each list on a group of the threads
+    // (onnxc_group_join, codegen/c/region.h); every member calls the list's group functions, the
+    // first member the others, followed by the group's barrier; the team's barrier ends it.
+    auto groups = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
+      thread_groups = true;
+      std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, each on a group of the threads (predicted at {} threads: {:.1f} us; "
+                                  "{:.1f} us one after another) */\n{}{{\n",
+                                  ind, index, r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6, ind);
+      std::string costs;
+      for (size_t l = 0; l < r.groups.size(); ++l)
+        costs += fmt::format("{}{}", l ? ", " : "", std::max<int64_t>(1, std::llround(r.list_seconds.at(l) * 1e9)));
+      c += fmt::format("{}  static const int64_t onnxc_cost[{}] = {{{}}}; /* each list's predicted ns at one thread */\n", ind, r.groups.size(), costs);
+      c += ind + "  onnxc_group onnxc_g;\n";
+      for (size_t l = 0; l < r.groups.size(); ++l) {
+        c += fmt::format("{}  if (onnxc_group_join(&onnxc_g, onnxc_sync{}, {}, onnxc_cost, {})) {{\n", ind, index, r.groups.size(), l);
+        for (size_t q : r.groups[l]) {
+          if (call_at[q].empty()) continue;
+          const bool all = role_at[q] == RegionRole::Group;
+          std::string call = all ? call_at[q] : "if (onnxc_g.rank == 0) { " + call_at[q] + " } onnxc_group_barrier(&onnxc_g);";
+          if (opt.profile)
+            call = fmt::format("{{ const double t0 = onnxc_now_seconds(); {} if (onnxc_g.rank == 0) ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call,
+                               fn_at[q]);
+          c += ind + "    " + call + "\n";
+        }
+        c += ind + "  }\n";
+      }
+      return c + ind + "}\n" + ind + "ONNXC_PRAGMA(omp barrier)\n";
+    };
+    auto sections = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
       std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
                                   ind, index, r.groups.size(), r.task_seconds * 1e6, r.loop_seconds * 1e6);
-      c += orphaned ? fmt::format("{}ONNXC_PRAGMA(omp sections)\n{}{{\n", ind, ind)
-                    : fmt::format("{}ONNXC_PRAGMA(omp parallel sections num_threads(onnxc_region_threads({})))\n{}{{\n", ind, r.groups.size(), ind);
+      c += fmt::format("{}ONNXC_PRAGMA(omp parallel sections num_threads(onnxc_region_threads({})))\n{}{{\n", ind, r.groups.size(), ind);
       for (const auto& list : r.groups) {
         c += ind + "  ONNXC_PRAGMA(omp section)\n" + ind + "  {\n";
         for (size_t q : list)
@@ -527,7 +571,7 @@ struct Module {
     for (size_t i = 0; i < steps.size();) {
       const Step& st = steps[i];
       if (!any_shared || (st.region < 0 && role_at[st.p] == RegionRole::Alone)) {
-        if (st.region >= 0) calls += sections(g.task_regions[st.region], st.region, "  ", false), classic_sections = true;
+        if (st.region >= 0) calls += sections(g.task_regions[st.region], st.region, "  "), classic_sections = true;
         else calls += "  " + timed(st.p) + "\n";
         ++i;
         continue;
@@ -541,6 +585,10 @@ struct Module {
         for (; i < j; ++i) calls += "  " + timed(steps[i].p) + "\n";
         continue;
       }
+      for (size_t q = i; q < j; ++q)
+        if (steps[q].region >= 0)
+          calls += fmt::format("  onnxc_group_sync onnxc_sync{0}[{1}];\n  onnxc_group_sync_init(onnxc_sync{0}, {1});\n", steps[q].region,
+                               g.task_regions[steps[q].region].groups.size());
       calls += "  /* One parallel region for these nodes (compile-model --omp-region inference): every thread calls the\n"
                "   * nodes that share their loops, one thread the serial ones; each node ends at a barrier. */\n"
                "  ONNXC_PRAGMA(omp parallel)\n  {\n";
@@ -563,7 +611,7 @@ struct Module {
         const Step& s2 = steps[i];
         if (s2.region >= 0) {
           flush();
-          calls += sections(g.task_regions[s2.region], s2.region, "    ", true) + mark("");
+          calls += groups(g.task_regions[s2.region], s2.region, "    ") + mark("");
         } else if (role_at[s2.p] == RegionRole::Serial) {
           serial.push_back(s2.p);
           if (opt.profile) flush();
@@ -578,6 +626,7 @@ struct Module {
     if (classic_sections)
       s += "#ifdef _OPENMP\n/* Threads of a fork-join region: one per list, at most the run's threads. */\n"
            "static int onnxc_region_threads(int lists) {\n  const int t = omp_get_max_threads();\n  return lists < t ? lists : t;\n}\n#endif\n\n";
+    if (thread_groups) s += group_runtime_c();
     const std::string functions = functions_text();
     s += vector_type_definitions(functions);  // the vector types the node functions name
     s += vmath_definitions(functions);  // the inline math helpers the node functions call

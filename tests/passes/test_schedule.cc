@@ -4,10 +4,12 @@
 // never overlaps two tasks in one group and is no slower than one thread. Fork-join regions
 // (plan_task_regions, the schedule pass): independent branches become lists, chains and
 // loop-friendly graphs get none in "auto", no list reads another's results, the memory plan
-// keeps a region's tensors apart (check_memory_plan, which also catches a corrupted plan), and
-// an inception-like graph with regions runs in C with the reference's outputs.
+// keeps a region's tensors apart (check_memory_plan, which also catches a corrupted plan), the
+// lists' thread groups follow their times, and an inception-like graph with regions runs in C
+// with the reference's outputs at 2 threads and, on thread groups, at 5.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -289,6 +291,36 @@ TEST(Regions, ChainsAndLoopFriendlyBranchesGetNone) {
   EXPECT_EQ(plan_task_regions(*gc.g, tg, 2, "task", t).size(), 1u);
 }
 
+// Thread groups: with more threads than lists, each list gets one thread plus a share of the
+// rest in proportion to its time, and a heavy branch beside light ones gets fewer, larger
+// groups than one list per branch would give it.
+TEST(Regions, ThreadGroupsFollowTheListsTimes) {
+  EXPECT_EQ(group_threads({3e-3, 1e-3, 1e-3}, 2), (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(group_threads({3e-3, 1e-3, 1e-3}, 3), (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(group_threads({3e-3, 1e-3, 1e-3}, 8), (std::vector<int>{4, 2, 2}));
+  EXPECT_EQ(group_threads({1e-3, 1e-3}, 7), (std::vector<int>{3, 4}));
+  EXPECT_EQ(group_threads({0, 0}, 4), (std::vector<int>{2, 2}));
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 64, 28, 28});
+  Value* w = gb.random_constant("w", {64, 64, 3, 3});
+  std::vector<Value*> ys{gb.node("Conv", {x, w}, {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}})};
+  for (int b = 0; b < 3; ++b) ys.push_back(relus(gb, x, 2));
+  gb.output(gb.node("Sum", ys));
+  const Target t = target16();
+  const TaskGraph tg = build_task_graph(*gb.g, t);
+  const auto regions = plan_task_regions(*gb.g, tg, 8, "task", t);
+  ASSERT_EQ(regions.size(), 1u);
+  const auto& r = regions[0];
+  ASSERT_EQ(r.list_seconds.size(), r.groups.size());
+  EXPECT_LT(r.groups.size(), 4u);  // the relus share lists, leaving threads to the conv
+  const std::vector<int> sizes = group_threads(r.list_seconds, 8);
+  EXPECT_EQ(sizes[0], *std::max_element(sizes.begin(), sizes.end()));  // the conv's list, the longest
+  EXPECT_GT(sizes[0], 8 / static_cast<int>(r.groups.size()));
+  int sum = 0;
+  for (int k : sizes) sum += k;
+  EXPECT_EQ(sum, 8);
+}
+
 PassOptions region_options(const std::string& mode, int threads) {
   PassOptions o = test_pass_options();
   o.parallel = mode;
@@ -369,6 +401,9 @@ TEST(Regions, InceptionBlockRunsInC) {
   EXPECT_EQ(check_memory_plan(*gb.g), "");
   CRunOptions co;
   co.threads = 2;
+  expect_close(run_c(*gb.g, in, co), ref, 1e-4);
+  // More threads than lists: each list on a group of threads that split its loops.
+  co.threads = 5;
   expect_close(run_c(*gb.g, in, co), ref, 1e-4);
 }
 

@@ -9,6 +9,8 @@
 # Usage: run_zoo_model.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR [COMPILE_MODEL_FLAGS...]
 # (extra flags such as --channel-block 256, --layout nchw or "--cflags=-O2 -fsanitize=address"
 # go to both compiles). A sanitizer report in the binary's output fails the test.
+# ONNXC_ZOO_RUN_THREADS=1,3,8: also run the binary with --threads 1, 3 and 8 (a fork-join region's
+# thread groups at fewer and more threads than lists) and check each output the same way.
 # ONNXC_ZOO_SANITIZED=1 (the sanitized build's tests set it): compile, build and run once, no
 # second compile, warning checks or --bench: those concern the same C text, which the
 # unsanitized build checks, and an instrumented resnet50 takes ~30 s per inference.
@@ -51,4 +53,9 @@ if grep -q -e "runtime error:" -e "Sanitizer" "$work/$name/run.log"; then
   exit 1
 fi
 /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output.npy" --tol 1e-3
+for t in ${ONNXC_ZOO_RUN_THREADS:+${ONNXC_ZOO_RUN_THREADS//,/ }}; do
+  echo "zoo $name: --threads $t"
+  "$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output_t$t.npy" --threads "$t" --quiet
+  /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output_t$t.npy" --tol 1e-3
+done
 echo "zoo $name: total $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
