@@ -315,34 +315,36 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
     // split the generated code makes); the count whose longest list is predicted shortest wins
     // (fewer lists than threads leave more threads to the groups of the long branches).
     std::vector<double> load;
-    std::vector<std::vector<size_t>> members;
+    std::vector<std::vector<size_t>> list_tasks;  // task indices of each list
     double side = 0;
     for (size_t lists = 2; lists <= std::min(static_cast<size_t>(threads), comps.size()); ++lists) {
       std::vector<double> ld(lists, 0);
-      std::vector<std::vector<size_t>> mem(lists), list_tasks(lists);
+      std::vector<std::vector<size_t>> lt(lists);
       for (auto& [one, ts] : by_time) {
         const size_t l = static_cast<size_t>(std::min_element(ld.begin(), ld.end()) - ld.begin());
         ld[l] += one;
-        for (size_t t : *ts) mem[l].push_back(pos.at(tg.tasks[t].node)), list_tasks[l].push_back(t);
+        lt[l].insert(lt[l].end(), ts->begin(), ts->end());
       }
       const std::vector<int> sizes = group_threads(ld, threads);
       double longest = 0;
       for (size_t l = 0; l < lists; ++l) {
         double tl = 0;
-        for (size_t t : list_tasks[l]) tl += task_seconds(tg.tasks[t], sizes[l], tt);
+        for (size_t t : lt[l]) tl += task_seconds(tg.tasks[t], sizes[l], tt);
         longest = std::max(longest, tl);
       }
-      if (members.empty() || longest + kRegionSeconds < side) {
+      if (list_tasks.empty() || longest + kRegionSeconds < side) {
         side = longest + kRegionSeconds;
         load = std::move(ld);
-        members = std::move(mem);
+        list_tasks = std::move(lt);
       }
     }
     if (mode == "auto" && side >= kAutoGain * loop) continue;
     Graph::TaskRegion r;
     r.first = pos.at(tg.tasks[a].node);
     r.last = pos.at(tg.tasks[b - 1].node);
-    for (auto& m : members) {
+    for (const auto& ts : list_tasks) {
+      std::vector<size_t> m;
+      for (size_t t : ts) m.push_back(pos.at(tg.tasks[t].node));
       std::sort(m.begin(), m.end());
       r.groups.push_back(std::move(m));
     }

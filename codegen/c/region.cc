@@ -1,6 +1,7 @@
 // codegen/c/region.cc — node functions inside the inference's one parallel region (see region.h).
 #include "codegen/c/region.h"
 
+#include <algorithm>
 #include <cctype>
 #include <regex>
 #include <string>
@@ -93,6 +94,24 @@ bool starts_with_word(const std::string& code, const char* w) {
   return code.compare(0, n, w) == 0 && (code.size() == n || !(std::isalnum(static_cast<unsigned char>(code[n])) || code[n] == '_'));
 }
 
+// A body's lines, each with its code (comments removed, code_of); *in_comment says whether the
+// body ends inside a comment.
+struct Line {
+  std::string text, code;
+};
+
+std::vector<Line> body_lines(const std::string& body, bool* in_comment) {
+  std::vector<Line> lines;
+  *in_comment = false;
+  for (size_t p = 0; p < body.size();) {
+    size_t e = body.find('\n', p);
+    if (e == std::string::npos) e = body.size();
+    lines.push_back({body.substr(p, e - p), ""});
+    lines.back().code = code_of(lines.back().text, in_comment);
+    p = e + 1;
+  }
+  return lines;
+}
 
 // A loop header the emitter writes: `for (int64_t v = LO; v < HI; ++v) {` (or `v += STEP`), the
 // rest of the line after the parenthesis in `rest` ("", " {" or a one-line body).
@@ -143,20 +162,9 @@ std::string trip_count(const LoopHeader& h) {
 RegionBody region_body(const std::string& body) {
   RegionBody r;
   r.body = body;
-  // The body's lines, each with its code (comments removed).
-  struct Line {
-    std::string text, code;
-  };
-  std::vector<Line> lines;
-  bool in_comment = false, empty = true;
-  for (size_t p = 0; p < body.size();) {
-    size_t e = body.find('\n', p);
-    if (e == std::string::npos) e = body.size();
-    lines.push_back({body.substr(p, e - p), ""});
-    lines.back().code = code_of(lines.back().text, &in_comment);
-    empty = empty && lines.back().code.empty();
-    p = e + 1;
-  }
+  bool in_comment = false;
+  const std::vector<Line> lines = body_lines(body, &in_comment);
+  const bool empty = std::all_of(lines.begin(), lines.end(), [](const Line& l) { return l.code.empty(); });
   if (empty) {  // nothing to run (a Concat whose inputs were written in place): every thread, no barrier needed
     r.role = RegionRole::Shared;
     return r;
@@ -262,15 +270,9 @@ RegionBody region_body(const std::string& body) {
 
 std::string group_body(const std::string& shared) {
   if (shared.find("omp_") != std::string::npos) return "";  // the team's thread numbers or count
-  std::vector<std::string> lines;
-  for (size_t p = 0; p < shared.size();) {
-    size_t e = shared.find('\n', p);
-    if (e == std::string::npos) e = shared.size();
-    lines.push_back(shared.substr(p, e - p));
-    p = e + 1;
-  }
-  std::string out;
   bool in_comment = false;
+  const std::vector<Line> lines = body_lines(shared, &in_comment);
+  std::string out;
   // The statement after a worksharing construct: when it ends (braces balanced, the line ends
   // in `;` or `}`), the group's barrier unless the construct said nowait.
   bool pending = false, pending_barrier = false;
@@ -286,8 +288,8 @@ std::string group_body(const std::string& shared) {
     return true;
   };
   for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string& line = lines[i];
-    const std::string code = code_of(line, &in_comment);
+    const std::string& line = lines[i].text;
+    const std::string& code = lines[i].code;
     const std::string indent = line.substr(0, line.find_first_not_of(' '));
     const bool pragma = code.starts_with("ONNXC_PRAGMA(");
     if (pragma && code.starts_with("ONNXC_PRAGMA(omp simd")) {
@@ -295,13 +297,12 @@ std::string group_body(const std::string& shared) {
       continue;
     }
     if (pending) {
-      if (pragma || code.find("omp_") != std::string::npos) return "";
+      if (pragma) return "";
       out += line + "\n";
       if (!follow(code)) return "";
       continue;
     }
     if (!pragma) {
-      if (code.find("omp_") != std::string::npos) return "";
       out += line + "\n";
       continue;
     }
@@ -333,8 +334,8 @@ std::string group_body(const std::string& shared) {
     std::vector<LoopHeader> hs(k);
     std::vector<std::string> indents(k);
     for (size_t j = 0; j < k; ++j) {
-      const std::string& hl = lines[i + 1 + j];
-      if (!loop_header(code_of(hl, &in_comment), &hs[j])) return "";
+      const std::string& hl = lines[i + 1 + j].text;
+      if (!loop_header(lines[i + 1 + j].code, &hs[j])) return "";
       indents[j] = hl.substr(0, hl.find_first_not_of(' '));
       if (k > 1 && hs[j].rest != " {") return "";  // a collapsed nest: each loop opens a block
       for (size_t q = 0; q < j; ++q)              // and its bounds do not move with the outer loops
