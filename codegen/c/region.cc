@@ -388,6 +388,58 @@ std::string group_body(const std::string& shared) {
   return out;
 }
 
+std::string task_body(const std::string& shared) {
+  if (shared.find("omp_") != std::string::npos) return "";  // the team's thread numbers or count
+  bool in_comment = false;
+  const std::vector<Line> lines = body_lines(shared, &in_comment);
+  std::string out;
+  static const std::regex clause(R"(^\s*(simd|nowait|schedule\(static\)|collapse\((\d+)\))\s*)");
+  for (const Line& ln : lines) {
+    const std::string& line = ln.text;
+    const std::string& code = ln.code;
+    const std::string indent = line.substr(0, line.find_first_not_of(' '));
+    if (!code.starts_with("ONNXC_PRAGMA(") || code.starts_with("ONNXC_PRAGMA(omp simd")) {
+      out += line + "\n";
+      continue;
+    }
+    // One task runs the body: a barrier waits for nothing (every taskloop below has waited for
+    // its own tasks), a single is the task itself.
+    if (code == "ONNXC_PRAGMA(omp barrier)" || code == "ONNXC_PRAGMA(omp single)" || code == "ONNXC_PRAGMA(omp single nowait)") continue;
+    if (!code.starts_with("ONNXC_PRAGMA(omp for") || code.back() != ')') return "";
+    // The clauses: simd, collapse(k), schedule(static), nowait. A taskloop keeps simd and
+    // collapse; it waits for its tasks (its implicit taskgroup) where the loop had a barrier,
+    // and after a nowait loop too.
+    std::string clauses = code.substr(20, code.size() - 21);
+    std::string kept;
+    for (std::smatch m; !trim(clauses).empty(); clauses = m.suffix().str()) {
+      if (!std::regex_search(clauses, m, clause)) return "";
+      if (m[1].str() == "simd") kept = " simd" + kept;
+      else if (m[2].matched) kept += " " + m[1].str();
+    }
+    out += indent + "ONNXC_PRAGMA(omp taskloop" + kept + " num_tasks(onnxc_taskloop_chunks()))\n";
+  }
+  if (in_comment) return "";
+  if (!shared.empty() && shared.back() != '\n') out.pop_back();
+  return out;
+}
+
+const char* task_runtime_c() {
+  return R"(/* OpenMP tasks (codegen/c/region.h): the tasks of one taskloop, 8 per thread of the team, so that a thread
+ * that has run out of ready tasks takes part of the loops of the others. */
+#ifndef ONNXC_RT_FN /* onnxc_runtime.h's: static, and no warning when a model does not use it */
+#define ONNXC_RT_FN static
+#endif
+ONNXC_RT_FN int onnxc_taskloop_chunks(void) {
+#ifdef _OPENMP
+  return 8 * omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
+)";
+}
+
 const char* group_runtime_c() {
   return R"(/* Thread groups (codegen/c/region.h): a fork-join region inside the run's parallel region runs each of its
  * lists on a group of the team's threads, which split the list's loops among them and wait only for each

@@ -32,14 +32,20 @@
 // worksharing loop takes the member's static share of the iterations (a collapsed nest as one
 // flattened range) and ends at the group's own barrier instead of the team's, a `single` runs
 // on the group's first member. Only the threads of the group wait for each other.
+//
+// OpenMP tasks (compile-model --task-form omp-tasks). Instead, one thread of the region makes
+// every node of a fork-join region an OpenMP task, `depend` clauses on the tensors it reads
+// and writes, and the team runs them as they become ready. A Shared body becomes a task body
+// (task_body): each worksharing loop an `omp taskloop` of 8 tasks per thread (chunks any idle
+// thread of the team takes; the loop waits for them), a `single` the task's own statement.
 #pragma once
 #include <string>
 
 namespace onnxc {
 
-// Group: a body in group form (group_body), inside a fork-join region; the emitter's, not
-// region_body's.
-enum class RegionRole { Shared, Serial, Alone, Group };
+// Group: a body in group form (group_body), Task one in task form (task_body), inside a
+// fork-join region; the emitter's, not region_body's.
+enum class RegionRole { Shared, Serial, Alone, Group, Task };
 
 struct RegionBody {
   RegionRole role = RegionRole::Alone;
@@ -52,6 +58,15 @@ RegionBody region_body(const std::string& body);
 // group_runtime_c through `onnxc_group* onnxc_g`; "" when the body has a construct it does not
 // know (then the group's first member calls the function as written, and the group waits).
 std::string group_body(const std::string& shared_body);
+
+// The task form of a Shared body (region_body's output), for one OpenMP task to run with the
+// team's help; "" when the body has a construct it does not know (then the task calls the
+// function as written: its own parallel loops, nested in the region, run on the task's thread).
+std::string task_body(const std::string& shared_body);
+
+// The C the task bodies need (onnxc_taskloop_chunks): emitted once into a model's C file that
+// runs a fork-join region as OpenMP tasks.
+const char* task_runtime_c();
 
 // The C the group bodies and the run need (types, onnxc_group_join, the split, the barrier):
 // emitted once into a model's C file that has a fork-join region in its one parallel region.

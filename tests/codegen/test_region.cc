@@ -1,8 +1,8 @@
 // tests/codegen/test_region.cc — node function bodies in the inference's one parallel region
 // (codegen/c/region.h): which bodies every thread may call with their loops shared, which run
 // on one thread, which keep their own fork/join, and the worksharing form of the shared ones;
-// the group form of a fork-join region's lists (thread groups), compiled and run by gcc with
-// OpenMP at group sizes 1-5.
+// the group form of a fork-join region's lists (thread groups) and the task form (OpenMP tasks
+// and taskloops), each compiled and run by gcc with OpenMP at 1-5 threads.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -298,6 +298,108 @@ TEST(Group, CompiledGroupsComputeEveryElementOnce) {
   const std::string cmd = "gcc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " + d + "g.c -o " + d + "g > " + d + "log.txt 2>&1 && " + d + "g > " +
                           d + "out.txt 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(d + "log.txt") << read_text(d + "out.txt") << "\n" << g;
+  fs::remove_all(t);
+}
+
+// The task form (--task-form omp-tasks) of a body that the one region shares.
+std::string tasked(const std::string& body) {
+  const RegionBody r = region_body(body);
+  if (r.role != RegionRole::Shared) {
+    ADD_FAILURE() << "not a shared body:\n" << body;
+    return "";
+  }
+  return task_body(r.body);
+}
+
+// Each worksharing loop becomes a taskloop (simd and collapse kept, 8 tasks per thread), which
+// waits for its tasks; the one task runs the serial statement itself and needs no barrier.
+TEST(Task, LoopsBecomeTaskloopsAndSinglesTheTasksOwnStatements) {
+  const std::string t = tasked(
+      "  {\n"
+      "    const int64_t n = 0;\n"
+      "    ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
+      "    for (int64_t a = 0; a < 4; ++a) {\n"
+      "      for (int64_t b = 2; b < 18; b += 4) {\n"
+      "        y0[a * 16 + b] = x0[n + a * 16 + b];\n"
+      "      }\n"
+      "    }\n"
+      "    ONNXC_PRAGMA(omp parallel for simd)\n"
+      "    for (int64_t a = 0; a < 64; ++a) y0[a] += 1.0f;\n"
+      "  }\n"
+      "  for (int64_t p = 0; p < 4; ++p) y0[64 + p] = 0.0f;\n");
+  ASSERT_FALSE(t.empty());
+  for (const char* gone : {"omp for", "omp single", "omp barrier", "schedule", "onnxc_g"}) EXPECT_EQ(count(t, gone), 0u) << gone << "\n" << t;
+  EXPECT_EQ(count(t, "ONNXC_PRAGMA(omp taskloop collapse(2) num_tasks(onnxc_taskloop_chunks()))\n    for (int64_t a = 0; a < 4; ++a) {"), 1u) << t;
+  EXPECT_EQ(count(t, "ONNXC_PRAGMA(omp taskloop simd num_tasks(onnxc_taskloop_chunks()))\n    for (int64_t a = 0; a < 64; ++a)"), 1u) << t;
+  EXPECT_EQ(count(t, "\n  {\n    for (int64_t p = 0; p < 4; ++p) y0[64 + p] = 0.0f;\n  }\n"), 1u) << t;
+}
+
+TEST(Task, UnknownConstructsKeepTheFunctionAsWritten) {
+  for (const char* b : {
+           "  ONNXC_PRAGMA(omp for schedule(dynamic))\n  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n",
+           "  ONNXC_PRAGMA(omp for)\n  for (int64_t i = 0; i < 64; ++i) y0[i] = (float)omp_get_thread_num();\n",
+           "  ONNXC_PRAGMA(omp critical)\n  y0[0] += 1.0f;\n",
+       })
+    EXPECT_EQ(task_body(b), "") << b;
+}
+
+// The task form, compiled with gcc -fopenmp and run by teams of 1-5 threads: three chains of
+// two tasks each (depend clauses, as the emitter writes them) whose taskloops any thread of the
+// team helps with: every element is written exactly once, each loop sees the one before it
+// complete, and the second task of a chain sees the first one's output.
+TEST(Task, CompiledTasksComputeEveryElementOnce) {
+  namespace fs = std::filesystem;
+  std::string t = (fs::temp_directory_path() / "onnxc_task_XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const std::string d = t + "/";
+  const std::string body = tasked(
+      "  ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
+      "  for (int64_t a = 0; a < 7; ++a) {\n"
+      "    for (int64_t b = 1; b < 27; b += 2) {\n"
+      "      y0[a * 13 + (b - 1) / 2] += x0[a * 13 + (b - 1) / 2] + 1.0f;\n"
+      "    }\n"
+      "  }\n"
+      "  ONNXC_PRAGMA(omp parallel for)\n"
+      "  for (int64_t j = 0; j < 5; ++j) {\n"
+      "    float s = 0.0f;\n"
+      "    for (int64_t i = 0; i < 91; ++i) s += y0[i];\n"
+      "    y1[j] += s;\n"
+      "  }\n"
+      "  y1[5] += 1.0f;\n");
+  ASSERT_FALSE(body.empty());
+  std::ofstream(d + "t.c") << "#include <omp.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
+                           << "#define ONNXC_PRAGMA(x) _Pragma(#x)\n"
+                           << task_runtime_c()
+                           << "static void f(const float* x0, float* y0, float* y1) {\n" << body << "}\n"
+                           << "int main(void) {\n"
+                              "  static float x[3][91], y0[3][91], y1[3][6];\n"
+                              "  for (int l = 0; l < 3; ++l) for (int i = 0; i < 91; ++i) x[l][i] = (float)(i % 7);\n"
+                              "  for (int threads = 1; threads <= 5; ++threads) {\n"
+                              "    memset(y0, 0, sizeof y0);\n    memset(y1, 0, sizeof y1);\n"
+                              "    ONNXC_PRAGMA(omp parallel num_threads(threads))\n    {\n"
+                              "      ONNXC_PRAGMA(omp single)\n      {\n"
+                              "        char dep[3];\n        (void)dep; /* gcc counts no use in a depend clause */\n"
+                              "        for (int l = 0; l < 3; ++l) {\n"
+                              "          ONNXC_PRAGMA(omp task depend(out: dep[l]))\n          { f(x[l], y0[l], y1[l]); }\n"
+                              "          ONNXC_PRAGMA(omp task depend(inout: dep[l]))\n          { f(x[l], y0[l], y1[l]); }\n"
+                              "        }\n"
+                              "        ONNXC_PRAGMA(omp taskwait)\n"
+                              "      }\n"
+                              "    }\n"
+                              "    for (int l = 0; l < 3; ++l) {\n"
+                              "      float s1 = 0, s2 = 0;\n"
+                              "      for (int i = 0; i < 91; ++i) {\n"
+                              "        if (y0[l][i] != 2 * (x[l][i] + 1)) { printf(\"threads %d chain %d y0[%d] = %g\\n\", threads, l, i, y0[l][i]); return 1; }\n"
+                              "        s1 += x[l][i] + 1;\n        s2 += 2 * (x[l][i] + 1);\n      }\n"
+                              "      for (int j = 0; j < 5; ++j)\n"
+                              "        if (y1[l][j] != s1 + s2) { printf(\"threads %d chain %d y1[%d] = %g, not %g\\n\", threads, l, j, y1[l][j], s1 + s2); return 1; }\n"
+                              "      if (y1[l][5] != 2) { printf(\"threads %d chain %d: the statement ran %g times\\n\", threads, l, y1[l][5]); return 1; }\n"
+                              "    }\n"
+                              "  }\n"
+                              "  printf(\"ok\\n\");\n  return 0;\n}\n";
+  const std::string cmd = "gcc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " + d + "t.c -o " + d + "t > " + d + "log.txt 2>&1 && " + d + "t > " +
+                          d + "out.txt 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(d + "log.txt") << read_text(d + "out.txt") << "\n" << body;
   fs::remove_all(t);
 }
 
