@@ -57,6 +57,7 @@ struct Options {
   std::string layout = "nchwc";
   std::string parallel = "auto";  // --parallel auto|loop|task|batch
   std::string omp_region = "inference";  // --omp-region inference|op
+  std::string task_form = "groups";       // --task-form groups|omp-tasks
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
   std::string conv_algorithm = "auto";
@@ -371,6 +372,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   co.makefile = makefile;
   co.profile = o.profile;
   co.one_region = o.omp_region == "inference";
+  co.task_form = o.task_form;
   co.cudnn = cuda && o.cudnn;
   co.cublas = cuda && o.cublas;
   if (cuda && !o.gpu_precision.empty()) co.gpu_precision = o.gpu_precision;
@@ -666,6 +668,13 @@ int main(int argc, char** argv) {
                  "function the region cannot share (codegen/c/region.h; in NCHW, strided convs) keeps its own "
                  "fork/join between two regions")
       ->check(CLI::IsMember({"inference", "op"}))->capture_default_str();
+  app.add_option("--task-form", o.task_form,
+                 "how a fork-join region of --parallel task runs inside the one region (--omp-region inference): groups "
+                 "(each list of the schedule on a group of the threads, split at compile time in proportion to the lists' "
+                 "predicted times; the group's members split its loops and wait only for each other) or omp-tasks (each "
+                 "node an OpenMP task with depend clauses on the tensors it reads, its loops taskloops: the OpenMP runtime "
+                 "runs them as they become ready and idle threads take loop chunks)")
+      ->check(CLI::IsMember({"groups", "omp-tasks"}))->capture_default_str();
   app.add_option("--threads", o.threads,
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
                  "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")
@@ -769,6 +778,11 @@ int main(int argc, char** argv) {
       }
   if (!o.run_with.empty() && !o.verify) {
     fmt::print(stderr, "compile-model: error: --run-with is for --verify\n");
+    return kUsage;
+  }
+  if (o.task_form == "omp-tasks" && o.omp_region == "op") {
+    fmt::print(stderr, "compile-model: error: --task-form omp-tasks runs in the one parallel region of --omp-region inference; "
+                       "--omp-region op runs a fork-join region as `omp parallel sections`\n");
     return kUsage;
   }
   if (!o.gpu_precision.empty() && o.device != "cuda") {

@@ -20,8 +20,9 @@
 // every thread calls the nodes whose loops it shares, one thread the serial ones; bodies from
 // codegen/c/region.h, and a node that cannot share keeps its own fork/join between regions);
 // the nodes of a fork-join region (Graph::task_regions, the schedule pass) there, each list on
-// a group of the threads that share its loops (thread groups, codegen/c/region.h), or as
-// `omp parallel sections` without the one region, a section per list. The runtime is
+// a group of the threads that share its loops (thread groups, codegen/c/region.h) or, with
+// CodegenOptions::task_form "omp-tasks", each node an OpenMP task with depend clauses (its
+// loops taskloops); or as `omp parallel sections` without the one region, a section per list. The runtime is
 // #included at the top of NAME.c, so its functions are static; NAME_info's entry points
 // are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
@@ -33,6 +34,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -246,8 +248,9 @@ struct Module {
     RegionBody region{RegionRole::Alone, emitted_node.body};
     if ((in_region || in_group) && !emitted_node.own_region) region = region_body(emitted_node.body);
     if (in_group) {
-      std::string grouped = region.role == RegionRole::Shared ? group_body(region.body) : "";
-      if (!grouped.empty()) region = {RegionRole::Group, std::move(grouped)};
+      const bool tasks = opt.task_form == "omp-tasks";
+      std::string grouped = region.role != RegionRole::Shared ? "" : tasks ? task_body(region.body) : group_body(region.body);
+      if (!grouped.empty()) region = {tasks ? RegionRole::Task : RegionRole::Group, std::move(grouped)};
       else if (region.role == RegionRole::Shared) region = {RegionRole::Alone, emitted_node.body};
     }
     *role = region.role;
@@ -257,7 +260,7 @@ struct Module {
     // function): the kernels are tuned that way, and with restrict parameters gcc 12's PRE
     // keeps more vectors live across the Gemm register tile's reduction loop and spills
     // two of them per step (vit_b_16's MatMuls 1.9x slower).
-    if (region.role == RegionRole::Shared || region.role == RegionRole::Group)
+    if (region.role == RegionRole::Shared || region.role == RegionRole::Group || region.role == RegionRole::Task)
       for (std::string& prm : params)
         if (size_t at = prm.find("* restrict "); at != std::string::npos) prm.replace(at, 11, "* ");
     std::vector<std::string> group_outs;  // the group parameter, "onnxc_g" (unused when the body has no loop)
@@ -516,7 +519,7 @@ struct Module {
     // before: every node ends at a barrier (in a fork-join region, the group's first member
     // times the list's calls).
     std::string calls;
-    bool classic_sections = false, thread_groups = false;
+    bool classic_sections = false, thread_groups = false, omp_task_regions = false;
     // A fork-join region in the one region: each list on a group of the threads
     // (onnxc_group_join, codegen/c/region.h); every member calls the list's group functions, the
     // first member the others, followed by the group's barrier; the team's barrier ends it.
@@ -544,6 +547,54 @@ struct Module {
         c += ind + "  }\n";
       }
       return c + ind + "}\n" + ind + "ONNXC_PRAGMA(omp barrier)\n";
+    };
+    // A fork-join region as OpenMP tasks (--task-form omp-tasks): one thread makes each node of
+    // the lists a task, in list order (the longest list first), with `depend` clauses on one
+    // byte per node for the tensors it reads from the region's other nodes; the team runs them
+    // as they become ready (the others wait at the end of the `single`, taking tasks). A Task
+    // function's loops are taskloops whose chunks any waiting thread takes.
+    auto omp_tasks = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
+      omp_task_regions = true;
+      std::map<const Node*, size_t> at;
+      for (size_t q = r.first; q <= r.last && q < g.nodes.size(); ++q) at[g.nodes[q].get()] = q;
+      std::vector<size_t> slot(g.nodes.size(), SIZE_MAX);
+      size_t slots = 0;
+      for (const auto& list : r.groups)
+        for (size_t q : list)
+          if (!call_at[q].empty()) slot[q] = slots++;
+      // The tasks node q waits for: the producers of its inputs inside the region (through
+      // nodes with no call of their own).
+      std::function<void(size_t, std::set<size_t>&)> preds = [&](size_t q, std::set<size_t>& out) {
+        for (const Value* v : g.nodes[q]->all_inputs()) {
+          auto it = v && v->producer ? at.find(v->producer) : at.end();
+          if (it == at.end() || it->second == q) continue;
+          if (slot[it->second] != SIZE_MAX) out.insert(slot[it->second]);
+          else preds(it->second, out);
+        }
+      };
+      std::string c = fmt::format("{}/* Fork-join region {}: {} nodes as OpenMP tasks, run as their inputs are ready (the schedule's {} lists "
+                                  "predicted at {} threads: {:.1f} us; {:.1f} us one after another) */\n",
+                                  ind, index, slots, r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6);
+      c += fmt::format("{}ONNXC_PRAGMA(omp single)\n{}{{\n{}  char onnxc_dep[{}];\n{}  (void)onnxc_dep;\n", ind, ind, ind, slots, ind);
+      for (const auto& list : r.groups)
+        for (size_t q : list) {
+          if (slot[q] == SIZE_MAX) continue;
+          std::set<size_t> in;
+          preds(q, in);
+          std::string deps = fmt::format("depend(out: onnxc_dep[{}])", slot[q]);
+          if (!in.empty()) {
+            std::vector<std::string> items;
+            for (size_t d : in) items.push_back(fmt::format("onnxc_dep[{}]", d));
+            deps += fmt::format(" depend(in: {})", fmt::join(items, ", "));
+          }
+          std::string call = call_at[q];
+          if (opt.profile)
+            call = fmt::format("const double t0 = onnxc_now_seconds(); {} const double dt = onnxc_now_seconds() - t0; ONNXC_PRAGMA(omp atomic) "
+                               "ctx->prof[{}] += dt;",
+                               call, fn_at[q]);
+          c += fmt::format("{}  ONNXC_PRAGMA(omp task {})\n{}  {{ {} }}\n", ind, deps, ind, call);
+        }
+      return c + ind + "  ONNXC_PRAGMA(omp taskwait)\n" + ind + "}\n";
     };
     auto sections = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
       std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
@@ -586,7 +637,7 @@ struct Module {
         continue;
       }
       for (size_t q = i; q < j; ++q)
-        if (steps[q].region >= 0)
+        if (steps[q].region >= 0 && opt.task_form != "omp-tasks")
           calls += fmt::format("  onnxc_group_sync onnxc_sync{0}[{1}];\n  onnxc_group_sync_init(onnxc_sync{0}, {1});\n", steps[q].region,
                                g.task_regions[steps[q].region].groups.size());
       calls += "  /* One parallel region for these nodes (compile-model --omp-region inference): every thread calls the\n"
@@ -611,7 +662,8 @@ struct Module {
         const Step& s2 = steps[i];
         if (s2.region >= 0) {
           flush();
-          calls += groups(g.task_regions[s2.region], s2.region, "    ") + mark("");
+          const auto& r = g.task_regions[s2.region];
+          calls += (opt.task_form == "omp-tasks" ? omp_tasks(r, s2.region, "    ") : groups(r, s2.region, "    ")) + mark("");
         } else if (role_at[s2.p] == RegionRole::Serial) {
           serial.push_back(s2.p);
           if (opt.profile) flush();
@@ -627,6 +679,7 @@ struct Module {
       s += "#ifdef _OPENMP\n/* Threads of a fork-join region: one per list, at most the run's threads. */\n"
            "static int onnxc_region_threads(int lists) {\n  const int t = omp_get_max_threads();\n  return lists < t ? lists : t;\n}\n#endif\n\n";
     if (thread_groups) s += group_runtime_c();
+    if (omp_task_regions) s += task_runtime_c();
     const std::string functions = functions_text();
     s += vector_type_definitions(functions);  // the vector types the node functions name
     s += vmath_definitions(functions);  // the inline math helpers the node functions call

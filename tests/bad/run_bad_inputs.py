@@ -397,6 +397,16 @@ def _(d):
     return save(conv_model(), os.path.join(d, "gpu_precision_cpu.onnx")), ["--emit", "c", "--gpu-precision", "tf32"]
 
 
+@case("--task-form omp-tasks with --omp-region op", USAGE, "--task-form omp-tasks runs in the one parallel region", "--omp-region op")
+def _(d):
+    return save(conv_model(), os.path.join(d, "task_form_op.onnx")), ["--emit", "c", "--task-form", "omp-tasks", "--omp-region", "op"]
+
+
+@case("--task-form with an unknown form", USAGE, "--task-form", "dynamic")
+def _(d):
+    return save(conv_model(), os.path.join(d, "task_form_bad.onnx")), ["--emit", "c", "--task-form", "dynamic"]
+
+
 @case("--gpu-precision with an unknown precision", USAGE, "--gpu-precision", "bf16")
 def _(d):
     return save(conv_model(), os.path.join(d, "gpu_precision_bf16.onnx")), ["--device", "cuda", "--emit", "c", "--gpu-precision", "bf16"]
