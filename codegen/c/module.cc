@@ -550,9 +550,11 @@ struct Module {
     };
     // A fork-join region as OpenMP tasks (--task-form omp-tasks): one thread makes each node of
     // the lists a task, in list order (the longest list first), with `depend` clauses on one
-    // byte per node for the tensors it reads from the region's other nodes; the team runs them
-    // as they become ready (the others wait at the end of the `single`, taking tasks). A Task
-    // function's loops are taskloops whose chunks any waiting thread takes.
+    // byte per node (onnxc_depR, declared before the parallel region) for the tensors it reads
+    // from the region's other nodes; the team runs them as they become ready. The barrier at
+    // the end of the `single` waits for all of them, and a thread waiting there, the creator
+    // included, takes any task, also the chunks of a Task function's taskloops (a taskwait
+    // would let the creator run only the nodes' tasks, not the chunks).
     auto omp_tasks = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
       omp_task_regions = true;
       std::map<const Node*, size_t> at;
@@ -575,16 +577,16 @@ struct Module {
       std::string c = fmt::format("{}/* Fork-join region {}: {} nodes as OpenMP tasks, run as their inputs are ready (the schedule's {} lists "
                                   "predicted at {} threads: {:.1f} us; {:.1f} us one after another) */\n",
                                   ind, index, slots, r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6);
-      c += fmt::format("{}ONNXC_PRAGMA(omp single)\n{}{{\n{}  char onnxc_dep[{}];\n{}  (void)onnxc_dep;\n", ind, ind, ind, slots, ind);
+      c += fmt::format("{}ONNXC_PRAGMA(omp single)\n{}{{\n", ind, ind);
       for (const auto& list : r.groups)
         for (size_t q : list) {
           if (slot[q] == SIZE_MAX) continue;
           std::set<size_t> in;
           preds(q, in);
-          std::string deps = fmt::format("depend(out: onnxc_dep[{}])", slot[q]);
+          std::string deps = fmt::format("depend(out: onnxc_dep{}[{}])", index, slot[q]);
           if (!in.empty()) {
             std::vector<std::string> items;
-            for (size_t d : in) items.push_back(fmt::format("onnxc_dep[{}]", d));
+            for (size_t d : in) items.push_back(fmt::format("onnxc_dep{}[{}]", index, d));
             deps += fmt::format(" depend(in: {})", fmt::join(items, ", "));
           }
           std::string call = call_at[q];
@@ -594,7 +596,7 @@ struct Module {
                                call, fn_at[q]);
           c += fmt::format("{}  ONNXC_PRAGMA(omp task {})\n{}  {{ {} }}\n", ind, deps, ind, call);
         }
-      return c + ind + "  ONNXC_PRAGMA(omp taskwait)\n" + ind + "}\n";
+      return c + ind + "}\n";
     };
     auto sections = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
       std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
@@ -636,10 +638,20 @@ struct Module {
         for (; i < j; ++i) calls += "  " + timed(steps[i].p) + "\n";
         continue;
       }
-      for (size_t q = i; q < j; ++q)
-        if (steps[q].region >= 0 && opt.task_form != "omp-tasks")
+      for (size_t q = i; q < j; ++q) {
+        if (steps[q].region < 0) continue;
+        const auto& r = g.task_regions[steps[q].region];
+        if (opt.task_form == "omp-tasks") {
+          size_t nodes = 0;
+          for (const auto& list : r.groups)
+            for (size_t p : list) nodes += !call_at[p].empty();
+          calls += fmt::format("  char onnxc_dep{0}[{1}]; /* region {0}'s depend objects, one per node */\n  (void)onnxc_dep{0};\n", steps[q].region,
+                               std::max<size_t>(nodes, 1));
+        } else {
           calls += fmt::format("  onnxc_group_sync onnxc_sync{0}[{1}];\n  onnxc_group_sync_init(onnxc_sync{0}, {1});\n", steps[q].region,
-                               g.task_regions[steps[q].region].groups.size());
+                               r.groups.size());
+        }
+      }
       calls += "  /* One parallel region for these nodes (compile-model --omp-region inference): every thread calls the\n"
                "   * nodes that share their loops, one thread the serial ones; each node ends at a barrier. */\n"
                "  ONNXC_PRAGMA(omp parallel)\n  {\n";
