@@ -27,9 +27,9 @@ struct CodegenOptions {
   // false (op) gives every parallel loop nest its own fork/join.
   bool one_region = true;
   // C backend, compile-model --task-form: how a fork-join region (Graph::task_regions) runs in
-  // the one region: "groups" (each list on a group of the threads, codegen/c/region.h) or
-  // "omp-tasks" (each node an OpenMP task with depend clauses, its loops taskloops).
-  std::string task_form = "groups";
+  // the one region: "omp-tasks" (each node an OpenMP task with depend clauses, its loops
+  // taskloops) or "groups" (each list on a group of the threads), codegen/c/region.h.
+  std::string task_form = "omp-tasks";
   // The module's makefile; compile-model --split gives each part its own (NAME_head.mk...) and
   // writes a Makefile that builds them all.
   std::string makefile = "Makefile";

@@ -30,12 +30,13 @@
 // L from 2 to min(threads, components) chosen for the shortest predicted region (fewer lists
 // than threads give the long branches larger groups), and the region runs the lists side by
 // side. In the run's one
-// parallel region (--omp-region inference) each list runs on a group of the threads
-// (group_threads: one each when threads <= lists, else one plus a share of the rest in
-// proportion to the list's time), whose members split the list's loops and meet at the
-// group's own barrier (codegen/c/region.h); with --task-form omp-tasks each node of the region is
-// an OpenMP task with depend clauses on its inputs, run by the team as they become ready (the
-// lists only order their creation; the prediction stays the groups'); with --omp-region op, as `omp parallel sections`,
+// parallel region (--omp-region inference) each node of the region is an OpenMP task with
+// depend clauses on its inputs, run by the team as they become ready, its loops taskloops
+// (--task-form omp-tasks, the default: the lists only order the tasks' creation), or with
+// --task-form groups each list runs on a group of the threads (group_threads: one each when
+// threads <= lists, else one plus a share of the rest in proportion to the list's time), whose
+// members split the list's loops and meet at the group's own barrier (codegen/c/region.h). The
+// predictions below are the groups'. With --omp-region op, as `omp parallel sections`,
 // one thread per list (a kernel's own `omp parallel for` inside is a nested region of one
 // thread). "auto" keeps a region only where the lists' predicted time (the longest list on
 // its group + the start of the team) is at most 95% of the tasks' time one after another with

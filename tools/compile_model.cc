@@ -57,7 +57,7 @@ struct Options {
   std::string layout = "nchwc";
   std::string parallel = "auto";  // --parallel auto|loop|task|batch
   std::string omp_region = "inference";  // --omp-region inference|op
-  std::string task_form = "groups";       // --task-form groups|omp-tasks
+  std::string task_form = "omp-tasks";    // --task-form omp-tasks|groups
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
   std::string conv_algorithm = "auto";
@@ -652,9 +652,8 @@ int main(int argc, char** argv) {
   app.add_option("--parallel", o.parallel,
                  "how the generated code uses its threads: loop (each node in turn, its loops split across the threads), "
                  "task (independent branches - inception branches, shortcut convs - side by side in fork-join regions, "
-                 "each on a group of the threads that splits its loops: one thread per branch when there are no more threads "
-                 "than branches, else one plus a share of the rest in proportion to the branch's predicted time (with "
-                 "--omp-region op: one thread each); loops split as before elsewhere), batch (a model with a batch of N >= 2 items runs them "
+                 "their nodes OpenMP tasks run as their inputs are ready, or each branch on a group of the threads: see "
+                 "--task-form; loops split as before elsewhere), batch (a model with a batch of N >= 2 items runs them "
                  "side by side, one thread per item, each with its own arena: the model compiled at batch 1 and run once per "
                  "item; exit 3 naming the node when a node mixes the items, e.g. a Softmax or Concat along the batch axis) or "
                  "auto (batch when the batch has at least --threads items, they can run apart and the batch-1 model reads at "
@@ -668,13 +667,14 @@ int main(int argc, char** argv) {
                  "function the region cannot share (codegen/c/region.h; in NCHW, strided convs) keeps its own "
                  "fork/join between two regions")
       ->check(CLI::IsMember({"inference", "op"}))->capture_default_str();
-  app.add_option("--task-form", o.task_form,
-                 "how a fork-join region of --parallel task runs inside the one region (--omp-region inference): groups "
-                 "(each list of the schedule on a group of the threads, split at compile time in proportion to the lists' "
-                 "predicted times; the group's members split its loops and wait only for each other) or omp-tasks (each "
-                 "node an OpenMP task with depend clauses on the tensors it reads, its loops taskloops: the OpenMP runtime "
-                 "runs them as they become ready and idle threads take loop chunks)")
-      ->check(CLI::IsMember({"groups", "omp-tasks"}))->capture_default_str();
+  CLI::Option* task_form_opt = app.add_option("--task-form", o.task_form,
+                 "how a fork-join region (--parallel task or auto) runs inside the one region (--omp-region inference): "
+                 "omp-tasks (each node an OpenMP task with depend clauses on the tensors it reads, its loops taskloops: "
+                 "the OpenMP runtime runs them as they become ready and idle threads take loop chunks) or groups (each "
+                 "list of the schedule on a group of the threads, split at compile time in proportion to the lists' "
+                 "predicted times; the group's members split its loops and wait only for each other). --omp-region op "
+                 "runs a region as `omp parallel sections`")
+      ->check(CLI::IsMember({"omp-tasks", "groups"}))->capture_default_str();
   app.add_option("--threads", o.threads,
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
                  "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")
@@ -780,8 +780,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "compile-model: error: --run-with is for --verify\n");
     return kUsage;
   }
-  if (o.task_form == "omp-tasks" && o.omp_region == "op") {
-    fmt::print(stderr, "compile-model: error: --task-form omp-tasks runs in the one parallel region of --omp-region inference; "
+  if (task_form_opt->count() > 0 && o.omp_region == "op") {
+    fmt::print(stderr, "compile-model: error: --task-form is for the one parallel region of --omp-region inference; "
                        "--omp-region op runs a fork-join region as `omp parallel sections`\n");
     return kUsage;
   }

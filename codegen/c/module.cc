@@ -19,10 +19,10 @@
 // as before, in graph order, inside one OpenMP parallel region (CodegenOptions::one_region:
 // every thread calls the nodes whose loops it shares, one thread the serial ones; bodies from
 // codegen/c/region.h, and a node that cannot share keeps its own fork/join between regions);
-// the nodes of a fork-join region (Graph::task_regions, the schedule pass) there, each list on
-// a group of the threads that share its loops (thread groups, codegen/c/region.h) or, with
-// CodegenOptions::task_form "omp-tasks", each node an OpenMP task with depend clauses (its
-// loops taskloops); or as `omp parallel sections` without the one region, a section per list. The runtime is
+// the nodes of a fork-join region (Graph::task_regions, the schedule pass) there, each an
+// OpenMP task with depend clauses, its loops taskloops (CodegenOptions::task_form "omp-tasks",
+// the default), or each list on a group of the threads that share its loops ("groups"; both
+// codegen/c/region.h); or as `omp parallel sections` without the one region, a section per list. The runtime is
 // #included at the top of NAME.c, so its functions are static; NAME_info's entry points
 // are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
@@ -502,7 +502,7 @@ struct Module {
         fn_at[p] = k;
         any_shared = any_shared || role_at[p] == RegionRole::Shared;
       }
-      // Fork-join regions run in the one region, on thread groups.
+      // Fork-join regions run in the one region, as OpenMP tasks or on thread groups.
       any_shared = any_shared || (opt.one_region && g.batch_items <= 1 && !g.task_regions.empty());
     }
     auto timed = [&](size_t p) {  // the call, timed by the thread that makes it
@@ -514,10 +514,10 @@ struct Module {
     // call as it is, a fork-join region (Graph::task_regions) as `omp parallel sections` with
     // one section per list, each on one thread. With it: the calls between two Alone ones in
     // one `omp parallel` (when one of them shares its loops): Shared calls made by every
-    // thread, runs of Serial ones in one `omp single`, a fork-join region on thread groups.
-    // With --profile the region's first thread times each node from the end of the one
-    // before: every node ends at a barrier (in a fork-join region, the group's first member
-    // times the list's calls).
+    // thread, runs of Serial ones in one `omp single`, a fork-join region as OpenMP tasks or on
+    // thread groups. With --profile the region's first thread times each node from the end of
+    // the one before: every node ends at a barrier (in a fork-join region, each task times its
+    // call, or the group's first member the list's calls).
     std::string calls;
     bool classic_sections = false, thread_groups = false, omp_task_regions = false;
     // A fork-join region in the one region: each list on a group of the threads

@@ -24,7 +24,7 @@
 // brace per line) and says Alone whenever a line is not one of the shapes above, so a body
 // it does not understand keeps its own regions.
 //
-// Thread groups. Inside the one region, a fork-join region of the schedule (Graph::task_regions,
+// Thread groups (compile-model --task-form groups). Inside the one region, a fork-join region of the schedule (Graph::task_regions,
 // independent branches side by side) runs each of its lists on a group of the team's threads:
 // with more threads than lists, a list gets one thread plus a share of the others in
 // proportion to its predicted time (onnxc_group_join below). A Shared body becomes a group
@@ -33,9 +33,12 @@
 // flattened range) and ends at the group's own barrier instead of the team's, a `single` runs
 // on the group's first member. Only the threads of the group wait for each other.
 //
-// OpenMP tasks (compile-model --task-form omp-tasks). Instead, one thread of the region makes
-// every node of a fork-join region an OpenMP task, `depend` clauses on the tensors it reads
-// and writes, and the team runs them as they become ready. A Shared body becomes a task body
+// OpenMP tasks (compile-model --task-form omp-tasks, the default). Instead, one thread of the
+// region makes every node of a fork-join region an OpenMP task, `depend` clauses on the
+// tensors it reads from the region's other nodes, and the team runs them as they become ready
+// (on the 2-core machine of bench/results/parallel.md within 2% of loop parallelism where
+// thread groups lose 8-14%: a thread that has run out of branches helps with the loops of
+// the others). A Shared body becomes a task body
 // (task_body): each worksharing loop an `omp taskloop` of 8 tasks per thread (chunks any idle
 // thread of the team takes; the loop waits for them), a `single` the task's own statement.
 #pragma once

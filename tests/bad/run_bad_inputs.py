@@ -397,7 +397,7 @@ def _(d):
     return save(conv_model(), os.path.join(d, "gpu_precision_cpu.onnx")), ["--emit", "c", "--gpu-precision", "tf32"]
 
 
-@case("--task-form omp-tasks with --omp-region op", USAGE, "--task-form omp-tasks runs in the one parallel region", "--omp-region op")
+@case("--task-form with --omp-region op", USAGE, "--task-form is for the one parallel region", "--omp-region op")
 def _(d):
     return save(conv_model(), os.path.join(d, "task_form_op.onnx")), ["--emit", "c", "--task-form", "omp-tasks", "--omp-region", "op"]
 

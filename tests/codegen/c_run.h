@@ -45,6 +45,7 @@ struct CRunOptions {
   // Functions the model's object code must not call: NAME.c is also compiled alone (-c) and
   // any of these among its undefined symbols (nm -u) fails the test.
   std::vector<std::string> forbid_calls;
+  std::string task_form = "omp-tasks";  // CodegenOptions::task_form: how fork-join regions run
 };
 
 inline std::string c_run_read_file(const std::filesystem::path& p) {
@@ -92,6 +93,7 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
     co.name = name;
     co.outdir = dir.string();
     co.source = g.model_path;
+    co.task_form = o.task_form;
     (o.backend ? *o.backend : test_backend()).write_module(g, co);
   } catch (const std::exception& ex) {
     return fail(std::string("write_module: ") + ex.what());

@@ -6,7 +6,7 @@
 // loop-friendly graphs get none in "auto", no list reads another's results, the memory plan
 // keeps a region's tensors apart (check_memory_plan, which also catches a corrupted plan), the
 // lists' thread groups follow their times, and an inception-like graph with regions runs in C
-// with the reference's outputs at 2 threads and, on thread groups, at 5.
+// with the reference's outputs at 2 and 5 threads, as OpenMP tasks and on thread groups.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -376,7 +376,8 @@ TEST(Regions, RandomGraphsKeepDependencesAndMemoryApart) {
 }
 
 // An inception-like block (1x1, 1x1→3x3, 1x1→5x5, pool→1x1, Concat) through the whole
-// pipeline with --parallel task at 2 threads, built and run: the reference's outputs.
+// pipeline with --parallel task at 2 threads, built and run in both task forms: the
+// reference's outputs.
 TEST(Regions, InceptionBlockRunsInC) {
   GraphBuilder gb;
   Value* x = gb.input("x", {1, 32, 12, 12});
@@ -399,12 +400,17 @@ TEST(Regions, InceptionBlockRunsInC) {
   ASSERT_EQ(gb.g->task_regions.size(), 1u);
   expect_valid_regions(*gb.g);
   EXPECT_EQ(check_memory_plan(*gb.g), "");
-  CRunOptions co;
-  co.threads = 2;
-  expect_close(run_c(*gb.g, in, co), ref, 1e-4);
-  // More threads than lists: each list on a group of threads that split its loops.
-  co.threads = 5;
-  expect_close(run_c(*gb.g, in, co), ref, 1e-4);
+  for (const char* form : {"omp-tasks", "groups"}) {
+    SCOPED_TRACE(form);
+    CRunOptions co;
+    co.task_form = form;
+    co.threads = 2;
+    expect_close(run_c(*gb.g, in, co), ref, 1e-4);
+    // More threads than lists: tasks' loops shared by idle threads, or each list on a group
+    // of threads that split its loops.
+    co.threads = 5;
+    expect_close(run_c(*gb.g, in, co), ref, 1e-4);
+  }
 }
 
 }  // namespace
