@@ -21,7 +21,8 @@
 #      split_profiled: googlenet again, cut with the measured GPU times (--gpu-profile)
 #   6. cpu_scaling, only when ONNXC_GPU_STEPS names it: bench/parallel.py on the host's cores at
 #      1-16 threads against the Python onnxruntime (ONNXC_GPU_CPU_MODELS, default googlenet resnet50),
-#      with the loop build's fork/join per loop nest (--omp-region op) next to the one region
+#      with the loop build's fork/join per loop nest (--omp-region op) next to the one region, and
+#      the task build's regions on thread groups and as OpenMP tasks (--task-form omp-tasks)
 # Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
 # models cuda_bench gpu_profiles split_check loadgen_build split_bench split_profiled), ONNXC_GPU_PROFILES, ONNXC_GPU_UNPACK (models to rebuild),
 # ONNXC_GPU_MODELS, ONNXC_GPU_BATCHES, ONNXC_GPU_PRECISIONS and ONNXC_GPU_PRECISION_MODELS

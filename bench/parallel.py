@@ -2,10 +2,12 @@
 """bench/parallel.py — loop parallelism against fork-join task regions, next to ONNX Runtime.
 
 For each model (default: googlenet, densenet201, efficientnet_b0, resnet50 at batch 1 and
-resnet50 at batch 8, from the zoo of models/export_zoo.py) it builds the binary three ways with
+resnet50 at batch 8, from the zoo of models/export_zoo.py) it builds the binary four ways with
 compile-model: --parallel loop (every node in turn, its loops split across the threads), --parallel
-task (every fork-join region the schedule pass finds: independent branches side by side, one
-thread each) and the default --parallel auto (regions only where the cost model predicts a gain;
+task (every fork-join region the schedule pass finds: independent branches side by side) with
+--task-form groups (each list on a group of the threads) and with --task-form omp-tasks (the
+default: each node of a region an OpenMP task with depend clauses, its loops taskloops) and the
+default --parallel auto (regions only where the cost model predicts a gain;
 when it picks none its C is the loop build's, and the loop timings stand for it); a model at
 batch N >= 2 also --parallel batch (its items side by side, one thread and one arena each, the
 model compiled at batch 1), which auto picks when it can (its C then is the batch build's). It then times,
@@ -133,6 +135,8 @@ def check_output(a, model, binary):
 
 def build(a, model, mode, extra=(), tag=None):
     out_dir = os.path.join(a.work, f"{model.stem}_{tag or mode}")
+    # --parallel task on thread groups here; the task_omp build passes --task-form omp-tasks.
+    extra = list(extra) or (["--task-form", "groups"] if mode == "task" else [])
     cmd = [a.compiler, model.onnx, "-o", out_dir, "--name", model.stem, "--parallel", mode, *extra]
     out, wall = rb.check_proc(cmd, f"compile-model {model.stem} --parallel {mode} {' '.join(extra)}")
     with open(os.path.join(out_dir, f"{model.stem}.c")) as f:
@@ -155,8 +159,10 @@ def write_md(a, R, path):
          f"Command: `{R['command']}` ({a.rounds} rounds × {a.runs} runs, medians of the per-round medians, "
          f"ms per inference).  ",
          "onnxc: `--parallel loop` (each node in turn, loops split across the threads), `--parallel task` (every "
-         "fork-join region: independent branches side by side, each on a group of the threads: one thread each where "
-         "there are no more threads than branches), `--parallel batch` (models at batch "
+         "fork-join region: independent branches side by side) with `--task-form groups` (each list on a group of the "
+         "threads: one thread each where there are no more threads than lists) and with `--task-form omp-tasks` (the "
+         "default: each node of a region an OpenMP task with depend clauses, its loops taskloops that idle threads "
+         "share), `--parallel batch` (models at batch "
          "N >= 2: the items side by side, one thread and one arena each), `--parallel auto` (the default: batch where it "
          "applies, else regions only where the cost model predicts a gain; its C is then the batch or the loop "
          f"build's). ONNX Runtime {R.get('ort', '1.30 (onnxruntime-node)')}, graph optimisation \"all\": sequential "
@@ -174,10 +180,11 @@ def write_md(a, R, path):
         L += [f"## {stem}", "",
               f"Regions with `--parallel task`: {M['regions_task'][0]} ({M['regions_task'][1]} lists); with the "
               f"default `auto`: {M['regions_auto'][0]}. Task build vs PyTorch: max error {M['task_error']:.1e} of the "
-              f"output's max magnitude{batch_err}.", "",
-              "| threads | loop | task | task / loop | predicted task / loop | batch | batch / loop | auto | ORT sequential "
+              f"output's max magnitude{batch_err}"
+              + (f"; with OpenMP tasks: {M['task_omp_error']:.1e}" if M.get("task_omp_error") is not None else "") + ".", "",
+              "| threads | loop | task, thread groups | that / loop | task, OpenMP tasks | that / loop | predicted task / loop | batch | batch / loop | auto | ORT sequential "
               "| ORT parallel | auto / best ORT | list schedule: predicted speed-up |" + (" loop, --omp-region op | loop / that |" if op else ""),
-              "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if op else "")]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if op else "")]
         for t in a.threads:
             T = M["threads"][str(t)]
             loop, task, auto, batch = med(T["loop"]), med(T["task"]), med(T["auto"]), med(T.get("batch", []))
@@ -185,8 +192,10 @@ def write_md(a, R, path):
             pred = M["predicted"][str(t)]
             ratio_pred = pred["with_ms"] / pred["loop_ms"] if pred["loop_ms"] else None
             best = min(x for x in (ors, orp) if x is not None)
-            sched = pred["list_schedule"].get(t)
+            sched = pred["list_schedule"].get(t, pred["list_schedule"].get(str(t)))  # str keys after a json round trip (--render)
+            tomp = med(T.get("task_omp", []))
             L.append(f"| {t} | {fmt_ms(loop)} | {fmt_ms(task)} | {task / loop:.2f} | "
+                     f"{fmt_ms(tomp)}{' (= task)' if M.get('task_omp_is_task') else ''} | {'–' if tomp is None else f'{tomp / loop:.2f}'} | "
                      f"{'–' if ratio_pred is None or pred['regions'] == 0 else f'{ratio_pred:.2f}'} | "
                      f"{fmt_ms(batch)} | {'–' if batch is None else f'{batch / loop:.2f}'} | "
                      f"{fmt_ms(auto)}{' (= loop)' if M['auto_is_loop'] else ''}"
@@ -258,6 +267,11 @@ def main():
         modes = MODES + (["batch"] if m.batch > 1 else [])
         rb.log(f"building {m.stem} ({', '.join(modes)})")
         B = {mode: build(a, m, mode) for mode in modes}
+        # The fork-join regions as OpenMP tasks (--task-form omp-tasks) instead of thread groups;
+        # with no region its C is the task build's, whose timings stand for it.
+        B["task_omp"] = build(a, m, "task", ["--task-form", "omp-tasks"], "task_omp")
+        task_omp_is_task = B["task_omp"]["c"] == B["task"]["c"]
+        modes = modes + ["task_omp"]
         if a.omp_region_op:
             B["loop_op"] = build(a, m, "loop", ["--omp-region", "op"], "loop_op")
             modes = modes + ["loop_op"]
@@ -268,11 +282,12 @@ def main():
             "regions_task": B["task"]["regions"], "regions_auto": B["auto"]["regions"], "auto_is_loop": auto_is_loop,
             "auto_is_batch": auto_is_batch, "batch_error": check_output(a, m, B["batch"]["binary"]) if "batch" in B else None,
             "task_error": check_output(a, m, B["task"]["binary"]),
+            "task_omp_error": check_output(a, m, B["task_omp"]["binary"]), "task_omp_is_task": task_omp_is_task,
             "predicted": {str(t): predictions(a, m, t) for t in a.threads},
-            "threads": {str(t): {k: [] for k in ["loop", "task", "auto", "batch", "loop_op", "ort_seq", "ort_par"]} for t in a.threads}}
+            "threads": {str(t): {k: [] for k in ["loop", "task", "task_omp", "auto", "batch", "loop_op", "ort_seq", "ort_par"]} for t in a.threads}}
         rb.log(f"  regions: task {B['task']['regions']}, auto {B['auto']['regions']}"
                f"{' (auto = loop)' if auto_is_loop else ''}; task vs PyTorch {R['models'][m.stem]['task_error']:.1e}")
-    engines = ["loop", "task", "auto", "batch"] + (["loop_op"] if a.omp_region_op else []) + ["ort_seq", "ort_par"]
+    engines = ["loop", "task", "task_omp", "auto", "batch"] + (["loop_op"] if a.omp_region_op else []) + ["ort_seq", "ort_par"]
     for rnd in range(a.rounds):
         rb.log(f"round {rnd + 1}/{a.rounds}")
         for m in models:
@@ -280,7 +295,8 @@ def main():
             for t in a.threads:
                 order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
                 for e in order:
-                    if (e == "auto" and (M["auto_is_loop"] or M["auto_is_batch"])) or (e == "batch" and e not in binaries[m.stem]):
+                    if ((e == "auto" and (M["auto_is_loop"] or M["auto_is_batch"])) or (e == "batch" and e not in binaries[m.stem])
+                            or (e == "task_omp" and M["task_omp_is_task"])):
                         continue
                     if e.startswith("ort"):
                         x = ort_time(a, m, t, t if e == "ort_par" else 0)
@@ -289,6 +305,8 @@ def main():
                     M["threads"][str(t)][e].append(x)
                 if M["auto_is_loop"] or M["auto_is_batch"]:
                     M["threads"][str(t)]["auto"] = M["threads"][str(t)]["loop" if M["auto_is_loop"] else "batch"]
+                if M["task_omp_is_task"]:
+                    M["threads"][str(t)]["task_omp"] = M["threads"][str(t)]["task"]
                 T = M["threads"][str(t)]
                 rb.log(f"  {m.stem} {t} thr: " + ", ".join(f"{e} {T[e][-1]:.2f}" for e in engines if T[e]))
     R["load"][1] = os.getloadavg()[0]
