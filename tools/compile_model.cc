@@ -353,11 +353,15 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
                   t_pass.seconds()));
   if (po.verify_each && !po.disabled.count("memory-plan"))
     if (std::string clash = check_memory_plan(g); !clash.empty()) throw InternalError("memory plan: " + clash);
+  // How the C runs a fork-join region (codegen/c/region.h).
+  const std::string region_form = o.omp_region == "op"        ? "as omp parallel sections (--omp-region op)"
+                                  : o.task_form == "omp-tasks" ? "as OpenMP tasks (--task-form omp-tasks)"
+                                                               : "on thread groups (--task-form groups)";
   if (!g.task_regions.empty()) {
     size_t lists = 0;
     for (auto& r : g.task_regions) lists += r.groups.size();
-    say(fmt::format("{}schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}", part, g.task_regions.size(),
-                    g.task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel));
+    say(fmt::format("{}schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}, run {}", part, g.task_regions.size(),
+                    g.task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel, region_form));
   }
   if (g.batch_items > 1)
     say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, o.parallel));
@@ -365,6 +369,9 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
     const TaskGraph tg = build_task_graph(g, target, po.measured);
     fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target),
                describe_regions(g, tg, target.threads, target));
+    if (!g.task_regions.empty())
+      fmt::print("the regions run {}{}\n", region_form,
+                 o.omp_region != "op" && o.task_form == "omp-tasks" ? "; the lists above only order the making of the tasks, and the predictions are for thread groups" : "");
   }
 
   Timer t_gen;
