@@ -208,8 +208,9 @@ struct Module {
   // The function of node k ("" when an identical one exists: then *call calls that one and
   // its comment gains this node's names). in_region: the node runs inside the inference's one
   // parallel region (codegen/c/region.h), written in the form *role says.
-  // in_group: the node is in a fork-join region inside the one region; its function is in group
-  // form (RegionRole::Group, taking `onnxc_group* onnxc_g`) where group_body can write it.
+  // in_group: the node is in a fork-join region inside the one region; its function is in task
+  // form (RegionRole::Task, task_body) with CodegenOptions::task_form "omp-tasks", else in group
+  // form (RegionRole::Group, taking `onnxc_group* onnxc_g`), where the rewrite can write it.
   std::string node_function(size_t k, const Node& n, std::string* call, bool in_region, bool in_group, RegionRole* role) {
     std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
     std::vector<std::string> params, args;
@@ -555,15 +556,20 @@ struct Module {
     // the end of the `single` waits for all of them, and a thread waiting there, the creator
     // included, takes any task, also the chunks of a Task function's taskloops (a taskwait
     // would let the creator run only the nodes' tasks, not the chunks).
+    auto task_nodes = [&](const Graph::TaskRegion& r) {  // the region's nodes with a call, in list order
+      std::vector<size_t> nodes;
+      for (const auto& list : r.groups)
+        for (size_t q : list)
+          if (!call_at[q].empty()) nodes.push_back(q);
+      return nodes;
+    };
     auto omp_tasks = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
       omp_task_regions = true;
       std::map<const Node*, size_t> at;
       for (size_t q = r.first; q <= r.last && q < g.nodes.size(); ++q) at[g.nodes[q].get()] = q;
+      const std::vector<size_t> nodes = task_nodes(r);
       std::vector<size_t> slot(g.nodes.size(), SIZE_MAX);
-      size_t slots = 0;
-      for (const auto& list : r.groups)
-        for (size_t q : list)
-          if (!call_at[q].empty()) slot[q] = slots++;
+      for (size_t i = 0; i < nodes.size(); ++i) slot[nodes[i]] = i;
       // The tasks node q waits for: the producers of its inputs inside the region (through
       // nodes with no call of their own).
       std::function<void(size_t, std::set<size_t>&)> preds = [&](size_t q, std::set<size_t>& out) {
@@ -576,26 +582,24 @@ struct Module {
       };
       std::string c = fmt::format("{}/* Fork-join region {}: {} nodes as OpenMP tasks, run as their inputs are ready (the schedule's {} lists "
                                   "predicted at {} threads: {:.1f} us; {:.1f} us one after another) */\n",
-                                  ind, index, slots, r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6);
+                                  ind, index, nodes.size(), r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6);
       c += fmt::format("{}ONNXC_PRAGMA(omp single)\n{}{{\n", ind, ind);
-      for (const auto& list : r.groups)
-        for (size_t q : list) {
-          if (slot[q] == SIZE_MAX) continue;
-          std::set<size_t> in;
-          preds(q, in);
-          std::string deps = fmt::format("depend(out: onnxc_dep{}[{}])", index, slot[q]);
-          if (!in.empty()) {
-            std::vector<std::string> items;
-            for (size_t d : in) items.push_back(fmt::format("onnxc_dep{}[{}]", index, d));
-            deps += fmt::format(" depend(in: {})", fmt::join(items, ", "));
-          }
-          std::string call = call_at[q];
-          if (opt.profile)
-            call = fmt::format("const double t0 = onnxc_now_seconds(); {} const double dt = onnxc_now_seconds() - t0; ONNXC_PRAGMA(omp atomic) "
-                               "ctx->prof[{}] += dt;",
-                               call, fn_at[q]);
-          c += fmt::format("{}  ONNXC_PRAGMA(omp task {})\n{}  {{ {} }}\n", ind, deps, ind, call);
+      for (size_t q : nodes) {
+        std::set<size_t> in;
+        preds(q, in);
+        std::string deps = fmt::format("depend(out: onnxc_dep{}[{}])", index, slot[q]);
+        if (!in.empty()) {
+          std::vector<std::string> items;
+          for (size_t d : in) items.push_back(fmt::format("onnxc_dep{}[{}]", index, d));
+          deps += fmt::format(" depend(in: {})", fmt::join(items, ", "));
         }
+        std::string call = call_at[q];
+        if (opt.profile)
+          call = fmt::format("const double t0 = onnxc_now_seconds(); {} const double dt = onnxc_now_seconds() - t0; ONNXC_PRAGMA(omp atomic) "
+                             "ctx->prof[{}] += dt;",
+                             call, fn_at[q]);
+        c += fmt::format("{}  ONNXC_PRAGMA(omp task {})\n{}  {{ {} }}\n", ind, deps, ind, call);
+      }
       return c + ind + "}\n";
     };
     auto sections = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
@@ -642,11 +646,8 @@ struct Module {
         if (steps[q].region < 0) continue;
         const auto& r = g.task_regions[steps[q].region];
         if (opt.task_form == "omp-tasks") {
-          size_t nodes = 0;
-          for (const auto& list : r.groups)
-            for (size_t p : list) nodes += !call_at[p].empty();
           calls += fmt::format("  char onnxc_dep{0}[{1}]; /* region {0}'s depend objects, one per node */\n  (void)onnxc_dep{0};\n", steps[q].region,
-                               std::max<size_t>(nodes, 1));
+                               std::max<size_t>(task_nodes(r).size(), 1));
         } else {
           calls += fmt::format("  onnxc_group_sync onnxc_sync{0}[{1}];\n  onnxc_group_sync_init(onnxc_sync{0}, {1});\n", steps[q].region,
                                r.groups.size());

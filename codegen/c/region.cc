@@ -159,6 +159,27 @@ std::string trip_count(const LoopHeader& h) {
 
 }  // namespace
 
+// The clauses of a worksharing loop as the emitter writes it, `ONNXC_PRAGMA(omp for CLAUSES)`:
+// simd, nowait, schedule(static), collapse(k). False for a line of another shape or with
+// another clause.
+struct ForClauses {
+  bool simd = false, nowait = false;
+  size_t collapse = 1;
+};
+
+bool for_clauses(const std::string& code, ForClauses* c) {
+  if (!code.starts_with("ONNXC_PRAGMA(omp for") || code.back() != ')') return false;
+  static const std::regex clause(R"(^\s*(simd|nowait|schedule\(static\)|collapse\((\d+)\))\s*)");
+  std::string clauses = code.substr(20, code.size() - 21);
+  for (std::smatch m; !trim(clauses).empty(); clauses = m.suffix().str()) {
+    if (!std::regex_search(clauses, m, clause)) return false;
+    if (m[1].str() == "simd") c->simd = true;
+    else if (m[1].str() == "nowait") c->nowait = true;
+    else if (m[2].matched) c->collapse = std::stoul(m[2].str());
+  }
+  return true;
+}
+
 RegionBody region_body(const std::string& body) {
   RegionBody r;
   r.body = body;
@@ -318,18 +339,10 @@ std::string group_body(const std::string& shared) {
       depth = 0;
       continue;
     }
-    if (!code.starts_with("ONNXC_PRAGMA(omp for") || code.back() != ')') return "";
-    // The clauses: simd, collapse(k), schedule(static), nowait.
-    std::string clauses = code.substr(20, code.size() - 21);
-    bool simd = false, nowait = false;
-    size_t k = 1;
-    static const std::regex clause(R"(^\s*(simd|nowait|schedule\(static\)|collapse\((\d+)\))\s*)");
-    for (std::smatch m; !trim(clauses).empty(); clauses = m.suffix().str()) {
-      if (!std::regex_search(clauses, m, clause)) return "";
-      if (m[1].str() == "simd") simd = true;
-      else if (m[1].str() == "nowait") nowait = true;
-      else if (m[2].matched) k = std::stoul(m[2].str());
-    }
+    ForClauses fc;
+    if (!for_clauses(code, &fc)) return "";
+    const bool simd = fc.simd, nowait = fc.nowait;
+    const size_t k = fc.collapse;
     if (k < 1 || k > 8 || i + k >= lines.size()) return "";
     std::vector<LoopHeader> hs(k);
     std::vector<std::string> indents(k);
@@ -393,7 +406,6 @@ std::string task_body(const std::string& shared) {
   bool in_comment = false;
   const std::vector<Line> lines = body_lines(shared, &in_comment);
   std::string out;
-  static const std::regex clause(R"(^\s*(simd|nowait|schedule\(static\)|collapse\((\d+)\))\s*)");
   for (const Line& ln : lines) {
     const std::string& line = ln.text;
     const std::string& code = ln.code;
@@ -405,18 +417,12 @@ std::string task_body(const std::string& shared) {
     // One task runs the body: a barrier waits for nothing (every taskloop below has waited for
     // its own tasks), a single is the task itself.
     if (code == "ONNXC_PRAGMA(omp barrier)" || code == "ONNXC_PRAGMA(omp single)" || code == "ONNXC_PRAGMA(omp single nowait)") continue;
-    if (!code.starts_with("ONNXC_PRAGMA(omp for") || code.back() != ')') return "";
-    // The clauses: simd, collapse(k), schedule(static), nowait. A taskloop keeps simd and
-    // collapse; it waits for its tasks (its implicit taskgroup) where the loop had a barrier,
-    // and after a nowait loop too.
-    std::string clauses = code.substr(20, code.size() - 21);
-    std::string kept;
-    for (std::smatch m; !trim(clauses).empty(); clauses = m.suffix().str()) {
-      if (!std::regex_search(clauses, m, clause)) return "";
-      if (m[1].str() == "simd") kept = " simd" + kept;
-      else if (m[2].matched) kept += " " + m[1].str();
-    }
-    out += indent + "ONNXC_PRAGMA(omp taskloop" + kept + " num_tasks(onnxc_taskloop_chunks()))\n";
+    // A taskloop keeps simd and collapse; it waits for its tasks (its implicit taskgroup) where
+    // the loop had a barrier, and after a nowait loop too.
+    ForClauses fc;
+    if (!for_clauses(code, &fc)) return "";
+    out += indent + "ONNXC_PRAGMA(omp taskloop" + (fc.simd ? " simd" : "") + (fc.collapse > 1 ? " collapse(" + std::to_string(fc.collapse) + ")" : "") +
+           " num_tasks(onnxc_taskloop_chunks()))\n";
   }
   if (in_comment) return "";
   if (!shared.empty() && shared.back() != '\n') out.pop_back();

@@ -244,61 +244,80 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// The body the compiled tests rewrite: y0[i] += x0[i] + 1 over a 7 x 13 collapsed nest (the
+// inner loop in steps of 2), then y1[j] += the sum of all of y0 (needs the loop before it
+// complete), then one thread adds 1 to y1[5].
+const char* const kCompiledBody =
+    "  ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
+    "  for (int64_t a = 0; a < 7; ++a) {\n"
+    "    for (int64_t b = 1; b < 27; b += 2) {\n"
+    "      y0[a * 13 + (b - 1) / 2] += x0[a * 13 + (b - 1) / 2] + 1.0f;\n"
+    "    }\n"
+    "  }\n"
+    "  ONNXC_PRAGMA(omp parallel for)\n"
+    "  for (int64_t j = 0; j < 5; ++j) {\n"
+    "    float s = 0.0f;\n"
+    "    for (int64_t i = 0; i < 91; ++i) s += y0[i];\n"
+    "    y1[j] += s;\n"
+    "  }\n"
+    "  y1[5] += 1.0f;\n";
+
+// A C program around a rewritten kCompiledBody: `runtime` (the C the form needs), the body as
+// f(x0, y0, y1`params`), and a main that, for teams of 1-5 threads, runs `run` (which calls f
+// twice on each of the lists x[l], y0[l], y1[l], l < 3) and checks that every element of y0 was
+// written exactly once per call, that each y1[j] saw y0 complete and that the statement for
+// one thread ran once per call. Prints "ok" and returns 0, or prints the first difference.
+std::string compiled_program(const char* runtime, const std::string& params, const std::string& body, const std::string& run) {
+  return std::string("#include <omp.h>\n#include <stdatomic.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
+                     "#define ONNXC_PRAGMA(x) _Pragma(#x)\n") +
+         runtime + "static void f(const float* x0, float* y0, float* y1" + params + ") {\n" + body + "}\n" +
+         "int main(void) {\n"
+         "  static float x[3][91], y0[3][91], y1[3][6];\n"
+         "  for (int l = 0; l < 3; ++l) for (int i = 0; i < 91; ++i) x[l][i] = (float)(i % 7);\n"
+         "  for (int threads = 1; threads <= 5; ++threads) {\n"
+         "    memset(y0, 0, sizeof y0);\n    memset(y1, 0, sizeof y1);\n" +
+         run +
+         "    for (int l = 0; l < 3; ++l) {\n"
+         "      float s1 = 0, s2 = 0;\n"
+         "      for (int i = 0; i < 91; ++i) {\n"
+         "        if (y0[l][i] != 2 * (x[l][i] + 1)) { printf(\"threads %d list %d y0[%d] = %g\\n\", threads, l, i, y0[l][i]); return 1; }\n"
+         "        s1 += x[l][i] + 1;\n        s2 += 2 * (x[l][i] + 1);\n      }\n"
+         "      for (int j = 0; j < 5; ++j)\n"
+         "        if (y1[l][j] != s1 + s2) { printf(\"threads %d list %d y1[%d] = %g, not %g\\n\", threads, l, j, y1[l][j], s1 + s2); return 1; }\n"
+         "      if (y1[l][5] != 2) { printf(\"threads %d list %d: the statement for one thread ran %g times\\n\", threads, l, y1[l][5]); return 1; }\n"
+         "    }\n"
+         "  }\n"
+         "  printf(\"ok\\n\");\n  return 0;\n}\n";
+}
+
+// Compiles `program` with gcc -fopenmp -Wall -Wextra -Werror and runs it: it must exit 0
+// (`shown` goes with a failure).
+void expect_program_runs(const std::string& program, const std::string& shown) {
+  namespace fs = std::filesystem;
+  std::string t = (fs::temp_directory_path() / "onnxc_region_XXXXXX").string();
+  ASSERT_NE(mkdtemp(t.data()), nullptr);
+  const std::string d = t + "/";
+  std::ofstream(d + "p.c") << program;
+  const std::string cmd = "gcc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " + d + "p.c -o " + d + "p > " + d + "log.txt 2>&1 && " + d + "p > " +
+                          d + "out.txt 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(d + "log.txt") << read_text(d + "out.txt") << "\n" << shown;
+  fs::remove_all(t);
+}
+
 // The group form, compiled with gcc -fopenmp and run with teams of 1-5 threads split into
 // groups by onnxc_group_join: every element of every list's output is written exactly once and
 // each loop sees the one before it complete (a sum over the previous loop's output).
 TEST(Group, CompiledGroupsComputeEveryElementOnce) {
-  namespace fs = std::filesystem;
-  std::string t = (fs::temp_directory_path() / "onnxc_group_XXXXXX").string();
-  ASSERT_NE(mkdtemp(t.data()), nullptr);
-  const std::string d = t + "/";
-  // y0[i] = x0[i] + 1 over a 7 x 13 collapsed nest (the inner loop in steps of 2), then y1[j] = the sum of all of y0 (needs
-  // the barrier), then a single adds 1 to y1[0].
-  const std::string g = grouped(
-      "  ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
-      "  for (int64_t a = 0; a < 7; ++a) {\n"
-      "    for (int64_t b = 1; b < 27; b += 2) {\n"
-      "      y0[a * 13 + (b - 1) / 2] += x0[a * 13 + (b - 1) / 2] + 1.0f;\n"
-      "    }\n"
-      "  }\n"
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t j = 0; j < 5; ++j) {\n"
-      "    float s = 0.0f;\n"
-      "    for (int64_t i = 0; i < 91; ++i) s += y0[i];\n"
-      "    y1[j] += s;\n"
-      "  }\n"
-      "  y1[5] += 1.0f;\n");
+  const std::string g = grouped(kCompiledBody);
   ASSERT_FALSE(g.empty());
-  std::ofstream(d + "g.c") << "#include <omp.h>\n#include <stdatomic.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
-                           << "#define ONNXC_PRAGMA(x) _Pragma(#x)\n"
-                           << group_runtime_c()
-                           << "static void f(const float* x0, float* y0, float* y1, onnxc_group* onnxc_g) {\n" << g << "}\n"
-                           << "int main(void) {\n"
-                              "  static float x[3][91], y0[3][91], y1[3][6];\n"
-                              "  for (int l = 0; l < 3; ++l) for (int i = 0; i < 91; ++i) x[l][i] = (float)(i % 7);\n"
-                              "  for (int threads = 1; threads <= 5; ++threads) {\n"
-                              "    memset(y0, 0, sizeof y0);\n    memset(y1, 0, sizeof y1);\n"
-                              "    onnxc_group_sync sync[3];\n    onnxc_group_sync_init(sync, 3);\n"
-                              "    static const int64_t cost[3] = {3000, 1000, 1000};\n"
-                              "    ONNXC_PRAGMA(omp parallel num_threads(threads))\n    {\n"
-                              "      onnxc_group g;\n"
-                              "      for (int l = 0; l < 3; ++l) if (onnxc_group_join(&g, sync, 3, cost, l)) { f(x[l], y0[l], y1[l], &g); f(x[l], y0[l], y1[l], &g); }\n"
-                              "    }\n"
-                              "    for (int l = 0; l < 3; ++l) {\n"
-                              "      float s1 = 0, s2 = 0;\n"
-                              "      for (int i = 0; i < 91; ++i) {\n"
-                              "        if (y0[l][i] != 2 * (x[l][i] + 1)) { printf(\"threads %d list %d y0[%d] = %g\\n\", threads, l, i, y0[l][i]); return 1; }\n"
-                              "        s1 += x[l][i] + 1;\n        s2 += 2 * (x[l][i] + 1);\n      }\n"
-                              "      for (int j = 0; j < 5; ++j)\n"
-                              "        if (y1[l][j] != s1 + s2) { printf(\"threads %d list %d y1[%d] = %g, not %g\\n\", threads, l, j, y1[l][j], s1 + s2); return 1; }\n"
-                              "      if (y1[l][5] != 2) { printf(\"threads %d list %d: the single ran %g times\\n\", threads, l, y1[l][5]); return 1; }\n"
-                              "    }\n"
-                              "  }\n"
-                              "  printf(\"ok\\n\");\n  return 0;\n}\n";
-  const std::string cmd = "gcc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " + d + "g.c -o " + d + "g > " + d + "log.txt 2>&1 && " + d + "g > " +
-                          d + "out.txt 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(d + "log.txt") << read_text(d + "out.txt") << "\n" << g;
-  fs::remove_all(t);
+  expect_program_runs(compiled_program(group_runtime_c(), ", onnxc_group* onnxc_g", g,
+                                       "    onnxc_group_sync sync[3];\n    onnxc_group_sync_init(sync, 3);\n"
+                                       "    static const int64_t cost[3] = {3000, 1000, 1000};\n"
+                                       "    ONNXC_PRAGMA(omp parallel num_threads(threads))\n    {\n"
+                                       "      onnxc_group g;\n"
+                                       "      for (int l = 0; l < 3; ++l) if (onnxc_group_join(&g, sync, 3, cost, l)) { f(x[l], y0[l], y1[l], &g); f(x[l], y0[l], y1[l], &g); }\n"
+                                       "    }\n"),
+                      g);
 }
 
 // The task form (--task-form omp-tasks) of a body that the one region shares.
@@ -348,59 +367,20 @@ TEST(Task, UnknownConstructsKeepTheFunctionAsWritten) {
 // team helps with: every element is written exactly once, each loop sees the one before it
 // complete, and the second task of a chain sees the first one's output.
 TEST(Task, CompiledTasksComputeEveryElementOnce) {
-  namespace fs = std::filesystem;
-  std::string t = (fs::temp_directory_path() / "onnxc_task_XXXXXX").string();
-  ASSERT_NE(mkdtemp(t.data()), nullptr);
-  const std::string d = t + "/";
-  const std::string body = tasked(
-      "  ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
-      "  for (int64_t a = 0; a < 7; ++a) {\n"
-      "    for (int64_t b = 1; b < 27; b += 2) {\n"
-      "      y0[a * 13 + (b - 1) / 2] += x0[a * 13 + (b - 1) / 2] + 1.0f;\n"
-      "    }\n"
-      "  }\n"
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t j = 0; j < 5; ++j) {\n"
-      "    float s = 0.0f;\n"
-      "    for (int64_t i = 0; i < 91; ++i) s += y0[i];\n"
-      "    y1[j] += s;\n"
-      "  }\n"
-      "  y1[5] += 1.0f;\n");
+  const std::string body = tasked(kCompiledBody);
   ASSERT_FALSE(body.empty());
-  std::ofstream(d + "t.c") << "#include <omp.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
-                           << "#define ONNXC_PRAGMA(x) _Pragma(#x)\n"
-                           << task_runtime_c()
-                           << "static void f(const float* x0, float* y0, float* y1) {\n" << body << "}\n"
-                           << "int main(void) {\n"
-                              "  static float x[3][91], y0[3][91], y1[3][6];\n"
-                              "  for (int l = 0; l < 3; ++l) for (int i = 0; i < 91; ++i) x[l][i] = (float)(i % 7);\n"
-                              "  for (int threads = 1; threads <= 5; ++threads) {\n"
-                              "    memset(y0, 0, sizeof y0);\n    memset(y1, 0, sizeof y1);\n"
-                              "    ONNXC_PRAGMA(omp parallel num_threads(threads))\n    {\n"
-                              "      ONNXC_PRAGMA(omp single)\n      {\n"
-                              "        char dep[3];\n        (void)dep; /* gcc counts no use in a depend clause */\n"
-                              "        for (int l = 0; l < 3; ++l) {\n"
-                              "          ONNXC_PRAGMA(omp task depend(out: dep[l]))\n          { f(x[l], y0[l], y1[l]); }\n"
-                              "          ONNXC_PRAGMA(omp task depend(inout: dep[l]))\n          { f(x[l], y0[l], y1[l]); }\n"
-                              "        }\n"
-                              "        ONNXC_PRAGMA(omp taskwait)\n"
-                              "      }\n"
-                              "    }\n"
-                              "    for (int l = 0; l < 3; ++l) {\n"
-                              "      float s1 = 0, s2 = 0;\n"
-                              "      for (int i = 0; i < 91; ++i) {\n"
-                              "        if (y0[l][i] != 2 * (x[l][i] + 1)) { printf(\"threads %d chain %d y0[%d] = %g\\n\", threads, l, i, y0[l][i]); return 1; }\n"
-                              "        s1 += x[l][i] + 1;\n        s2 += 2 * (x[l][i] + 1);\n      }\n"
-                              "      for (int j = 0; j < 5; ++j)\n"
-                              "        if (y1[l][j] != s1 + s2) { printf(\"threads %d chain %d y1[%d] = %g, not %g\\n\", threads, l, j, y1[l][j], s1 + s2); return 1; }\n"
-                              "      if (y1[l][5] != 2) { printf(\"threads %d chain %d: the statement ran %g times\\n\", threads, l, y1[l][5]); return 1; }\n"
-                              "    }\n"
-                              "  }\n"
-                              "  printf(\"ok\\n\");\n  return 0;\n}\n";
-  const std::string cmd = "gcc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " + d + "t.c -o " + d + "t > " + d + "log.txt 2>&1 && " + d + "t > " +
-                          d + "out.txt 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(d + "log.txt") << read_text(d + "out.txt") << "\n" << body;
-  fs::remove_all(t);
+  expect_program_runs(compiled_program(task_runtime_c(), "", body,
+                                       "    ONNXC_PRAGMA(omp parallel num_threads(threads))\n    {\n"
+                                       "      ONNXC_PRAGMA(omp single)\n      {\n"
+                                       "        char dep[3];\n        (void)dep; /* gcc counts no use in a depend clause */\n"
+                                       "        for (int l = 0; l < 3; ++l) {\n"
+                                       "          ONNXC_PRAGMA(omp task depend(out: dep[l]))\n          { f(x[l], y0[l], y1[l]); }\n"
+                                       "          ONNXC_PRAGMA(omp task depend(inout: dep[l]))\n          { f(x[l], y0[l], y1[l]); }\n"
+                                       "        }\n"
+                                       "        ONNXC_PRAGMA(omp taskwait)\n"
+                                       "      }\n"
+                                       "    }\n"),
+                      body);
 }
 
 }  // namespace
