@@ -15,8 +15,8 @@ at each --threads count, in alternating order over --rounds rounds (median of --
 process, median of the rounds): the onnxc binaries, and ONNX Runtime (onnxruntime-node through
 bench/ort_bench.js, graph optimisation "all") with sequential execution and with parallel
 execution (inter-op threads = the thread count). Next to the measurements: the predicted
-speed-up of the regions (compile-model --dump-ir: predicted time with the regions against the
-tasks in turn) and of the list schedule at 1-16 threads. The task build's output is checked
+time of the regions in each form against the tasks in turn (compile-model --dump-ir --task-form
+groups|omp-tasks) and the list schedule's speed-up at 1-16 threads. The task build's output is checked
 against PyTorch's (NAME.ref.npy) within --tol of its max magnitude. --omp-region-op adds the
 loop build compiled with --omp-region op (a fork/join per parallel loop nest; every other build
 runs its nodes in one OpenMP parallel region per run), for the cost of those fork/joins.
@@ -102,12 +102,13 @@ def ort_time(a, model, threads, inter_op):
     return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
 
-def predictions(a, model, threads):
-    """compile-model --dump-ir --parallel task at `threads`: regions, predicted time with and
-    without them, and the list schedule's predicted speed-ups."""
+def predictions(a, model, threads, form):
+    """compile-model --dump-ir --parallel task --task-form FORM at `threads`: regions, predicted
+    time with and without them (in that form), and the list schedule's predicted speed-ups."""
     with tempfile.TemporaryDirectory() as tmp:
         out, _ = rb.check_proc([a.compiler, model.onnx, "-o", tmp, "--name", "m", "--emit", "c", "--parallel", "task",
-                                "--threads", str(threads), "--dump-ir", "--quiet"], f"compile-model --dump-ir {model.stem}")
+                                "--task-form", form, "--threads", str(threads), "--dump-ir", "--quiet"],
+                               f"compile-model --dump-ir {model.stem}")
     m = re.search(r"^fork-join regions at \d+ threads?: (\d+); predicted ([0-9.]+) ms with them, ([0-9.]+) ms", out, re.M)
     lst = re.search(r"^predicted speed-up of the list schedule[^:]*:(.*)$", out, re.M)
     sched = {int(t): float(x) for t, x in re.findall(r"(\d+) thr ([0-9.]+)", lst.group(1))} if lst else {}
@@ -167,14 +168,18 @@ def write_md(a, R, path):
          "applies, else regions only where the cost model predicts a gain; its C is then the batch or the loop "
          f"build's). ONNX Runtime {R.get('ort', '1.30 (onnxruntime-node)')}, graph optimisation \"all\": sequential "
          "execution, and parallel execution with as many inter-op threads as intra-op threads.  ",
-         "Predicted: compile-model `--dump-ir` at that thread count — the time with every region against the tasks "
-         "in turn (the cost model of `passes/schedule.cc`), and the list schedule's speed-up over one thread.", ""]
+         "Predicted: compile-model `--dump-ir --parallel task` at that thread count — the time with every region, in "
+         "the form of the column before (`--task-form`), against the tasks in turn (the cost model of "
+         "`passes/schedule.cc`), and the list schedule's speed-up over one thread.", ""]
     # --omp-region-op: the loop build with a fork/join per parallel loop nest, next to the default
     # (one parallel region per run).
     op = any(T.get("loop_op") for M in R["models"].values() for T in M["threads"].values())
     if op:
         L[-2] += ("  \nloop, --omp-region op: the loop build with a fork/join per parallel loop nest instead of one OpenMP "
                   "parallel region per run (the default, which every other onnxc column uses).")
+    def ratio(p):  # predicted time with every region / one task after another
+        return "–" if not p or not p["loop_ms"] or p["regions"] == 0 else f"{p['with_ms'] / p['loop_ms']:.2f}"
+
     for stem, M in R["models"].items():
         batch_err = "" if M.get("batch_error") is None else f"; batch build: {M['batch_error']:.1e}"
         L += [f"## {stem}", "",
@@ -182,21 +187,20 @@ def write_md(a, R, path):
               f"default `auto`: {M['regions_auto'][0]}. Task build vs PyTorch: max error {M['task_error']:.1e} of the "
               f"output's max magnitude{batch_err}"
               + (f"; with OpenMP tasks: {M['task_omp_error']:.1e}" if M.get("task_omp_error") is not None else "") + ".", "",
-              "| threads | loop | task, thread groups | that / loop | task, OpenMP tasks | that / loop | predicted task / loop | batch | batch / loop | auto | ORT sequential "
+              "| threads | loop | task, thread groups | that / loop | predicted | task, OpenMP tasks | that / loop | predicted | batch | batch / loop | auto | ORT sequential "
               "| ORT parallel | auto / best ORT | list schedule: predicted speed-up |" + (" loop, --omp-region op | loop / that |" if op else ""),
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if op else "")]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if op else "")]
         for t in a.threads:
             T = M["threads"][str(t)]
             loop, task, auto, batch = med(T["loop"]), med(T["task"]), med(T["auto"]), med(T.get("batch", []))
             ors, orp = med(T["ort_seq"]), med(T["ort_par"])
             pred = M["predicted"][str(t)]
-            ratio_pred = pred["with_ms"] / pred["loop_ms"] if pred["loop_ms"] else None
             best = min(x for x in (ors, orp) if x is not None)
             sched = pred["list_schedule"].get(t, pred["list_schedule"].get(str(t)))  # str keys after a json round trip (--render)
             tomp = med(T.get("task_omp", []))
-            L.append(f"| {t} | {fmt_ms(loop)} | {fmt_ms(task)} | {task / loop:.2f} | "
+            L.append(f"| {t} | {fmt_ms(loop)} | {fmt_ms(task)} | {task / loop:.2f} | {ratio(pred)} | "
                      f"{fmt_ms(tomp)}{' (= task)' if M.get('task_omp_is_task') else ''} | {'–' if tomp is None else f'{tomp / loop:.2f}'} | "
-                     f"{'–' if ratio_pred is None or pred['regions'] == 0 else f'{ratio_pred:.2f}'} | "
+                     f"{ratio(M.get('predicted_omp', {}).get(str(t)))} | "
                      f"{fmt_ms(batch)} | {'–' if batch is None else f'{batch / loop:.2f}'} | "
                      f"{fmt_ms(auto)}{' (= loop)' if M['auto_is_loop'] else ''}"
                      f"{' (= batch)' if M.get('auto_is_batch') else ''} | {fmt_ms(ors)} | {fmt_ms(orp)} | "
@@ -283,7 +287,8 @@ def main():
             "auto_is_batch": auto_is_batch, "batch_error": check_output(a, m, B["batch"]["binary"]) if "batch" in B else None,
             "task_error": check_output(a, m, B["task"]["binary"]),
             "task_omp_error": check_output(a, m, B["task_omp"]["binary"]), "task_omp_is_task": task_omp_is_task,
-            "predicted": {str(t): predictions(a, m, t) for t in a.threads},
+            "predicted": {str(t): predictions(a, m, t, "groups") for t in a.threads},
+            "predicted_omp": {str(t): predictions(a, m, t, "omp-tasks") for t in a.threads},
             "threads": {str(t): {k: [] for k in ["loop", "task", "task_omp", "auto", "batch", "loop_op", "ort_seq", "ort_par"]} for t in a.threads}}
         rb.log(f"  regions: task {B['task']['regions']}, auto {B['auto']['regions']}"
                f"{' (auto = loop)' if auto_is_loop else ''}; task vs PyTorch {R['models'][m.stem]['task_error']:.1e}")

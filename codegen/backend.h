@@ -93,6 +93,10 @@ class Backend {
   virtual Layout weight_layout(const Node& n, size_t input) const = 0;
   // The function that computes n (a plain node or a fused group).
   virtual EmittedNode emit_node(const Node& n, const NodeParams& p) const = 0;
+  // How many pieces n's work splits into at `threads` threads: the iterations of its kernel's
+  // widest parallel loop nest (the schedule's cost model, passes/schedule.h); 1 for a kernel
+  // that runs on one thread, 0 where the backend cannot say.
+  virtual int64_t parallel_items(const Node&, int /*threads*/) const { return 0; }
   // Writes the module of the whole graph into o.outdir.
   virtual CodegenResult write_module(const Graph& g, const CodegenOptions& o) const = 0;
 

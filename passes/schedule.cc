@@ -24,6 +24,9 @@ constexpr double kCallSeconds = 1e-6;
 constexpr double kForkJoinSeconds = 2e-6;
 constexpr double kCrossGroupSeconds = 0.5e-6;  // a point-to-point wait on another group
 constexpr double kRegionSeconds = 3e-6;  // starting and joining the team of a fork-join region
+constexpr double kTaskSeconds = 1e-6;    // making an OpenMP task with depend clauses and starting it
+constexpr double kChunkSeconds = 0.2e-6;  // making one chunk of a taskloop (one after another, by the task's thread)
+constexpr int kChunksPerThread = 8;       // a taskloop's num_tasks per thread (onnxc_taskloop_chunks)
 // "auto" keeps a region predicted to take at most this share of the tasks' time one after
 // another: a prediction within a few percent of loop parallelism is no reason to change it.
 constexpr double kAutoGain = 0.95;
@@ -36,6 +39,14 @@ double core_peak(const Target& t) {
 double work_of(const MacroTask& t) { return std::max(t.flops, t.bytes / 4); }
 
 std::string ms(double s) { return fmt::format("{:.3f} ms", s * 1e3); }
+
+// Pieces a task's loops split into on k threads without the backend's count (MacroTask::items
+// 0): only when its work passes Target::parallel, at most work / Target::parallel_min_work.
+int estimated_pieces(const MacroTask& t, int k, const Target& target) {
+  const double work = work_of(t);
+  if (k < 2 || !target.parallel(work)) return 1;
+  return static_cast<int>(std::min<double>(k, std::max(1.0, work / static_cast<double>(target.parallel_min_work))));
+}
 
 std::string task_label(const TaskGraph& tg, int i) {
   const Node* n = tg.tasks[static_cast<size_t>(i)].node;
@@ -68,12 +79,97 @@ std::vector<int> group_threads(const std::vector<double>& list_seconds, int thre
 }
 
 double task_seconds(const MacroTask& t, int k, const Target& target) {
-  const double work = work_of(t);
-  int pieces = 1;
-  if (k > 1 && target.parallel(work))
-    pieces = static_cast<int>(std::min<double>(k, std::max(1.0, work / static_cast<double>(target.parallel_min_work))));
+  if (t.items > 0) {  // the kernel's own split: a static share of its iterations, the busiest thread's
+    if (k <= 1 || t.items == 1) return t.seconds;
+    const int64_t most = (t.items + k - 1) / k;
+    return kCallSeconds + (t.seconds - kCallSeconds) * static_cast<double>(most) / static_cast<double>(t.items) + kForkJoinSeconds;
+  }
+  const int pieces = estimated_pieces(t, k, target);
   const double body = t.seconds - kCallSeconds;
   return kCallSeconds + body / pieces + (pieces > 1 ? kForkJoinSeconds : 0.0);
+}
+
+double omp_tasks_seconds(const TaskGraph& tg, const std::vector<size_t>& ts, int threads, const Target& target) {
+  const int T = std::max(1, threads);
+  const size_t m = ts.size();
+  std::map<size_t, size_t> local;  // task index -> position in ts
+  for (size_t k = 0; k < m; ++k) local[ts[k]] = k;
+  std::vector<int64_t> items(m), chunks(m), left(m, 0);
+  std::vector<double> body(m), rank(m, 0), ready_at(m, 0), last(m, 0), loop_start(m, 0);
+  std::vector<size_t> waiting(m, 0);
+  for (size_t k = 0; k < m; ++k) {
+    const MacroTask& t = tg.tasks[ts[k]];
+    body[k] = std::max(0.0, t.seconds - kCallSeconds);
+    items[k] = T < 2 ? 1 : t.items > 0 ? t.items : estimated_pieces(t, T, target);
+    chunks[k] = items[k] > 1 ? std::min<int64_t>(items[k], int64_t{kChunksPerThread} * T) : 1;
+    for (int p : t.preds) waiting[k] += local.count(static_cast<size_t>(p));
+  }
+  for (size_t k = m; k-- > 0;) {  // priority: the longest path of one-thread times from the task on
+    double after = 0;
+    for (int q : tg.tasks[ts[k]].succs)
+      if (auto it = local.find(static_cast<size_t>(q)); it != local.end()) after = std::max(after, rank[it->second]);
+    rank[k] = tg.tasks[ts[k]].seconds + after;
+  }
+  // Work that can start: a task's start (its call, made by one thread), or the next chunks of its
+  // taskloop once the start has run.
+  struct Work {
+    double avail;
+    size_t k;
+    bool chunk;
+  };
+  std::vector<Work> pool;
+  for (size_t k = 0; k < m; ++k)
+    if (!waiting[k]) pool.push_back({0, k, false});
+  std::vector<double> free_at(static_cast<size_t>(T), 0);
+  double end = 0;
+  auto complete = [&](size_t k, double when) {
+    end = std::max(end, when);
+    for (int q : tg.tasks[ts[k]].succs)
+      if (auto it = local.find(static_cast<size_t>(q)); it != local.end()) {
+        const size_t j = it->second;
+        ready_at[j] = std::max(ready_at[j], when);
+        if (--waiting[j] == 0) pool.push_back({ready_at[j], j, false});
+      }
+  };
+  while (!pool.empty()) {
+    // The thread free first takes the highest-ranked work available then, else the work
+    // available first.
+    const size_t th = static_cast<size_t>(std::min_element(free_at.begin(), free_at.end()) - free_at.begin());
+    const double now = free_at[th];
+    size_t best = 0;
+    for (size_t w = 1; w < pool.size(); ++w) {
+      const Work &a = pool[w], &b = pool[best];
+      const bool a_now = a.avail <= now, b_now = b.avail <= now;
+      if (a_now != b_now ? a_now : a_now ? (rank[a.k] != rank[b.k] ? rank[a.k] > rank[b.k] : a.k < b.k) : a.avail < b.avail) best = w;
+    }
+    const Work w = pool[best];
+    const double start = std::max(now, w.avail);
+    double finish = start;
+    const size_t k = w.k;
+    if (!w.chunk) {
+      finish += kCallSeconds + kTaskSeconds + (chunks[k] == 1 ? body[k] : 0.0);
+      pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(best));
+      if (chunks[k] == 1) complete(k, finish);
+      else {
+        left[k] = chunks[k];
+        loop_start[k] = finish;
+        pool.push_back({finish + kChunkSeconds, k, true});
+      }
+    } else {  // chunk c of the taskloop: iterations items*c/chunks .. items*(c+1)/chunks, made at c+1 chunk times
+      const int64_t c = chunks[k] - left[k];
+      const int64_t its = items[k] * (c + 1) / chunks[k] - items[k] * c / chunks[k];
+      finish += body[k] * static_cast<double>(its) / static_cast<double>(items[k]);
+      last[k] = std::max(last[k], finish);
+      if (--left[k] == 0) {
+        pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(best));
+        complete(k, last[k] + kForkJoinSeconds);
+      } else {
+        pool[best].avail = loop_start[k] + static_cast<double>(c + 2) * kChunkSeconds;
+      }
+    }
+    free_at[th] = finish;
+  }
+  return end;
 }
 
 std::vector<MeasuredOp> read_op_profile(const std::string& path) {
@@ -112,7 +208,7 @@ std::vector<MeasuredOp> read_op_profile(const std::string& path) {
   return ops;
 }
 
-TaskGraph build_task_graph(const Graph& g, const Target& target, const std::vector<MeasuredOp>* measured) {
+TaskGraph build_task_graph(const Graph& g, const Target& target, const std::vector<MeasuredOp>* measured, const Backend* backend) {
   TaskGraph tg;
   std::map<const Value*, int> writer;
   std::map<std::string, std::vector<size_t>> op_of;  // ONNX node name -> measured functions
@@ -159,6 +255,7 @@ TaskGraph build_task_graph(const Graph& g, const Target& target, const std::vect
     tg.total_seconds += t.seconds;
     tg.tasks.push_back(std::move(t));
   }
+  if (backend) set_parallel_items(tg, *backend, target.threads);
   // Longest path at one thread: forward over the topological order.
   const size_t n = tg.tasks.size();
   std::vector<double> finish(n, 0);
@@ -178,6 +275,10 @@ TaskGraph build_task_graph(const Graph& g, const Target& target, const std::vect
   std::reverse(tg.critical_path.begin(), tg.critical_path.end());
   tg.critical_seconds = last < 0 ? 0 : finish[static_cast<size_t>(last)];
   return tg;
+}
+
+void set_parallel_items(TaskGraph& tg, const Backend& backend, int threads) {
+  for (MacroTask& t : tg.tasks) t.items = threads > 1 ? backend.parallel_items(*t.node, threads) : 1;
 }
 
 TaskSchedule schedule_tasks_in_groups(const TaskGraph& tg, int threads, int groups, const Target& target) {
@@ -247,7 +348,8 @@ TaskSchedule schedule_tasks(const TaskGraph& tg, int threads, const Target& targ
 }
 
 std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, const std::string& mode,
-                                                 const Target& target) {
+                                                 const Target& target, const std::string& form) {
+  ONNXC_ASSERT(form == "omp-tasks" || form == "groups" || form == "sections", "unknown region form " + form);
   std::vector<Graph::TaskRegion> out;
   const size_t n = tg.tasks.size();
   if (mode == "loop" || threads < 2 || n < 3) return out;
@@ -325,7 +427,9 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
         ld[l] += one;
         lt[l].insert(lt[l].end(), ts->begin(), ts->end());
       }
-      const std::vector<int> sizes = group_threads(ld, threads);
+      // Sections: one thread per list; otherwise the groups' split (with OpenMP tasks the
+      // lists only order the making of the tasks).
+      const std::vector<int> sizes = form == "sections" ? std::vector<int>(lists, 1) : group_threads(ld, threads);
       double longest = 0;
       for (size_t l = 0; l < lists; ++l) {
         double tl = 0;
@@ -337,6 +441,11 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
         load = std::move(ld);
         list_tasks = std::move(lt);
       }
+    }
+    if (form == "omp-tasks") {
+      std::vector<size_t> all;
+      for (size_t t = a; t < b; ++t) all.push_back(t);
+      side = omp_tasks_seconds(tg, all, threads, tt) + kRegionSeconds;
     }
     if (mode == "auto" && side >= kAutoGain * loop) continue;
     Graph::TaskRegion r;
@@ -362,13 +471,14 @@ bool schedule_regions(Graph& g, const PassOptions& o) {
   Target t = o.backend->target();
   const int threads = o.threads > 0 ? o.threads : t.threads;
   t.threads = threads;
-  std::vector<Graph::TaskRegion> regions = plan_task_regions(g, build_task_graph(g, t, o.measured), threads, o.parallel, t);
+  std::vector<Graph::TaskRegion> regions =
+      plan_task_regions(g, build_task_graph(g, t, o.measured, o.backend), threads, o.parallel, t, o.region_form);
   const bool changed = !regions.empty() || !g.task_regions.empty();
   g.task_regions = std::move(regions);
   return changed;
 }
 
-std::string describe_schedule(const TaskGraph& tg, int threads, const Target& target) {
+std::string describe_schedule(const TaskGraph& tg, int threads, const Target& target, const Backend* backend) {
   std::string out = fmt::format(
       "macro tasks: {} (fused groups and plain nodes; folded constants are not tasks), {} at one thread "
       "({}predicted: {:.0f} GFLOP/s and {:.0f} GB/s per core)\n",
@@ -380,7 +490,9 @@ std::string describe_schedule(const TaskGraph& tg, int threads, const Target& ta
   out += "\npredicted speed-up of the list schedule (the generated code runs the fork-join regions below):";
   const double one = schedule_tasks(tg, 1, target).makespan;
   for (int t : {1, 2, 4, 8, 16}) {
-    const TaskSchedule s = schedule_tasks(tg, t, target);
+    TaskGraph at = tg;  // the kernels' splits at t threads
+    if (backend && t != threads) set_parallel_items(at, *backend, t);
+    const TaskSchedule s = schedule_tasks(at, t, target);
     out += fmt::format(" {} thr {:.2f} ({} group{} of {})", t, s.makespan > 0 ? one / s.makespan : 1.0, s.groups,
                        s.groups == 1 ? "" : "s", t / s.groups);
     out += t == 16 ? "\n" : ",";
@@ -400,7 +512,7 @@ std::string describe_schedule(const TaskGraph& tg, int threads, const Target& ta
   return out;
 }
 
-std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, const Target& target) {
+std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, const Target& target, const std::string& form) {
   Target tt = target;
   tt.threads = threads;
   std::map<const Node*, size_t> task_of;
@@ -409,20 +521,22 @@ std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, c
   for (const MacroTask& t : tg.tasks) loop += task_seconds(t, threads, tt);
   double with = loop;
   for (const auto& r : g.task_regions) with += r.task_seconds - r.loop_seconds;
-  std::string out = fmt::format("fork-join regions at {} thread{}: {}; predicted {} with them, {} one task after another ({:.2f}x)\n", threads,
-                                threads == 1 ? "" : "s", g.task_regions.size(), ms(with), ms(loop), with > 0 ? loop / with : 1.0);
+  const char* how = form == "omp-tasks" ? "OpenMP tasks" : form == "groups" ? "thread groups" : "omp parallel sections";
+  std::string out = fmt::format("fork-join regions at {} thread{}: {}; predicted {} with them, {} one task after another ({:.2f}x), run as {}\n",
+                                threads, threads == 1 ? "" : "s", g.task_regions.size(), ms(with), ms(loop), with > 0 ? loop / with : 1.0, how);
   for (size_t k = 0; k < g.task_regions.size(); ++k) {
     const auto& r = g.task_regions[k];
     out += fmt::format("  region {}: {} lists side by side, {} (one after another {})\n", k, r.groups.size(), ms(r.task_seconds),
                        ms(r.loop_seconds));
-    const std::vector<int> sizes = group_threads(r.list_seconds, r.threads);
+    const std::vector<int> sizes = form == "groups" ? group_threads(r.list_seconds, r.threads) : std::vector<int>(r.groups.size(), 1);
     for (size_t l = 0; l < r.groups.size(); ++l) {
       std::string ts;
       for (size_t p : r.groups[l]) {
         auto it = task_of.find(g.nodes[p].get());
         ts += (ts.empty() ? "" : " ") + (it == task_of.end() ? g.nodes[p]->name : fmt::format("t{}", it->second));
       }
-      out += fmt::format("    list {} ({} thread{}, {} at one thread): {}\n", l, sizes[l], sizes[l] == 1 ? "" : "s", ms(r.list_seconds[l]), ts);
+      const std::string on = form == "omp-tasks" ? "" : fmt::format("{} thread{}, ", sizes[l], sizes[l] == 1 ? "" : "s");
+      out += fmt::format("    list {} ({}{} at one thread): {}\n", l, on, ms(r.list_seconds[l]), ts);
     }
   }
   return out;

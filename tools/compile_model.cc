@@ -314,6 +314,7 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
   // one thread of its item: compile_graph makes that "loop".)
   po.parallel = cuda ? "loop" : o.parallel;
   po.threads = target.threads;
+  po.region_form = o.omp_region == "op" ? "sections" : o.task_form;
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
   po.print_after.insert(o.print_after.begin(), o.print_after.end());
@@ -366,12 +367,12 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   if (g.batch_items > 1)
     say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, o.parallel));
   if (o.dump_ir) {
-    const TaskGraph tg = build_task_graph(g, target, po.measured);
-    fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target),
-               describe_regions(g, tg, target.threads, target));
+    const TaskGraph tg = build_task_graph(g, target, po.measured, &backend);
+    fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target, &backend),
+               describe_regions(g, tg, target.threads, target, po.region_form));
     if (!g.task_regions.empty())
       fmt::print("the regions run {}{}\n", region_form,
-                 o.omp_region != "op" && o.task_form == "omp-tasks" ? "; the lists above only order the making of the tasks, and the predictions are for thread groups" : "");
+                 po.region_form == "omp-tasks" ? "; the lists above only order the making of the tasks" : "");
   }
 
   Timer t_gen;
@@ -655,7 +656,7 @@ int main(int argc, char** argv) {
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +
                  ". host is detected with LLVM; the target sets the channel block, the C compiler flags and when loops go parallel")
       ->capture_default_str();
-  app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads");
+  app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads; then the fork-join regions with their predicted times in the form they run in");
   app.add_option("--parallel", o.parallel,
                  "how the generated code uses its threads: loop (each node in turn, its loops split across the threads), "
                  "task (independent branches - inception branches, shortcut convs - side by side in fork-join regions, "
@@ -665,7 +666,7 @@ int main(int argc, char** argv) {
                  "item; exit 3 naming the node when a node mixes the items, e.g. a Softmax or Concat along the batch axis) or "
                  "auto (batch when the batch has at least --threads items, they can run apart and the batch-1 model reads at "
                  "most 32 MB of weights only once per item; otherwise branches side by side only where the schedule predicts a "
-                 "gain of at least 5%). --dump-ir shows the regions")
+                 "gain of at least 5% in the form they run in, --task-form). --dump-ir shows the regions")
       ->check(CLI::IsMember({"auto", "loop", "task", "batch"}))->capture_default_str();
   app.add_option("--omp-region", o.omp_region,
                  "OpenMP parallel regions of the generated C: inference (one region per run: the threads start once, "

@@ -8,6 +8,7 @@
 #include "codegen/c/fused.h"
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/module.h"
+#include "codegen/c/region.h"
 #include "ir/op.h"
 
 namespace onnxc {
@@ -39,8 +40,27 @@ class CBackend : public Backend {
     return k && k->weight_layout ? k->weight_layout(n, input, target()) : Layout::plain();
   }
 
-  EmittedNode emit_node(const Node& n, const NodeParams& p) const override {
-    CEmit e(n, target(), p.inputs, p.outputs, p.extras);
+  EmittedNode emit_node(const Node& n, const NodeParams& p) const override { return emit_for(n, p, target()); }
+
+  // The node's function emitted for `threads` threads, its parallel loop nests read back
+  // (parallel_iterations, codegen/c/region.h); parameter names as emit_c_module gives them.
+  int64_t parallel_items(const Node& n, int threads) const override {
+    NodeParams p;
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      p.inputs.push_back(n.inputs[i] && !n.op->static_input(i) ? "x" + std::to_string(i) : "");
+    for (size_t j = 0; j < n.outputs.size(); ++j) p.outputs.push_back(n.outputs[j] ? "y" + std::to_string(j) : "");
+    for (size_t j = 0; j < n.extra_inputs.size(); ++j) p.extras.push_back("e" + std::to_string(j));
+    Target t = target();
+    t.threads = threads;
+    const EmittedNode e = emit_for(n, p, t);
+    return parallel_iterations(e.body);
+  }
+
+  CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, *this); }
+
+ private:
+  EmittedNode emit_for(const Node& n, const NodeParams& p, const Target& t) const {
+    CEmit e(n, t, p.inputs, p.outputs, p.extras);
     // "Conv nchw16c regular + epilogue": the op, the output layout, the kernel's variant, and
     // how a fused group's steps run (in the kernel, or as a loop after it).
     auto kernel = [&] {
@@ -70,8 +90,6 @@ class CBackend : public Backend {
     }
     return {e.body(), kernel(), e.own_region};
   }
-
-  CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, *this); }
 };
 
 }  // namespace

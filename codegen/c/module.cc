@@ -580,8 +580,8 @@ struct Module {
           else preds(it->second, out);
         }
       };
-      std::string c = fmt::format("{}/* Fork-join region {}: {} nodes as OpenMP tasks, run as their inputs are ready (the schedule's {} lists "
-                                  "predicted at {} threads: {:.1f} us; {:.1f} us one after another) */\n",
+      std::string c = fmt::format("{}/* Fork-join region {}: {} nodes as OpenMP tasks, run as their inputs are ready, made in the order of the "
+                                  "schedule's {} lists (predicted at {} threads: {:.1f} us; {:.1f} us one after another) */\n",
                                   ind, index, nodes.size(), r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6);
       c += fmt::format("{}ONNXC_PRAGMA(omp single)\n{}{{\n", ind, ind);
       for (size_t q : nodes) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <functional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -178,6 +180,100 @@ bool for_clauses(const std::string& code, ForClauses* c) {
     else if (m[2].matched) c->collapse = std::stoul(m[2].str());
   }
   return true;
+}
+
+namespace {
+
+// The value of an integer constant expression of the emitter's loop bounds (literals, + - * /,
+// parentheses); false for anything else (a name, a call, a division by zero).
+bool constant_value(const std::string& text, int64_t* value) {
+  size_t i = 0;
+  bool ok = true;
+  auto skip = [&] {
+    while (i < text.size() && text[i] == ' ') ++i;
+  };
+  std::function<int64_t()> sum;
+  std::function<int64_t()> atom = [&]() -> int64_t {
+    skip();
+    if (i < text.size() && text[i] == '(') {
+      ++i;
+      const int64_t v = sum();
+      skip();
+      if (i >= text.size() || text[i] != ')') ok = false;
+      ++i;
+      return v;
+    }
+    if (i < text.size() && text[i] == '-') {
+      ++i;
+      return -atom();
+    }
+    if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ok = false;
+      return 0;
+    }
+    int64_t v = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (v > (int64_t{1} << 50)) ok = false;
+      v = v * 10 + (text[i++] - '0');
+    }
+    if (i < text.size() && (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_' || text[i] == '.')) ok = false;
+    return v;
+  };
+  auto product = [&]() -> int64_t {
+    int64_t v = atom();
+    for (skip(); ok && i < text.size() && (text[i] == '*' || text[i] == '/'); skip()) {
+      const char op = text[i++];
+      const int64_t r = atom();
+      if (op == '/' && r == 0) ok = false;
+      else v = op == '*' ? v * r : v / r;
+    }
+    return v;
+  };
+  sum = [&]() -> int64_t {
+    int64_t v = product();
+    for (skip(); ok && i < text.size() && (text[i] == '+' || text[i] == '-'); skip()) {
+      const char op = text[i++];
+      const int64_t r = product();
+      v = op == '+' ? v + r : v - r;
+    }
+    return v;
+  };
+  const int64_t v = sum();
+  skip();
+  if (!ok || i != text.size()) return false;
+  *value = v;
+  return true;
+}
+
+}  // namespace
+
+int64_t parallel_iterations(const std::string& body) {
+  bool in_comment = false;
+  const std::vector<Line> lines = body_lines(body, &in_comment);
+  static const std::regex collapse(R"(collapse\((\d+)\))");
+  int64_t most = 0;
+  bool unknown = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& code = lines[i].code;
+    if (!code.starts_with("ONNXC_PRAGMA(omp parallel for") && !code.starts_with("ONNXC_PRAGMA(omp for")) continue;
+    std::smatch m;
+    const size_t k = std::regex_search(code, m, collapse) ? std::stoul(m[1].str()) : 1;
+    int64_t iterations = 1;
+    for (size_t j = 0; j < k; ++j) {
+      LoopHeader h;
+      int64_t lo = 0, hi = 0, step = 0;
+      if (i + 1 + j >= lines.size() || !loop_header(lines[i + 1 + j].code, &h) || !constant_value(h.lo, &lo) ||
+          !constant_value(h.hi, &hi) || !constant_value(h.step, &step) || step <= 0) {
+        iterations = -1;
+        break;
+      }
+      iterations *= hi > lo ? (hi - lo + step - 1) / step : 0;
+    }
+    if (iterations < 0) unknown = true;
+    else most = std::max(most, iterations);
+  }
+  if (most > 0) return most;
+  return unknown ? 0 : 1;
 }
 
 RegionBody region_body(const std::string& body) {

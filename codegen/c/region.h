@@ -42,6 +42,7 @@
 // (task_body): each worksharing loop an `omp taskloop` of 8 tasks per thread (chunks any idle
 // thread of the team takes; the loop waits for them), a `single` the task's own statement.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace onnxc {
@@ -66,6 +67,13 @@ std::string group_body(const std::string& shared_body);
 // team's help; "" when the body has a construct it does not know (then the task calls the
 // function as written: its own parallel loops, nested in the region, run on the task's thread).
 std::string task_body(const std::string& shared_body);
+
+// The iterations of a kernel body's widest parallel loop nest (`omp parallel for` or `omp
+// for`, a collapsed nest as one range), as the emitter wrote it with constant bounds: the
+// pieces its work can be split into. 1 for a body with no parallel loop; 0 where a nest's
+// bounds are not constants (unknown). The schedule's cost model reads it
+// (Backend::parallel_items, passes/schedule.h).
+int64_t parallel_iterations(const std::string& body);
 
 // The C the task bodies need (onnxc_taskloop_chunks): emitted once into a model's C file that
 // runs a fork-join region as OpenMP tasks.

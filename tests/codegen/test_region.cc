@@ -2,7 +2,8 @@
 // (codegen/c/region.h): which bodies every thread may call with their loops shared, which run
 // on one thread, which keep their own fork/join, and the worksharing form of the shared ones;
 // the group form of a fork-join region's lists (thread groups) and the task form (OpenMP tasks
-// and taskloops), each compiled and run by gcc with OpenMP at 1-5 threads.
+// and taskloops), each compiled and run by gcc with OpenMP at 1-5 threads; the iterations of a
+// body's parallel loops, which the schedule's cost model reads.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -183,6 +184,48 @@ std::string grouped(const std::string& body) {
 
 // A shared body's loops, in group form: each member takes its static share, then the group's
 // barrier; a collapsed nest becomes one flattened range; a `single` runs on the first member.
+// The pieces a kernel's work splits into, read from its parallel loop nests: the widest nest's
+// iterations (a collapsed nest as one range, a step counted), 1 with no parallel loop, 0 where
+// a bound is not a constant.
+TEST(Region, ParallelIterationsOfTheWidestNest) {
+  EXPECT_EQ(parallel_iterations("  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n"), 1);
+  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
+                                "  for (int64_t i = 0; i < 49; ++i) y0[i] = 0.0f;\n"),
+            49);
+  EXPECT_EQ(parallel_iterations("  /* ONNXC_PRAGMA(omp parallel for) in a comment */\n"
+                                "  {\n"
+                                "    ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
+                                "    for (int64_t grp = 0; grp < 4; ++grp) {\n"
+                                "      for (int64_t seg = 0; seg < 9; ++seg) {\n"
+                                "        y0[grp * 9 + seg] = 0.0f;\n"
+                                "      }\n"
+                                "    }\n"
+                                "  }\n"
+                                "  ONNXC_PRAGMA(omp parallel for)\n"
+                                "  for (int64_t i = 8; i < 8 + 2 * (3 + 1); i += 3) y0[i] = 1.0f;\n"),
+            36);
+  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
+                                "  for (int64_t i = 8; i < 8 + 2 * (3 + 1); i += 3) y0[i] = 1.0f;\n"),
+            3);  // 8, 11, 14
+  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
+                                "  for (int64_t i = 0; i < n; ++i) y0[i] = 1.0f;\n"),
+            0);
+  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
+                                "  for (int64_t i = 0; i < 64 / 0; ++i) y0[i] = 1.0f;\n"),
+            0);
+  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for collapse(2))\n"
+                                "  for (int64_t i = 0; i < 4; ++i) {\n"
+                                "    y0[i] = 1.0f;\n"
+                                "  }\n"),
+            0);  // the second loop of the nest is missing
+  // A known nest beside an unknown one: the known one.
+  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
+                                "  for (int64_t i = 0; i < n; ++i) y0[i] = 1.0f;\n"
+                                "  ONNXC_PRAGMA(omp parallel for simd)\n"
+                                "  for (int64_t i = 0; i < 12; ++i) y0[i] = 1.0f;\n"),
+            12);
+}
+
 TEST(Group, LoopsSplitAmongTheGroupAndEndAtItsBarrier) {
   const std::string g = grouped(
       "  {\n"

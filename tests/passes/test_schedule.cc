@@ -5,7 +5,9 @@
 // (plan_task_regions, the schedule pass): independent branches become lists, chains and
 // loop-friendly graphs get none in "auto", no list reads another's results, the memory plan
 // keeps a region's tensors apart (check_memory_plan, which also catches a corrupted plan), the
-// lists' thread groups follow their times, and an inception-like graph with regions runs in C
+// lists' thread groups follow their times, OpenMP tasks fill the threads that loops too short
+// for them leave idle (and the prediction stays within its bounds on random DAGs), the C
+// kernels say how their loops split, and an inception-like graph with regions runs in C
 // with the reference's outputs at 2 and 5 threads, as OpenMP tasks and on thread groups.
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 #include <random>
 #include <set>
 
+#include "codegen/backend.h"
 #include "ir/cost.h"
 #include "passes/schedule.h"
 #include "pass_test_util.h"
@@ -308,7 +311,7 @@ TEST(Regions, ThreadGroupsFollowTheListsTimes) {
   gb.output(gb.node("Sum", ys));
   const Target t = target16();
   const TaskGraph tg = build_task_graph(*gb.g, t);
-  const auto regions = plan_task_regions(*gb.g, tg, 8, "task", t);
+  const auto regions = plan_task_regions(*gb.g, tg, 8, "task", t, "groups");
   ASSERT_EQ(regions.size(), 1u);
   const auto& r = regions[0];
   ASSERT_EQ(r.list_seconds.size(), r.groups.size());
@@ -319,6 +322,108 @@ TEST(Regions, ThreadGroupsFollowTheListsTimes) {
   int sum = 0;
   for (int k : sizes) sum += k;
   EXPECT_EQ(sum, 8);
+}
+
+// OpenMP tasks (omp_tasks_seconds): two kernels whose loops split into 4 pieces leave half of 8
+// threads idle one after another; as tasks side by side they fill them, and "auto" keeps the
+// region. At 2 threads, where each splits over both threads, tasks gain nothing and "auto"
+// keeps none.
+TEST(Regions, OpenMPTasksFillIdleThreads) {
+  auto g = branchy(2, 1, {1, 16, 8, 8});  // two Relus, then Sum
+  const Target t = target16();
+  TaskGraph tg = build_task_graph(*g, t);
+  ASSERT_EQ(tg.tasks.size(), 3u);
+  for (size_t i : {0u, 1u}) {
+    tg.tasks[i].seconds = 1e-3;
+    tg.tasks[i].items = 4;
+  }
+  // One after another at 8 threads: each on 4 of them (1 µs call, 2 µs fork/join).
+  EXPECT_NEAR(task_seconds(tg.tasks[0], 8, t), 1e-6 + (1e-3 - 1e-6) / 4 + 2e-6, 1e-12);
+  EXPECT_NEAR(task_seconds(tg.tasks[0], 3, t), 1e-6 + (1e-3 - 1e-6) / 2 + 2e-6, 1e-12);  // 2 of the 4 pieces on one thread
+  const double loop = task_seconds(tg.tasks[0], 8, t) + task_seconds(tg.tasks[1], 8, t);
+  const double side = omp_tasks_seconds(tg, {0, 1}, 8, t);
+  EXPECT_GE(side, (1e-3 - 1e-6) / 4);
+  EXPECT_LT(side, 0.55 * loop);
+  auto regions = plan_task_regions(*g, tg, 8, "auto", t, "omp-tasks");
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_LT(regions[0].task_seconds, 0.6 * regions[0].loop_seconds);
+  // Sections: one thread per list, each task's loops on that one thread: slower than the loops.
+  regions = plan_task_regions(*g, tg, 8, "task", t, "sections");
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_GT(regions[0].task_seconds, 1e-3);
+  EXPECT_TRUE(plan_task_regions(*g, tg, 8, "auto", t, "sections").empty());
+  // Two threads, 64 pieces each.
+  for (size_t i : {0u, 1u}) tg.tasks[i].items = 64;
+  EXPECT_TRUE(plan_task_regions(*g, tg, 2, "auto", t, "omp-tasks").empty());
+  regions = plan_task_regions(*g, tg, 2, "task", t, "omp-tasks");
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_NEAR(regions[0].task_seconds / regions[0].loop_seconds, 1.0, 0.02);
+}
+
+// On random DAGs, the tasks' predicted time at T threads is at least the work spread over all
+// threads and the longest chain with each task on all the threads its loops can use, and at
+// most every task on one thread; on one thread it is each task's time plus making the task.
+TEST(Regions, OpenMPTasksPredictionsStayInBounds) {
+  std::mt19937 rng(11);
+  const Target t = target16();
+  for (int trial = 0; trial < 30; ++trial) {
+    GraphBuilder gb;
+    std::vector<Value*> vals{gb.input("x", {1, 16, 8, 8})};
+    const int n = 3 + static_cast<int>(rng() % 25);
+    for (int k = 0; k < n; ++k) {
+      Value* a = vals[vals.size() - 1 - rng() % std::min<size_t>(vals.size(), 4)];
+      vals.push_back(rng() % 3 ? gb.node("Relu", {a}) : gb.node("Add", {a, vals[rng() % vals.size()]}));
+    }
+    gb.output(vals.back());
+    TaskGraph tg = build_task_graph(*gb.g, t);
+    std::vector<size_t> all;
+    double one = 0;
+    for (size_t i = 0; i < tg.tasks.size(); ++i) {
+      tg.tasks[i].seconds = 1e-6 + 1e-6 * static_cast<double>(rng() % 500);
+      tg.tasks[i].items = 1 + static_cast<int64_t>(rng() % 40);
+      all.push_back(i);
+      one += tg.tasks[i].seconds;
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    EXPECT_NEAR(omp_tasks_seconds(tg, all, 1, t), one + 1e-6 * static_cast<double>(all.size()), 1e-12);
+    for (int threads : {2, 3, 8, 16}) {
+      double work = 0, chain = 0;
+      std::vector<double> finish(tg.tasks.size(), 0);
+      for (size_t i = 0; i < tg.tasks.size(); ++i) {
+        const double body = tg.tasks[i].seconds - 1e-6;
+        work += body;
+        double start = 0;
+        for (int p : tg.tasks[i].preds) start = std::max(start, finish[static_cast<size_t>(p)]);
+        finish[i] = start + body / static_cast<double>(std::min<int64_t>(tg.tasks[i].items, threads));
+        chain = std::max(chain, finish[i]);
+      }
+      const double side = omp_tasks_seconds(tg, all, threads, t);
+      EXPECT_GE(side, std::max(work / threads, chain) - 1e-12) << threads << " threads";
+      EXPECT_LE(side, one + 10e-6 * static_cast<double>(all.size())) << threads << " threads";
+    }
+  }
+}
+
+// The C backend's split of a kernel: a large conv's loops into at least as many pieces as
+// threads, an elementwise op on 64 floats into none (below Target::parallel_min_work), and
+// nothing at one thread.
+TEST(Regions, KernelsSayHowTheirLoopsSplit) {
+  GraphBuilder gb;
+  Value* x = gb.input("x", {1, 64, 56, 56});
+  Value* w = gb.random_constant("w", {64, 64, 3, 3});
+  Value* y = gb.node("Conv", {x, w}, {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}});
+  gb.output(y);
+  gb.output(gb.node("Relu", {gb.input("s", {1, 64})}));
+  TaskGraph tg = build_task_graph(*gb.g, target16());
+  ASSERT_EQ(tg.tasks.size(), 2u);
+  EXPECT_EQ(tg.tasks[0].items, 0);  // without the backend: not known
+  const Backend& backend = *test_pass_options().backend;
+  set_parallel_items(tg, backend, 4);
+  EXPECT_GE(tg.tasks[0].items, 4);
+  EXPECT_EQ(tg.tasks[1].items, 1);
+  set_parallel_items(tg, backend, 1);
+  EXPECT_EQ(tg.tasks[0].items, 1);
+  EXPECT_EQ(tg.tasks[1].items, 1);
 }
 
 PassOptions region_options(const std::string& mode, int threads) {
