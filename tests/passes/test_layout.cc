@@ -655,6 +655,7 @@ void expect_c_matches(const Graph& g, const std::map<const Value*, Tensor>& in, 
     got.push_back(std::move(t));
   }
   expect_close(ref, got, 1e-5);
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);  // kept for a look when it failed
 }
 
 // Elementwise ops on NCHWc in C: the chain follows a blocked value (made here by an

@@ -3,13 +3,15 @@
 //
 // Every file the runtime reads is built byte by byte here (weights headers, .npy headers), so
 // the tests check the runtime against the documented formats, not against its own writer; the
-// writer is then checked by write→read round trips. Files go to GoogleTest's TempDir.
+// writer is then checked by write→read round trips. Files go to GoogleTest's TempDir and are
+// removed when the tests end.
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,9 +23,20 @@ namespace {
 
 using Bytes = std::vector<unsigned char>;
 
-std::string TmpPath(const std::string& name) {
-  return ::testing::TempDir() + "onnxc_rt_" + std::to_string(getpid()) + "_" + name;
-}
+std::string TmpPrefix() { return "onnxc_rt_" + std::to_string(getpid()) + "_"; }
+
+std::string TmpPath(const std::string& name) { return ::testing::TempDir() + TmpPrefix() + name; }
+
+// Removes this process's files from TempDir when every test has run.
+class RemoveTmpFiles : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(::testing::TempDir(), ec))
+      if (e.path().filename().string().rfind(TmpPrefix(), 0) == 0) std::filesystem::remove(e.path(), ec);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const remove_tmp_files = ::testing::AddGlobalTestEnvironment(new RemoveTmpFiles);
 
 void WriteFile(const std::string& path, const Bytes& b) {
   FILE* f = std::fopen(path.c_str(), "wb");
