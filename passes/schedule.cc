@@ -471,8 +471,9 @@ bool schedule_regions(Graph& g, const PassOptions& o) {
   Target t = o.backend->target();
   const int threads = o.threads > 0 ? o.threads : t.threads;
   t.threads = threads;
-  std::vector<Graph::TaskRegion> regions =
-      plan_task_regions(g, build_task_graph(g, t, o.measured, o.backend), threads, o.parallel, t, o.region_form);
+  std::vector<Graph::TaskRegion> regions;  // none without threads to share (the kernels' splits are not needed then)
+  if (o.parallel != "loop" && threads > 1)
+    regions = plan_task_regions(g, build_task_graph(g, t, o.measured, o.backend), threads, o.parallel, t, o.region_form);
   const bool changed = !regions.empty() || !g.task_regions.empty();
   g.task_regions = std::move(regions);
   return changed;
