@@ -506,9 +506,10 @@ std::string describe_schedule(const TaskGraph& tg, int threads, const Target& ta
     const MacroTask& t = tg.tasks[i];
     std::string preds;
     for (int p : t.preds) preds += (preds.empty() ? "t" : ",t") + std::to_string(p);
-    out += fmt::format("  {}{}: {:.3g} GFLOP, {:.3g} MB, {} at one thread; group {}, {} .. {}; after {}\n",
+    const std::string pieces = t.items == 1 ? ", one thread" : t.items > 1 ? fmt::format(", {} pieces", t.items) : "";
+    out += fmt::format("  {}{}: {:.3g} GFLOP, {:.3g} MB, {} at one thread{}; group {}, {} .. {}; after {}\n",
                        critical.count(static_cast<int>(i)) ? "* " : "", task_label(tg, static_cast<int>(i)), t.flops / 1e9,
-                       t.bytes / 1e6, ms(t.seconds), s.group[i], ms(s.start[i]), ms(s.finish[i]), preds.empty() ? "-" : preds);
+                       t.bytes / 1e6, ms(t.seconds), pieces, s.group[i], ms(s.start[i]), ms(s.finish[i]), preds.empty() ? "-" : preds);
   }
   return out;
 }
