@@ -18,6 +18,19 @@
 const fs = require('fs');
 const {performance} = require('perf_hooks');
 
+// ONNX Runtime 1.30 leaves an empty mat-debug-PID.log in the temporary folder of each process
+// that loads it: this process removes its own when it exits (an empty one only).
+process.on('exit', () => {
+  for (const dir of new Set([require('os').tmpdir(), '/tmp'])) {
+    const f = require('path').join(dir, `mat-debug-${process.pid}.log`);
+    try {
+      if (fs.statSync(f).size === 0) fs.unlinkSync(f);
+    } catch (e) {
+      // not there
+    }
+  }
+});
+
 // A float32 .npy file: {shape, data}. Versions 1 to 3 of the format, '<f4', C order.
 function readNpy(path) {
   const buf = fs.readFileSync(path);

@@ -12,6 +12,19 @@ const fs = require("fs");
 const path = require("path");
 const ort = require(process.env.ORT_NODE_PATH || path.join(__dirname, "node_modules", "onnxruntime-node"));
 
+// ONNX Runtime 1.30 leaves an empty mat-debug-PID.log in the temporary folder of each process
+// that loads it: this process removes its own when it exits (an empty one only).
+process.on("exit", () => {
+  for (const dir of new Set([require("os").tmpdir(), "/tmp"])) {
+    const f = require("path").join(dir, `mat-debug-${process.pid}.log`);
+    try {
+      if (fs.statSync(f).size === 0) fs.unlinkSync(f);
+    } catch (e) {
+      // not there
+    }
+  }
+});
+
 // numpy descr (without the byte-order character) ↔ ORT tensor type and typed array.
 const TYPES = {
   f4: ["float32", Float32Array], f8: ["float64", Float64Array], i1: ["int8", Int8Array], u1: ["uint8", Uint8Array],
