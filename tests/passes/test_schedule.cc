@@ -242,6 +242,20 @@ void expect_valid_regions(const Graph& g) {
   }
 }
 
+// n Relus and Adds on one input, each reading mostly recent values (chains with occasional
+// forks and joins), the last one the output.
+std::unique_ptr<Graph> chains_with_forks(std::mt19937& r, int n) {
+  GraphBuilder gb;
+  std::vector<Value*> vals{gb.input("x", {1, 16, 8, 8})};
+  for (int k = 0; k < n; ++k) {
+    Value* a = vals[vals.size() - 1 - r() % std::min<size_t>(vals.size(), 4)];
+    Value* b = vals[r() % vals.size()];
+    vals.push_back(r() % 3 ? gb.node("Relu", {a}) : gb.node("Add", {a, b}));
+  }
+  gb.output(vals.back());
+  return std::move(gb.g);
+}
+
 // x → `branches` branches of `len` Relus → Sum.
 std::unique_ptr<Graph> branchy(int branches, int len, Shape shape) {
   GraphBuilder gb;
@@ -367,15 +381,8 @@ TEST(Regions, OpenMPTasksPredictionsStayInBounds) {
   std::mt19937 rng(11);
   const Target t = target16();
   for (int trial = 0; trial < 30; ++trial) {
-    GraphBuilder gb;
-    std::vector<Value*> vals{gb.input("x", {1, 16, 8, 8})};
-    const int n = 3 + static_cast<int>(rng() % 25);
-    for (int k = 0; k < n; ++k) {
-      Value* a = vals[vals.size() - 1 - rng() % std::min<size_t>(vals.size(), 4)];
-      vals.push_back(rng() % 3 ? gb.node("Relu", {a}) : gb.node("Add", {a, vals[rng() % vals.size()]}));
-    }
-    gb.output(vals.back());
-    TaskGraph tg = build_task_graph(*gb.g, t);
+    const auto g = chains_with_forks(rng, 3 + static_cast<int>(rng() % 25));
+    TaskGraph tg = build_task_graph(*g, t);
     std::vector<size_t> all;
     double one = 0;
     for (size_t i = 0; i < tg.tasks.size(); ++i) {
@@ -459,23 +466,15 @@ TEST(Regions, RandomGraphsKeepDependencesAndMemoryApart) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 40; ++trial) {
     for (int threads : {1, 2, 3, 4, 8, 16}) {
-      GraphBuilder gb;
-      std::vector<Value*> vals{gb.input("x", {1, 16, 8, 8})};
       std::mt19937 r2(static_cast<unsigned>(trial));
       const int n = 5 + static_cast<int>(r2() % 40);
-      for (int k = 0; k < n; ++k) {
-        // Mostly recent values: chains with occasional forks and joins.
-        Value* a = vals[vals.size() - 1 - r2() % std::min<size_t>(vals.size(), 4)];
-        Value* b = vals[r2() % vals.size()];
-        vals.push_back(r2() % 3 ? gb.node("Relu", {a}) : gb.node("Add", {a, b}));
-      }
-      gb.output(vals.back());
+      const auto g = chains_with_forks(r2, n);
       SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(threads) + " threads");
-      schedule_regions(*gb.g, region_options(rng() % 2 ? "task" : "auto", threads));
-      if (threads == 1) EXPECT_TRUE(gb.g->task_regions.empty());
-      expect_valid_regions(*gb.g);
-      plan_memory(*gb.g, test_pass_options());
-      EXPECT_EQ(check_memory_plan(*gb.g), "");
+      schedule_regions(*g, region_options(rng() % 2 ? "task" : "auto", threads));
+      if (threads == 1) EXPECT_TRUE(g->task_regions.empty());
+      expect_valid_regions(*g);
+      plan_memory(*g, test_pass_options());
+      EXPECT_EQ(check_memory_plan(*g), "");
     }
   }
 }
