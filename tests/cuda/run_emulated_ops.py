@@ -107,6 +107,24 @@ def gemm_transposes_and_c():
 
 
 @case
+def gemm_tiled_k_slices_transb():
+    # At least 8 rows: the tiled product, K over three 64-wide slices (the last partial), B read
+    # along K (transB = 1), M and N not multiples of 16.
+    return model([node("Gemm", ["a", "w", "c"], transB=1)], [("a", [37, 150])], [37, 45], [const("w", [45, 150]), const("c", [45])])
+
+
+@case
+def gemm_tiled_k_slices_transa_relu():
+    # A read across K (transA = 1), B along its rows, K over three slices, then Relu.
+    return model([node("Gemm", ["a", "b"], out="g", transA=1), node("Relu", ["g"])], [("a", [150, 21]), ("b", [150, 30])], [21, 30])
+
+
+@case
+def matmul_tiled_k_slices_batched():
+    return model([node("MatMul", ["a", "w"])], [("a", [2, 19, 130])], [2, 19, 35], [const("w", [130, 35])])
+
+
+@case
 def gemm_relu_column_c():
     return model([node("Gemm", ["a", "w", "c"], out="g"), node("Relu", ["g"])], [("a", [3, 40])], [3, 18],
                  [const("w", [40, 18]), const("c", [3, 1])])

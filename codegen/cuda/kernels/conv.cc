@@ -7,7 +7,10 @@
 // is computed from X when it is loaded (zero for taps on the padding). A block of 16 x 16
 // threads computes a TM x TP tile of Y (TM, TP = 32, 64 or 128), thread (ty, tx) the channels
 // m0 + ty + 16 i and positions p0 + tx + 16 j (up to an 8 x 8 register tile: neighbouring
-// threads store neighbouring positions). K runs in slices of 16: the block stores the slice's
+// threads store neighbouring positions); tiles of at least 64 x 64 give each thread runs of 4
+// channels and 4 positions instead (m0 + 4 ty + 64 (i / 4) + i % 4, p0 + 4 tx + 64 (j / 4) + j % 4)
+// and read them from shared memory as float4, a quarter of the shared-memory reads per product.
+// K runs in slices of 16: the block stores the slice's
 // weight tile ws[16][TM] and input tile xs[16][TP] in shared memory (each thread always the
 // same column of xs, so its position's coordinates are computed once), synchronises, issues
 // the loads of the next slice into registers, accumulates the current one from shared memory
@@ -220,13 +223,24 @@ void emit_implicit_gemm(CuEmit& e) {
   e.variant = fmt::format("implicit GEMM{}, tile {}x{}", one_by_one ? " 1x1" : "", TM, TP);
   e.grid = fmt::format("dim3({}, {}, {})", (P + TP - 1) / TP, (g.MG + TM - 1) / TM, g.G);
   e.block = "dim3(16, 16)";
-  e("__shared__ float ws[{}][{} + 1];  // ws[kk][mm] = W[m0 + mm, k0 + kk] (+1: the transposed stores hit different banks)", kSlice, TM);
-  e("__shared__ float xs[{}][{}];  // xs[kk][pp] = X_im2col[k0 + kk, p0 + pp]", kSlice, TP);
+  // Tiles of at least 64 x 64 read the shared tiles four floats at a time (float4): thread (ty, tx)
+  // then owns channels m0 + 4 ty + 64 (i / 4) + i % 4 and positions p0 + 4 tx + 64 (j / 4) + j % 4.
+  const bool vec = RM % 4 == 0 && RP % 4 == 0;
+  if (vec) e.variant += ", float4 reads";
+  if (vec) {
+    e("__shared__ __align__(16) float ws[{}][{} + 4];  // ws[kk][mm] = W[m0 + mm, k0 + kk] (+4: rows stay 16-byte aligned)", kSlice, TM);
+    e("__shared__ __align__(16) float xs[{}][{}];  // xs[kk][pp] = X_im2col[k0 + kk, p0 + pp]", kSlice, TP);
+  } else {
+    e("__shared__ float ws[{}][{} + 1];  // ws[kk][mm] = W[m0 + mm, k0 + kk] (+1: the transposed stores hit different banks)", kSlice, TM);
+    e("__shared__ float xs[{}][{}];  // xs[kk][pp] = X_im2col[k0 + kk, p0 + pp]", kSlice, TP);
+  }
   e("const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;");
   e("const int grp = blockIdx.z, m0 = blockIdx.y * {}, p0 = blockIdx.x * {};", TM, TP);
   e("const float* __restrict__ wg = {} + grp * {};", e.in(1), g.MG * K);
   emit_input_column(e, g, one_by_one, TP);
-  e("float acc[{}][{}] = {{}};  // channels m0 + ty + 16 i, positions p0 + tx + 16 j", RM, RP);
+  const std::string m_of_i = vec ? "m0 + 4 * ty + 64 * (i / 4) + i % 4" : "m0 + ty + 16 * i";
+  const std::string q_of_j = vec ? "p0 + 4 * tx + 64 * (j / 4) + j % 4" : "p0 + tx + 16 * j";
+  e("float acc[{}][{}] = {{}};  // channels {}, positions {}", RM, RP, m_of_i, q_of_j);
   const int64_t NX = kSlice * TP / kThreads;
   // The slice starting at kb into registers: W[m0 + ty + 16 i, kb + tx], X_im2col[kb + kk, p].
   auto load = [&](const std::string& kb) { emit_slice_loads(e, g, one_by_one, kb, RM, "m0 + ty + 16 * i", "tx", NX, TP, false); };
@@ -244,10 +258,23 @@ void emit_implicit_gemm(CuEmit& e) {
   e("#pragma unroll");
   e("for (int kk = 0; kk < {}; ++kk) {{", kSlice);
   e("float wv[{}], xv[{}];", RM, RP);
-  e("#pragma unroll");
-  e("for (int i = 0; i < {}; ++i) wv[i] = ws[kk][ty + 16 * i];", RM);
-  e("#pragma unroll");
-  e("for (int j = 0; j < {}; ++j) xv[j] = xs[kk][tx + 16 * j];", RP);
+  if (vec) {
+    e("#pragma unroll");
+    e("for (int i = 0; i < {}; ++i) {{", RM / 4);
+    e("const float4 t = *reinterpret_cast<const float4*>(&ws[kk][4 * ty + 64 * i]);");
+    e("wv[4 * i] = t.x; wv[4 * i + 1] = t.y; wv[4 * i + 2] = t.z; wv[4 * i + 3] = t.w;");
+    e("}}");
+    e("#pragma unroll");
+    e("for (int j = 0; j < {}; ++j) {{", RP / 4);
+    e("const float4 t = *reinterpret_cast<const float4*>(&xs[kk][4 * tx + 64 * j]);");
+    e("xv[4 * j] = t.x; xv[4 * j + 1] = t.y; xv[4 * j + 2] = t.z; xv[4 * j + 3] = t.w;");
+    e("}}");
+  } else {
+    e("#pragma unroll");
+    e("for (int i = 0; i < {}; ++i) wv[i] = ws[kk][ty + 16 * i];", RM);
+    e("#pragma unroll");
+    e("for (int j = 0; j < {}; ++j) xv[j] = xs[kk][tx + 16 * j];", RP);
+  }
   e("#pragma unroll");
   e("for (int i = 0; i < {}; ++i)", RM);
   e("#pragma unroll");
@@ -257,11 +284,11 @@ void emit_implicit_gemm(CuEmit& e) {
   e("}}");
   e("#pragma unroll");
   e("for (int i = 0; i < {}; ++i) {{", RM);
-  e("const int m = m0 + ty + 16 * i;");
+  e("const int m = {};", m_of_i);
   e("if (m >= {}) continue;", g.MG);
   e("#pragma unroll");
   e("for (int j = 0; j < {}; ++j) {{", RP);
-  e("const int q = p0 + tx + 16 * j;");
+  e("const int q = {};", q_of_j);
   e("if (q >= {}) continue;", P);
   emit_output_store(e, g, "acc[i][j]");
   e("}}");

@@ -45,6 +45,10 @@
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 
+struct __attribute__((aligned(16))) float4 {
+  float x, y, z, w;
+};
+
 struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
