@@ -313,6 +313,7 @@ inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) { delete e; return cu
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { static int dummy; *s = &dummy; return cudaSuccess; }
 inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 
 template <class... P>
