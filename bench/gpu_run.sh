@@ -6,13 +6,17 @@
 # Usage: bash bench/gpu_run.sh PKG OUT
 #   PKG  a folder made by `bash bench/gpu_pack.sh PKG` on a machine with onnxc built: bin/compile-model,
 #        libs.tar.xz (the shared libraries it needs), models/ (bench/gpu_models.py pack: the zoo's
-#        graphs without their weights, batch 1 and batch 32)
-#   OUT  where the logs and the results go (cuda.md/json, split_cuda.md/json/png, gpu.log)
+#        graphs without their weights, batch 1 and batch 32), nodecases.tar.xz (the ONNX node test
+#        cases the CUDA backend runs)
+#   OUT  where the logs and the results go (node_cuda.json, cuda.md/json, split_cuda.md/json/png, gpu.log)
 # Steps, each logged and timed, a failure reported and the next step still run (exit 1 at the end):
 #   1. the GPU, nvcc and the host compiler
 #   2. bench/gpu_models.py unpack --ref: weights refilled, inputs, ONNX Runtime references
+#   2b. node_cuda: tests/node/run_node_tests.py on the packed node test cases with --device cuda,
+#      each binary's outputs against ONNX's (node_cuda.json); a failed case fails the step
 #   3. bench/cuda_bench.py: generated kernels and cuDNN/cuBLAS, batch 1 and 32, at fp32, tf32 and
-#      fp16 (--gpu-precision), output checks
+#      fp16 (--gpu-precision), output checks; cuda_baseline: the same at fp32 with the package's
+#      older compile-model (bin/compile-model.base) when it has one, into OUT/baseline/
 #   4. tests/cuda/run_split_cuda.sh run: the split executor's CUDA device on mobilenet_v2 and
 #      googlenet (gpu-only with and without graphs, cpu-tail, eft; every output checked)
 #   4b. gpu_profiles: --device cuda --profile builds of $ONNXC_GPU_PROFILES (MODEL:PRECISION,
@@ -24,7 +28,7 @@
 #      with the loop build's fork/join per loop nest (--omp-region op) next to the one region, and
 #      the task build's regions on thread groups and as OpenMP tasks (--task-form omp-tasks)
 # Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
-# models cuda_bench gpu_profiles split_check loadgen_build split_bench split_profiled), ONNXC_GPU_PROFILES, ONNXC_GPU_UNPACK (models to rebuild),
+# models node_cuda cuda_bench cuda_baseline gpu_profiles split_check loadgen_build split_bench split_profiled), ONNXC_GPU_PROFILES, ONNXC_GPU_UNPACK (models to rebuild),
 # ONNXC_GPU_MODELS, ONNXC_GPU_BATCHES, ONNXC_GPU_PRECISIONS and ONNXC_GPU_PRECISION_MODELS
 # (cuda_bench.py's --models, --batches, --precisions, --precision-models; default all, 1,32,
 # fp32,tf32,fp16 and all),
@@ -101,9 +105,29 @@ info() {
 }
 step info 60 bash -c "$(declare -f info); cm='$cm' info"
 step models 300 "$PYTHON" bench/gpu_models.py unpack "$pkg/models" ${ONNXC_GPU_UNPACK:-} --ref
+# ONNX's node test cases that gpu_pack.sh packed (every node a CUDA op, accepted by --device cuda),
+# each built with --device cuda --emit exe (nvcc -O3 -arch=sm_90: run_node_tests.py's --cc and
+# --cflags do not apply) and run on the GPU, its outputs compared with ONNX's (rtol 1e-3, atol
+# 1e-5); builds kept in $work/node_cuda. The last line says `N passed, M failed, K unsupported`.
+node_cuda() {
+  [ -f "$pkg/nodecases.tar.xz" ] || { echo "node_cuda: $pkg/nodecases.tar.xz is missing (bench/gpu_pack.sh packs it)"; return 1; }
+  rm -rf "$work/nodecases" && mkdir -p "$work/nodecases" && tar -xJf "$pkg/nodecases.tar.xz" -C "$work/nodecases" || return 1
+  "$PYTHON" tests/node/run_node_tests.py --compiler "$cm" --cases "$work/nodecases" --extra-args "--device cuda" \
+    --jobs "$(nproc)" --work "$work/node_cuda" --json "$out/node_cuda.json"
+}
+step node_cuda 150 bash -c "$(declare -f node_cuda); cm='$cm' pkg='$pkg' work='$work' out='$out' node_cuda"
 step cuda_bench 420 "$PYTHON" bench/cuda_bench.py --zoo "$pkg/models" --compiler "$cm" --work "$work/bench" \
   --results "$out" --batches "${ONNXC_GPU_BATCHES:-1,32}" ${ONNXC_GPU_MODELS:+--models $ONNXC_GPU_MODELS} \
   --precisions "${ONNXC_GPU_PRECISIONS:-fp32,tf32,fp16}" ${ONNXC_GPU_PRECISION_MODELS:+--precision-models $ONNXC_GPU_PRECISION_MODELS}
+# The same at fp32 with the package's baseline compiler (bin/compile-model.base, gpu_pack.sh's
+# ONNXC_GPU_BASELINE), when there is one: its kernels' times next to this compiler's in the same
+# run, in OUT/baseline/cuda.md (models: ONNXC_GPU_BASELINE_MODELS, default vgg19 resnet50
+# densenet201 googlenet; batches as cuda_bench).
+if [ -x "$pkg/bin/compile-model.base" ]; then
+  step cuda_baseline 300 "$PYTHON" bench/cuda_bench.py --zoo "$pkg/models" --compiler "$pkg/bin/compile-model.base" \
+    --work "$work/bench_base" --results "$out/baseline" --batches "${ONNXC_GPU_BATCHES:-1,32}" \
+    --models ${ONNXC_GPU_BASELINE_MODELS:-vgg19 resnet50 densenet201 googlenet} --precisions fp32
+fi
 # --device cuda --profile: per-node GPU times (NAME --profile table and --profile-out file) of
 # $ONNXC_GPU_PROFILES (MODEL:PRECISION words; default googlenet:fp32, whose file split_bench can use).
 gpu_profiles() {
