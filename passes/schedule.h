@@ -48,11 +48,13 @@
 // one thread; OpenMP tasks (omp_tasks_seconds), a simulation of the team: a task becomes ready
 // when the tasks it reads from are done; the thread free first takes the ready work of the
 // longest remaining path (a task's start: its call + 1 µs to make it; then the chunks of its
-// taskloop, min(items, 8 x threads) of them, made 0.2 µs apart by its thread, whichever
-// threads are free running them); a task ends 2 µs after its last chunk. So tasks gain where
-// kernels split into fewer pieces than there are threads (or unevenly): other tasks fill
-// the idle threads. On the 2-core machine of bench/results/parallel.md the tasks were
-// predicted at 0.99-1.00 of the loop build's time and measured at 0.99-1.02.
+// taskloop, min(items, c x threads) of them with c = taskloop_chunks_per_thread(threads), made
+// 0.5 µs apart by its thread, whichever threads are free running them); a task ends 2 µs after
+// its last chunk. So tasks gain where kernels split into fewer pieces than there are threads
+// (or unevenly): other tasks fill the idle threads. On the 2-core machine of
+// bench/results/parallel.md the tasks were predicted at 0.99-1.00 of the loop build's time and
+// measured at 0.97-1.02; on a 16-core Xeon (bench/results/parallel_16core.md) googlenet's
+// regions measured 0.96-0.97 of loop at 8 and 16 threads, predicted 0.92.
 // "auto" keeps a region only where its predicted time is at most 95% of its tasks' time one
 // after another with loop parallelism; "task" keeps every region; "loop" none. The join and
 // the tasks outside regions run in graph order with the loop parallelism of their kernels. Regions are found from the
@@ -138,6 +140,9 @@ TaskSchedule schedule_tasks_in_groups(const TaskGraph& tg, int threads, int grou
 // Predicted time of the tasks `ts` (ascending indices into tg; what they read from other tasks
 // is ready at 0) run as OpenMP tasks on `threads` threads (see the file comment).
 double omp_tasks_seconds(const TaskGraph& tg, const std::vector<size_t>& ts, int threads, const Target& target);
+// The chunks per thread of a taskloop in a team of `threads` (the generated code's
+// onnxc_taskloop_chunks, codegen/c/region.cc, makes as many): 8 up to 2 threads, 2 up to 4, 1 above.
+int taskloop_chunks_per_thread(int threads);
 
 // The fork-join regions for `threads` threads and mode "auto", "task" or "loop" (see the
 // file comment), as positions in g.nodes, predicted for the form the backend runs them in:

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "codegen/c/region.h"
+#include "passes/schedule.h"
 
 namespace onnxc::test {
 namespace {
@@ -373,7 +374,7 @@ std::string tasked(const std::string& body) {
   return task_body(r.body);
 }
 
-// Each worksharing loop becomes a taskloop (simd and collapse kept, 8 tasks per thread), which
+// Each worksharing loop becomes a taskloop (simd and collapse kept, onnxc_taskloop_chunks() tasks), which
 // waits for its tasks; the one task runs the serial statement itself and needs no barrier.
 TEST(Task, LoopsBecomeTaskloopsAndSinglesTheTasksOwnStatements) {
   const std::string t = tasked(
@@ -424,6 +425,26 @@ TEST(Task, CompiledTasksComputeEveryElementOnce) {
                                        "      }\n"
                                        "    }\n"),
                       body);
+}
+
+// The generated code's taskloops make as many chunks as the schedule pass predicts with
+// (taskloop_chunks_per_thread), in teams of 1-16 threads.
+TEST(Task, TaskloopChunksAreTheOnesThePredictionCounts) {
+  std::string want = "static const int want[17] = {0";
+  for (int t = 1; t <= 16; ++t) want += ", " + std::to_string(t * taskloop_chunks_per_thread(t));
+  want += "};\n";
+  expect_program_runs(std::string("#include <omp.h>\n#include <stdio.h>\n") + task_runtime_c() + want +
+                          "int main(void) {\n"
+                          "  omp_set_dynamic(0);\n"
+                          "  for (int t = 1; t <= 16; ++t) {\n"
+                          "    int got = -1, team = 0;\n"
+                          "#pragma omp parallel num_threads(t)\n"
+                          "#pragma omp single\n"
+                          "    {\n      got = onnxc_taskloop_chunks();\n      team = omp_get_num_threads();\n    }\n"
+                          "    if (team < 1 || team > 16 || got != want[team]) { printf(\"team of %d: %d chunks, not %d\\n\", team, got, team >= 1 && team <= 16 ? want[team] : -1); return 1; }\n"
+                          "  }\n"
+                          "  printf(\"ok\\n\");\n  return 0;\n}\n",
+                      want);
 }
 
 }  // namespace
