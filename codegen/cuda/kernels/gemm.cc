@@ -54,8 +54,9 @@ void tiled_product(CuEmit& e, int64_t M, int64_t N, int64_t K, int64_t batch, co
   e("const int64_t row = row0 + ty, col = col0 + tx;");
   // Thread (ty, tx)'s q-th element of an operand's slice: (tile index, k within the slice).
   auto lane = [](bool k_contiguous) { return k_contiguous ? std::pair<std::string, std::string>{"ty", "tx + 16 * q"} : std::pair<std::string, std::string>{"tx", "ty + 16 * q"}; };
-  const auto [ar, ak] = lane(A.k_contiguous);
-  const auto [bc, bk] = lane(B.k_contiguous);
+  // Plain strings, not structured bindings: the lambda below uses them (clang 14 refuses that).
+  const std::string ar = lane(A.k_contiguous).first, ak = lane(A.k_contiguous).second;
+  const std::string bc = lane(B.k_contiguous).first, bk = lane(B.k_contiguous).second;
   auto load = [&](const std::string& kb) {
     e("#pragma unroll");
     e("for (int q = 0; q < {}; ++q) {{", kSlice / kTile);
