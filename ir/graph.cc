@@ -202,7 +202,7 @@ void AttrReader::done() const {
 
 const Tensor& static_tensor(const Node& n, size_t i, const char* what) {
   Value* v = n.in(i);
-  ONNXC_ASSERT(v, "static_tensor on absent input");
+  if (!v) n.invalid(std::string("input ") + std::to_string(i) + " (" + what + ") is absent");
   if (!v->constant)
     n.unsupported(std::string("input ") + std::to_string(i) + " ('" + v->name + "', " + what +
                   ") must be a compile-time constant");

@@ -72,7 +72,7 @@ OpFactory find_op(const std::string& op_type);
 std::vector<std::string> supported_ops();  // sorted
 
 // Helpers shared by ops.
-// The constant value of a static input; fails with a clear message when it is not constant.
+// The constant value of a static input; fails with a clear message when it is absent or not constant.
 const Tensor& static_tensor(const Node& n, size_t i, const char* what);
 void set_output(Node& n, size_t i, DType t, Shape s);
 // Checks input i exists and has one of the given dtypes.
