@@ -226,8 +226,8 @@ void emit_implicit_gemm(CuEmit& e) {
   // Tiles of at least 64 x 64 read the shared tiles four floats at a time (float4): thread (ty, tx)
   // then owns channels m0 + 4 ty + 64 (i / 4) + i % 4 and positions p0 + 4 tx + 64 (j / 4) + j % 4.
   const bool vec = RM % 4 == 0 && RP % 4 == 0;
-  if (vec) e.variant += ", float4 reads";
   if (vec) {
+    e.variant += ", float4 reads";
     e("__shared__ __align__(16) float ws[{}][{} + 4];  // ws[kk][mm] = W[m0 + mm, k0 + kk] (+4: rows stay 16-byte aligned)", kSlice, TM);
     e("__shared__ __align__(16) float xs[{}][{}];  // xs[kk][pp] = X_im2col[k0 + kk, p0 + pp]", kSlice, TP);
   } else {

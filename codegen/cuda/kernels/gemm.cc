@@ -18,7 +18,6 @@
 // ir/ops/gemm.h); MatMul's batch is the grid's z dimension, each operand offset by its batch
 // strides (matmul_geom). The fused group's epilogue is applied at the store.
 #include <functional>
-#include <utility>
 
 #include "codegen/cuda/kernels/kernels.h"
 #include "ir/ops/gemm.h"
@@ -52,11 +51,10 @@ void tiled_product(CuEmit& e, int64_t M, int64_t N, int64_t K, int64_t batch, co
   e("const int tx = threadIdx.x, ty = threadIdx.y;");
   e("const int64_t row0 = (int64_t)blockIdx.y * {0}, col0 = (int64_t)blockIdx.x * {0};", kTile);
   e("const int64_t row = row0 + ty, col = col0 + tx;");
-  // Thread (ty, tx)'s q-th element of an operand's slice: (tile index, k within the slice).
-  auto lane = [](bool k_contiguous) { return k_contiguous ? std::pair<std::string, std::string>{"ty", "tx + 16 * q"} : std::pair<std::string, std::string>{"tx", "ty + 16 * q"}; };
-  // Plain strings, not structured bindings: the lambda below uses them (clang 14 refuses that).
-  const std::string ar = lane(A.k_contiguous).first, ak = lane(A.k_contiguous).second;
-  const std::string bc = lane(B.k_contiguous).first, bk = lane(B.k_contiguous).second;
+  // Thread (ty, tx)'s q-th element of an operand's slice: its tile index (ar, bc) and its k within
+  // the slice (ak, bk); tx runs along K for an operand contiguous along K.
+  const std::string ar = A.k_contiguous ? "ty" : "tx", ak = A.k_contiguous ? "tx + 16 * q" : "ty + 16 * q";
+  const std::string bc = B.k_contiguous ? "ty" : "tx", bk = B.k_contiguous ? "tx + 16 * q" : "ty + 16 * q";
   auto load = [&](const std::string& kb) {
     e("#pragma unroll");
     e("for (int q = 0; q < {}; ++q) {{", kSlice / kTile);
