@@ -6,8 +6,7 @@
 # ONNXC_FUZZ=ON) and run the same tests once more there: compile-model and the unit tests
 # are sanitized, and so is the C they generate (ONNXC_TEST_SANITIZE_GENERATED, see
 # tests/CMakeLists.txt), so a sanitizer report in the compiler or in any generated binary
-# fails the run. There the zoo variants (64/256-channel blocks, NCHW) and the blocked node tests
-# at blocks 64 and 256 are "long" too.
+# fails the run. There the zoo variants (64/256-channel blocks, NCHW) are "long" too.
 # build-san is RelWithDebInfo, not Debug: an instrumented compile-model at -O0 took 3x the
 # CPU on resnet50 (16.6 s against 5.3 s), and the one thing Debug adds, always-on
 # --verify-passes, the zoo and layout tests pass explicitly. Last, tools/fuzz.sh runs the

@@ -51,7 +51,9 @@ Conventions:
 - --only-blocked (with --extra-args "--channel-block B"): a case is built and
   run only when its final IR (compile-model --dump-ir) stores some value in a
   blocked layout; the others are counted as "plain" (their C is the same at
-  every block, so the default run covers them), never as passed.
+  every block, so the default run covers them), never as passed. A model
+  without a Conv node is plain without asking: only a Conv goes blocked on
+  plain inputs (passes/layout.cc).
 - --forbid-calls expf,fmaxf,... fails a case whose binary imports one of those
   functions (nm -u): CMake passes the libm functions the kernels must not call.
 - Output is deterministic: failures in case-name order, then the summary,
@@ -375,6 +377,11 @@ class Runner:
             r.reason = "unsupported ops: " + ", ".join(ops)
             return
         check_tensor_types(graph)
+        if self.args.only_blocked and not any(n.op_type == "Conv" for n in graph.node):
+            # Only a Conv goes blocked on plain inputs, and no pass makes one (passes/layout.cc):
+            # without one nothing is blocked, so the case needs no --dump-ir to say so.
+            r.status, r.reason = PLAIN, "no Conv, so no value in a blocked layout"
+            return
 
         init_names = {t.name for t in graph.initializer}
         inputs = [vi for vi in graph.input if vi.name not in init_names]
