@@ -466,7 +466,9 @@ def check(name, fn, compiler, work):
     m = fn()
     onnx.checker.check_model(m)
     onnx.save(m, src)
-    run([compiler, src, "-o", os.path.join(d, "c"), "--name", "m", "--quiet", "--cflags", "-O1 -ffp-contract=off"])
+    # The reference links the generic driver compiled once per run (compile-model builds it the first time).
+    run([compiler, src, "-o", os.path.join(d, "c"), "--name", "m", "--quiet", "--cflags", "-O1 -ffp-contract=off",
+         "--driver-object", os.path.join(work, "ref_main.o")])
     cu = os.path.join(d, "cu")
     run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"] + GPU_LIBS)
     text = open(os.path.join(cu, "m.cu")).read()
@@ -518,8 +520,9 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
-        if os.path.exists(os.path.join(work, "onnxc_main.o")):  # from an earlier run with --work
-            os.remove(os.path.join(work, "onnxc_main.o"))
+        for o in ("onnxc_main.o", "ref_main.o"):  # from an earlier run with --work
+            if os.path.exists(os.path.join(work, o)):
+                os.remove(os.path.join(work, o))
         for name, fn in CASES.items():
             if args.only and args.only != name or PRECISION and name not in PRECISION_CASES:
                 continue

@@ -1412,7 +1412,8 @@ def run_case(c, args, work):
     else:
         r = c["ref"](*inputs.values())  # one output, or a tuple of them
         want = [np.asarray(a) for a in (r if isinstance(r, tuple) else (r,))]
-    p = run(cmd)
+    # The generic driver is compiled once per run (compile-model builds it the first time) and linked into each case.
+    p = run(cmd + ["--driver-object", os.path.join(work, "onnxc_main.o")])
     if p.returncode != 0:
         return [f"compile-model exit {p.returncode}: {(p.stdout + p.stderr).strip()[:2000]}"], ""
     exe = [os.path.join(out, "m"), "--quiet"] + sum((["--input", f] for f in feeds), [])
@@ -1453,6 +1454,8 @@ def main():
     results = []
     with tempfile.TemporaryDirectory(prefix="onnxc-opset-") as tmp:
         work = args.work or tmp
+        if os.path.exists(os.path.join(work, "onnxc_main.o")):  # from an earlier run with --work, maybe other flags
+            os.remove(os.path.join(work, "onnxc_main.o"))
         for c in cases:
             try:
                 problems, info = run_case(c, args, work)

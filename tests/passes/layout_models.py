@@ -200,6 +200,11 @@ def main():
     failed = 0
     runs = [["--channel-block", b] for b in args.blocks.split(",")] + ([] if args.no_nchw else [["--layout", "nchw"]])
     extra = shlex.split(args.extra_args)
+    # The generic driver is compiled once per run, with this run's compiler and flags (a stale one
+    # from an earlier run in the same --work may have others), and linked into every binary.
+    driver = os.path.join(work, "onnxc_main.o")
+    if os.path.exists(driver):
+        os.remove(driver)
     for make in MODELS:
         m = Model(make.__name__)
         inputs, outputs = make(m)
@@ -207,7 +212,8 @@ def main():
         m.save(path, inputs, outputs)
         for flags in runs:
             out = os.path.join(work, make.__name__ + "_" + "_".join(flags).lstrip("-").replace("-", ""))
-            cmd = [args.compiler, path, "-o", out, "--verify", "--verify-passes", "--cflags=" + args.cflags] + flags + extra
+            cmd = [args.compiler, path, "-o", out, "--verify", "--verify-passes", "--cflags=" + args.cflags,
+                   "--driver-object", driver] + flags + extra
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
             passes = re.search(r"^passes: .*$", p.stdout, re.M)
             report = "runtime error:" in p.stdout or "Sanitizer" in p.stdout
