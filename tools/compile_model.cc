@@ -4,7 +4,9 @@
 // nvcc (build_cuda). --split cuts the model first (passes/partition.h) and compiles the head
 // and the tail as models of their own (compile_split). --verify evaluates the imported graph
 // before any pass, so it checks the passes and the generated code together (for --split, the
-// head and the tail run one after the other). Thin by design: the work is in
+// head and the tail run one after the other). --parallel tune builds the model with loop, task
+// and batch parallelism, times the builds here and compiles it again with the fastest
+// (compile_tuned). Thin by design: the work is in
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
@@ -26,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,7 +58,8 @@ struct Options {
   std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::string layout = "nchwc";
-  std::string parallel = "auto";  // --parallel auto|loop|task|batch
+  std::string parallel = "auto";  // --parallel auto|loop|task|batch|tune
+  int tune_rounds = 5;             // --tune-rounds N: --parallel tune's alternating rounds of timed runs
   std::string omp_region = "inference";  // --omp-region inference|op
   std::string task_form = "omp-tasks";    // --task-form omp-tasks|groups
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
@@ -75,6 +79,13 @@ struct Options {
   std::string gpu_libs;  // --gpu-libs cudnn,cublas (either or both)
   bool cudnn = false, cublas = false;
   std::string gpu_precision;  // --gpu-precision fp32|tf32|fp16 (empty: fp32)
+  struct Built* built = nullptr;  // where compile_graph reports what it built (--parallel tune)
+};
+
+// What compile_graph built: --parallel tune tells a task build with no fork-join region (the
+// loop build's C) from one with regions.
+struct Built {
+  size_t regions = 0;
 };
 
 class Timer {
@@ -366,6 +377,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   }
   if (g.batch_items > 1)
     say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, o.parallel));
+  if (o.built) o.built->regions = g.task_regions.size();
   if (o.dump_ir) {
     const TaskGraph tg = build_task_graph(g, target, po.measured, &backend);
     fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target, &backend),
@@ -535,7 +547,126 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
   return verify(o, g, *vd, {{o.name + "_head", vd->input_args + cut_out}, {o.name + "_tail", cut_in + vd->output_args}});
 }
 
+// --parallel tune: build the model with --parallel loop, task and batch (where the model has
+// fork-join regions, or a batch whose items can run apart), time each build on this machine at
+// the target's threads (--tune-rounds rounds that alternate the builds, each a --bench of about
+// half a second; the median of the rounds' medians), and compile the model with the fastest.
+// The cost model behind auto is a prediction: on one 16-core host it put googlenet's regions at
+// 0.99 of loop's time at 2 threads where they took 0.83. Loop wins unless another build is at
+// least kTuneMargin faster, so noise does not trade the plain build for a slower one. The
+// candidates are built in OUTDIR/.tune, removed at the end.
+constexpr double kTuneMargin = 0.03;
+
+int compile(Options& o);
+
+int compile_tuned(Options& o) {
+  auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
+  const Target target = [&] {
+    Target t = parse_target(o.target);
+    if (o.threads > 0) t.threads = o.threads;
+    return t;
+  }();
+  if (o.name.empty()) o.name = fs::path(o.model).stem().string();
+  o.name = c_identifier(o.name);
+  const std::string dir = o.outdir + "/.tune";
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  struct RemoveDir {  // the candidates go, whatever way this returns
+    std::string dir;
+    ~RemoveDir() { std::error_code e; fs::remove_all(dir, e); }
+  } remove_candidates{dir};
+  struct Candidate {
+    std::string mode, outdir, note;
+    bool built = false;
+    std::vector<double> medians;  // ms, one per round
+  };
+  std::vector<Candidate> cands;
+  Timer t_build;
+  for (const char* mode : {"loop", "task", "batch"}) {
+    Candidate c;
+    c.mode = mode;
+    c.outdir = dir + "/" + mode;
+    Options co = o;
+    co.parallel = mode;
+    co.outdir = c.outdir;
+    co.emit = "exe";
+    co.quiet = true;
+    co.verify = co.dump_ir = false;
+    co.print_after.clear();
+    co.driver_object = dir + "/onnxc_main.o";
+    Built b;
+    co.built = &b;
+    if (c.mode == "batch" && target.threads < 2) {
+      c.note = "one thread";
+    } else {
+      try {
+        int rc = compile(co);
+        if (rc != kOk) return rc;  // compile already said why: the same fault would hit every build
+        c.built = true;
+        if (c.mode == "task" && b.regions == 0) c.built = false, c.note = "no fork-join region (the loop build's C)";
+      } catch (const CompileError& e) {
+        if (c.mode != "batch" || e.kind() != CompileError::Kind::Unsupported) throw;
+        c.note = e.what();
+        const std::string apart = "cannot run apart: ";
+        if (auto p = c.note.find(apart); p != std::string::npos) c.note = "its items cannot run apart: " + c.note.substr(p + apart.size());
+      }
+    }
+    cands.push_back(c);
+  }
+  size_t timed = 0;
+  for (auto& c : cands) timed += c.built;
+  say(fmt::format("tune: built {} candidate{} ({:.2f} s); timing at {} thread{}, {} rounds", timed, timed == 1 ? "" : "s", t_build.seconds(),
+                  target.threads, target.threads == 1 ? "" : "s", o.tune_rounds));
+  // One timed --bench of a build; its median in ms, or a failure naming the run.
+  auto bench = [&](const Candidate& c, int runs) {
+    std::string out;
+    const std::string cmd = fmt::format("{} --quiet --bench {} --threads {}", quote(c.outdir + "/" + o.name), runs, target.threads);
+    int rc = run_command(cmd, &out);
+    double ms = 0;
+    const auto at = out.find("latency: median ");
+    if (rc != 0 || at == std::string::npos || std::sscanf(out.c_str() + at, "latency: median %lf", &ms) != 1)
+      throw InternalError(fmt::format("--parallel tune: the --parallel {} build failed to run (exit {}): {}", c.mode, rc, out));
+    // Anything else it printed (a sanitizer's warning, say) is passed on.
+    std::string rest = out.substr(0, at) + out.substr(std::min(out.size(), out.find('\n', at) + 1));
+    if (rest.find_first_not_of(" \n") != std::string::npos) fmt::print(stderr, "tune: the --parallel {} build printed:\n{}", c.mode, rest);
+    return ms;
+  };
+  if (timed > 1) {
+    std::map<std::string, int> runs;
+    for (auto& c : cands)
+      if (c.built) runs[c.mode] = std::clamp(static_cast<int>(500.0 / std::max(1e-3, bench(c, 3))), 3, 1000);
+    for (int r = 0; r < o.tune_rounds; ++r)
+      for (auto& c : cands)
+        if (c.built) c.medians.push_back(bench(c, runs[c.mode]));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
+  const double loop_ms = median(cands[0].medians);
+  std::string pick = "loop";
+  double best = loop_ms;
+  for (auto& c : cands) {
+    if (!c.built) {
+      say(fmt::format("tune: --parallel {:<5}  not built: {}", c.mode, c.note));
+      continue;
+    }
+    if (timed < 2) continue;
+    const double ms = median(c.medians);
+    say(fmt::format("tune: --parallel {:<5}  {:.3f} ms{}", c.mode, ms, c.mode == "loop" ? "" : fmt::format("  ({:.2f} of loop)", ms / loop_ms)));
+    if (c.mode != "loop" && ms < (1.0 - kTuneMargin) * loop_ms && ms < best) pick = c.mode, best = ms;
+  }
+  say(timed < 2 ? "tune: one candidate: --parallel loop"
+                : fmt::format("tune: --parallel {} ({})", pick,
+                              pick == "loop" ? fmt::format("no other build was {:.0f}% faster", 100 * kTuneMargin)
+                                             : fmt::format("{:.2f} of loop's time", best / loop_ms)));
+  fs::remove_all(dir, ec);  // before the final build writes OUTDIR
+  o.parallel = pick;
+  return compile(o);
+}
+
 int compile(Options& o) {
+  if (o.parallel == "tune") return compile_tuned(o);
   Target target = parse_target(o.target);
   if (!o.cc.empty()) target.cc = o.cc;
   if (!o.cflags.empty()) target.cflags = o.cflags;
@@ -666,8 +797,13 @@ int main(int argc, char** argv) {
                  "item; exit 3 naming the node when a node mixes the items, e.g. a Softmax or Concat along the batch axis) or "
                  "auto (batch when the batch has at least --threads items, they can run apart and the batch-1 model reads at "
                  "most 32 MB of weights only once per item; otherwise branches side by side only where the schedule predicts a "
-                 "gain of at least 5% in the form they run in, --task-form). --dump-ir shows the regions")
-      ->check(CLI::IsMember({"auto", "loop", "task", "batch"}))->capture_default_str();
+                 "gain of at least 5% in the form they run in, --task-form). --dump-ir shows the regions. tune: build loop, "
+                 "task and batch (those that differ), time each on this machine at --threads in alternating rounds "
+                 "(--tune-rounds) and compile with the fastest; loop unless another is at least 3% faster (--target host; "
+                 "the model is built up to four times)")
+      ->check(CLI::IsMember({"auto", "loop", "task", "batch", "tune"}))->capture_default_str();
+  app.add_option("--tune-rounds", o.tune_rounds, "--parallel tune: rounds of timed runs, each build once per round")
+      ->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--omp-region", o.omp_region,
                  "OpenMP parallel regions of the generated C: inference (one region per run: the threads start once, "
                  "the kernels split their loops among them with `omp for` and the serial nodes run on one of them, a "
@@ -825,6 +961,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr,
                "compile-model: error: --parallel batch is not for --split: the split runtime batches requests itself "
                "(max_batch) and runs each tail on one CPU worker; leave --parallel at auto or use loop or task\n");
+    return kUsage;
+  }
+  if (o.parallel == "tune" && (o.target != "host" || o.device != "cpu" || !o.split.empty() || o.profile)) {
+    fmt::print(stderr, "compile-model: error: --parallel tune times the builds on this machine: it needs --target host and the CPU, "
+                       "without --device cuda, --split or --profile\n");
     return kUsage;
   }
   if (o.device == "cuda" && o.emit == "python") {
