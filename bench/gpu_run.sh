@@ -29,7 +29,8 @@
 #      the task build's regions on thread groups and as OpenMP tasks (--task-form omp-tasks);
 #      ONNXC_GPU_CPU_THREADS (default 1 2 4 8 16), ONNXC_GPU_CPU_ROUNDS (2) and ONNXC_GPU_CPU_RUNS
 #      (10) set the thread counts, the rounds and the timed runs per process, ONNXC_GPU_CPU_TIMEOUT
-#      (400 s) the step's limit
+#      (400 s) the step's limit; ONNXC_GPU_CPU_TUNE=1 adds what compile-model --parallel tune picks
+#      at each thread count (parallel.py --tune: three more builds of each model per count)
 # Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
 # models node_cuda cuda_bench cuda_baseline gpu_profiles split_check loadgen_build split_bench split_profiled), ONNXC_GPU_PROFILES, ONNXC_GPU_UNPACK (models to rebuild),
 # ONNXC_GPU_MODELS, ONNXC_GPU_BATCHES, ONNXC_GPU_PRECISIONS and ONNXC_GPU_PRECISION_MODELS
@@ -171,7 +172,7 @@ fi
 if [[ " ${ONNXC_GPU_STEPS:-} " == *" cpu_scaling "* ]]; then
   step cpu_scaling "${ONNXC_GPU_CPU_TIMEOUT:-400}" "$PYTHON" bench/parallel.py --ort-python "$PYTHON" --compiler "$cm" \
     --zoo "$pkg/models" --models ${ONNXC_GPU_CPU_MODELS:-googlenet resnet50} --threads ${ONNXC_GPU_CPU_THREADS:-1 2 4 8 16} --rounds "${ONNXC_GPU_CPU_ROUNDS:-2}" --runs "${ONNXC_GPU_CPU_RUNS:-10}" --omp-region-op \
-    --work "$work/parallel" --out "$out" --out-name parallel_16core
+    $([ "${ONNXC_GPU_CPU_TUNE:-0}" = 1 ] && echo --tune) --work "$work/parallel" --out "$out" --out-name parallel_16core
 fi
 echo "== gpu_run.sh: exit $status"
 exit $status

@@ -19,7 +19,9 @@ time of the regions in each form against the tasks in turn (compile-model --dump
 groups|omp-tasks) and the list schedule's speed-up at 1-16 threads. The task build's output is checked
 against PyTorch's (NAME.ref.npy) within --tol of its max magnitude. --omp-region-op adds the
 loop build compiled with --omp-region op (a fork/join per parallel loop nest; every other build
-runs its nodes in one OpenMP parallel region per run), for the cost of those fork/joins.
+runs its nodes in one OpenMP parallel region per run), for the cost of those fork/joins. --tune
+adds, at each thread count, what `compile-model --parallel tune --threads N` picks on this machine
+and the ratio to loop's time it measured itself (its own builds, timed before the rounds).
 
 Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-name NAME).
 
@@ -145,6 +147,25 @@ def build(a, model, mode, extra=(), tag=None):
     return {"binary": os.path.join(out_dir, model.stem), "regions": regions_in(out), "c": c, "wall_s": wall}
 
 
+def tune_pick(a, model, threads):
+    """compile-model --parallel tune --threads N --emit c: the build it picks and the times it measured (ms)."""
+    out_dir = os.path.join(a.work, f"{model.stem}_tune{threads}")
+    out, _ = rb.check_proc([a.compiler, model.onnx, "-o", out_dir, "--name", model.stem, "--parallel", "tune",
+                            "--threads", str(threads), "--emit", "c"], f"compile-model {model.stem} --parallel tune --threads {threads}")
+    times = {k: float(v) for k, v in re.findall(r"^tune: --parallel (\w+) +([0-9.]+) ms", out, re.M)}
+    pick = re.search(r"^tune: (?:one candidate: )?--parallel (\w+)(?: \(|$)", out, re.M)
+    if not pick:
+        rb.die(f"{model.stem}: no pick in compile-model --parallel tune's output:\n{out}")
+    return {"pick": pick.group(1), "times": times}
+
+
+def fmt_tune(x):
+    if not x:
+        return "–"
+    t = x["times"]
+    return x["pick"] + (f" ({t[x['pick']] / t['loop']:.2f})" if x["pick"] in t and t.get("loop") else "")
+
+
 def med(xs):
     return statistics.median(xs) if xs else None
 
@@ -177,6 +198,11 @@ def write_md(a, R, path):
     if op:
         L[-2] += ("  \nloop, --omp-region op: the loop build with a fork/join per parallel loop nest instead of one OpenMP "
                   "parallel region per run (the default, which every other onnxc column uses).")
+    tune = any(M.get("tune") for M in R["models"].values())
+    if tune:
+        L[-2] += ("  \ntune: what `compile-model --parallel tune --threads N` picked (its own builds at N threads, timed by it "
+                  "before the rounds), and in brackets the ratio to loop's time it measured.")
+
     def ratio(p):  # predicted time with every region / one task after another
         return "–" if not p or not p["loop_ms"] or p["regions"] == 0 else f"{p['with_ms'] / p['loop_ms']:.2f}"
 
@@ -188,8 +214,9 @@ def write_md(a, R, path):
               f"output's max magnitude{batch_err}"
               + (f"; with OpenMP tasks: {M['task_omp_error']:.1e}" if M.get("task_omp_error") is not None else "") + ".", "",
               "| threads | loop | task, thread groups | that / loop | predicted | task, OpenMP tasks | that / loop | predicted | batch | batch / loop | auto | ORT sequential "
-              "| ORT parallel | auto / best ORT | list schedule: predicted speed-up |" + (" loop, --omp-region op | loop / that |" if op else ""),
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if op else "")]
+              "| ORT parallel | auto / best ORT | list schedule: predicted speed-up |" + (" loop, --omp-region op | loop / that |" if op else "")
+              + (" tune |" if tune else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if op else "") + ("---|" if tune else "")]
         for t in a.threads:
             T = M["threads"][str(t)]
             loop, task, auto, batch = med(T["loop"]), med(T["task"]), med(T["auto"]), med(T.get("batch", []))
@@ -206,7 +233,8 @@ def write_md(a, R, path):
                      f"{' (= batch)' if M.get('auto_is_batch') else ''} | {fmt_ms(ors)} | {fmt_ms(orp)} | "
                      f"{auto / best:.2f} | {'–' if sched is None else f'{sched:.2f}'} |"
                      + (f" {fmt_ms(med(T.get('loop_op', [])))} | {loop / med(T['loop_op']):.2f} |" if op and T.get("loop_op") else
-                        (" – | – |" if op else "")))
+                        (" – | – |" if op else ""))
+                     + (f" {fmt_tune(M.get('tune', {}).get(str(t)))} |" if tune else ""))
         L.append("")
     L += ["## Reading", ""] + [f"- {x}" for x in R.get("reading", [])] + [""]
     with open(path, "w") as f:
@@ -228,6 +256,8 @@ def main():
     ap.add_argument("--omp-region-op", action="store_true",
                     help="also time the loop build with --omp-region op (a fork/join per parallel loop nest) next to the "
                          "default one parallel region per run")
+    ap.add_argument("--tune", action="store_true",
+                    help="also record what compile-model --parallel tune picks at each thread count (3 more builds each)")
     ap.add_argument("--reading", action="append", default=[], help="a line for the closing section (repeatable)")
     ap.add_argument("--render", metavar="PARALLEL.json",
                     help="measure nothing: write parallel.md into --out again from an earlier run's json, with this "
@@ -290,6 +320,9 @@ def main():
             "predicted": {str(t): predictions(a, m, t, "groups") for t in a.threads},
             "predicted_omp": {str(t): predictions(a, m, t, "omp-tasks") for t in a.threads},
             "threads": {str(t): {k: [] for k in ["loop", "task", "task_omp", "auto", "batch", "loop_op", "ort_seq", "ort_par"]} for t in a.threads}}
+        if a.tune:
+            R["models"][m.stem]["tune"] = {str(t): tune_pick(a, m, t) for t in a.threads}
+            rb.log("  tune picks: " + ", ".join(f"{t} thr {fmt_tune(x)}" for t, x in R["models"][m.stem]["tune"].items()))
         rb.log(f"  regions: task {B['task']['regions']}, auto {B['auto']['regions']}"
                f"{' (auto = loop)' if auto_is_loop else ''}; task vs PyTorch {R['models'][m.stem]['task_error']:.1e}")
     engines = ["loop", "task", "task_omp", "auto", "batch"] + (["loop_op"] if a.omp_region_op else []) + ["ort_seq", "ort_par"]
