@@ -21,7 +21,8 @@ against PyTorch's (NAME.ref.npy) within --tol of its max magnitude. --omp-region
 loop build compiled with --omp-region op (a fork/join per parallel loop nest; every other build
 runs its nodes in one OpenMP parallel region per run), for the cost of those fork/joins. --tune
 adds, at each thread count, what `compile-model --parallel tune --threads N` picks on this machine
-and the ratio to loop's time it measured itself (its own builds, timed before the rounds).
+and the lowest ratio to loop's time it measured itself for another build (its own builds, timed
+before the rounds).
 
 Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-name NAME).
 
@@ -148,22 +149,25 @@ def build(a, model, mode, extra=(), tag=None):
 
 
 def tune_pick(a, model, threads):
-    """compile-model --parallel tune --threads N --emit c: the build it picks and the times it measured (ms)."""
+    """compile-model --parallel tune --threads N --emit c: the build it picks, the times it measured (ms) and each
+    build's time against loop's (the median of the rounds' ratios)."""
     out_dir = os.path.join(a.work, f"{model.stem}_tune{threads}")
     out, _ = rb.check_proc([a.compiler, model.onnx, "-o", out_dir, "--name", model.stem, "--parallel", "tune",
                             "--threads", str(threads), "--emit", "c"], f"compile-model {model.stem} --parallel tune --threads {threads}")
     times = {k: float(v) for k, v in re.findall(r"^tune: --parallel (\w+) +([0-9.]+) ms", out, re.M)}
+    ratios = {k: float(v) for k, v in re.findall(r"^tune: --parallel (\w+) +[0-9.]+ ms +\(([0-9.]+) of loop\)", out, re.M)}
     pick = re.search(r"^tune: (?:one candidate: )?--parallel (\w+)(?: \(|$)", out, re.M)
     if not pick:
         rb.die(f"{model.stem}: no pick in compile-model --parallel tune's output:\n{out}")
-    return {"pick": pick.group(1), "times": times}
+    return {"pick": pick.group(1), "times": times, "ratios": ratios}
 
 
 def fmt_tune(x):
+    """The pick, and in brackets the ratio to loop's time tune measured for the best other build."""
     if not x:
         return "–"
-    t = x["times"]
-    return x["pick"] + (f" ({t[x['pick']] / t['loop']:.2f})" if x["pick"] in t and t.get("loop") else "")
+    r = x.get("ratios", {})
+    return x["pick"] + (f" ({min(r.values()):.2f})" if r else "")
 
 
 def med(xs):
@@ -201,7 +205,8 @@ def write_md(a, R, path):
     tune = any(M.get("tune") for M in R["models"].values())
     if tune:
         L[-2] += ("  \ntune: what `compile-model --parallel tune --threads N` picked (its own builds at N threads, timed by it "
-                  "before the rounds), and in brackets the ratio to loop's time it measured.")
+                  "before the rounds), and in brackets the lowest ratio to loop's time it measured for another build (the median "
+                  "of its rounds' ratios).")
 
     def ratio(p):  # predicted time with every region / one task after another
         return "–" if not p or not p["loop_ms"] or p["regions"] == 0 else f"{p['with_ms'] / p['loop_ms']:.2f}"

@@ -550,7 +550,10 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
 // --parallel tune: build the model with --parallel loop, task and batch (where the model has
 // fork-join regions, or a batch whose items can run apart), time each build on this machine at
 // the target's threads (--tune-rounds rounds that alternate the builds, each a --bench of about
-// half a second; the median of the rounds' medians), and compile the model with the fastest.
+// half a second), and compile the model with the fastest. A build's time against loop's is the
+// median over the rounds of its median over loop's in the same round: on a shared machine the
+// load drifts from round to round (googlenet's loop build took 10.9 to 19.3 ms in five rounds of
+// bench/results/parallel.md), and the builds of one round see about the same load.
 // The cost model behind auto is a prediction: on one 16-core host it put googlenet's regions at
 // 0.99 of loop's time at 2 threads where they took 0.83. Loop wins unless another build is at
 // least kTuneMargin faster, so noise does not trade the plain build for a slower one. The
@@ -643,23 +646,25 @@ int compile_tuned(Options& o) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
   };
-  const double loop_ms = median(cands[0].medians);
   std::string pick = "loop";
-  double best = loop_ms;
+  double best = 1.0;
   for (auto& c : cands) {
     if (!c.built) {
       say(fmt::format("tune: --parallel {:<5}  not built: {}", c.mode, c.note));
       continue;
     }
     if (timed < 2) continue;
-    const double ms = median(c.medians);
-    say(fmt::format("tune: --parallel {:<5}  {:.3f} ms{}", c.mode, ms, c.mode == "loop" ? "" : fmt::format("  ({:.2f} of loop)", ms / loop_ms)));
-    if (c.mode != "loop" && ms < (1.0 - kTuneMargin) * loop_ms && ms < best) pick = c.mode, best = ms;
+    std::vector<double> ratios;
+    for (size_t r = 0; r < c.medians.size(); ++r) ratios.push_back(c.medians[r] / cands[0].medians[r]);
+    const double ratio = median(ratios);
+    say(fmt::format("tune: --parallel {:<5}  {:.3f} ms{}", c.mode, median(c.medians),
+                    c.mode == "loop" ? "" : fmt::format("  ({:.3f} of loop)", ratio)));
+    if (c.mode != "loop" && ratio < 1.0 - kTuneMargin && ratio < best) pick = c.mode, best = ratio;
   }
   say(timed < 2 ? "tune: one candidate: --parallel loop"
                 : fmt::format("tune: --parallel {} ({})", pick,
                               pick == "loop" ? fmt::format("no other build was {:.0f}% faster", 100 * kTuneMargin)
-                                             : fmt::format("{:.2f} of loop's time", best / loop_ms)));
+                                             : fmt::format("{:.3f} of loop's time", best)));
   fs::remove_all(dir, ec);  // before the final build writes OUTDIR
   o.parallel = pick;
   return compile(o);
