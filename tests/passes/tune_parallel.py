@@ -86,11 +86,12 @@ def check_tune(name, make, expect_built, args, work):
     if len(built) > 1:
         if set(ratios) != built - {"loop"}:
             problems.append("ratios to loop for %s, built %s" % (sorted(ratios), sorted(built)))
-        # Printed with 3 decimals: a ratio that rounds to 0.970 may be either side of the line.
+        # Printed with 3 decimals: a ratio that rounds to 0.970 may be either side of the line, so
+        # when loop is the pick the printed ratios call for, such a build may be picked too.
         others = {k: v for k, v in ratios.items() if v < 0.9695}
         want = min(others, key=others.get) if others else "loop"
         near = {k for k, v in ratios.items() if abs(v - 0.97) <= 0.0005}
-        if pick != want and not near:
+        if pick != want and not (want == "loop" and pick in near):
             problems.append("picked %s from %s, expected %s" % (pick, ratios, want))
     elif pick != "loop":
         problems.append("picked %s with loop the only candidate" % pick)
