@@ -562,15 +562,9 @@ constexpr double kTuneMargin = 0.03;
 
 int compile(Options& o);
 
-int compile_tuned(Options& o) {
+// target: compile()'s, with o.name settled.
+int compile_tuned(Options& o, const Target& target) {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
-  const Target target = [&] {
-    Target t = parse_target(o.target);
-    if (o.threads > 0) t.threads = o.threads;
-    return t;
-  }();
-  if (o.name.empty()) o.name = fs::path(o.model).stem().string();
-  o.name = c_identifier(o.name);
   const std::string dir = o.outdir + "/.tune";
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -671,12 +665,14 @@ int compile_tuned(Options& o) {
 }
 
 int compile(Options& o) {
-  if (o.parallel == "tune") return compile_tuned(o);
   Target target = parse_target(o.target);
   if (!o.cc.empty()) target.cc = o.cc;
   if (!o.cflags.empty()) target.cflags = o.cflags;
   if (o.threads > 0) target.threads = o.threads;
   target.conv_algorithm = o.conv_algorithm;
+  if (o.name.empty()) o.name = fs::path(o.model).stem().string();
+  o.name = c_identifier(o.name);
+  if (o.parallel == "tune") return compile_tuned(o, target);
   const bool cuda = o.device == "cuda";
   const std::unique_ptr<Backend> backend = cuda ? make_cuda_backend(target) : make_c_backend(target);
   ImportOptions io;
@@ -688,8 +684,6 @@ int compile(Options& o) {
     io.input_shapes[spec.substr(0, eq)] = parse_dims(spec, spec.substr(eq + 1));
   }
   if (!o.profile_data.empty()) o.measured = read_op_profile(o.profile_data);
-  if (o.name.empty()) o.name = fs::path(o.model).stem().string();
-  o.name = c_identifier(o.name);
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
 
   Timer t_import;
