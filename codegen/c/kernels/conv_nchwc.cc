@@ -825,12 +825,14 @@ void emit_broadcast_kernel(K& k) {
 // The blocking of a Winograd conv (emit_winograd_kernel): register tiles of RT tiles × RC
 // chunks within 3/4 of the vector registers (tile_registers); TB tiles per task, the task's
 // buffers (vb and mb, 64·TB·(Cp + RC·V) bytes) within half of L2 and at most 8 register
-// tiles, then evened out over the tasks. Where the threads would lack tasks (or share them
+// tiles, then evened out over the tasks (a block's tiles go in register tiles of nearly equal
+// size, so TB need not be a multiple of RT). Where the threads would lack tasks (or share them
 // unevenly), the groups of RC chunks are first split into NOG parts of GPO groups, a task per
 // part: each task then reads only its part of the transformed filter, and the input transform
 // of its tiles, about 2% of the products per part, is repeated. Only where that is not enough
 // are the blocks of tiles made shorter, which makes every task read its part of the filter
-// for fewer tiles.
+// for fewer tiles: a 14x14 output (49 tiles) at two threads runs as 4 blocks of 13, 13, 13
+// and 10 tiles rather than 5 of 12 with the last one padded to 12.
 struct WinogradPlan {
   int64_t RC = 0, RT = 0, TB = 0, NTB = 0, NOG = 1, GPO = 0;
   bool par = false;
@@ -848,34 +850,50 @@ WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_
   p.par = t.parallel(static_cast<double>(conv_macs(g)) * 16.0 / 36.0);
   const int64_t NG = ceil_div(MB, p.RC), T = std::max(1, t.threads);
   p.GPO = NG;
-  auto even = [&](int64_t tb) {
-    p.NTB = ceil_div(TT, tb);
-    p.TB = ceil_div(ceil_div(TT, p.NTB), p.RT) * p.RT;
+  // ntb blocks, as even as the count allows, or (whole) each a number of whole register tiles
+  // but the last, where that needs no more blocks: a register tile of RT - 1 tiles runs a few %
+  // slower per tile. False where whole register tiles would need more blocks, or where there
+  // is one block.
+  auto blocks = [&](int64_t ntb, bool whole) {
+    p.TB = ceil_div(TT, ntb);
     p.NTB = ceil_div(TT, p.TB);
+    if (!whole) return true;
+    const int64_t w = ceil_div(p.TB, p.RT) * p.RT;
+    if (w >= TT || ceil_div(TT, w) != p.NTB) return false;
+    p.TB = w;
+    return true;
   };
-  even(TB);
+  if (!blocks(ceil_div(TT, TB), true)) blocks(ceil_div(TT, TB), false);
   if (!p.par) return p;
-  for (;;) {
-    // The fewest parts that give every thread at least 2 tasks and a share of the products
-    // within 5% of the mean (tasks (image, part, block) in order, cut into equal counts as a
-    // static schedule does); else the most even split with at least 2 each.
-    double best = 0;
-    for (int64_t gpo = NG; gpo >= 1; --gpo) {
-      const int64_t nog = ceil_div(NG, gpo);
-      if (nog * gpo - NG >= gpo) continue;  // the same parts as a larger gpo
-      const int64_t tasks = g.N * p.NTB * nog;
-      if (tasks < 2 * T) continue;
-      const double eff = 1.0 / busiest_share(tasks, T, [&](int64_t i) {
-        const int64_t og = i / p.NTB % nog, tb = i % p.NTB;
-        return static_cast<double>(std::min(gpo, NG - og * gpo) * std::min(p.TB, TT - tb * p.TB));
-      });
-      if (eff > best + 1e-9) best = eff, p.NOG = nog, p.GPO = gpo;
-      if (eff >= 0.95) break;
+  // Per count of blocks, from the fewest up, whole register tiles first: the fewest parts that
+  // give every thread at least 2 tasks and a share of the products within 5% of the mean
+  // (tasks (image, part, block) in order, cut into equal counts as a static schedule does).
+  // Failing that anywhere down to blocks of half a register tile's tiles, the most even split
+  // seen (fewer than 2 tasks per thread count half), the first seen on a tie.
+  const int64_t TBmin = std::min(p.TB, std::max<int64_t>(1, p.RT / 2));
+  WinogradPlan keep = p;
+  double kept = -1;
+  for (int64_t m = p.NTB; m <= TT && ceil_div(TT, m) >= TBmin; ++m) {
+    for (const bool whole : {true, false}) {
+      if (!blocks(m, whole) || p.NTB != m) continue;
+      double best = -1;
+      for (int64_t gpo = NG; gpo >= 1; --gpo) {
+        const int64_t nog = ceil_div(NG, gpo);
+        if (nog * gpo - NG >= gpo) continue;  // the same parts as a larger gpo
+        const int64_t tasks = g.N * p.NTB * nog;
+        double eff = 1.0 / busiest_share(tasks, T, [&](int64_t i) {
+          const int64_t og = i / p.NTB % nog, tb = i % p.NTB;
+          return static_cast<double>(std::min(gpo, NG - og * gpo) * std::min(p.TB, TT - tb * p.TB));
+        });
+        if (tasks < 2 * T) eff /= 2;
+        if (eff > best + 1e-9) best = eff, p.NOG = nog, p.GPO = gpo;
+        if (eff >= 0.95) break;
+      }
+      if (best > kept + 1e-9) kept = best, keep = p;
+      if (best >= 0.95) return keep;
     }
-    if (best > 0 || p.TB <= p.RT) break;
-    even(p.TB - p.RT);
   }
-  return p;
+  return keep;
 }
 
 // Winograd F(2×2, 3×3) (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks"):
@@ -886,7 +904,7 @@ WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_
 //  1. input transform of the block into vb[16][TB][Cp] (Cp: the input channels padded to
 //     whole blocks), lanes are channels; taps in the padding read zeros;
 //  2. per group of RC output chunks and per position p: vb[p] (TB × C) times U[p] (C × RC·V),
-//     register tiles of RT tiles × RC chunks (one broadcast × one U vector per FMA, like the
+//     register tiles of up to RT tiles × RC chunks (one broadcast × one U vector per FMA, like the
 //     direct kernel), into mb[16][TB][RC·V]; U[p]'s slice stays in L1 across the block;
 //  3. output transform, bias and the fused epilogue on the way to Y (store_tile).
 // Chosen by conv_winograd (below) for 3×3 stride-1 convs whose transformed filter stays in
@@ -914,16 +932,8 @@ void emit_winograd_kernel(K& k) {
   e("const int64_t t0 = tb * {};", TB);
   e("const int64_t nt = t0 + {0} < {1} ? {0} : {1} - t0;", TB, TT);
   e("const float* restrict xn = {} + n * {};", k.X, CB * k.IH * k.IW * b);
-  // 1. Input transform. Tiles past the image's (in the last task's last register tile) get
-  // zeros, so that step 2 may run whole register tiles.
-  e("for (int64_t t = 0; t < {}; ++t) {{", TB);
-  e("if (t >= nt) {{");
-  e("for (int64_t p = 0; p < 16; ++p) {{");
-  simd(e, Cp);
-  e("for (int64_t c = 0; c < {}; ++c) vb[(p * {} + t) * {} + c] = 0.0f;", Cp, TB, Cp);
-  e("}}");
-  e("continue;");
-  e("}}");
+  // 1. Input transform of the block's tiles.
+  e("for (int64_t t = 0; t < nt; ++t) {{");
   e("const int64_t th = (t0 + t) / {}, tw = (t0 + t) % {};", TW, TW);
   e("const int64_t ih0 = 2 * th - {}, iw0 = 2 * tw - {};", k.PH, k.PW);
   e("const int inside = ih0 >= 0 && ih0 + 3 < {} && iw0 >= 0 && iw0 + 3 < {};", k.IH, k.IW);
@@ -955,28 +965,26 @@ void emit_winograd_kernel(K& k) {
   e("}}");  // t
   // 2 and 3, per group of chunks.
   auto body = [&](int64_t RCt) {
-    // 2. Products: register tiles over the block's tiles, the reduction over C in steps of
-    // 4 channels (unrolled) and a remainder.
-    e("for (int64_t p = 0; p < 16; ++p) {{");
-    e("const float* restrict up = {} + (p * {} + q0) * {};", k.W, MB, C * V);
-    e("for (int64_t r0 = 0; r0 < nt; r0 += {}) {{", RT);
-    e("const float* restrict vr = vb + (p * {} + r0) * {};", TB, Cp);
-    for (int64_t j = 0; j < RCt; ++j) {
-      std::string d;
-      for (int64_t r = 0; r < RT; ++r) d += fmt::format("{}a{}_{} = ({}){{0}}", r ? ", " : "", j, r, k.vt);
-      e("{} {};", k.vt, d);
-    }
-    auto step = [&](const std::string& ic) {
-      e("{{");
-      std::string ws;
-      for (int64_t j = 0; j < RCt; ++j) ws += fmt::format("{}w{} = {}", j ? ", " : "", j, k.load(fmt::format("up + {} * {} + ({}) * {}", j, C * V, ic, V)));
-      e("const {} {};", k.vt, ws);
-      for (int64_t r = 0; r < RT; ++r) {
-        std::string f;
-        for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} += vr[{} + ({})] * w{};", j ? " " : "", j, r, r * Cp, ic, j);
-        e("{}", f);
+    // 2. Products: register tiles of RTs tiles from tile r0 of the block, the reduction over
+    // C in steps of 4 channels (unrolled) and a remainder.
+    auto product = [&](int64_t RTs) {
+      e("const float* restrict vr = vb + (p * {} + r0) * {};", TB, Cp);
+      for (int64_t j = 0; j < RCt; ++j) {
+        std::string d;
+        for (int64_t r = 0; r < RTs; ++r) d += fmt::format("{}a{}_{} = ({}){{0}}", r ? ", " : "", j, r, k.vt);
+        e("{} {};", k.vt, d);
       }
-      e("}}");
+      auto step = [&](const std::string& ic) {
+        e("{{");
+        std::string ws;
+        for (int64_t j = 0; j < RCt; ++j) ws += fmt::format("{}w{} = {}", j ? ", " : "", j, k.load(fmt::format("up + {} * {} + ({}) * {}", j, C * V, ic, V)));
+        e("const {} {};", k.vt, ws);
+        for (int64_t r = 0; r < RTs; ++r) {
+          std::string f;
+          for (int64_t j = 0; j < RCt; ++j) f += fmt::format("{}a{}_{} += vr[{} + ({})] * w{};", j ? " " : "", j, r, r * Cp, ic, j);
+          e("{}", f);
+        }
+        e("}}");
     };
     const int64_t C4 = C / 4 * 4;
     if (C4 > 0) {
@@ -990,12 +998,38 @@ void emit_winograd_kernel(K& k) {
       e("}}");
     }
     e("float* restrict mr = mb + (p * {} + r0) * {};", TB, RC * V);
-    for (int64_t r = 0; r < RT; ++r) {
+    for (int64_t r = 0; r < RTs; ++r) {
       std::string st;
       for (int64_t j = 0; j < RCt; ++j) st += fmt::format("{}*({}*)(mr + {}) = a{}_{};", j ? " " : "", k.vtu, r * RC * V + j * V, j, r);
       e("{}", st);
     }
-    e("}}");  // r0
+    };
+    // A block of n tiles in ceil(n / RT) register tiles of nearly equal size: no tile
+    // computes padding. Every block has TB tiles but the last, which may have fewer.
+    auto block = [&](int64_t n) {
+      const int64_t q = ceil_div(n, RT), sz = n / q, big = n % q;
+      e("int64_t r0 = 0;");
+      for (const auto& [RTs, count] : {std::pair{sz + 1, big}, std::pair{sz, q - big}}) {
+        if (count == 0) continue;
+        if (count > 1) e("for (int64_t i = 0; i < {}; ++i, r0 += {}) {{", count, RTs);
+        else e("{{");
+        product(RTs);
+        if (count == 1) e("r0 += {};", RTs);
+        e("}}");
+      }
+    };
+    e("for (int64_t p = 0; p < 16; ++p) {{");
+    e("const float* restrict up = {} + (p * {} + q0) * {};", k.W, MB, C * V);
+    const int64_t TL = TT - (NTB - 1) * TB;
+    if (TL == TB) {
+      block(TB);
+    } else {
+      e("if (nt == {}) {{", TB);
+      block(TB);
+      e("}} else {{");
+      block(TL);
+      e("}}");
+    }
     e("}}");  // p
     // 3. Output transform A^T m A, the bias, and the stores with the epilogue.
     bias_vectors(k, RCt, "q0");
