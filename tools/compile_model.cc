@@ -5,8 +5,8 @@
 // and the tail as models of their own (compile_split). --verify evaluates the imported graph
 // before any pass, so it checks the passes and the generated code together (for --split, the
 // head and the tail run one after the other). --parallel tune builds the model with loop, task
-// and batch parallelism, times the builds here and compiles it again with the fastest
-// (compile_tuned). Thin by design: the work is in
+// and batch parallelism, times the builds here and compiles it again with the fastest, an
+// executable keeping the winner's binary (compile_tuned). Thin by design: the work is in
 // frontend/, ir/, passes/ and codegen/.
 //
 // Exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX that onnxc
@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <sys/wait.h>
@@ -80,6 +81,9 @@ struct Options {
   bool cudnn = false, cublas = false;
   std::string gpu_precision;  // --gpu-precision fp32|tf32|fp16 (empty: fp32)
   struct Built* built = nullptr;  // where compile_graph reports what it built (--parallel tune)
+  // --parallel tune's final build: the winning candidate's folder and mode. An executable whose
+  // NAME.c and NAME.h are the same as the candidate's takes its binary instead of compiling.
+  std::string reuse_dir, reuse_mode;
 };
 
 // What compile_graph built: --parallel tune tells a task build with no fork-join region (the
@@ -157,6 +161,21 @@ int run_command(const std::string& cmd, std::string* output) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) output->append(buf, n);
   int st = pclose(p);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+// Whether each of `names` exists in both folders with the same bytes.
+bool same_files(const std::string& a, const std::string& b, const std::vector<std::string>& names) {
+  auto bytes = [](const std::string& path, std::string* out) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    return !f.bad();
+  };
+  for (const std::string& n : names) {
+    std::string x, y;
+    if (!bytes(a + "/" + n, &x) || !bytes(b + "/" + n, &y) || x != y) return false;
+  }
+  return true;
 }
 
 // Builds the executable or shared library with -Wall -Wextra (the generated C and the runtime
@@ -423,6 +442,16 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
     say(fmt::format("{}nvcc: built {}/{} ({:.2f} s)", part, o.outdir, o.emit == "so" ? "lib" + name + ".so" : name, nv_s));
     return kOk;
   }
+  // (Not where a --driver-object FILE is still to be built: that is this build's to write.)
+  std::error_code ec;
+  if (o.emit == "exe" && !o.reuse_dir.empty() && (o.driver_object.empty() || fs::exists(o.driver_object, ec)) &&
+      same_files(o.reuse_dir, o.outdir, {name + ".c", name + ".h"})) {
+    fs::copy_file(o.reuse_dir + "/" + name, o.outdir + "/" + name, fs::copy_options::overwrite_existing, ec);
+    if (!ec) {
+      say(fmt::format("{}cc: the same C as the timed --parallel {} build: its binary -> {}/{}", part, o.reuse_mode, o.outdir, name));
+      return kOk;
+    }
+  }
   double cc_s = 0;
   std::string cc_out;
   int rc = build(o, name, target, &cc_s, &cc_out);
@@ -557,7 +586,9 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
 // The cost model behind auto is a prediction: on one 16-core host it put googlenet's regions at
 // 0.99 of loop's time at 2 threads where they took 0.83. Loop wins unless another build is at
 // least kTuneMargin faster, so noise does not trade the plain build for a slower one. The
-// candidates are built in OUTDIR/.tune, removed at the end.
+// candidates are built in OUTDIR/.tune, removed at the end. The final build emits the model
+// again (what --emit asks, --verify included); an executable then takes the winner's binary,
+// built from the same C, instead of running the C compiler again.
 constexpr double kTuneMargin = 0.03;
 
 int compile(Options& o);
@@ -659,8 +690,11 @@ int compile_tuned(Options& o, const Target& target) {
                 : fmt::format("tune: --parallel {} ({})", pick,
                               pick == "loop" ? fmt::format("no other build was {:.0f}% faster", 100 * kTuneMargin)
                                              : fmt::format("{:.3f} of loop's time", best)));
-  fs::remove_all(dir, ec);  // before the final build writes OUTDIR
+  // The final build: an executable takes the winner's binary where its C is the same (the
+  // candidates' folder goes when this returns).
   o.parallel = pick;
+  o.reuse_dir = dir + "/" + pick;
+  o.reuse_mode = pick;
   return compile(o);
 }
 
@@ -799,7 +833,7 @@ int main(int argc, char** argv) {
                  "gain of at least 5% in the form they run in, --task-form). --dump-ir shows the regions. tune: build loop, "
                  "task and batch (those that differ), time each on this machine at --threads in alternating rounds "
                  "(--tune-rounds) and compile with the fastest; loop unless another is at least 3% faster (--target host; "
-                 "the model is built up to four times)")
+                 "the model is built up to three times, and an executable keeps the winner's binary)")
       ->check(CLI::IsMember({"auto", "loop", "task", "batch", "tune"}))->capture_default_str();
   app.add_option("--tune-rounds", o.tune_rounds, "--parallel tune: rounds of timed runs, each build once per round")
       ->check(CLI::Range(1, 100))->capture_default_str();

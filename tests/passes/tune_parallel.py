@@ -13,7 +13,8 @@ Each is compiled with `--parallel tune --threads 2 --tune-rounds 1 --verify`; th
   - pick by the printed ratios to loop's time: loop unless another candidate's is at most 0.97,
     and then the lowest ("tune: --parallel PICK (...)");
   - then compile the final build with that pick: its "schedule:" line shows the regions (task),
-    the items side by side (batch) or neither (loop);
+    the items side by side (batch) or neither (loop), and it keeps the timed build's binary
+    (the same C) rather than running the C compiler again;
   - remove its candidates' folder (OUTDIR/.tune).
 And --parallel tune with --target other than host, or with --device cuda, is a usage error
 (exit 1) that says why; a model with an op onnxc does not support (NonZero) is exit 3 naming
@@ -100,6 +101,9 @@ def check_tune(name, make, expect_built, args, work):
     items = re.search(r"^schedule: the \d+ items of the batch side by side", final, re.M) is not None
     if (regions, items) != (pick == "task", pick == "batch"):
         problems.append("the final build (--parallel %s) shows regions %s, items side by side %s" % (pick, regions, items))
+    if not re.search(r"^cc: the same C as the timed --parallel %s build: its binary -> " % pick, final, re.M) \
+            or re.search(r"^cc: built ", final, re.M):
+        problems.append("the final build did not keep the timed --parallel %s binary:\n%s" % (pick, final))
     if os.path.exists(os.path.join(out, ".tune")):
         problems.append("OUTDIR/.tune was left behind")
     print("%-4s %-14s %s -> %s" % ("ok" if not problems else "FAIL", name,
