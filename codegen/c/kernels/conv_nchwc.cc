@@ -920,7 +920,7 @@ void emit_winograd_kernel(K& k) {
   const bool par = wp.par;
   e.variant += " winograd";
   e("/* NCHW{}c convolution as Winograd F(2x2,3x3): {} x {} tiles of 2x2 output pixels, {} per task; per task the", b, TH, TW, TB);
-  e(" * input transform into vb[16][{}][{}], per position a product of register tiles of {} tiles x {} chunk{} of {} lanes", TB, Cp, RT, RC,
+  e(" * input transform into vb[16][{}][{}], per position a product of register tiles of up to {} tiles x {} chunk{} of {} lanes", TB, Cp, RT, RC,
     RC > 1 ? "s" : "", V);
   e(" * ({} accumulators of {}) into mb[16][{}][{}], then the output transform{}.{}", RT * RC, k.vt, TB, RC * V,
     k.epi ? " (epilogue on each tile)" : "", NOG > 1 ? "" : " */");
