@@ -81,9 +81,9 @@ struct Options {
   bool cudnn = false, cublas = false;
   std::string gpu_precision;  // --gpu-precision fp32|tf32|fp16 (empty: fp32)
   struct Built* built = nullptr;  // where compile_graph reports what it built (--parallel tune)
-  // --parallel tune's final build: the winning candidate's folder and mode. An executable whose
-  // NAME.c and NAME.h are the same as the candidate's takes its binary instead of compiling.
-  std::string reuse_dir, reuse_mode;
+  // --parallel tune's final build: the folder of the winning candidate (--parallel as here). An
+  // executable whose NAME.c and NAME.h are the same as the candidate's takes its binary.
+  std::string reuse_dir;
 };
 
 // What compile_graph built: --parallel tune tells a task build with no fork-join region (the
@@ -448,7 +448,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
       same_files(o.reuse_dir, o.outdir, {name + ".c", name + ".h"})) {
     fs::copy_file(o.reuse_dir + "/" + name, o.outdir + "/" + name, fs::copy_options::overwrite_existing, ec);
     if (!ec) {
-      say(fmt::format("{}cc: the same C as the timed --parallel {} build: its binary -> {}/{}", part, o.reuse_mode, o.outdir, name));
+      say(fmt::format("{}cc: the same C as the timed --parallel {} build: its binary -> {}/{}", part, o.parallel, o.outdir, name));
       return kOk;
     }
   }
@@ -694,7 +694,6 @@ int compile_tuned(Options& o, const Target& target) {
   // candidates' folder goes when this returns).
   o.parallel = pick;
   o.reuse_dir = dir + "/" + pick;
-  o.reuse_mode = pick;
   return compile(o);
 }
 
