@@ -30,7 +30,10 @@
 #      ONNXC_GPU_CPU_THREADS (default 1 2 4 8 16), ONNXC_GPU_CPU_ROUNDS (2) and ONNXC_GPU_CPU_RUNS
 #      (10) set the thread counts, the rounds and the timed runs per process, ONNXC_GPU_CPU_TIMEOUT
 #      (400 s) the step's limit; ONNXC_GPU_CPU_TUNE=1 adds what compile-model --parallel tune picks
-#      at each thread count (parallel.py --tune: three more builds of each model per count)
+#      at each thread count (parallel.py --tune: three more builds of each model per count; on a
+#      16-core Xeon host googlenet's builds took 7.5 minutes with tune at 1-16 threads, about 2
+#      without: raise ONNXC_GPU_CPU_TIMEOUT or give fewer ONNXC_GPU_CPU_THREADS). parallel.py
+#      writes its results after every round, so a step cut short keeps the rounds it finished
 # Environment: ONNXC_GPU_STEPS (step names to run, e.g. "models split_bench"; default all: info
 # models node_cuda cuda_bench cuda_baseline gpu_profiles split_check loadgen_build split_bench split_profiled), ONNXC_GPU_PROFILES, ONNXC_GPU_UNPACK (models to rebuild),
 # ONNXC_GPU_MODELS, ONNXC_GPU_BATCHES, ONNXC_GPU_PRECISIONS and ONNXC_GPU_PRECISION_MODELS

@@ -24,7 +24,9 @@ adds, at each thread count, what `compile-model --parallel tune --threads N` pic
 and the lowest ratio to loop's time it measured itself for another build (its own builds, timed
 before the rounds).
 
-Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-name NAME).
+Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-name NAME), again
+after every round: a run stopped by a time limit keeps the rounds it finished (the header then
+says "K of N rounds").
 
     /usr/bin/python3 bench/parallel.py                 # the committed bench/results/parallel.md
     /usr/bin/python3 bench/parallel.py --models googlenet --rounds 3
@@ -179,10 +181,12 @@ def fmt_ms(x):
 
 
 def write_md(a, R, path):
+    done = R.get("rounds_done", a.rounds)
+    rounds = f"{a.rounds}" if done >= a.rounds else f"{done} of {a.rounds}"
     L = [f"# Loop parallelism against fork-join task regions, next to ONNX Runtime", "",
          f"Machine: {R['machine'].get('Model name', '?')}, {R['machine'].get('CPU(s)', '?')} cores; {R['date']}; "
          f"load average at the start {R['load'][0]:.2f}, at the end {R['load'][1]:.2f}.  ",
-         f"Command: `{R['command']}` ({a.rounds} rounds × {a.runs} runs, medians of the per-round medians, "
+         f"Command: `{R['command']}` ({rounds} rounds × {a.runs} runs, medians of the per-round medians, "
          f"ms per inference).  ",
          "onnxc: `--parallel loop` (each node in turn, loops split across the threads), `--parallel task` (every "
          "fork-join region: independent branches side by side) with `--task-form groups` (each list on a group of the "
@@ -352,11 +356,13 @@ def main():
                     M["threads"][str(t)]["task_omp"] = M["threads"][str(t)]["task"]
                 T = M["threads"][str(t)]
                 rb.log(f"  {m.stem} {t} thr: " + ", ".join(f"{e} {T[e][-1]:.2f}" for e in engines if T[e]))
-    R["load"][1] = os.getloadavg()[0]
-    with open(os.path.join(a.out, a.out_name + ".json"), "w") as f:
-        json.dump(R, f, indent=1)
-    write_md(a, R, os.path.join(a.out, a.out_name + ".md"))
-    rb.log(f"wrote {a.out}/{a.out_name}.md and {a.out_name}.json")
+        # The results so far, after every round: a run cut short keeps the rounds it finished.
+        R["rounds_done"] = rnd + 1
+        R["load"][1] = os.getloadavg()[0]
+        with open(os.path.join(a.out, a.out_name + ".json"), "w") as f:
+            json.dump(R, f, indent=1)
+        write_md(a, R, os.path.join(a.out, a.out_name + ".md"))
+        rb.log(f"wrote {a.out}/{a.out_name}.md and {a.out_name}.json ({rnd + 1} of {a.rounds} rounds)")
 
 
 if __name__ == "__main__":
