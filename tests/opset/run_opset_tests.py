@@ -5,16 +5,16 @@ independent reference.
 
 Each case builds one model with onnx.helper (the opset_import set by hand: the helper does
 not need the newer schemas) and its inputs, then:
-  - ORT cases: ONNX Runtime 1.30 (node + onnxruntime-node, tests/ort/ort_run.js) runs the
-    model; onnxc compiles it (--emit exe), the binary runs on the same .npy inputs, and each
-    output must match ONNX Runtime's (same dtype kind and shape; floats within rtol/atol,
-    everything else equal).
+  - ORT cases: ONNX Runtime 1.31 (PyPI's onnxruntime in the project's .venv, one process per
+    model: tests/ort/ort_run.py) runs the model; onnxc compiles it (--emit exe), the binary runs
+    on the same .npy inputs, and each output must match ONNX Runtime's (same dtype kind and
+    shape; floats within rtol/atol, everything else equal).
   - numpy cases: for legacy forms ONNX Runtime no longer loads, a numpy expression is the
     reference.
   - refusal cases: compile-model must exit with the given code and print the given words
     (node name, op, opset, the refused value), without a crash.
 ONNX Runtime missing is a failure (tools/setup.sh installs it), not a skip.
-Usage: run_opset_tests.py --compiler build/compile-model [--cflags "-O1 -Werror"] [--filter RE]
+Usage: .venv/bin/python tests/opset/run_opset_tests.py --compiler build/compile-model [--cflags "-O1 -Werror"] [--filter RE]
 Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
 """
 import argparse
@@ -30,7 +30,7 @@ from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.js")
+ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.py")
 NP_TO_ONNX = {np.float16: T.FLOAT16, np.float32: T.FLOAT, np.float64: T.DOUBLE, np.int64: T.INT64, np.int32: T.INT32, np.int8: T.INT8,
               np.uint8: T.UINT8, np.int16: T.INT16, np.uint16: T.UINT16, np.bool_: T.BOOL}
 
@@ -1405,7 +1405,7 @@ def run_case(c, args, work):
         np.save(f, v)
         feeds.append(f"{k}={f}")
     if c["kind"] == "ort":
-        p = run(["node", ORT_RUN, path, os.path.join(d, "ort")] + feeds)
+        p = run([sys.executable, ORT_RUN, path, os.path.join(d, "ort")] + feeds)
         if p.returncode != 0:
             return [f"ONNX Runtime failed: {(p.stderr or p.stdout).strip()[:1000]}"], ""
         want = [np.load(os.path.join(d, "ort", f"{k}.npy")) for k in range(len(m.graph.output))]
@@ -1444,13 +1444,13 @@ def main():
     args = ap.parse_args()
     cases = [c for c in CASES if not args.filter or re.search(args.filter, c["name"])]
     if any(c["kind"] == "ort" for c in cases):
-        p = run(["node", "-e", f"require({ORT_RUN!r}.replace('ort_run.js', 'node_modules/onnxruntime-node'))"], timeout=120) \
-            if os.path.exists(ORT_RUN) else None
-        if p is None or p.returncode != 0:
-            print("FAIL ONNX Runtime is not installed: run tools/setup.sh (npm install --ignore-scripts onnxruntime-node@1.30.0 "
-                  "in tests/ort)" + (f": {p.stderr.strip()[:500]}" if p else ""))
+        p = run([sys.executable, ORT_RUN, "--version"], timeout=120)
+        if p.returncode != 0:
+            print(f"FAIL ONNX Runtime is not installed in {sys.executable}: run tools/setup.sh (requirements.txt)"
+                  f": {(p.stderr or p.stdout).strip()[-500:]}")
             print(f"0 passed, {len(cases)} failed")
             return 1
+        print(f"reference: ONNX Runtime {p.stdout.strip()} ({sys.executable})")
     results = []
     with tempfile.TemporaryDirectory(prefix="onnxc-opset-") as tmp:
         work = args.work or tmp
