@@ -6,9 +6,11 @@ compile-model on it (or a generated binary on a bad input file) and checks that 
 non-zero with the expected exit code, prints a message containing the expected words (the
 node's name for graph errors), and did not crash: no signal, no sanitizer report.
 A case may return (model path, extra compile-model arguments), e.g. a small --max-memory.
-Last, two 100,000-node chains (Relu; Add/Relu) must compile without stack overflow or
-quadratic passes, and the Add/Relu one must build and match numpy.
-Run with Debian's /usr/bin/python3 (numpy + onnx). Usage:
+Then an oversized intermediate behind a Concat, a BatchNormalization, a Split and a fork-join
+region must be refused before any C is written, at every --parallel mode. Last, two
+100,000-node chains (Relu; Add/Relu) must compile without stack overflow or quadratic passes,
+and the Add/Relu one must build and match numpy.
+Run with the project's .venv/bin/python (numpy + onnx; tools/setup.sh). Usage:
   run_bad_inputs.py --compiler build/compile-model [--cflags "-O1 -fsanitize=address,undefined"]
 Ends with the line "N passed, M failed"; exit status 0 iff M == 0.
 """
@@ -861,6 +863,63 @@ def chain_model(n, add_relu):
     return model(nodes, [vi("x", [1, 4, 2, 2])], [vi("y", [1, 4, 2, 2])], inits)
 
 
+# An oversized intermediate behind the ops that once let it through to a pass that works in
+# proportion to it (tests/fuzz/regressions/pipeline-conv-pad-2147483647-hang.onnx: a Conv with
+# pads of 2^31 - 1 followed by a DenseNet block had the schedule pass emit C for a 10^9-row
+# tensor): the Conv's output, f32[2,4,2^31+6,10] (640 GiB; 320 GiB an item for --parallel
+# batch), feeds a Concat, a
+# BatchNormalization, a Split or two branches of a fork-join region, and the graph ends in
+# a small pooled output. At every --parallel mode compile-model must refuse it with exit 3
+# naming the node and the tensor, before it writes any C, and at once (a hang is a failure).
+def oversized_model(kind):
+    big = 2**31 - 1
+    w = numpy_helper.from_array(np.ones((4, 4, 3, 3), np.float32), "w")
+    w1 = numpy_helper.from_array(np.ones((4, 4, 1, 1), np.float32), "w1")
+    inits = [w, w1]
+    ns = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv_big", pads=[1, 1, big, 1])]
+    if kind == "Concat":
+        ns += [helper.make_node("Relu", ["c"], ["r"], name="relu_1"),
+               helper.make_node("Concat", ["c", "r"], ["t"], name="concat_1", axis=1)]
+    elif kind == "BatchNormalization":
+        for k, v in (("scale", 2.0), ("bias", 0.5), ("mean", 0.1), ("var", 1.5)):
+            inits.append(numpy_helper.from_array(np.full((4,), v, np.float32), k))
+        ns += [helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["t"], name="bn_1")]
+    elif kind == "Split":
+        inits.append(numpy_helper.from_array(np.array([2, 2], np.int64), "parts"))
+        ns += [helper.make_node("Split", ["c", "parts"], ["s1", "s2"], name="split_1", axis=1),
+               helper.make_node("Add", ["s1", "s2"], ["t"], name="add_1")]
+    else:  # fork-join: two independent branches off the big tensor, joined by an Add
+        ns += [helper.make_node("Conv", ["c", "w1"], ["b1"], name="branch_1"),
+               helper.make_node("Conv", ["c", "w1"], ["b2"], name="branch_2"),
+               helper.make_node("Relu", ["b2"], ["b3"], name="branch_2_relu"),
+               helper.make_node("Add", ["b1", "b3"], ["t"], name="join_1")]
+    ns.append(helper.make_node("GlobalMaxPool", ["t"], ["y"], name="pool_1"))
+    return model(ns, [vi("x", [2, 4, 8, 10])], [vi("y", None)], inits)
+
+
+def oversized_cases(compiler, d, cflags):
+    results = []
+    for kind in ("Concat", "BatchNormalization", "Split", "fork-join"):
+        src = save(oversized_model(kind), os.path.join(d, f"oversized_{kind.replace('-', '_')}.onnx"))
+        for mode in ("loop", "task", "batch", "auto", "tune"):
+            name = f"oversized intermediate behind {kind}, --parallel {mode}"
+            t0 = time.monotonic()
+            try:
+                p, out = run_compile(None, compiler, d, src, cflags, ["--parallel", mode], timeout=60)
+            except subprocess.TimeoutExpired:
+                print(f"FAIL {name}: compile-model still running after 60 s")
+                results.append(False)
+                continue
+            ok = check(name, p, UNSUPPORTED, ["node 'conv_big' (Conv", "intermediate tensor 'c' f32[", ",4,2147483654,10]", "--max-memory"])
+            written = [f for f in os.listdir(out) if f.endswith((".c", ".h"))] if os.path.isdir(out) else []
+            if written:
+                print(f"     C written before the refusal: {' '.join(sorted(written))}")
+                ok = False
+            print(f"     refused in {time.monotonic() - t0:.2f} s")
+            results.append(ok)
+    return results
+
+
 def long_chain_cases(compiler, d, cflags, n=100_000):
     """Deep graphs: no recursion may overflow the stack, no pass may be quadratic."""
     results = []
@@ -916,6 +975,7 @@ def main():
                 print(f"FAIL {name}: runner error {e!r}")
                 results.append(False)
         results += binary_cases(args.compiler, d, args.cflags)
+        results += oversized_cases(args.compiler, d, args.cflags)
         results += long_chain_cases(args.compiler, d, args.cflags)
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")

@@ -1356,6 +1356,19 @@ def _():
 
 # --------------------------------------------------------------------------- runner
 
+# --------------------------------------------------------------------------- fuzz findings
+# tests/fuzz/regressions/emit-c-convtranspose-stride-17-unused-variable.onnx: no tap of the last
+# kernel dim reaches the output, so the emitted C has no row loop (it once declared row pointers
+# it never used: -Werror failed). Y must then be the bias alone.
+
+
+@case("ConvTranspose whose strides put every input past the output: Y is the bias")
+def _():
+    x, w = randf(1, 1, 3, 4), const("w", randf(1, 2, 3, 3))
+    b = const("b", randf(2))
+    return one("ConvTranspose", 11, {"x": x}, inits=[w, b], strides=[3, 17], output_shape=[10, 8]), {"x": x}
+
+
 def run(cmd, timeout=300, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
 

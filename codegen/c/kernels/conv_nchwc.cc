@@ -394,18 +394,20 @@ void line_segments(const K& k, int64_t RW, int64_t other_tasks, int64_t* SEG, in
   const int64_t tiles = ceil_div(k.OW, RW), threads = std::max(1, k.e.target.threads);
   tps = std::min(tps, tiles);
   while (tps > 1 && other_tasks * ceil_div(tiles, tps) < 4 * threads) tps /= 2;
-  // The tiles of the busiest thread when segments hold `per` tiles (the last one the rest).
+  // The tiles of the busiest thread when segments hold `per` tiles (the last one the rest,
+  // `per - short_by`). Thread t runs tasks [a, b); task i is segment i / other_tasks (segment
+  // major) or i % n: every task holds `per` tiles but those of the last segment. Counted in
+  // closed form, so the time is O(threads) whatever the line's length.
   auto busiest = [&](int64_t per) {
     const int64_t n = ceil_div(tiles, per), T = n * other_tasks, run = ceil_div(T, threads);
+    const int64_t short_by = n * per - tiles;
     int64_t worst = 0;
     for (int segment_major = 0; segment_major < 2; ++segment_major)
       for (int64_t t = 0; t < threads; ++t) {
-        int64_t share = 0;
-        for (int64_t i = t * run; i < std::min(T, (t + 1) * run); ++i) {
-          const int64_t seg = segment_major ? i / other_tasks : i % n;
-          share += std::min(per, tiles - seg * per);
-        }
-        worst = std::max(worst, share);
+        const int64_t a = std::min(T, t * run), b = std::min(T, (t + 1) * run);
+        const int64_t last = segment_major ? std::max<int64_t>(0, b - std::max(a, (n - 1) * other_tasks))
+                                           : b / n - a / n;  // tasks i in [a, b) with i % n == n - 1
+        worst = std::max(worst, (b - a) * per - last * short_by);
       }
     return worst;
   };

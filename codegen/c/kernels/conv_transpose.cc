@@ -4,6 +4,8 @@
 // lies inside the output (compile-time bounds, no inner checks). Not tuned: no model in the
 // target zoo uses ConvTranspose.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "codegen/c/kernels/conv.h"
 #include "codegen/c/kernels/kernels.h"
@@ -20,6 +22,16 @@ void emit_conv_transpose(CEmit& e) {
   const std::string X = e.in(0), W = e.in(1), Y = e.out(0);
   std::vector<std::string> in_(r), kn(r), on(r);
   for (size_t d = 0; d < r; ++d) in_[d] = "i" + dim_name(d, r), kn[d] = "k" + dim_name(d, r), on[d] = "o" + dim_name(d, r);
+  // Per last-dim tap t, the input positions i whose target o = i*s - p + t*d lies in [0, OL).
+  std::vector<std::string> taps;
+  for (int64_t t = 0; t < KL; ++t) {
+    int64_t lo = std::max<int64_t>(0, ceil_div(PL - t * DL, SL));
+    int64_t hi = std::min(IL, floor_div(OL - 1 + PL - t * DL, SL) + 1);
+    if (hi <= lo) continue;
+    if (SL == 1 && hi - lo >= 4) taps.push_back("ONNXC_PRAGMA(omp simd)");
+    taps.push_back(fmt::format("for (int64_t {0} = {1}; {0} < {2}; ++{0}) yr[{3}] = ONNXC_FMA(wr[{4}], xr[{0}], yr[{3}]);",
+                               in_[L], lo, hi, affine(in_[L], SL, t * DL - PL), t));
+  }
   int64_t macs = g.N * g.M * XS * g.CG * KS;
   e("/* transposed convolution (scatter): tasks (image, output channel) */");
   if (e.parallel(static_cast<double>(macs)) && g.N * g.M > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
@@ -28,6 +40,12 @@ void emit_conv_transpose(CEmit& e) {
   e("float* restrict yp = {} + (n * {} + m) * {};", Y, g.M, YS);
   if (YS >= 4) e("ONNXC_PRAGMA(omp simd)");
   e("for (int64_t i = 0; i < {}; ++i) yp[i] = {};", YS, e.has_in(2) ? e.in(2) + "[m]" : "0.0f");
+  if (taps.empty()) {  // every input lands outside the output (large strides, output_shape): Y is the bias
+    e("/* no tap of the last kernel dim reaches the output */");
+    e("}}");
+    e("}}");
+    return;
+  }
   std::string c0 = g.G == 1 ? "0" : fmt::format("m / {} * {}", g.MG, g.CG);
   e("for (int64_t c = {0}; c < {0} + {1}; ++c) {{", c0, g.CG);
   e("const float* restrict xc = {} + (n * {} + c) * {};", X, g.C, XS);
@@ -45,15 +63,7 @@ void emit_conv_transpose(CEmit& e) {
   e("float* restrict yr = yp{};", yoff);
   e("const float* restrict xr = xc{};", xoff);
   e("const float* restrict wr = wc{};", woff);
-  for (int64_t t = 0; t < KL; ++t) {
-    // Input positions i whose target o = i*s - p + t*d lies in [0, OL).
-    int64_t lo = std::max<int64_t>(0, ceil_div(PL - t * DL, SL));
-    int64_t hi = std::min(IL, floor_div(OL - 1 + PL - t * DL, SL) + 1);
-    if (hi <= lo) continue;
-    if (SL == 1 && hi - lo >= 4) e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) yr[{3}] = ONNXC_FMA(wr[{4}], xr[{0}], yr[{3}]);", in_[L], lo, hi,
-      affine(in_[L], SL, t * DL - PL), t);
-  }
+  for (auto& line : taps) e("{}", line);
   for (size_t d = 0; d < 2 * L; ++d) e("}}");  // input and kernel loops of the outer dims
   e("}}");
   e("}}");
