@@ -196,7 +196,7 @@ def write_md(R, path, a):
                  f"{'—' if sens is None else f'{sens:.1e}'} |")
     reduced = [c for c in R["cases"] if c.get("precision", "fp32") != "fp32"]
     if reduced:
-        L += ["", f"## --gpu-precision tf32 and fp16 (tensor cores)", "",
+        L += ["", "## --gpu-precision tf32 and fp16 (tensor cores)", "",
               f"Convolutions (the generated implicit GEMM, cuDNN) and cuBLAS's products with operands rounded to TF32 or half "
               f"precision, float32 sums and tensors; the generated Gemm/MatMul and the other kernels stay float32. Checked at "
               f"{TOL_REDUCED:g} of the reference's max magnitude; top-1: the share of images whose highest-scoring class is the "

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """bench/parallel.py — loop parallelism against fork-join task regions, next to ONNX Runtime.
 
 For each model (default: googlenet, densenet201, efficientnet_b0, resnet50 at batch 1 and
@@ -12,9 +12,9 @@ when it picks none its C is the loop build's, and the loop timings stand for it)
 batch N >= 2 also --parallel batch (its items side by side, one thread and one arena each, the
 model compiled at batch 1), which auto picks when it can (its C then is the batch build's). It then times,
 at each --threads count, in alternating order over --rounds rounds (median of --runs runs per
-process, median of the rounds): the onnxc binaries, and ONNX Runtime (onnxruntime-node through
-bench/ort_bench.js, graph optimisation "all") with sequential execution and with parallel
-execution (inter-op threads = the thread count). Next to the measurements: the predicted
+process, median of the rounds): the onnxc binaries, and ONNX Runtime (bench/ort_bench.py, CPU
+provider, graph optimisation "all") with sequential execution and with parallel execution
+(inter-op threads = the thread count). Next to the measurements: the predicted
 time of the regions in each form against the tasks in turn (compile-model --dump-ir --task-form
 groups|omp-tasks) and the list schedule's speed-up at 1-16 threads. The task build's output is checked
 against PyTorch's (NAME.ref.npy) within --tol of its max magnitude. --omp-region-op adds the
@@ -28,14 +28,15 @@ Writes OUT/NAME.md and OUT/NAME.json (default bench/results/parallel.md, --out-n
 after every round: a run stopped by a time limit keeps the rounds it finished (the header then
 says "K of N rounds").
 
-    /usr/bin/python3 bench/parallel.py                 # the committed bench/results/parallel.md
-    /usr/bin/python3 bench/parallel.py --models googlenet --rounds 3
-    /usr/bin/python3 bench/parallel.py --models resnet50_b8 googlenet_b8 densenet201_b8 --out-name parallel_batch8
+    .venv/bin/python bench/parallel.py                 # the committed bench/results/parallel.md
+    .venv/bin/python bench/parallel.py --models googlenet --rounds 3
+    .venv/bin/python bench/parallel.py --models resnet50_b8 googlenet_b8 densenet201_b8 --out-name parallel_batch8
 
-Needs what bench/run.sh installs (build/compile-model, onnxruntime-node in tests/ort/) and the
-zoo exports in models/out (bench/run.sh --export-missing writes them; batch 8: NAME_b8.*).
---ort-python PYTHON times ONNX Runtime with that Python's onnxruntime package instead (the same
-session options), for machines without node, such as a GPU machine's 16-core host:
+Needs what bench/run.sh installs (build/compile-model; onnxruntime in the project's .venv, which
+runs this script) and the zoo exports in models/out (bench/run.sh --export-missing writes them;
+batch 8: NAME_b8.*). ort_bench.py runs under this script's Python, or under --ort-python PYTHON
+(any Python with numpy and onnxruntime, e.g. a GPU machine's host, where bench/gpu_run.sh's
+cpu_scaling step passes its own):
 
     python3 bench/parallel.py --ort-python python3 --threads 1 2 4 8 16 --models googlenet resnet50 \
         --out-name parallel_16core
@@ -49,7 +50,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -65,45 +65,13 @@ def model_of(a, spec):
     return rb.Model(a, m.group(1), int(m.group(2))) if m else rb.Model(a, spec, 1)
 
 
-# --ort-python: the same measurement with the Python onnxruntime package (machines without
-# onnxruntime-node, such as the GPU machines' 16-core hosts): one process per measurement, a
-# warm-up run, then the median of `runs`.
-ORT_PY = r"""
-import json, sys, time
-import numpy as np
-import onnxruntime as ort
-onnx_path, name, npy, threads, inter, runs = sys.argv[1:7]
-o = ort.SessionOptions()
-o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-o.intra_op_num_threads = int(threads)
-if int(inter):
-    o.execution_mode = ort.ExecutionMode.ORT_PARALLEL
-    o.inter_op_num_threads = int(inter)
-else:
-    o.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    o.inter_op_num_threads = 1
-s = ort.InferenceSession(onnx_path, o, providers=["CPUExecutionProvider"])
-feed = {name: np.load(npy)}
-s.run(None, feed)
-t = []
-for _ in range(int(runs)):
-    t0 = time.perf_counter()
-    s.run(None, feed)
-    t.append(1e3 * (time.perf_counter() - t0))
-print(json.dumps({"median_ms": float(np.median(t)), "version": ort.__version__}))
-"""
-
-
 def ort_time(a, model, threads, inter_op):
-    if a.ort_python:
-        out, _ = rb.check_proc([a.ort_python, "-c", ORT_PY, model.onnx, model.input_name, model.input, str(threads), str(inter_op),
-                                str(a.runs)], f"ONNX Runtime (Python) on {model.stem}")
-        return json.loads(out.strip().splitlines()[-1])["median_ms"]
-    cmd = ["node", os.path.join(HERE, "ort_bench.js"), model.onnx, "--threads", str(threads), "--runs", str(a.runs),
+    """bench/ort_bench.py under --ort-python (default: this Python): median ms of a.runs runs."""
+    cmd = [a.ort_python, os.path.join(HERE, "ort_bench.py"), model.onnx, "--threads", str(threads), "--runs", str(a.runs),
            "--input", f"{model.input_name}={model.input}"]
     if inter_op:
         cmd += ["--inter-op", str(inter_op)]
-    out, _ = rb.check_proc(cmd, f"ONNX Runtime on {model.stem}", env=rb.ort_env(a))
+    out, _ = rb.check_proc(cmd, f"ONNX Runtime on {model.stem}")
     return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
 
@@ -183,7 +151,7 @@ def fmt_ms(x):
 def write_md(a, R, path):
     done = R.get("rounds_done", a.rounds)
     rounds = f"{a.rounds}" if done >= a.rounds else f"{done} of {a.rounds}"
-    L = [f"# Loop parallelism against fork-join task regions, next to ONNX Runtime", "",
+    L = ["# Loop parallelism against fork-join task regions, next to ONNX Runtime", "",
          f"Machine: {R['machine'].get('Model name', '?')}, {R['machine'].get('CPU(s)', '?')} cores; {R['date']}; "
          f"load average at the start {R['load'][0]:.2f}, at the end {R['load'][1]:.2f}.  ",
          f"Command: `{R['command']}` ({rounds} rounds × {a.runs} runs, medians of the per-round medians, "
@@ -195,7 +163,7 @@ def write_md(a, R, path):
          "share), `--parallel batch` (models at batch "
          "N >= 2: the items side by side, one thread and one arena each), `--parallel auto` (the default: batch where it "
          "applies, else regions only where the cost model predicts a gain; its C is then the batch or the loop "
-         f"build's). ONNX Runtime {R.get('ort', '1.30 (onnxruntime-node)')}, graph optimisation \"all\": sequential "
+         f"build's). ONNX Runtime {R.get('ort', '1.30 (JavaScript package)')}, graph optimisation \"all\": sequential "
          "execution, and parallel execution with as many inter-op threads as intra-op threads.  ",
          "Predicted: compile-model `--dump-ir --parallel task` at that thread count — the time with every region, in "
          "the form of the column before (`--task-form`), against the tasks in turn (the cost model of "
@@ -271,11 +239,9 @@ def main():
     ap.add_argument("--render", metavar="PARALLEL.json",
                     help="measure nothing: write parallel.md into --out again from an earlier run's json, with this "
                          "call's --reading lines")
-    default_ort = os.path.join(ROOT, "tests", "ort", "node_modules", "onnxruntime-node")
-    ap.add_argument("--ort", default=default_ort, help="the onnxruntime-node package folder")
-    ap.add_argument("--ort-python", default="", metavar="PYTHON",
-                    help="time ONNX Runtime with this Python's onnxruntime package instead of onnxruntime-node (for machines "
-                         "without node, e.g. python3 on a GPU machine's host)")
+    ap.add_argument("--ort-python", default=sys.executable, metavar="PYTHON",
+                    help="the Python that runs bench/ort_bench.py: one with numpy and onnxruntime (default: this one, "
+                         "e.g. .venv/bin/python; python3 on a GPU machine's host)")
     a = ap.parse_args()
     if a.render:
         with open(a.render) as f:
@@ -290,20 +256,19 @@ def main():
     a.threads = sorted(set(a.threads))
     if a.rounds < 1 or a.runs < 1 or min(a.threads) < 1:
         ap.error("rounds, runs and threads must be >= 1")
-    if a.ort_python:
-        p = subprocess.run([a.ort_python, "-c", "import onnxruntime, numpy; print(onnxruntime.__version__)"], capture_output=True, text=True)
-        if p.returncode != 0:
-            rb.die(f"--ort-python {a.ort_python}: cannot import onnxruntime and numpy: {p.stderr.strip()[-300:]}")
-        ort_name = f"{p.stdout.strip()} (Python onnxruntime)"
-    elif not os.path.exists(os.path.join(a.ort, "package.json")):
-        rb.die(f"no onnxruntime-node at {a.ort} (bash tools/setup.sh installs it)")
+    p = subprocess.run([a.ort_python, "-c", "import onnxruntime, numpy; print(onnxruntime.__version__)"], capture_output=True, text=True)
+    if p.returncode != 0:
+        rb.die(f"--ort-python {a.ort_python}: cannot import onnxruntime and numpy: {p.stderr.strip()[-300:]} "
+               "(bash tools/setup.sh installs them into .venv)")
+    ort_name = f"{p.stdout.strip()} (Python onnxruntime)"
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
-    command = "/usr/bin/python3 bench/parallel.py" + "".join(" " + x for x in sys.argv[1:])
+    py = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT + os.sep) else sys.executable
+    command = f"{py} bench/parallel.py" + "".join(" " + x for x in sys.argv[1:])
     R = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "command": command, "load": [os.getloadavg()[0], None],
          "args": {"threads": a.threads, "rounds": a.rounds, "runs": a.runs},
          "machine": rb.machine_info(a), "models": {}, "reading": a.reading}
-    R["ort"] = ort_name if a.ort_python else f"{R['machine'].get('onnxruntime-node', '?')} (onnxruntime-node)"
+    R["ort"] = ort_name
     models = [model_of(a, s) for s in a.models]
     binaries = {}
     for m in models:
