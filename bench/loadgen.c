@@ -386,7 +386,7 @@ int main(int argc, char** argv) {
 
   void *hh = NULL, *th = NULL, *dh = NULL;
   char *hw = NULL, *tw = NULL, *dw = NULL;
-  onnxc_options opts = {threads};
+  onnxc_options opts = {.num_threads = threads};
   int is_sim = sim != NULL, rc;
   if (is_sim) {
     onnxc_split_sim_config sc;

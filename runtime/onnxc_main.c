@@ -9,14 +9,18 @@
  * (or in one step: cc ... -DONNXC_MAIN_MODEL resnet50.c onnxc_main.c -lm -o resnet50). It needs no
  * OpenMP itself: --threads becomes the instance's onnxc_options.num_threads.
  * Usage: NAME [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]
- *             [--threads N] [--seed S] [--profile] [--profile-out FILE] [--quiet] [--help]
+ *             [--threads N] [--seed S] [--profile] [--profile-out FILE] [--quiet]
+ *             [--unsafe-skip-cpu-check] [--help]
  *
  * Conventions: options also accept the --opt=VALUE form; inputs not given are filled
  * deterministically (xorshift64*, floats uniform in [-1,1), integer/bool inputs zero); the first
  * run produces the reported/written outputs and doubles as the warm-up for --bench. Errors go to
  * stderr as "NAME: error: ..."; exit status 2 for usage errors, 1 for runtime failures, and every
- * allocation is released on every path. Tensor files are read and written by this file's own
- * private copy of the runtime; the model's failures are described by its last_error().
+ * allocation is released on every path. Before anything else, main checks that this CPU has
+ * what the flags of the build let the compiler use (onnxc_check_cpu: exit 1 with the message
+ * otherwise; --unsafe-skip-cpu-check skips it and the model's own check, at the user's risk).
+ * Tensor files are read and written by this file's own private copy of the runtime; the
+ * model's failures are described by its last_error().
  * --profile (models built with compile-model --profile): after the timed runs, a table of the
  * model's functions sorted by time, with GFLOP/s or GB/s from the compiler's counts and the
  * share of this machine's peak, measured here by two probes: one core's FMA throughput (12
@@ -92,6 +96,9 @@ static void usage(FILE* out) {
           "  --profile-out FILE  --profile, and write the times to FILE (tab-separated: seconds\n"
           "                      per run, ops, kernel, nodes), for compile-model --cpu-profile\n"
           "  --quiet             do not print the input/output summary\n"
+          "  --unsafe-skip-cpu-check  run even where the CPU check fails: this CPU lacks an\n"
+          "                      instruction set extension the build uses (an illegal instruction\n"
+          "                      follows), or runs SVE at another vector length (wrong results)\n"
           "  --help              show this text\n",
           g_prog, (int)strlen(g_prog), "", MODEL.model_name, wf, DEFAULT_SEED);
   fprintf(out, "inputs:\n");
@@ -456,7 +463,11 @@ static int run_model(void* ctx, void** in, const size_t* in_bytes, void** out, c
 
 /* ---------------------------------------------------------------- main */
 
-int main(int argc, char** argv) {
+/* What main runs once the CPU check has passed (or was skipped: skip_cpu_check). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int run_main(int argc, char** argv, int skip_cpu_check) {
   const onnxc_model_info* m = &MODEL;
   if (argc > 0 && argv[0] && argv[0][0]) {
     const char* s = strrchr(argv[0], '/');
@@ -498,6 +509,8 @@ int main(int argc, char** argv) {
     } else if (strcmp(a, "--profile") == 0) {
       profile = 1;
       continue;
+    } else if (strcmp(a, "--unsafe-skip-cpu-check") == 0) {
+      continue; /* main saw it */
     }
     int known = take_option(argc, argv, &i, "--weights", &v) || take_option(argc, argv, &i, "--input", &v) ||
                 take_option(argc, argv, &i, "--output", &v) || take_option(argc, argv, &i, "--bench", &v) ||
@@ -607,6 +620,7 @@ int main(int argc, char** argv) {
 
   onnxc_options options = {0};
   options.num_threads = (int)threads;
+  options.unsafe_skip_cpu_check = skip_cpu_check;
   rc = m->create(weights, &options, &ctx);
   if (rc) {
     char what[600];
@@ -671,4 +685,19 @@ done:
   free(prof_before);
   free(prof_after);
   return status;
+}
+
+/* This file is built with the model's flags too, so its own code may use what the model's
+ * does: main checks this CPU (onnxc_check_cpu, for this translation unit's flags) in baseline
+ * code before anything else runs, and the model's create checks again for the model's flags. */
+ONNXC_BASELINE int main(int argc, char** argv) {
+  int skip = 0;
+  for (int i = 1; i < argc; ++i)
+    if (strcmp(argv[i], "--unsafe-skip-cpu-check") == 0) skip = 1;
+  if (!skip && onnxc_check_cpu(MODEL.model_name, MODEL.target ? MODEL.target : "(unknown target)") != ONNXC_OK) {
+    /* libc only until the check passes: g_detail holds the message */
+    fprintf(stderr, "%s: error: CPU not supported by this build: %s\n", MODEL.model_name, g_detail);
+    return 1;
+  }
+  return run_main(argc, argv, skip);
 }

@@ -32,6 +32,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#endif
 
 /* ---------------------------------------------------------------- status and error detail */
 
@@ -58,11 +64,208 @@ const char* onnxc_status_string(int code) {
     case ONNXC_ERR_SHAPE: return "shape mismatch";
     case ONNXC_ERR_DEVICE: return "GPU error";
     case ONNXC_ERR_RANGE: return "value out of the compiled precision's range";
+    case ONNXC_ERR_TARGET: return "CPU not supported by this build";
     default: return "unknown error";
   }
 }
 
 const char* onnxc_last_error_detail(void) { return g_detail; }
+
+/* ---------------------------------------------------------------- the CPU check */
+
+/* Appends ", name" (or "name" first) to list[0..cap): baseline code, libc only. */
+ONNXC_RT_FN ONNXC_BASELINE void onnxc_cpu_lacks(char* list, size_t cap, const char* name) {
+  size_t n = strlen(list);
+  if (n + 2 < cap) snprintf(list + n, cap - n, "%s%s", n ? ", " : "", name);
+}
+
+int onnxc_check_cpu(const char* model, const char* built_for) {
+#ifdef __CUDACC__ /* a --device cuda model's host code: built without CPU-specific flags */
+  (void)model;
+  (void)built_for;
+  return ONNXC_OK;
+#else
+  char lacks[512] = "";
+  int sve_bits = 0, cpu_sve_bits = 0; /* a fixed-length SVE build and this CPU's length, in bits */
+  (void)sve_bits;
+  (void)cpu_sve_bits;
+#define ONNXC_NEED(have, name) \
+  do {                         \
+    if (!(have)) onnxc_cpu_lacks(lacks, sizeof lacks, name); \
+  } while (0)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  unsigned a = 0, b = 0, c = 0, d = 0, c1 = 0, b7 = 0, c7 = 0, d7 = 0, a71 = 0, ce1 = 0;
+  unsigned long long xcr0 = 0;
+  const unsigned top = (unsigned)__get_cpuid_max(0, NULL);
+  if (top >= 1 && __get_cpuid(1, &a, &b, &c, &d)) c1 = c;
+  if (top >= 7) {
+    __cpuid_count(7, 0, a, b, c, d);
+    b7 = b, c7 = c, d7 = d;
+    if (a >= 1) {
+      __cpuid_count(7, 1, a, b, c, d);
+      a71 = a;
+    }
+  }
+  if ((unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000001u && __get_cpuid(0x80000001u, &a, &b, &c, &d)) ce1 = c;
+  if (c1 & (1u << 27)) { /* OSXSAVE: the registers the operating system saves (XCR0) */
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = (unsigned long long)hi << 32 | lo;
+  }
+  const int os_avx = (xcr0 & 0x6u) == 0x6u, os_avx512 = os_avx && (xcr0 & 0xe0u) == 0xe0u;
+  const int os_amx = (xcr0 & 0x60000u) == 0x60000u;
+  (void)b7, (void)c7, (void)d7, (void)a71, (void)ce1, (void)os_avx512, (void)os_amx;
+#ifdef __SSE3__
+  ONNXC_NEED(c1 & (1u << 0), "SSE3");
+#endif
+#ifdef __SSSE3__
+  ONNXC_NEED(c1 & (1u << 9), "SSSE3");
+#endif
+#ifdef __SSE4_1__
+  ONNXC_NEED(c1 & (1u << 19), "SSE4.1");
+#endif
+#ifdef __SSE4_2__
+  ONNXC_NEED(c1 & (1u << 20), "SSE4.2");
+#endif
+#ifdef __POPCNT__
+  ONNXC_NEED(c1 & (1u << 23), "POPCNT");
+#endif
+#ifdef __AVX__
+  ONNXC_NEED((c1 & (1u << 28)) && os_avx, "AVX");
+#endif
+#ifdef __F16C__
+  ONNXC_NEED(c1 & (1u << 29), "F16C");
+#endif
+#ifdef __FMA__
+  ONNXC_NEED((c1 & (1u << 12)) && os_avx, "FMA");
+#endif
+#ifdef __AVX2__
+  ONNXC_NEED((b7 & (1u << 5)) && os_avx, "AVX2");
+#endif
+#ifdef __BMI__
+  ONNXC_NEED(b7 & (1u << 3), "BMI1");
+#endif
+#ifdef __BMI2__
+  ONNXC_NEED(b7 & (1u << 8), "BMI2");
+#endif
+#ifdef __LZCNT__
+  ONNXC_NEED(ce1 & (1u << 5), "LZCNT");
+#endif
+#ifdef __AVX512F__
+  ONNXC_NEED((b7 & (1u << 16)) && os_avx512, "AVX-512F");
+#endif
+#ifdef __AVX512DQ__
+  ONNXC_NEED((b7 & (1u << 17)) && os_avx512, "AVX-512DQ");
+#endif
+#ifdef __AVX512IFMA__
+  ONNXC_NEED((b7 & (1u << 21)) && os_avx512, "AVX-512IFMA");
+#endif
+#ifdef __AVX512ER__
+  ONNXC_NEED((b7 & (1u << 27)) && os_avx512, "AVX-512ER");
+#endif
+#ifdef __AVX512CD__
+  ONNXC_NEED((b7 & (1u << 28)) && os_avx512, "AVX-512CD");
+#endif
+#ifdef __AVX512BW__
+  ONNXC_NEED((b7 & (1u << 30)) && os_avx512, "AVX-512BW");
+#endif
+#ifdef __AVX512VL__
+  ONNXC_NEED((b7 & (1u << 31)) && os_avx512, "AVX-512VL");
+#endif
+#ifdef __AVX512VBMI__
+  ONNXC_NEED((c7 & (1u << 1)) && os_avx512, "AVX-512VBMI");
+#endif
+#ifdef __AVX512VBMI2__
+  ONNXC_NEED((c7 & (1u << 6)) && os_avx512, "AVX-512VBMI2");
+#endif
+#ifdef __GFNI__
+  ONNXC_NEED(c7 & (1u << 8), "GFNI");
+#endif
+#ifdef __VAES__
+  ONNXC_NEED(c7 & (1u << 9), "VAES");
+#endif
+#ifdef __VPCLMULQDQ__
+  ONNXC_NEED(c7 & (1u << 10), "VPCLMULQDQ");
+#endif
+#ifdef __AVX512VNNI__
+  ONNXC_NEED((c7 & (1u << 11)) && os_avx512, "AVX-512VNNI");
+#endif
+#ifdef __AVX512BITALG__
+  ONNXC_NEED((c7 & (1u << 12)) && os_avx512, "AVX-512BITALG");
+#endif
+#ifdef __AVX512VPOPCNTDQ__
+  ONNXC_NEED((c7 & (1u << 14)) && os_avx512, "AVX-512VPOPCNTDQ");
+#endif
+#ifdef __AVX512FP16__
+  ONNXC_NEED((d7 & (1u << 23)) && os_avx512, "AVX-512FP16");
+#endif
+#ifdef __AVXVNNI__
+  ONNXC_NEED((a71 & (1u << 4)) && os_avx, "AVX-VNNI");
+#endif
+#ifdef __AVX512BF16__
+  ONNXC_NEED((a71 & (1u << 5)) && os_avx512, "AVX-512BF16");
+#endif
+#ifdef __AMX_TILE__
+  ONNXC_NEED((d7 & (1u << 24)) && os_amx, "AMX-TILE");
+#endif
+#ifdef __AMX_INT8__
+  ONNXC_NEED((d7 & (1u << 25)) && os_amx, "AMX-INT8");
+#endif
+#ifdef __AMX_BF16__
+  ONNXC_NEED((d7 & (1u << 22)) && os_amx, "AMX-BF16");
+#endif
+#if defined(__AMX_TILE__) && defined(__linux__)
+  if (!lacks[0]) { /* Linux lends the AMX tile registers to a process that asks for them */
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(158L /* arch_prctl */), "D"(0x1023L /* ARCH_REQ_XCOMP_PERM */),
+                     "S"(18L /* XFEATURE_XTILEDATA */) : "rcx", "r11", "memory");
+    ONNXC_NEED(r == 0, "the operating system's permission to use AMX (arch_prctl)");
+  }
+#endif
+#elif defined(__aarch64__) && defined(__linux__)
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  (void)hw2;
+#ifdef __ARM_FEATURE_SVE
+  ONNXC_NEED(hw & (1ul << 22), "SVE");
+#if defined(__ARM_FEATURE_SVE_BITS) && __ARM_FEATURE_SVE_BITS > 0
+  sve_bits = __ARM_FEATURE_SVE_BITS;
+  if (hw & (1ul << 22)) {
+    const int vl = prctl(51 /* PR_SVE_GET_VL */, 0, 0, 0, 0);
+    if (vl >= 0) cpu_sve_bits = (vl & 0xffff) * 8;
+  }
+#endif
+#endif
+#ifdef __ARM_FEATURE_SVE2
+  ONNXC_NEED(hw2 & (1ul << 1), "SVE2");
+#endif
+#ifdef __ARM_FEATURE_DOTPROD
+  ONNXC_NEED(hw & (1ul << 20), "the dot product instructions (asimddp)");
+#endif
+#ifdef __ARM_FEATURE_FP16_VECTOR_ARITHMETIC
+  ONNXC_NEED(hw & (1ul << 10), "half-precision arithmetic (asimdhp)");
+#endif
+#ifdef __ARM_FEATURE_MATMUL_INT8
+  ONNXC_NEED(hw2 & (1ul << 13), "I8MM");
+#endif
+#ifdef __ARM_FEATURE_BF16_VECTOR_ARITHMETIC
+  ONNXC_NEED(hw2 & (1ul << 14), "BF16");
+#endif
+#endif
+#undef ONNXC_NEED
+  if (lacks[0]) {
+    snprintf(g_detail, sizeof g_detail, "%s: built for %s; this CPU lacks %s (build it for this CPU: compile-model on it with --target host)",
+             model, built_for, lacks);
+    return ONNXC_ERR_TARGET;
+  }
+  if (sve_bits && cpu_sve_bits != sve_bits) {
+    snprintf(g_detail, sizeof g_detail,
+             "%s: built for %s (SVE at %d bits); this CPU runs SVE at %d bits (build it with --target aarch64-sve:%d)", model,
+             built_for, sve_bits, cpu_sve_bits, cpu_sve_bits);
+    return ONNXC_ERR_TARGET;
+  }
+  return ONNXC_OK;
+#endif
+}
 
 void onnxc_clear_error_detail(void) { g_detail[0] = '\0'; }
 

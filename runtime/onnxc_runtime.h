@@ -105,6 +105,26 @@ ONNXC_RT_FN void onnxc_weights_free(onnxc_weights* w); /* idempotent; zeroes *w 
 ONNXC_RT_FN int onnxc_check_buffers(const char* fn, const char* kind, const onnxc_tensor_info* t, int n,
                                     const void* const* bufs, const size_t* bytes);
 
+/* The CPU check. ONNXC_BASELINE marks a function to be compiled for the architecture's
+ * baseline (x86-64, armv8-a), whatever the translation unit's flags, and never inlined: the
+ * code that checks for an instruction set extension must not use it. onnxc_check_cpu compares
+ * what the flags of the translation unit that includes this runtime let the compiler use (its
+ * predefined macros: __AVX512F__, __ARM_FEATURE_SVE_BITS...) with this CPU (x86: CPUID, and
+ * XGETBV for the operating system's support of the AVX, AVX-512 and AMX registers, plus the
+ * AMX permission of arch_prctl; AArch64 Linux: the HWCAPs, and SVE's vector length from
+ * prctl). It returns ONNXC_OK, or ONNXC_ERR_TARGET with a detail naming `model`, `built_for`
+ * (the compile-model target) and what this CPU lacks:
+ *   "mobilenet_v2: built for aarch64-sve:2048 (SVE at 2048 bits); this CPU runs SVE at 512 bits"
+ * It calls no function of the translation unit, only libc. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && defined(__x86_64__)
+#define ONNXC_BASELINE __attribute__((target("arch=x86-64"), noinline))
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && defined(__aarch64__)
+#define ONNXC_BASELINE __attribute__((target("arch=armv8-a"), noinline))
+#else
+#define ONNXC_BASELINE
+#endif
+ONNXC_RT_FN ONNXC_BASELINE int onnxc_check_cpu(const char* model, const char* built_for);
+
 /* Tensor files. A path ending in ".npy" is NumPy format v1.0/2.0/3.0 (little-endian, C order);
  * its descr must match info->dtype exactly (ONNXC_ERR_DTYPE otherwise, also for big-endian or
  * unknown descrs), fortran_order True or a malformed/truncated header is ONNXC_ERR_FORMAT, and

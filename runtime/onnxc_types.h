@@ -26,8 +26,10 @@ typedef enum {
   ONNXC_ERR_DTYPE = 9,
   ONNXC_ERR_SHAPE = 10,
   ONNXC_ERR_DEVICE = 11, /* a CUDA call failed (models compiled with --device cuda): no device, a failed launch... */
-  ONNXC_ERR_RANGE = 12   /* a value past the range the model was compiled for (--gpu-precision fp16: an input of a
+  ONNXC_ERR_RANGE = 12,  /* a value past the range the model was compiled for (--gpu-precision fp16: an input of a
                             tensor-core convolution beyond +-65504); the outputs of that run are not valid */
+  ONNXC_ERR_TARGET = 13  /* this CPU lacks what the model's code was compiled to use (an instruction set extension,
+                            SVE's vector length): NAME_create refuses before any of it runs */
 } onnxc_status;
 
 /* dtype codes are ONNX TensorProto.DataType codes */
@@ -98,6 +100,12 @@ typedef struct {
    * core). Set for the duration of each run and restored after, so the calling thread's own
    * setting is untouched. No effect when the model was built without OpenMP. */
   int num_threads;
+  /* UNSAFE. Nonzero skips the CPU check of NAME_create, which refuses (ONNXC_ERR_TARGET) a CPU
+   * that lacks an instruction set extension the model's code was compiled to use, or runs SVE
+   * at another vector length than a fixed-length SVE build: such a CPU then dies of an illegal
+   * instruction or, SVE at another length, computes wrong results without a word. For a check
+   * that is known to be wrong on some machine; leave it 0. */
+  int unsafe_skip_cpu_check;
 } onnxc_options;
 
 /* One function of a model built with compile-model --profile (NAME_info.ops): what it computes
@@ -138,6 +146,9 @@ typedef struct {
   /* Where the model runs: NULL for C (the CPU), "cuda" for --device cuda (its --profile times
    * are GPU times, measured with CUDA events). */
   const char* device;
+  /* The compile-model target the model was built for, "x86-64-avx512" or "host (x86-64
+   * znver4)": the CPU check's message names it. */
+  const char* target;
 } onnxc_model_info;
 
 /* Models compiled with --device cuda also export `const onnxc_cuda_info NAME_cuda_info`, the

@@ -697,10 +697,64 @@ int compile_tuned(Options& o, const Target& target) {
   return compile(o);
 }
 
+// --target against what --cc and --cflags compile for (the compiler's predefined macros,
+// `cc FLAGS -dM -E`): another architecture, or SVE off or at another fixed length than an
+// aarch64-sve:BITS target's, contradicts the target and is refused (exit 1) before anything
+// is built. A named x86 target whose extensions the flags leave out builds correct but
+// slower code: a warning. The host target with the default compiler and flags cannot
+// contradict itself, and --emit c builds nothing here: neither is checked.
+int check_target_flags(const Options& o, const Target& t) {
+  if (o.emit == "c" || o.device == "cuda" || (o.target == "host" && o.cc.empty() && o.cflags.empty())) return kOk;
+  std::string out;
+  if (run_command(fmt::format("{} {} -dM -E -x c /dev/null", t.cc, t.cflags), &out) != 0) {
+    const std::string hint = t.arch == host_target().arch ? "" : fmt::format(" (--target {} is for {}: pass --cc with a compiler for it, "
+                                                                             "e.g. {}, and its --cflags)", t.name, t.arch,
+                                                                             t.arch == "aarch64" ? "aarch64-linux-gnu-gcc" : "x86_64-linux-gnu-gcc");
+    fmt::print(stderr, "compile-model: error: the C compiler '{}' refuses the flags '{}'{}: {}\n", t.cc, t.cflags, hint,
+               out.substr(0, 2000));
+    return kCcFailed;
+  }
+  auto defined = [&](const std::string& m) { return out.find("#define " + m + " ") != std::string::npos; };
+  auto value = [&](const std::string& m) -> long {
+    const size_t p = out.find("#define " + m + " ");
+    return p == std::string::npos ? -1 : std::strtol(out.c_str() + p + m.size() + 9, nullptr, 10);
+  };
+  const std::string compiles_for = defined("__x86_64__") ? "x86-64" : defined("__aarch64__") ? "aarch64" : "another architecture";
+  const std::string with = fmt::format("'{}{}{}'", t.cc, t.cflags.empty() ? "" : " ", t.cflags);
+  if (t.arch != "generic" && compiles_for != t.arch) {
+    fmt::print(stderr, "compile-model: error: --target {} is for {}, but {} compiles for {}: pass --cc with a compiler for {} "
+                       "(e.g. {}), or another --target\n",
+               t.name, t.arch, with, compiles_for, t.arch, t.arch == "aarch64" ? "aarch64-linux-gnu-gcc" : "x86_64-linux-gnu-gcc");
+    return kUsage;
+  }
+  if (t.arch == "aarch64" && t.name != "aarch64-neon" && t.name != "host") {
+    const long bits = defined("__ARM_FEATURE_SVE") ? value("__ARM_FEATURE_SVE_BITS") : -1;
+    if (bits != t.vector_bits) {
+      fmt::print(stderr, "compile-model: error: --target {} plans for SVE at {} bits, but {} {}: add -march=armv8.2-a+sve "
+                         "-msve-vector-bits={} to --cflags\n",
+                 t.name, t.vector_bits, with,
+                 !defined("__ARM_FEATURE_SVE") ? std::string("does not enable SVE")
+                 : bits <= 0                   ? std::string("builds SVE code for any vector length")
+                                               : fmt::format("fixes SVE's vector length at {} bits", bits),
+                 t.vector_bits);
+      return kUsage;
+    }
+  }
+  if (t.arch == "x86-64" && t.name != "host") {
+    const char* need = t.vector_bits >= 512 ? "__AVX512F__" : t.vector_bits >= 256 ? "__AVX2__" : "__SSE4_2__";
+    if (!defined(need) && !o.quiet)
+      fmt::print(stderr, "compile-model: warning: --target {} plans {}-bit vectors, but {} lets the compiler use no {}: the "
+                         "code is correct but slower\n",
+                 t.name, t.vector_bits, with, t.vector_bits >= 512 ? "AVX-512" : t.vector_bits >= 256 ? "AVX2" : "SSE4.2");
+  }
+  return kOk;
+}
+
 int compile(Options& o) {
   Target target = parse_target(o.target);
   if (!o.cc.empty()) target.cc = o.cc;
   if (!o.cflags.empty()) target.cflags = o.cflags;
+  if (int rc = check_target_flags(o, target); rc != kOk) return rc;
   if (o.threads > 0) target.threads = o.threads;
   target.conv_algorithm = o.conv_algorithm;
   if (o.name.empty()) o.name = fs::path(o.model).stem().string();
@@ -817,7 +871,11 @@ int main(int argc, char** argv) {
   app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims")
       ->allow_extra_args(false);
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +
-                 ". host is detected with LLVM; the target sets the channel block, the C compiler flags and when loops go parallel")
+                 ". host is detected with LLVM; the target sets the channel block, the C compiler flags and when loops go parallel. "
+                 "A --cc/--cflags that compile for another architecture, or for SVE off or at another length than aarch64-sve:BITS, "
+                 "are refused (exit 1). The generated code checks the CPU it runs on: NAME_create (and so the executable, the "
+                 "Python wrapper, the split runtime) refuses one that lacks an extension the flags let the compiler use, or runs "
+                 "SVE at another length (ONNXC_ERR_TARGET, naming it; onnxc_options.unsafe_skip_cpu_check skips that, unsafely)")
       ->capture_default_str();
   app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads; then the fork-join regions with their predicted times in the form they run in");
   app.add_option("--parallel", o.parallel,

@@ -70,6 +70,9 @@ std::string c_string(const std::string& s) {
   return r + "\"";
 }
 
+// The target as the CPU check names it: "x86-64-avx512", or "host (x86-64 znver4)".
+std::string target_label(const Target& t) { return t.name == "host" ? fmt::format("host ({} {})", t.arch, t.cpu) : t.name; }
+
 // Comment text must not close the comment.
 std::string comment_safe(std::string s) {
   for (size_t p; (p = s.find("*/")) != std::string::npos;) s.replace(p, 2, "* /");
@@ -393,6 +396,10 @@ struct Module {
         " * inference at a time: it is not meant to run concurrently with itself (a second run while one is in\n"
         " * progress returns ONNXC_ERR_STATE). onnxc_options.num_threads sets the instance's OpenMP threads\n"
         " * for the duration of each of its runs.\n"
+        " * CPU: each create function first checks that this CPU has what the flags {0}.c was compiled\n"
+        " * with let the compiler use (instruction set extensions, SVE's vector length), and returns\n"
+        " * ONNXC_ERR_TARGET naming what it lacks rather than die of an illegal instruction or compute\n"
+        " * garbage; onnxc_options.unsafe_skip_cpu_check skips it (unsafe).\n"
         " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): a NULL handle\n"
         " * or buffer, a wrong size, weights of another model or of another format version, out of memory.\n"
         " * {0}_status_string(code) names the code; {0}_last_error() is the detail of the last failure in the\n"
@@ -413,6 +420,10 @@ struct Module {
     s += tensor_macros("OUTPUT", g.outputs);
     s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, wbytes, N);
     s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
+    s += fmt::format("/* The compile-model target it was built for; {}_create refuses a CPU that lacks what the\n"
+                     " * flags it is compiled with let the compiler use (ONNXC_ERR_TARGET). */\n"
+                     "#define {}_TARGET {}\n",
+                     N, N, c_string(target_label(backend.target())));
     if (g.batch_items > 1)
       s += fmt::format("/* compile-model --parallel batch: a run computes the {1} items of the batch side by side, one thread\n"
                        " * each; an instance holds an arena of {0}_ARENA_BYTES for each thread it runs on (at most {1}). */\n"
@@ -719,10 +730,14 @@ struct Module {
         "/* Drops one reference to the weights; the last one frees them. */\n"
         "static void {0}_release({0}_shared* shared) {{\n"
         "  if (atomic_fetch_sub(&shared->refs, 1) == 1) {{\n    onnxc_weights_free(&shared->weights);\n    free(shared);\n  }}\n}}\n\n"
-        "/* Checks the arguments every create function takes; *ctx is NULL afterwards. */\n"
-        "static int {0}_check_create(const char* fn, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "/* Checks this CPU (onnxc_check_cpu: first, in baseline code, before any instruction the\n"
+        " * model's flags allow runs) and the arguments every create function takes; *ctx is NULL\n"
+        " * afterwards. */\n"
+        "static ONNXC_BASELINE int {0}_check_create(const char* fn, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "  if (ctx) *ctx = NULL;\n"
+        "  if (!(options && options->unsafe_skip_cpu_check)) {{\n"
+        "    int rc = onnxc_check_cpu(\"{0}\", {0}_TARGET);\n    if (rc) return rc;\n  }}\n"
         "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"%s: ctx is NULL (pass the address of a {0}_ctx* to receive the instance)\", fn);\n"
-        "  *ctx = NULL;\n"
         "  if (options && options->num_threads < 0)\n"
         "    return onnxc_fail(ONNXC_ERR_ARG, \"%s: options->num_threads is %d; use 0 for OpenMP's default or a thread count\", fn,\n"
         "                      options->num_threads);\n"
@@ -746,7 +761,7 @@ struct Module {
     // create and create_from_memory differ in how they load the weights.
     auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
       return fmt::format(
-          "int {0}({1}) {{\n"
+          "ONNXC_BASELINE int {0}({1}) {{\n"
           "  int rc = {2}_check_create(\"{0}\", options, ctx);\n  if (rc) return rc;\n"
           "  {2}_shared* shared = ({2}_shared*)calloc(1, sizeof *shared);\n"
           "  if (!shared) return onnxc_fail(ONNXC_ERR_NOMEM, \"{0}: out of memory\");\n"
@@ -761,7 +776,7 @@ struct Module {
     s += create(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
                 fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
     s += fmt::format(
-        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+        "ONNXC_BASELINE int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx) {{\n"
         "  int rc = {0}_check_create(\"{0}_create_sharing\", options, ctx);\n  if (rc) return rc;\n"
         "  if (!other) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_create_sharing: other is NULL (no instance to share the weights of)\");\n"
         "  atomic_fetch_add(&other->shared->refs, 1);\n"
@@ -899,7 +914,7 @@ struct Module {
     s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n"
                      "#ifdef _OPENMP\n  1,\n#else\n  0,\n#endif\n"
                      "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-                     "  {7},\n  NULL /* device: the CPU */\n}};\n\n"
+                     "  {7},\n  NULL /* device: the CPU */,\n  {0}_TARGET\n}};\n\n"
                      "#ifdef ONNXC_MAIN_MODEL\n"
                      "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
                      "const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",

@@ -835,7 +835,7 @@ struct CudaModule {
         "  {0}_ctx* c = ctx ? ({0}_ctx*)*ctx : NULL;\n  int rc = {0}_destroy(ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
         "const onnxc_model_info {0}_info = {{\n  {3}, {4},\n  {5}, {6},\n  {7}, {8},\n  0, /* no OpenMP */\n"
         "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-        "  {9},\n  \"cuda\"\n}};\n\n"
+        "  {9},\n  \"cuda\",\n  \"--device cuda\" /* target: the host code is built without CPU-specific flags */\n}};\n\n"
         "static int {0}_info_run_device(void* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs) {{\n"
         "  return {0}_run_device(({0}_ctx*)ctx, stream, d_inputs, d_outputs);\n}}\n\n"
         "const onnxc_cuda_info {0}_cuda_info = {{&{0}_info, {0}_info_run_device}};\n\n"

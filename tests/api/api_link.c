@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   /* num_threads: set for the run, the caller's setting restored after. */
   omp_set_num_threads(5);
   conv_ctx* three = NULL;
-  onnxc_options options = {3};
+  onnxc_options options = {.num_threads = 3};
   CHECK_RC(conv, conv_create(weights(dir, "conv"), &options, &three), ONNXC_OK, "");
   float y3[conv_OUTPUT0_SIZE];
   g_ncalls = 0;

@@ -39,7 +39,7 @@ static const char* g_weights;
 static void* worker(void* arg) {
   job* j = (job*)arg;
   mobilenet_v2_ctx* ctx = NULL;
-  onnxc_options options = {j->id % 2}; /* num_threads 1 or 0 (OpenMP's default) */
+  onnxc_options options = {.num_threads = j->id % 2}; /* 1 or 0 (OpenMP's default) */
   int rc = j->sharing ? mobilenet_v2_create_sharing(j->base, &options, &ctx) : mobilenet_v2_create(g_weights, &options, &ctx);
   if (rc) {
     j->errors++;

@@ -6,6 +6,7 @@
   run_api_tests.py bad     --compiler build/compile-model --cases NODECASES --work DIR [--sanitize address]
   run_api_tests.py threads --compiler build/compile-model --zoo ZOO --work DIR [--sanitize thread|address]
                            [--threads 8] [--runs 20]
+  run_api_tests.py cpu     --compiler build/compile-model --cases NODECASES --work DIR
 
 link: six ONNX node-test models (conv, gemm with their weights baked into NAME.weights, split
 with three outputs, gather with an int64 input, land with bool inputs and output, equal with
@@ -23,6 +24,11 @@ threads: api_threads.c on mobilenet_v2 (PyTorch's reference from the zoo): THREA
 their own instances, then with instances made by NAME_create_sharing, RUNS inferences each,
 all bit-for-bit equal to one instance's output; --sanitize thread builds with clang's TSan and
 without OpenMP (libgomp is not TSan-instrumented), --sanitize address with clang's ASan.
+
+cpu: the CPU check (onnxc_check_cpu): the conv model built with -mavx512er (an extension only
+the Xeon Phi has) must be refused by every create function of the C API (api_cpu.c:
+ONNXC_ERR_TARGET, *ctx NULL, a detail naming AVX-512ER), by the Python wrapper (Error, status
+13) and by the executable (exit 1); with the unsafe skip it runs, where the CPU has AVX-512F.
 
 References are ONNX's node-test outputs (test_data_set_0) and PyTorch's zoo outputs, never
 onnxc's own, except the bit-for-bit comparison of threaded runs with a single run. A sanitizer
@@ -382,6 +388,59 @@ def test_bad(args):
         print("     " + "\n     ".join(out.strip().splitlines()))
 
 
+# ---------------------------------------------------------------- the CPU check
+
+
+def test_cpu(args):
+    """The conv model built with -mavx512er: AVX-512ER is the Xeon Phi's alone, so here the CPU
+    check must refuse it through the C API (api_cpu.c), the Python wrapper and the executable;
+    the unsafe skip is exercised where the CPU has AVX-512F (which -mavx512er implies)."""
+    work = args.work
+    feeds, refs = prepare("conv", args.cases, work)
+    flags = ["-O1", "-mavx512er", *WARN]
+    with open("/proc/cpuinfo") as f:
+        cpu = f.read()
+    has_avx512f = re.search(r"^flags\s*:.*\bavx512f\b", cpu, re.M) is not None
+    if re.search(r"^flags\s*:.*\bavx512er\b", cpu, re.M):
+        print("SKIPPED cpu: this CPU has AVX-512ER (a Xeon Phi): nothing here would be refused")
+        return
+    if not compile_model(args, "conv", work, "python", " ".join(flags + args.cflags)):
+        return
+    # C API
+    exe = os.path.join(work, "api_cpu")
+    ok, _ = run([args.cc, "-std=c11", *flags, "-fopenmp", *args.cflags, f"-I{os.path.join(work, 'conv')}", f"-I{HERE}",
+                 os.path.join(HERE, "api_cpu.c"), os.path.join(work, "conv", "conv.c"), "-lm", "-o", exe], "build api_cpu")
+    if ok:
+        ok, out = run([exe, work] + (["skip"] if has_avx512f else []), "api_cpu: the C API refuses this CPU")
+        print("     " + "\n     ".join(out.strip().splitlines()))
+    # Python wrapper
+    sys.path.insert(0, os.path.join(work, "conv"))
+    mod = __import__("conv")
+    expect_raises("Model() on a CPU without AVX-512ER", mod.Error,
+                  ["conv_create", "conv: built for host", "this CPU lacks AVX-512ER", "CPU not supported by this build"],
+                  lambda: mod.Model())
+    try:
+        mod.Model()
+    except mod.Error as e:
+        report(e.status == 13, f"Error.status is ONNXC_ERR_TARGET (13): {e.status}")
+    if has_avx512f:
+        with mod.Model(unsafe_skip_cpu_check=True) as m:
+            compare("python conv with unsafe_skip_cpu_check=True", m.run(feeds["x"]), refs[0][1])
+            with m.share() as twin:  # the skip carries over to a sharing instance
+                compare("python conv, a sharing instance", twin.run(feeds["x"]), refs[0][1])
+    else:
+        print("SKIPPED Model(unsafe_skip_cpu_check=True): this CPU lacks AVX-512F, which the build may use")
+    # the executable
+    out = os.path.join(work, "conv_exe")
+    ok, _ = run([args.compiler, os.path.join(work, "conv.onnx"), "-o", out, "--name", "conv", "--quiet",
+                 "--cflags=" + " ".join(flags + args.cflags)], "compile-model conv --emit exe", quiet_ok=True)
+    if ok:
+        p = subprocess.run([os.path.join(out, "conv"), "--quiet"], capture_output=True, text=True, timeout=60)
+        msg = p.stdout + p.stderr
+        report(p.returncode == 1 and "CPU not supported by this build: conv: built for host" in msg and "lacks AVX-512ER" in msg,
+               f"the executable refuses this CPU: exit {p.returncode}: {msg.strip()}")
+
+
 # ---------------------------------------------------------------- threads
 
 
@@ -417,7 +476,7 @@ def test_threads(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("test", choices=["link", "python", "bad", "threads"])
+    ap.add_argument("test", choices=["link", "python", "bad", "threads", "cpu"])
     ap.add_argument("--compiler", required=True)
     ap.add_argument("--work", required=True, help="scratch folder (emptied first)")
     ap.add_argument("--cases", help="ONNX node test cases (…/node)")
@@ -442,7 +501,7 @@ def main():
     os.environ["LSAN_OPTIONS"] = f"suppressions={supp}:print_suppressions=0"
     t0 = time.monotonic()
     try:
-        {"link": test_link, "python": test_python, "bad": test_bad, "threads": test_threads}[args.test](args)
+        {"link": test_link, "python": test_python, "bad": test_bad, "threads": test_threads, "cpu": test_cpu}[args.test](args)
     except Exception as e:  # a broken step is a failure, not a crash of the runner
         import traceback
 

@@ -384,6 +384,39 @@ def split_chain_model():
     return model(ns, [vi("x", [1, 3, 8, 8])], [vi("y", None)], [w])
 
 
+@case("--target aarch64-sve:2048 with --cflags fixing SVE at 512 bits", USAGE, "--target aarch64-sve:2048",
+      "fixes SVE's vector length at 512 bits", "-msve-vector-bits=2048")
+def _(d):
+    return save(conv_model(), os.path.join(d, "sve_bits.onnx")), [
+        "--target", "aarch64-sve:2048", "--cc", "aarch64-linux-gnu-gcc", "--cflags", "-O2 -march=armv8.2-a+sve -msve-vector-bits=512"]
+
+
+@case("--target aarch64-sve:512 with --cflags without SVE", USAGE, "--target aarch64-sve:512", "does not enable SVE")
+def _(d):
+    return save(conv_model(), os.path.join(d, "sve_off.onnx")), [
+        "--target", "aarch64-sve:512", "--cc", "aarch64-linux-gnu-gcc", "--cflags", "-O2"]
+
+
+@case("--target x86-64-avx2 built by an AArch64 compiler", USAGE, "--target x86-64-avx2 is for x86-64",
+      "compiles for aarch64")
+def _(d):
+    return save(conv_model(), os.path.join(d, "x86_on_arm.onnx")), [
+        "--target", "x86-64-avx2", "--cc", "aarch64-linux-gnu-gcc", "--cflags", "-O2"]
+
+
+@case("--target aarch64-sve:2048 with the host's C compiler", USAGE, "--target aarch64-sve:2048 is for aarch64",
+      "compiles for x86-64", "aarch64-linux-gnu-gcc")
+def _(d):
+    return save(conv_model(), os.path.join(d, "sve_host_cc.onnx")), ["--target", "aarch64-sve:2048", "--cflags", "-O1"]
+
+
+@case("--target aarch64-sve:2048's flags given to the host's C compiler", 5, "refuses the flags",
+      "pass --cc with a compiler for it", "aarch64-linux-gnu-gcc")
+def _(d):
+    return save(conv_model(), os.path.join(d, "sve_host_cc_flags.onnx")), [
+        "--target", "aarch64-sve:2048", "--cflags", "-O2 -march=armv8.2-a+sve -msve-vector-bits=2048"]
+
+
 @case("--gpu-libs with an unknown library", USAGE, "unknown --gpu-libs name 'mkl'", "cudnn, cublas")
 def _(d):
     return save(conv_model(), os.path.join(d, "gpu_libs_mkl.onnx")), ["--device", "cuda", "--emit", "c", "--gpu-libs", "cudnn,mkl"]

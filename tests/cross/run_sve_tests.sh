@@ -11,7 +11,9 @@
 #       with the binary run under qemu (--run-with);
 #   run_sve_tests.sh zoo COMPILE_MODEL ZOO_DIR WORK_DIR NAME BITS...
 #       a zoo model at each BITS against PyTorch's output (models/compare.py, 1e-3 of the
-#       reference's max magnitude).
+#       reference's max magnitude); then the same binary on a CPU running SVE at another
+#       length (512 bits, or 1024 for a 512-bit build) must refuse to run: exit 1 and the
+#       CPU check's message (onnxc_check_cpu), not an all-zero output.
 #
 # qemu-user runs SVE code at 512 bits unless the CPU property sve-default-vector-length (in
 # bytes) says otherwise: with sve-max-vq alone, code built for 1024 or 2048 bits runs at 512
@@ -49,6 +51,16 @@ case "$mode" in
         { cat "$out/run.log"; exit 1; }
       echo "== $name, aarch64-sve:$bits: built in $((built - start)) s, ran under qemu in $(($(date +%s) - built)) s"
       /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$out/output.npy" --tol 1e-3
+      other=$((bits == 512 ? 1024 : 512))
+      rc=0
+      $(qemu "$other") "$out/$name" --quiet > "$out/other.log" 2>&1 || rc=$?
+      want="built for aarch64-sve:$bits (SVE at $bits bits); this CPU runs SVE at $other bits"
+      if [ "$rc" != 1 ] || ! grep -qF "$want" "$out/other.log"; then
+        echo "FAIL: the aarch64-sve:$bits build on a CPU at $other bits exited $rc; expected 1 and '$want':"
+        cat "$out/other.log"
+        exit 1
+      fi
+      echo "== $name, aarch64-sve:$bits on a CPU at $other bits: refused ($(cat "$out/other.log"))"
     done
     ;;
   *)

@@ -139,8 +139,8 @@ TEST(Runtime, DtypesAndStatusStrings) {
   EXPECT_STREQ(onnxc_dtype_name(999), "unknown");
   EXPECT_STREQ(onnxc_status_string(ONNXC_ERR_CHECKSUM), "weights file checksum mismatch");
   EXPECT_STREQ(onnxc_status_string(ONNXC_ERR_DEVICE), "GPU error");
-  for (int c = 0; c <= ONNXC_ERR_RANGE; ++c) EXPECT_STRNE(onnxc_status_string(c), "unknown error");
-  EXPECT_STREQ(onnxc_status_string(ONNXC_ERR_RANGE + 1), "unknown error");
+  for (int c = 0; c <= ONNXC_ERR_TARGET; ++c) EXPECT_STRNE(onnxc_status_string(c), "unknown error");
+  EXPECT_STREQ(onnxc_status_string(ONNXC_ERR_TARGET + 1), "unknown error");
   char buf[64];
   EXPECT_STREQ(onnxc_format_type(buf, sizeof buf, ONNXC_F32, 2, kShape23), "float32[2,3]");
   EXPECT_STREQ(onnxc_format_type(buf, sizeof buf, ONNXC_I64, 0, nullptr), "int64[]");
