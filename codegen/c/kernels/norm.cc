@@ -5,6 +5,8 @@
 //  LRN: per (image, channel), the output plane first accumulates the window's sum of squares
 //    (contiguous simd loops, one per window channel), then is turned into Y in place. Known
 //    gap: powf per element (no special case for beta = 0.75).
+#include <algorithm>
+
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "ir/ops/norm.h"
@@ -48,8 +50,12 @@ void emit_lrn(CEmit& e) {
   const LrnAttrs& a = lrn_attrs(e.node);
   int64_t N = e.in_shape(0)[0];
   std::string X = e.in(0), Y = e.out(0);
-  // Work per element: the window's FMAs and a powf (counted as 16 operations).
-  if (e.parallel(static_cast<double>(N * a.C * a.S * (a.size + 16))) && N * a.C > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+  // Work per element: the window's FMAs (at most C: the window is clipped to the channels, and
+  // size may be anything up to 2^63 - 1) and a powf (counted as 16 operations); in double, so no
+  // product overflows.
+  const double work = static_cast<double>(N) * static_cast<double>(a.C) * static_cast<double>(a.S) *
+                      (static_cast<double>(std::min(a.size, a.C)) + 16);
+  if (e.parallel(work) && N * a.C > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
   e("for (int64_t n = 0; n < {}; ++n) {{", N);
   e("for (int64_t c = 0; c < {}; ++c) {{", a.C);
   e("const float* restrict xn = {} + n * {};", X, a.C * a.S);
