@@ -68,6 +68,7 @@ void emit_reduce(CEmit& e) {
     if (ny > 1 && e.parallel(static_cast<double>(nx))) e("ONNXC_PRAGMA(omp parallel for)");
     e("for (int64_t o = 0; o < {}; ++o) {{", ny);
     e("const {}* restrict x = {} + o * {};", ct, e.in(0), r);
+    if (r == 0) e("(void)x; /* an empty reduction: every output is the initial value */");
     emit_acc("x", r);
     e("{}[o] = {};", e.out(0), finish("acc"));
     e("}}");
