@@ -33,6 +33,7 @@
 #include <random>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 #include "codegen/backend.h"
 #include "codegen/c/module.h"
@@ -705,11 +706,11 @@ int compile_tuned(Options& o, const Target& target) {
 // contradict itself, and --emit c builds nothing here: neither is checked.
 int check_target_flags(const Options& o, const Target& t) {
   if (o.emit == "c" || o.device == "cuda" || (o.target == "host" && o.cc.empty() && o.cflags.empty())) return kOk;
+  const char* example_cc = t.arch == "aarch64" ? "aarch64-linux-gnu-gcc" : "x86_64-linux-gnu-gcc";  // a compiler for t.arch
   std::string out;
   if (run_command(fmt::format("{} {} -dM -E -x c /dev/null", t.cc, t.cflags), &out) != 0) {
     const std::string hint = t.arch == host_target().arch ? "" : fmt::format(" (--target {} is for {}: pass --cc with a compiler for it, "
-                                                                             "e.g. {}, and its --cflags)", t.name, t.arch,
-                                                                             t.arch == "aarch64" ? "aarch64-linux-gnu-gcc" : "x86_64-linux-gnu-gcc");
+                                                                             "e.g. {}, and its --cflags)", t.name, t.arch, example_cc);
     fmt::print(stderr, "compile-model: error: the C compiler '{}' refuses the flags '{}'{}: {}\n", t.cc, t.cflags, hint,
                out.substr(0, 2000));
     return kCcFailed;
@@ -724,7 +725,7 @@ int check_target_flags(const Options& o, const Target& t) {
   if (t.arch != "generic" && compiles_for != t.arch) {
     fmt::print(stderr, "compile-model: error: --target {} is for {}, but {} compiles for {}: pass --cc with a compiler for {} "
                        "(e.g. {}), or another --target\n",
-               t.name, t.arch, with, compiles_for, t.arch, t.arch == "aarch64" ? "aarch64-linux-gnu-gcc" : "x86_64-linux-gnu-gcc");
+               t.name, t.arch, with, compiles_for, t.arch, example_cc);
     return kUsage;
   }
   if (t.arch == "aarch64" && t.name != "aarch64-neon" && t.name != "host") {
@@ -741,11 +742,14 @@ int check_target_flags(const Options& o, const Target& t) {
     }
   }
   if (t.arch == "x86-64" && t.name != "host") {
-    const char* need = t.vector_bits >= 512 ? "__AVX512F__" : t.vector_bits >= 256 ? "__AVX2__" : "__SSE4_2__";
-    if (!defined(need) && !o.quiet)
+    // The extension the target's vectors need: its macro and its name.
+    const auto [macro, name] = t.vector_bits >= 512   ? std::pair("__AVX512F__", "AVX-512")
+                               : t.vector_bits >= 256 ? std::pair("__AVX2__", "AVX2")
+                                                      : std::pair("__SSE4_2__", "SSE4.2");
+    if (!defined(macro) && !o.quiet)
       fmt::print(stderr, "compile-model: warning: --target {} plans {}-bit vectors, but {} lets the compiler use no {}: the "
                          "code is correct but slower\n",
-                 t.name, t.vector_bits, with, t.vector_bits >= 512 ? "AVX-512" : t.vector_bits >= 256 ? "AVX2" : "SSE4.2");
+                 t.name, t.vector_bits, with, name);
   }
   return kOk;
 }
