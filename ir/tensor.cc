@@ -1,6 +1,7 @@
 // ir/tensor.cc — dtype table, shape helpers and Tensor element access (see tensor.h).
 #include "ir/tensor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -117,13 +118,26 @@ uint16_t float_to_half(float f) {
 }
 
 int64_t numel(const Shape& s) {
+  // The product of the nonzero dimensions is bounded too, so that an empty tensor such as
+  // [0, 2^40, 2^40] is refused like its nonempty siblings: strides and batch offsets of a
+  // tensor are products of its dimensions, and each of them must fit in 63 bits with room
+  // for one more factor of two.
+  constexpr int64_t kMax = int64_t{1} << 62;
   int64_t n = 1;
+  bool empty = false;
   for (int64_t d : s) {
     if (d < 0) fail_invalid("negative dimension in shape " + shape_str(s));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) fail_invalid("shape " + shape_str(s) + " has too many elements");
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (n > kMax / d)
+      fail_invalid("shape " + shape_str(s) +
+                   (std::count(s.begin(), s.end(), 0) ? " is empty, but its nonzero dimensions multiply past 2^62"
+                                                      : " has too many elements (more than 2^62)"));
     n *= d;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 uint64_t nbytes_of(const Shape& s, DType t) {

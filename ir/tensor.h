@@ -20,7 +20,8 @@ using Shape = std::vector<int64_t>;
 // evaluator nest once per dimension, so the importer and shape inference refuse more.
 constexpr size_t kMaxRank = 32;
 
-// Number of elements; throws CompileError(Invalid) on negative dims or overflow.
+// Number of elements; throws CompileError(Invalid) on negative dims or when the product of
+// the nonzero dims passes 2^62 (an empty tensor included: its strides must fit too).
 int64_t numel(const Shape& s);
 // Bytes of a tensor of shape s and element type t: numel(s) * dtype_size(t), checked; throws
 // CompileError(Invalid) when it does not fit in 63 bits. Every allocation size comes from here.

@@ -326,6 +326,21 @@ def _(d):
     return save(m, os.path.join(d, "overflow_init.onnx"))
 
 
+@case("overflow: empty graph input [0, 2^40, 2^40] (its strides pass 2^63)", INVALID, "graph input 'x'",
+      "nonzero dimensions multiply past 2^62")
+def _(d):
+    n = helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul_1")
+    m = model([n], [vi("x", [0, 2**40, 2**40]), vi("w", [2**40, 1])], [vi("y", None)])
+    return save(m, os.path.join(d, "overflow_empty_input.onnx"))
+
+
+@case("overflow: empty initializer [2^32, 0, 2^32]", INVALID, "initializer 'w'", "nonzero dimensions multiply past 2^62")
+def _(d):
+    n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
+    m = model([n], [vi("x", [1])], [vi("y", None)], [huge_dims_initializer("w", [2**32, 0, 2**32])])
+    return save(m, os.path.join(d, "overflow_empty_init.onnx"))
+
+
 @case("overflow: initializer of 2^61 f64 elements (2^64 bytes)", INVALID, "initializer 'w'", "2^63 bytes")
 def _(d):
     n = helper.make_node("Add", ["x", "w"], ["y"], name="add_1")
