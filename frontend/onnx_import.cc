@@ -5,7 +5,7 @@
 // computed in float32 and converted by a Cast at the end, and the output of a Cast to
 // float16 is read by the other nodes through a Cast back to float32 (so it is rounded).
 // Known gaps: sparse initializers, subgraph attributes (If/Loop/Scan), non-default
-// domains, bfloat16/string tensors and segment-split tensors are rejected as unsupported. Opsets 1 to kMaxOpset (23) are read; each op file under ir/ops/ lists the
+// domains, bfloat16/string tensors and segment-split tensors are rejected as unsupported. Opsets 1 to kMaxOpset (28) are read; each op file under ir/ops/ lists the
 // versions of its op and handles (or refuses by name) the forms each version adds. A model
 // importing a newer opset is refused as a whole (exit 3): its ops may mean something onnxc
 // does not know.
@@ -28,7 +28,7 @@ namespace onnxc {
 namespace {
 
 // Newest opset of the default domain onnxc knows: every op file describes its op up to it.
-constexpr int64_t kMaxOpset = 23;
+constexpr int64_t kMaxOpset = 28;
 
 DType convert_dtype(int c, const std::string& what) {
   if (!dtype_supported(c)) fail_unsupported(what + " has element type " + onnx_type_name(c) + " (code " + std::to_string(c) + "), which onnxc does not support");

@@ -30,7 +30,7 @@ const char* onnx_type_name(int64_t c) {
     case 14: return "complex64";
     case 15: return "complex128";
     case 16: return "bfloat16";
-    // Types newer than the onnx headers onnxc builds with (opsets 19-23), by code.
+    // Types newer than the onnx headers onnxc builds with (opsets 19-28), by code.
     case 17: return "float8e4m3fn";
     case 18: return "float8e4m3fnuz";
     case 19: return "float8e5m2";
@@ -38,6 +38,11 @@ const char* onnx_type_name(int64_t c) {
     case 21: return "uint4";
     case 22: return "int4";
     case 23: return "float4e2m1";
+    case 24: return "float8e8m0";
+    case 25: return "uint2";
+    case 26: return "int2";
+    case 27: return "float6e2m3";
+    case 28: return "float6e3m2";
     default: break;
   }
   return c > 0 && c < 1000 && dtype_supported(static_cast<int>(c)) ? dtype_name(static_cast<DType>(c)) : "unknown";

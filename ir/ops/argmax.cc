@@ -3,7 +3,7 @@
 // The first index wins ties, the last with select_last_index=1 (opset 12). NaN elements
 // are skipped unless every element is NaN (then index 0). Any numeric dtype.
 // Versions: 1, 11 (negative axis), 12 (select_last_index), 13 (bfloat16); same meaning at
-// every opset up to 23. What backends read: ArgGeom (outer, axis length, inner); the C
+// every opset up to 28. What backends read: ArgGeom (outer, axis length, inner); the C
 // kernel is kernels/argmax.cc in the C backend.
 //
 // Hardmax: 1 at the first largest element along the axis, 0 elsewhere (same shape and

@@ -1,4 +1,4 @@
-// ir/ops/batchnorm.cc — BatchNormalization (versions 1, 6, 7, 9, 14, 15; unchanged up to opset 23),
+// ir/ops/batchnorm.cc — BatchNormalization (versions 1, 6, 7, 9, 14, 15; unchanged up to opset 28),
 // inference form only:
 //   Y = (X - mean) / sqrt(var + epsilon) * scale + B
 // X is [N, C, D1..Dk] (k >= 0), float32. With spatial=1 (the default, and the only form

@@ -14,7 +14,7 @@
 // Before opset 7 broadcasting is the legacy form (LegacyBroadcast, ir/ops/elementwise.h);
 // version 1 of Add/Sub/Mul/Div/PRelu also has consumed_inputs (accepted, no effect). Later
 // versions add dtypes only (Pow-12: integer exponents; 13-16: bfloat16; 14: 8/16-bit
-// integers). Same meaning at every opset up to 23.
+// integers). Same meaning at every opset up to 28.
 #include <cmath>
 
 #include "ir/ops/elementwise.h"

@@ -13,14 +13,17 @@
 //                    and integers; float16 → anything converts its exact float32 value
 // float16 values only appear at a model's edges and as the output of a Cast to float16,
 // which the importer widens back to float32 for the nodes that read it (ir/dtype.h).
-// Targets string, bfloat16 and complex are unsupported (exit 3); so are such inputs (the
+// Targets string, bfloat16, complex and the float8, float6, float4, 4- and 2-bit integer types
+// are unsupported (exit 3), naming the type; so are such inputs (the
 // importer rejects them).
 // Versions: 1 (`to` is a type name string, "FLOAT", "INT64"...), 6 (`to` is the TensorProto
 // code), 9, 13 (more types), 19 (attribute `saturate`, which only affects casts to float8
-// types, which onnxc does not take: accepted as 0 or 1, no effect), 21, 23 (4-bit types).
-// The meaning for onnxc's dtypes is the same at every opset up to 23.
+// types, which onnxc does not take: accepted as 0 or 1, no effect), 21, 23 (4-bit types),
+// 24 (float8e8m0 and attribute `round_mode`, which only affects casts to it: accepted as
+// "up", "down" or "nearest", no effect), 25 (2-bit types), 28 (6-bit float types).
+// The meaning for onnxc's dtypes is the same at every opset up to 28.
 //
-// CastLike (15; 19 saturate; 21, 23 more types): the same conversion to the dtype of input
+// CastLike (15; 19 saturate; 21, 23, 25 more types; 24 round_mode, as Cast's): the same conversion to the dtype of input
 // 1 (target_type), whose values are not read; input 1 may be a runtime input. Not
 // index-aligned (input 1's shape is unrelated to the output's), so it is not fused.
 #include "ir/ops/elementwise.h"
@@ -37,6 +40,7 @@ class Cast : public Op {
     const Node& n = a.node();
     if (like_) {
       if (a.opset() >= 19) check_saturate(n, a.i("saturate", 1));
+      if (a.opset() >= 24) check_round_mode(n, a.s("round_mode", "up"));
       return;
     }
     std::optional<int64_t> to;
@@ -54,11 +58,15 @@ class Cast : public Op {
     }
     if (!to) n.invalid("attribute 'to' is required");
     if (a.opset() >= 19) check_saturate(n, a.i("saturate", 1));
+    if (a.opset() >= 24) check_round_mode(n, a.s("round_mode", "up"));
     switch (*to) {
       case 8: n.unsupported("cast to string is not supported");
       case 14: case 15: n.unsupported("cast to complex is not supported");
       case 16: n.unsupported("cast to bfloat16 is not supported");
-      default: break;
+      default:
+        // float8 (19), int4/uint4 (21), float4 (23), float8e8m0 (24), int2/uint2 (25), float6 (28)
+        if (*to >= 17 && *to <= 28) n.unsupported(std::string("cast to ") + onnx_type_name(*to) + " is not supported");
+        break;
     }
     if (*to != 10 && (*to < 0 || *to > 1000 || !dtype_supported(static_cast<int>(*to))))
       n.invalid("attribute 'to' = " + std::to_string(*to) + " is not a tensor element type");
@@ -67,6 +75,9 @@ class Cast : public Op {
 
   static void check_saturate(const Node& n, int64_t sat) {
     if (sat != 0 && sat != 1) n.invalid("attribute 'saturate' must be 0 or 1, got " + std::to_string(sat));
+  }
+  static void check_round_mode(const Node& n, const std::string& m) {
+    if (m != "up" && m != "down" && m != "nearest") n.invalid("attribute 'round_mode' must be \"up\", \"down\" or \"nearest\", got \"" + m + "\"");
   }
 
   void infer(Node& n) override {

@@ -8,7 +8,7 @@
 // input of the generated code. float32/float64 and
 // every integer dtype. The order max-then-min gives hi everywhere when lo > hi (as ONNX
 // and numpy); NaN in x stays NaN.
-// Versions: 1, 6, 11, 12, 13 (as above); unchanged up to opset 23.
+// Versions: 1, 6, 11, 12, 13 (as above); unchanged up to opset 28.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 

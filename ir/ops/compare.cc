@@ -11,7 +11,7 @@
 // 1, 7, 9, 13; LessOrEqual, GreaterOrEqual 12, 16; And, Or, Xor 1, 7; Not 1; IsNaN 9, 13, 20;
 // IsInf 10, 20; Where 9, 16. Before opset 7 the binary ones broadcast in the legacy form
 // (LegacyBroadcast, ir/ops/elementwise.h); the other versions add dtypes only. Same meaning
-// at every opset up to 23.
+// at every opset up to 28.
 // Fusion: only Where can produce float32, so only Where is index-aligned with a fused
 // element; the others have bool outputs, which fused (float32) loops never carry.
 // The C kernels are kernels/compare.cc in the C backend.

@@ -1,7 +1,7 @@
 // ir/ops/concat.cc — Concat: joins N inputs along `axis` (required; negative counts from
 // the rank). Any dtype; all inputs share dtype, rank and every dimension except `axis`.
 // Versions: 1 (axis optional, default 1), 4 (axis required), 11 (negative axis), 13
-// (bfloat16); same meaning up to opset 23.
+// (bfloat16); same meaning up to opset 28.
 
 #include <fmt/format.h>
 

@@ -9,8 +9,8 @@
 // non-negative entries (empty → a scalar); attribute value is a one-element tensor giving
 // the dtype and the fill value (default float32 0). It is folded like any op with constant
 // inputs; only outputs above the folding limit are emitted, as a fill loop.
-// Versions: Constant 1, 9, 11 (sparse_value), 12 (value_* attributes), 13, 19, 21, 23
-// (dtypes only); ConstantOfShape 9, 20, 21, 23 (dtypes only). Same meaning up to opset 23.
+// Versions: Constant 1, 9, 11 (sparse_value), 12 (value_* attributes), 13, 19, 21, 23,
+// 24, 25 (dtypes only); ConstantOfShape 9, 20, 21, 23, 24, 25 (dtypes only). Same meaning up to opset 28.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 

@@ -3,11 +3,13 @@
 //   DepthToSpace  [N, C, H, W] → [N, C/bs², H*bs, W*bs]; mode DCR (default): the channel
 //                 is (b1*bs + b2)*C' + c; mode CRD (opset 11): c*bs² + b1*bs + b2, where
 //                 output (n, c, h*bs + b1, w*bs + b2) reads that channel at (h, w).
-//   SpaceToDepth  [N, C, H, W] → [N, C*bs², H/bs, W/bs]; output channel (b1*bs + b2)*C + c
-//                 at (h, w) reads (n, c, h*bs + b1, w*bs + b2).
+//   SpaceToDepth  [N, C, H, W] → [N, C*bs², H/bs, W/bs]; mode DCR (default): output channel
+//                 (b1*bs + b2)*C + c; mode CRD (opset 28): c*bs² + b1*bs + b2; that channel
+//                 at (h, w) reads (n, c, h*bs + b1, w*bs + b2). Each mode inverts its namesake.
 // Both publish the output as a 6-D view with the source strides (SpaceDepthGeom).
-// Versions: DepthToSpace 1, 11 (mode), 13; SpaceToDepth 1, 13 (bfloat16). Same meaning
-// up to opset 23. The C kernel is in kernels/movement.cc (a strided copy).
+// Versions: DepthToSpace 1, 11 (mode), 13, 28 (no change of meaning); SpaceToDepth 1, 13
+// (bfloat16), 28 (mode). Same meaning up to opset 28. The C kernel is in kernels/movement.cc
+// (a strided copy).
 #include <fmt/format.h>
 
 #include "ir/ops/index_ops.h"
@@ -26,7 +28,7 @@ class SpaceDepth : public Op {
     if (!bs) a.node().invalid("attribute 'blocksize' is required");
     if (*bs < 1 || *bs > (int64_t{1} << 20)) a.node().invalid(fmt::format("blocksize {} must be at least 1", *bs));
     bs_ = *bs;
-    if (to_space_ && a.opset() >= 11) {
+    if (a.opset() >= (to_space_ ? 11 : 28)) {
       std::string m = a.s("mode", "DCR");
       if (m != "DCR" && m != "CRD") a.node().invalid(fmt::format("mode '{}' is not DCR or CRD", m));
       crd_ = m == "CRD";
@@ -54,9 +56,13 @@ class SpaceDepth : public Op {
     } else {
       if (H % b != 0 || W % b != 0) n.invalid(fmt::format("height and width of input {} are not multiples of blocksize {}", shape_str(x.shape), b));
       out = {N, C * b * b, H / b, W / b};
-      // output view (n, b1, b2, c, h', w')
-      g_.dims = {N, b, b, C, H / b, W / b};
-      g_.src_stride = {C * H * W, W, 1, H * W, b * W, b};
+      if (crd_) {  // output view (n, c, b1, b2, h', w')
+        g_.dims = {N, C, b, b, H / b, W / b};
+        g_.src_stride = {C * H * W, H * W, W, 1, b * W, b};
+      } else {  // output view (n, b1, b2, c, h', w')
+        g_.dims = {N, b, b, C, H / b, W / b};
+        g_.src_stride = {C * H * W, W, 1, H * W, b * W, b};
+      }
     }
     if (numel(x.shape) == 0) g_.dims = {0}, g_.src_stride = {0};
     set_output(n, 0, x.dtype, out);

@@ -9,7 +9,7 @@
 // outer products, diagonals (a letter repeated in one term: "ii->i", "bii->bi"), ellipsis
 // dims (broadcast where one side has 1). A letter's dims must agree across terms. float32
 // and float64 (the sum in double); integer Einsum is refused (exit 3).
-// Versions: 12 only; same meaning up to opset 23. The C kernel is kernels/einsum.cc.
+// Versions: 12, 28 (bfloat16 only); same meaning up to opset 28. The C kernel is kernels/einsum.cc.
 #include "ir/ops/einsum.h"
 
 #include <fmt/format.h>

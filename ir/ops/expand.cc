@@ -9,7 +9,10 @@
 // (an output whose length depends on runtime values is not static): n = max(ceil((limit -
 // start) / delta), 0) elements start + i * delta, computed in the inputs' dtype (the float
 // forms accumulate nothing: element i is start + i * delta). delta 0 is invalid.
-// Later versions add dtypes only; same meaning at every opset up to 23.
+// Range 27 adds float16/bfloat16 and attribute `stash_type`, the precision of a float16 range:
+// the importer widens float16 to float32 (ir/dtype.h), which is stash_type 1, the default;
+// another stash_type is refused (exit 3).
+// Versions: Expand 8, 13; Tile 1, 6, 13; Range 11, 27. Same meaning at every opset up to 28.
 // What backends read: expand/tile geometry is the shapes themselves, plus tile_repeats().
 // The C kernels are kernels/expand.cc in the C backend.
 #include <fmt/format.h>
@@ -98,6 +101,12 @@ class Tile : public Op {
 class Range : public Op {
  public:
   bool static_input(size_t) const override { return true; }
+
+  void parse(AttrReader& a) override {
+    if (a.opset() < 27) return;
+    int64_t st = a.i("stash_type", 1);
+    if (st != 1) a.node().unsupported(fmt::format("stash_type {} (onnxc computes a range in float32, stash_type 1, or in its own dtype)", st));
+  }
 
   void infer(Node& n) override {
     if (n.inputs.size() != 3) n.invalid("expects 3 inputs (start, limit, delta), got " + std::to_string(n.inputs.size()));

@@ -3,7 +3,7 @@
 // axis defaults to 1 and may be negative (counted from rank); axis == rank is allowed and
 // gives [numel, 1], axis 0 gives [1, numel]. Any dtype. The data is unchanged (the C
 // kernel is a memcpy; a later aliasing pass may remove it).
-// Versions: 1, 9, 11 (negative axis), 13, 21, 23 (dtypes only); same meaning up to opset 23.
+// Versions: 1, 9, 11 (negative axis), 13, 21, 23, 24, 25 (dtypes only); same meaning up to opset 28.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"

@@ -10,7 +10,7 @@
 // CLAMPED to [0, dim-1]: an out-of-range runtime index reads the nearest valid slice
 // instead of memory outside the tensor (ONNX leaves it undefined; the reference eval does
 // the same so --verify agrees). The innermost contiguous block is copied with memcpy.
-// Versions: 1, 11 (negative indices), 13 (bfloat16); same meaning up to opset 23.
+// Versions: 1, 11 (negative indices), 13 (bfloat16); same meaning up to opset 28.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"

@@ -16,7 +16,7 @@
 // none/add/mul), 18 (max/min); Scatter 9, 11 (deprecated: kept as ScatterElements);
 // GatherND 11, 12 (batch_dims), 13; ScatterND 11, 13, 16 (reduction none/add/mul), 18
 // (max/min). A reduction newer than the node's opset is an invalid model. Same meaning up
-// to 23. The C kernels are kernels/gather_scatter.cc.
+// to 28. The C kernels are kernels/gather_scatter.cc.
 #include "ir/ops/gather_scatter.h"
 
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 // always broadcast. float32 only. Shape inference resolves GemmAttrs (ir/ops/gemm.h); the C
 // kernel is kernels/gemm.cc in the C backend.
 // Versions: 1, 6, 7 (C broadcasts unidirectionally), 9, 11 (C optional), 13 (bfloat16);
-// unchanged up to opset 23.
+// unchanged up to opset 28.
 #include <fmt/format.h>
 
 #include "ir/ops/gemm.h"

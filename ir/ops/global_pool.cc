@@ -3,7 +3,7 @@
 //
 // The mean is the sum divided by the size; max skips NaN elements (fmaxf). float32 only.
 // The C kernel is kernels/global_pool.cc in the C backend.
-// Versions: 1, 22 (bfloat16 only): the same meaning at every opset up to 23.
+// Versions: 1, 22 (bfloat16 only): the same meaning at every opset up to 28.
 #include <cmath>
 
 #include "ir/ops/ops.h"

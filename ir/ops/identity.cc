@@ -10,9 +10,9 @@
 // when training_mode is true. The optional mask output (opset 10+: bool; before: the
 // input's dtype) is all true / all ones. Identity of optional/sequence values is rejected
 // by the importer (graph inputs that are not tensors).
-// Versions: Identity 1, 13, 14, 16, 19, 21, 23 (dtypes and optional/sequence values only);
+// Versions: Identity 1, 13, 14, 16, 19, 21, 23, 24, 25 (dtypes and optional/sequence values only);
 // Dropout 1 (consumed_inputs, accepted and ignored), 6, 7 (is_test removed), 10 (bool mask),
-// 12 (ratio and training_mode inputs), 13, 22 (bfloat16). Same meaning up to opset 23.
+// 12 (ratio and training_mode inputs), 13, 22 (bfloat16). Same meaning up to opset 28.
 #include <cstring>
 
 #include "ir/ops/elementwise.h"

@@ -7,7 +7,7 @@
 // partial broadcasts (exit 3). Outputs Mean and InvStdDev (optional) have X's shape with
 // the normalised dims as 1. float32 and float64; statistics in double (the reference
 // too), whatever stash_type says (1, float32, is the only value ONNX defines).
-// Versions: 17 only; same meaning at every opset up to 23. The C kernel is
+// Versions: 17 only; same meaning at every opset up to 28. The C kernel is
 // kernels/layer_norm.cc in the C backend.
 #include <fmt/format.h>
 

@@ -13,7 +13,7 @@
 // is not ignore_index makes that position's loss NaN (and so a sum or mean NaN) instead of
 // reading outside the scores: ONNX calls it an error, the generated node functions have no
 // error return, and a NaN cannot pass for a plausible loss. float32 and float64 (float16
-// models compute in float32). Same meanings up to opset 23. The C kernel is kernels/loss.cc.
+// models compute in float32). Same meanings up to opset 28. The C kernel is kernels/loss.cc.
 #include "ir/ops/loss.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// ir/ops/lrn.cc — LRN (versions 1, 13: bfloat16; unchanged up to opset 23): local response normalization across channels,
+// ir/ops/lrn.cc — LRN (versions 1, 13: bfloat16; unchanged up to opset 28): local response normalization across channels,
 //   Y[n,c,..] = X[n,c,..] / (bias + alpha / size * Σ_{q in window(c)} X[n,q,..]²) ^ beta
 // with window(c) = [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to [0, C).
 // X is [N, C, D1..Dk] (k >= 0), float32; size is required and must be >= 1.

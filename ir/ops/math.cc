@@ -6,15 +6,20 @@
 // reference computes in double (float64 inputs) or in float (float32), as the C does.
 // Mod (any numeric dtype, both inputs alike): fmod=1 is C's fmod / the truncated remainder
 // (sign of the dividend); fmod=0, the default, is the floored remainder (sign of the
-// divisor, numpy's mod) and is only valid on integers (floats need fmod=1). An integer
+// divisor, numpy's mod): on integers at every version, on floats from opset 28 (before it
+// floats need fmod=1), where x - floor(x/y)*y is fmod(x, y) plus y when the signs differ, and
+// a zero remainder takes y's sign (numpy's npy_divmod; ONNX 28's special cases). An integer
 // remainder by 0 gives 0 (ONNX leaves it undefined; C would trap) and x % -1 is 0.
-// BitShift (uint8/16/32/64, both inputs alike; attribute direction "LEFT" or "RIGHT",
-// required): x << y or x >> y in x's width; a shift by the width or more gives 0 (as numpy;
-// C leaves it undefined). Versions 11 only.
+// BitShift (attribute direction "LEFT" or "RIGHT", required; both inputs alike): x << y or
+// x >> y in x's width. Opset 11: uint8/16/32/64, a shift by the width or more gives 0 (as
+// numpy; C leaves it undefined). Opset 28 adds int8/16/32/64: the right shift is arithmetic,
+// bits pushed past the sign bit by a left shift are lost (two's complement wrap), and a
+// shift by a negative amount or by the width or more gives -1 for a right shift of a negative
+// x and 0 otherwise.
 // Versions: Floor, Ceil 1, 6, 13; Round 11, 22; Sign 9, 13; Sin, Cos, Tan, Asin, Acos, Atan 7,
-// 22; Sinh, Cosh, Asinh, Acosh, Atanh 9, 22; Mod 10, 13. Version 1 of Floor/Ceil has
-// consumed_inputs (accepted, no effect); the later versions only add dtypes (bfloat16,
-// float16). Same meaning at every opset up to 23.
+// 22; Sinh, Cosh, Asinh, Acosh, Atanh 9, 22; Mod 10, 13, 28; BitShift 11, 28. Version 1 of
+// Floor/Ceil has consumed_inputs (accepted, no effect); the other later versions only add
+// dtypes (bfloat16, float16). Same meaning at every opset up to 28.
 // The C expressions are kernels/math.cc in the C backend.
 #include <cmath>
 
@@ -106,14 +111,23 @@ class Mod : public Op {
     DType a = n.in(0)->dtype, b = n.in(1)->dtype;
     if (a != b) n.invalid(std::string("input dtypes differ: ") + dtype_name(a) + " and " + dtype_name(b));
     if (a == DType::Bool) n.invalid("bool inputs are not valid for Mod");
-    if (dtype_is_float(a) && !fmod_) n.invalid("fmod=0 is only valid for integer inputs; float inputs need fmod=1");
+    if (dtype_is_float(a) && !fmod_ && n.opset < 28)
+      n.invalid("fmod=0 is only valid for integer inputs before opset 28; float inputs need fmod=1");
+    floored_float_ = dtype_is_float(a) && !fmod_;
     set_output(n, 0, a, broadcast_inputs(n));
   }
 
   template <class T>
   T ref(T x, T y) const {
     if constexpr (std::is_floating_point_v<T>) {
-      return std::fmod(x, y);
+      T r = std::fmod(x, y);
+      if (fmod_) return r;
+      if (r != 0) {
+        if ((r < 0) != (y < 0)) r += y;
+      } else {
+        r = std::copysign(T(0), y);
+      }
+      return r;
     } else {
       if (y == 0) return 0;
       if constexpr (std::is_signed_v<T>) {
@@ -138,13 +152,16 @@ class Mod : public Op {
     });
   }
 
-  FusionKind kind() const override { return FusionKind::Broadcast; }
+  // The fused loops' element expression is fmodf's; a floored float remainder is a statement
+  // (kernels/math.cc), so such a node stays a kernel of its own.
+  FusionKind kind() const override { return floored_float_ ? FusionKind::Opaque : FusionKind::Broadcast; }
   bool index_aligned() const override { return true; }
   int64_t min_opset() const override { return 10; }
   bool fmod() const { return fmod_; }
 
  private:
   bool fmod_ = false;
+  bool floored_float_ = false;
 };
 
 class BitShift : public Op {
@@ -157,7 +174,10 @@ class BitShift : public Op {
 
   void infer(Node& n) override {
     if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects exactly 2 inputs");
-    expect_dtype(n, 0, {DType::U8, DType::U16, DType::U32, DType::U64});
+    if (n.opset >= 28)
+      expect_dtype(n, 0, {DType::U8, DType::U16, DType::U32, DType::U64, DType::I8, DType::I16, DType::I32, DType::I64});
+    else
+      expect_dtype(n, 0, {DType::U8, DType::U16, DType::U32, DType::U64});
     if (n.in(1)->dtype != n.in(0)->dtype)
       n.invalid(std::string("input dtypes differ: ") + dtype_name(n.in(0)->dtype) + " and " + dtype_name(n.in(1)->dtype));
     set_output(n, 0, n.in(0)->dtype, broadcast_inputs(n));
@@ -170,10 +190,16 @@ class BitShift : public Op {
       const T* a = in[0]->data<T>();
       const T* b = in[1]->data<T>();
       T* y = out[0].data<T>();
-      constexpr uint64_t bits = sizeof(T) * 8;
+      constexpr int64_t bits = sizeof(T) * 8;
       for (size_t i = 0; i < ia.size(); ++i) {
-        uint64_t x = static_cast<uint64_t>(a[ia[i]]), s = static_cast<uint64_t>(b[ib[i]]);
-        y[i] = s >= bits ? T(0) : static_cast<T>(left_ ? x << s : x >> s);
+        if constexpr (std::is_signed_v<T>) {
+          const int64_t x = a[ia[i]], s = b[ib[i]];
+          if (s < 0 || s >= bits) y[i] = static_cast<T>(!left_ && x < 0 ? -1 : 0);
+          else y[i] = static_cast<T>(left_ ? static_cast<int64_t>(static_cast<uint64_t>(x) << s) : x >> s);
+        } else {
+          const uint64_t x = static_cast<uint64_t>(a[ia[i]]), s = static_cast<uint64_t>(b[ib[i]]);
+          y[i] = s >= static_cast<uint64_t>(bits) ? T(0) : static_cast<T>(left_ ? x << s : x >> s);
+        }
       }
     });
   }

@@ -4,7 +4,7 @@
 //
 // float32 only. Shape inference resolves MatMulGeom (ir/ops/gemm.h); the C kernel is
 // kernels/gemm.cc in the C backend.
-// Versions: 1, 9, 13 (dtypes only); unchanged up to opset 23.
+// Versions: 1, 9, 13 (dtypes only); unchanged up to opset 28.
 #include "ir/ops/gemm.h"
 #include "ir/ops/ops.h"
 

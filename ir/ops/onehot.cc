@@ -6,8 +6,8 @@
 // truncated toward zero, saturating), negative ones count from the end (+depth);
 // indices outside [-depth, depth-1] give a row of `off`. values: 2 elements, runtime or
 // constant.
-// Versions: 9, 11 (negative indices and axis; onnxc wraps negative indices at 9 too).
-// Same meaning up to opset 23. The C kernel is kernels/onehot.cc.
+// Versions: 9, 11 (negative indices and axis; onnxc wraps negative indices at 9 too), 28
+// (bfloat16 values only). Same meaning up to opset 28. The C kernel is kernels/onehot.cc.
 #include <fmt/format.h>
 
 #include <cmath>

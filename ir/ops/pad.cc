@@ -1,6 +1,6 @@
 // ir/ops/pad.cc — Pad: modes constant, reflect, edge and wrap (opset 19), any dtype.
 //
-// Versions: 1, 2, 11, 13, 18, 19, 21, 23. Forms: Pad-1 names its pads attribute `paddings`;
+// Versions: 1, 2, 11, 13, 18, 19, 21, 23, 24, 25 (the last four dtypes only). Forms: Pad-1 names its pads attribute `paddings`;
 // before opset 11 `pads` and `value` are attributes; from 11 `pads` is input 1 and
 // the optional constant_value input 2; opset 18 adds the optional `axes` input 3 (pads then
 // has 2·len(axes) entries). pads and axes are compile-time inputs. Pads are
@@ -10,7 +10,8 @@
 // mirror at the borders of what is kept. Reflect with pads larger than the window keeps
 // reflecting (numpy's periodic reflection); reflect on a 1-element window repeats it.
 // Wrap (opset 19) repeats the kept window periodically (numpy's "wrap").
-// Pad-13 adds bfloat16, 21 and 23 the 4-bit types: nothing onnxc takes.
+// Pad-13 adds bfloat16, 21 and 23 the 4-bit types, 24 float8e8m0, 25 the 2-bit types: nothing
+// onnxc takes. Same meaning up to opset 28.
 // constant_value may be a runtime scalar. Shape inference resolves each axis (PadGeom,
 // ir/ops/pad.h); the C kernel is kernels/pad.cc in the C backend.
 #include <algorithm>

@@ -19,9 +19,11 @@
 //                     scales), 19 (saturate: float8 outputs only, accepted 0 or 1 with no
 //                     effect), 21 (block_size: blocked scales; output_dtype; int16, uint16),
 //                     23 (y_scale's type may differ from x's; precision: float32 or float16,
-//                     both computed in float32).
+//                     both computed in float32), 24 (float8e8m0 scales), 25 (int2, uint2
+//                     outputs), 28 (float6 outputs): types onnxc refuses by name.
 //   DequantizeLinear  10 (uint8, int8, int32 per tensor), 13 (axis), 19 (float16 scales),
-//                     21 (block_size; int16, uint16), 23 (output_dtype: float32 or float16).
+//                     21 (block_size; int16, uint16), 23 (output_dtype: float32 or float16),
+//                     24, 25, 28 (float8e8m0 scales, 2-bit and float6 inputs: refused by the importer).
 //   DynamicQuantizeLinear 11; MatMulInteger 10; ConvInteger 10 (Conv's attributes);
 //   QLinearMatMul 10, 21 (float8 types, float16 scales); QLinearConv 10.
 // Refused by name (exit 3): float8, int4, uint4 and float4 outputs or output_dtype (the

@@ -18,7 +18,8 @@
 // SumSquare), 1 (Prod), NaN (Mean), -inf (LogSum, LogSumExp) and the lowest / highest value
 // (Max / Min).
 // Versions: 1, 11 (negative axes), 13 (ReduceSum: axes input), 18 (the others: axes input),
-// and ReduceMax/Min 12 (int8/uint8), 20 (bool). Same meaning at every opset up to 23.
+// and ReduceMax/Min 12 (int8/uint8), 20 (bool), and ReduceLogSum/LogSumExp 28 (integer
+// dtypes dropped; onnxc takes floats only). Same meaning at every opset up to 28.
 #include <fmt/format.h>
 
 #include <cmath>

@@ -6,7 +6,7 @@
 // (opset 14), where 0 is a literal zero (and then -1 may not appear with a 0). Any dtype.
 // The data is unchanged (the C kernel is a memcpy).
 // Versions: 1 (the shape is attribute `shape`; consumed_inputs accepted, no effect), 5 (input
-// 1), 13, 14 (allowzero), 19, 21, 23 (dtypes only); same meaning up to opset 23.
+// 1), 13, 14 (allowzero), 19, 21, 23, 24, 25 (dtypes only); same meaning up to opset 28.
 #include <fmt/format.h>
 
 #include <limits>

@@ -1,7 +1,7 @@
 // ir/ops/resize.cc — Resize (versions 10, 11, 13, 18, 19) and Upsample (7, 9; deprecated at 10
 // but accepted at any opset the model declares). Upsample-1, an experimental op with
 // height_scale/width_scale attributes (opsets 1 to 6), is refused (exit 3). Resize-19 adds
-// coordinate_transformation_mode half_pixel_symmetric; unchanged after it up to opset 23.
+// coordinate_transformation_mode half_pixel_symmetric; unchanged after it up to opset 28.
 //
 // Semantics follow the ONNX reference implementation (onnx/reference/ops/op_resize.py),
 // which the backend tests are generated from: every axis is interpolated independently;

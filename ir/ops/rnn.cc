@@ -32,7 +32,8 @@
 // Elu 1, Affine 1/0; ScaledTanh, an op without defaults, 1/1) — ONNX Runtime takes 0 for
 // Affine, ThresholdedRelu and ScaledTanh. float32 only (float16 models arrive as float32;
 // float64 is refused); the reference computes in double, rounded once per output.
-// Versions: RNN 1, 7, 14, 22; GRU 1, 3, 7, 14, 22; LSTM 1, 7, 14, 22; ReverseSequence 10.
+// Versions: RNN 1, 7, 14, 22; GRU 1, 3, 7, 14, 22; LSTM 1, 7, 14, 22; ReverseSequence 10, 28
+// (bfloat16 only). Same meaning up to opset 28.
 // 1 has output_sequence (accepted: it only says whether Y may be omitted, and an omitted
 // output is simply not computed), GRU-3 adds linear_before_reset, 7 drops output_sequence,
 // 14 adds layout, 22 adds bfloat16 (not taken). The C kernels are kernels/rnn.cc.

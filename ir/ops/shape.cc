@@ -4,7 +4,7 @@
 // sets it directly and a Shape node never reaches a backend. Opset 15's start/end
 // attributes select dims [start, end): negative values count from the back, then both
 // are clamped to [0, rank] (an empty range gives an empty tensor), as the ONNX spec says.
-// Versions: 1, 13, 15 (start/end), 19, 21, 23 (dtypes only); same meaning up to opset 23.
+// Versions: 1, 13, 15 (start/end), 19, 21, 23, 24, 25 (dtypes only); same meaning up to opset 28.
 #include <algorithm>
 
 #include "ir/ops/ops.h"
@@ -51,7 +51,7 @@ class ShapeOp : public Op {
 };
 
 // Size: the input's element count as an int64 scalar; like Shape, always a compile-time
-// constant. Versions: 1, 13, 19, 21, 23 (dtypes only); same meaning up to opset 23.
+// constant. Versions: 1, 13, 19, 21, 23, 24, 25 (dtypes only); same meaning up to opset 28.
 class SizeOp : public Op {
  public:
   void infer(Node& n) override {

@@ -43,7 +43,7 @@
 // relative the node tests allow. float32 and float64 (float16 models are computed in
 // float32); output_datatype float16 and bfloat16 are refused, and so are transforms longer
 // than 65536 points (dft_length, frame_length: a direct O(n^2) sum is no use there) and more
-// than 2^24 mel bins. Same meanings up to opset 23.
+// than 2^24 mel bins. Same meanings up to opset 28.
 // The C kernels are kernels/signal.cc.
 #include "ir/ops/signal.h"
 

@@ -5,7 +5,7 @@
 // may be negative and must be distinct; a negative start/end has the axis size added; then
 // for step > 0 both are clamped to [0, dim], for step < 0 start to [0, dim-1] and end to
 // [-1, dim-1], so INT64_MAX / INT64_MIN mean "to the end". step 0 is invalid.
-// Versions: 1, 10 (inputs, steps), 11 (negative values), 13 (bfloat16); same up to opset 23.
+// Versions: 1, 10 (inputs, steps), 11 (negative values), 13 (bfloat16); same up to opset 28.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"

@@ -6,7 +6,7 @@
 // Numerics: the row maximum is subtracted before expf; LogSoftmax is (x - max) - log(sum).
 // float32 only. Shape inference resolves the [outer, L, inner] problem (SoftmaxGeom,
 // ir/ops/softmax.h); the C kernel is kernels/softmax.cc in the C backend.
-// Versions: 1, 11 (negative axis), 13 (single-axis form); unchanged up to opset 23.
+// Versions: 1, 11 (negative axis), 13 (single-axis form); unchanged up to opset 28.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 // must equal the number of outputs and gives pieces of ceil(dim / num_outputs) with a smaller
 // last piece; otherwise equal pieces, one per output (the axis size must divide evenly).
 // Versions: 1 (split as attribute or static input 1), 2 (attribute only), 11 (negative
-// axis), 13 (input), 18 (num_outputs); same meaning up to opset 23.
+// axis), 13 (input), 18 (num_outputs); same meaning up to opset 28.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"

@@ -5,7 +5,7 @@
 // without axes every size-1 dimension is removed. Unsqueeze: axes are required, normalised
 // against the output rank (input rank + number of axes) and distinct, in any order.
 // The data is unchanged (the C kernel is a memcpy).
-// Versions: 1, 11 (negative axes), 13 (axes input), 21, 23 (dtypes only); same up to 23.
+// Versions: 1, 11 (negative axes), 13 (axes input), 21, 23, 24, 25 (dtypes only); same up to 28.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"

@@ -16,7 +16,7 @@
 //                                       (as ONNX Runtime; ONNX's reference gives NaN).
 //                                       Versions 1, 22.
 // float32 and float64; the statistics and the result in double, rounded once (the reference
-// too). Same meanings up to opset 23. The C kernels are kernels/stat_norm.cc.
+// too). Same meanings up to opset 28. The C kernels are kernels/stat_norm.cc.
 #include "ir/ops/stat_norm.h"
 
 #include <fmt/format.h>

@@ -4,8 +4,8 @@
 // constant (it fixes the output shape), 0 <= k <= the axis length. sorted=0 lets the order
 // be anything; onnxc returns them sorted all the same. NaN compares false with everything:
 // it never displaces a number. Any numeric dtype.
-// Versions: 1 (k attribute), 10 (K input), 11 (largest, sorted, negative axis). Same
-// meaning up to opset 23. The C kernel is kernels/topk.cc.
+// Versions: 1 (k attribute), 10 (K input), 11 (largest, sorted, negative axis), 24
+// (bfloat16 only). Same meaning up to opset 28. The C kernel is kernels/topk.cc.
 #include <fmt/format.h>
 
 #include "ir/ops/elementwise.h"

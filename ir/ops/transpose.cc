@@ -1,7 +1,7 @@
 // ir/ops/transpose.cc — Transpose: output dim d is input dim perm[d]; perm defaults to the
 // reversed dimensions. Any dtype.
 //
-// Versions: 1, 13, 21, 23 (dtypes only); same meaning at every opset up to 23.
+// Versions: 1, 13, 21, 23, 24, 25 (dtypes only); same meaning at every opset up to 28.
 #include <fmt/format.h>
 
 #include "ir/ops/move_common.h"

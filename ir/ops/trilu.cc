@@ -2,11 +2,11 @@
 // matrix in the last two dims of X (rank >= 2), the rest set to 0. Input 1 `k` (optional,
 // a one-element int64 tensor, default 0) shifts the diagonal: upper keeps j - i >= k,
 // lower keeps j - i <= k. k must be a constant (it is read at compile time). Any dtype.
-// Versions: 14 only; same meaning up to opset 23. The C kernel is kernels/trilu.cc.
+// Versions: 14 only; same meaning up to opset 28. The C kernel is kernels/trilu.cc.
 //
 // EyeLike(input): a 2-D tensor of input's shape (its values are not read), 1 on the
 // diagonal shifted by attribute k (default 0: where j - i == k), 0 elsewhere; attribute
-// dtype (default: the input's). Versions: 9 only; same meaning up to opset 23.
+// dtype (default: the input's). Versions: 9 only; same meaning up to opset 28.
 #include <fmt/format.h>
 
 #include <cstring>

@@ -10,7 +10,7 @@
 // Reciprocal 1, 6, 13; HardSigmoid, Elu 1, 6, 22; HardSwish 14, 22; Erf 9, 13. Version 1
 // has the attribute consumed_inputs, a memory hint without effect (accepted and ignored);
 // every later version only adds dtypes (integers: Relu-14, Neg/Abs-6; otherwise float16 and
-// bfloat16, which onnxc does not take). Same meaning at every opset up to 23.
+// bfloat16, which onnxc does not take). Same meaning at every opset up to 28.
 #include <cmath>
 
 #include "ir/ops/elementwise.h"

@@ -8,7 +8,7 @@
 // Sum adds left to right, in the input dtype.
 // Versions: 1, 6, 8, 13 (Max/Min also 12: integer dtypes). Version 1 has consumed_inputs
 // (accepted, no effect); before 8 all inputs must have one shape, a case of numpy
-// broadcasting. Same meaning at every opset up to 23.
+// broadcasting. Same meaning at every opset up to 28.
 #include "ir/ops/elementwise.h"
 #include "ir/ops/ops.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Opset tests: small models at the opsets whose op definitions Debian's onnx 1.12 does not
-know (19 to 23), and at the legacy opsets (1 to 6), compiled with onnxc and compared with an
+know (19 to 26; ONNX Runtime 1.31 loads up to 26), and at the legacy opsets (1 to 6), compiled with onnxc and compared with an
 independent reference.
 
 Each case builds one model with onnx.helper (the opset_import set by hand: the helper does
@@ -55,7 +55,7 @@ def model(nodes, inputs, outputs, opset, inits=()):
     g = helper.make_graph(nodes, "g", [vi(k, v) for k, v in inputs.items()],
                           [helper.make_tensor_value_info(n, t, None) for n, t in outputs], list(inits))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8 if opset <= 18 else 9 if opset <= 20 else 10
+    m.ir_version = 8 if opset <= 18 else 9 if opset <= 20 else 10 if opset <= 23 else 11
     return m
 
 
@@ -327,6 +327,45 @@ def _():
     c = helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos_node", value=helper.make_tensor("v", T.FLOAT, [1], [1.5]))
     a = helper.make_node("Mul", ["x", "c"], ["y0"], name="mul_node")
     return model([c, a], x, [("y0", T.FLOAT)], 23, [const("s", np.array([2, 2], np.int64))]), x
+
+
+# --------------------------------------------------------------------------- opsets 24 to 26
+# The versions of 24 and 25 only add types onnxc refuses (float8e8m0, 2-bit integers) and Cast's
+# round_mode for float8e8m0; ONNX Runtime 1.31 loads opsets up to 26. The versions of 27 and 28
+# (Range stash_type, SpaceToDepth CRD, float Mod with fmod=0, signed BitShift...) are checked
+# by ONNX's node tests (tests/node), whose references are ONNX's own.
+
+@case("Reshape-25, Flatten-25, Identity-25, Pad-25 reflect, Transpose-25 at opset 25")
+def _():
+    x = {"x": randf(2, 3, 4)}
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape_node"),
+             helper.make_node("Flatten", ["r"], ["f"], name="flatten_node", axis=2),
+             helper.make_node("Pad", ["f", "p"], ["q"], name="pad_node", mode="reflect"),
+             helper.make_node("Transpose", ["q"], ["t"], name="transpose_node"),
+             helper.make_node("Identity", ["t"], ["y0"], name="identity_node")]
+    return model(nodes, x, [("y0", T.FLOAT)], 25, [const("s", np.array([4, 3, 2], np.int64)),
+                                                    const("p", np.array([1, 1, 1, 1], np.int64))]), x
+
+
+@case("Cast-25, CastLike-25, Squeeze/Unsqueeze-25, Shape-25, Size-25, ConstantOfShape-25")
+def _():
+    x = {"x": randf(1, 3, 4)}
+    nodes = [helper.make_node("Cast", ["x"], ["a"], name="cast_node", to=T.INT32),
+             helper.make_node("CastLike", ["x", "like"], ["b"], name="castlike_node"),
+             helper.make_node("Squeeze", ["b", "ax"], ["c"], name="squeeze_node"),
+             helper.make_node("Unsqueeze", ["c", "ax"], ["y1"], name="unsqueeze_node"),
+             helper.make_node("Shape", ["c"], ["y2"], name="shape_node"),
+             helper.make_node("Size", ["c"], ["y3"], name="size_node"),
+             helper.make_node("ConstantOfShape", ["y2"], ["y4"], name="cos_node", value=helper.make_tensor("v", T.INT64, [1], [7])),
+             helper.make_node("Identity", ["a"], ["y0"], name="identity_node")]
+    outs = [("y0", T.INT32), ("y1", T.DOUBLE), ("y2", T.INT64), ("y3", T.INT64), ("y4", T.INT64)]
+    return model(nodes, x, outs, 25, [const("like", np.array([0.0])), const("ax", np.array([0], np.int64))]), x
+
+
+@case("TopK-24 smallest at opset 26, int64 data")
+def _():
+    x = {"x": rng.integers(-50, 50, (3, 7)).astype(np.int64)}
+    return one("TopK", 26, x, out_type=[T.INT64, T.INT64], n_out=2, inits=[const("k", np.array([3], np.int64))], largest=0), x
 
 
 # --------------------------------------------------------------------------- ops added or changed at 19-23
@@ -1226,10 +1265,27 @@ def _():
     return one("Add", 6, x, inits=[const("b", randf(3, 4))], broadcast=1, axis=1), x
 
 
-@case("opset 24", kind="refuse", code=3, needles=["opset 24", "1 to 23"])
+@case("opset 29", kind="refuse", code=3, needles=["opset 29", "1 to 28"])
 def _():
     x = {"x": randf(2)}
-    return one("Relu", 24, x), x
+    return one("Relu", 29, x), x
+
+
+@case("Range-27 stash_type 10 (float16 accumulation)", kind="refuse", code=3,
+      needles=["node 'range_node'", "Range, opset 27", "stash_type 10"])
+def _():
+    x = {"x": randf(2)}
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"], name="range_node", stash_type=10),
+             helper.make_node("Add", ["x", "r"], ["y0"], name="add_node")]
+    inits = [const("s", np.array(0, np.float16)), const("l", np.array(2, np.float16)), const("d", np.array(1, np.float16))]
+    return model(nodes, x, [("y0", T.FLOAT)], 27, inits), x
+
+
+@case("Cast-24 round_mode ONNX does not define", kind="refuse", code=2,
+      needles=["node 'cast_node'", "Cast, opset 24", "'round_mode'", "sideways"])
+def _():
+    x = {"x": randf(2)}
+    return one("Cast", 24, x, out_type=T.DOUBLE, to=T.DOUBLE, round_mode="sideways"), x
 
 
 @case("an op before its first opset", kind="refuse", code=2, needles=["node 'hardswish_node'", "HardSwish", "before opset 14"])

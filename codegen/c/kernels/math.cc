@@ -42,7 +42,13 @@ std::string math_element(const Node& n, const std::vector<std::string>& a) { ret
 
 // Mod of elements a, b in dtype t (see ir/ops/math.cc: fmod, floored remainder, x % 0 = 0).
 std::string mod_stmt(const Node& n, DType t, const std::string& a, const std::string& b, const std::string& y) {
-  if (dtype_is_float(t)) return fmt::format("{} = fmod{}({}, {});", y, t == DType::F32 ? "f" : "", a, b);
+  if (dtype_is_float(t)) {
+    const char* f = t == DType::F32 ? "f" : "";
+    if (mod_fmod(n)) return fmt::format("{} = fmod{}({}, {});", y, f, a, b);
+    // floored (opset 28): the truncated remainder moved to the divisor's sign; zero takes its sign
+    return fmt::format("{{ const {0} x = {1}, d = {2}; {0} r = fmod{3}(x, d); if (r != 0) {{ if ((r < 0) != (d < 0)) r += d; }} "
+                       "else r = copysign{3}(0, d); {4} = r; }}", dtype_ctype(t), a, b, f, y);
+  }
   const char* ct = dtype_ctype(t);
   bool is_signed = t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
   if (!is_signed) return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : ({0})(x % d); }}", ct, a, b, y);
@@ -62,10 +68,15 @@ void emit_bitshift(CEmit& e) {
   DType t = e.out_dtype(0);
   const char* ct = dtype_ctype(t);
   int64_t bits = static_cast<int64_t>(dtype_size(t)) * 8;
-  const char* op = bitshift_left(e.node) ? "<<" : ">>";
+  const bool left = bitshift_left(e.node), is_signed = t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
   emit_ew_loop(e, e.out_view(0), {e.in_view(0), e.in_view(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
-    return fmt::format("{{ const uint64_t x = {}[{}], s = {}[{}]; {}[{}] = s >= {} ? 0 : ({})(x {} s); }}", e.in(0), idx[0], e.in(1),
-                       idx[1], e.out(0), o, bits, ct, op);
+    std::string x = fmt::format("{}[{}]", e.in(0), idx[0]), s = fmt::format("{}[{}]", e.in(1), idx[1]), y = fmt::format("{}[{}]", e.out(0), o);
+    if (!is_signed)
+      return fmt::format("{{ const uint64_t x = {}, s = {}; {} = s >= {} ? 0 : ({})(x {} s); }}", x, s, y, bits, ct, left ? "<<" : ">>");
+    // signed (opset 28, ir/ops/math.cc): arithmetic right shift; the left shift wraps in the width
+    if (left)
+      return fmt::format("{{ const int64_t x = {}, s = {}; {} = s < 0 || s >= {} ? 0 : ({})((uint64_t)x << s); }}", x, s, y, bits, ct);
+    return fmt::format("{{ const int64_t x = {}, s = {}; {} = ({})(s < 0 || s >= {} ? (x < 0 ? -1 : 0) : x >> s); }}", x, s, y, ct, bits);
   }, true);
 }
 
