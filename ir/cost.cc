@@ -77,7 +77,7 @@ double anchor_flops(const Node& n) {
   if (t == "LayerNormalization") return 8.0 * elems(n.in(0));
   if (t == "InstanceNormalization" || t == "GroupNormalization" || t == "MeanVarianceNormalization") return 7.0 * elems(n.in(0));
   if (t == "LpNormalization") return 3.0 * elems(n.in(0));
-  if (t == "Hardmax" || t == "CumSum") return elems(n.in(0));
+  if (t == "Hardmax" || t == "CumSum" || t == "CumProd") return elems(n.in(0));
   if (t == "SoftmaxCrossEntropyLoss") return 4.0 * elems(n.in(0)) + 2.0 * elems(n.in(1));  // log-softmax, then the label
   if (t == "NegativeLogLikelihoodLoss") return 2.0 * elems(n.in(1));
   if (t == "Einsum") return 2.0 * static_cast<double>(numel(einsum_geom(n).dims));

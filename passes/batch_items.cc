@@ -21,13 +21,13 @@ const std::set<std::string>& per_item_ops() {
       // products: the batch is A's rows or a leading batch axis
       "Gemm", "MatMul",
       // elementwise
-      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu",
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Swish",
       "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "Mish", "Clip", "Exp", "Log", "Sqrt", "Reciprocal",
       "Neg", "Abs", "Erf", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Identity", "Dropout", "Cast", "Where", "Equal",
       "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf", "ThresholdedRelu",
       // along one axis (not the first: axis_mixes)
       "Softmax", "LogSoftmax", "Hardmax", "Concat", "Split", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum",
+      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum", "CumProd",
       // movement whose first axis stays the batch (the shape rule), or checked in axis_mixes
       "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Pad", "Tile", "Expand", "Resize", "Upsample",
       "DepthToSpace", "SpaceToDepth", "Gather",
@@ -68,10 +68,10 @@ std::string axis_mixes(const Node& n) {
     const std::vector<int64_t> axes = it == n.attrs.end() ? std::vector<int64_t>{0, 2, 3} : it->second.ints;
     for (int64_t a : axes)
       if (normal_axis(a, r) == 0) return "normalises over the batch axis";
-  } else if (op == "CumSum") {
+  } else if (op == "CumSum" || op == "CumProd") {
     const Tensor* t = const_input(n, 1);
     if (!t) return "has an axis computed at run time";
-    if (normal_axis(t->get_i64(0), r) == 0) return "sums along the batch axis";
+    if (normal_axis(t->get_i64(0), r) == 0) return op == "CumSum" ? "sums along the batch axis" : "multiplies along the batch axis";
   } else if (op == "Slice") {
     // Inputs data, starts, ends, axes (default 0..), steps (default 1): the batch axis, when
     // sliced, must be taken whole in order.

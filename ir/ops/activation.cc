@@ -1,18 +1,19 @@
 // ir/ops/activation.cc — elementwise activations: Softplus, Softsign, Selu, Celu, Mish,
-// Gelu, ThresholdedRelu. float32 and float64.
+// Gelu, ThresholdedRelu, Shrink, Swish. float32 and float64.
 //   Softplus  log(1 + e^x)            Softsign  x / (1 + |x|)
 //   Selu      x > 0 ? gamma x : gamma (alpha e^x - alpha)   (alpha 1.6732632, gamma 1.0507010)
 //   Celu      max(0, x) + min(0, alpha (e^(x/alpha) - 1))   (alpha 1)
 //   Mish      x tanh(softplus(x))
 //   Gelu      approximate "none": x/2 (1 + erf(x/√2)); "tanh": x/2 (1 + tanh(√(2/π) (x + 0.044715 x³)))
 //   ThresholdedRelu  x > alpha ? x : 0  (alpha 1)
+//   Swish     x sigmoid(alpha x) = x / (1 + e^(-alpha x))   (alpha 1)
 //   Shrink    x < -lambd ? x + bias : x > lambd ? x - bias : 0   (lambd 0.5, bias 0; as
 //             alpha, gamma); ONNX also allows integer inputs, which onnxc refuses (exit 3)
 // Softplus is computed as max(x, 0) + log1p(e^-|x|), which equals log(1 + e^x) without
 // overflowing for large x. The reference works in double.
 // Versions: Softplus, Softsign 1, 22; Selu 1 (consumed_inputs, accepted and ignored), 6, 22;
-// Celu 12; Mish 18, 22; Gelu 20; Shrink 9; ThresholdedRelu 10, 22 (an experimental op before 10,
-// which onnxc does not take). Version 22 only adds bfloat16. Same meaning up to opset 23.
+// Celu 12, 28 (float64, float16); Mish 18, 22; Gelu 20; Shrink 9; Swish 24; ThresholdedRelu 10, 22 (an experimental op before 10,
+// which onnxc does not take). Version 22 only adds bfloat16. Same meaning up to opset 28.
 // The C expressions are kernels/activation.cc in the C backend.
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@
 namespace onnxc {
 namespace {
 
-enum class A { Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink };
+enum class A { Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink, Swish };
 
 class Activation : public Op {
  public:
@@ -42,6 +43,7 @@ class Activation : public Op {
         if (a_.alpha == 0) a.node().invalid("attribute 'alpha' must not be 0");
         break;
       case A::ThresholdedRelu: a_.alpha = a.f("alpha", 1.0); break;
+      case A::Swish: a_.alpha = a.f("alpha", 1.0); break;
       case A::Shrink:
         a_.alpha = a.f("lambd", 0.5);
         a_.gamma = a.f("bias", 0.0);
@@ -77,6 +79,7 @@ class Activation : public Op {
         return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
       case A::ThresholdedRelu: return x > a_.alpha ? x : 0;
       case A::Shrink: return x < -a_.alpha ? x + a_.gamma : x > a_.alpha ? x - a_.gamma : 0;
+      case A::Swish: return x / (1 + std::exp(-a_.alpha * x));
     }
     return x;
   }
@@ -94,6 +97,7 @@ class Activation : public Op {
       case A::Gelu: return 20;
       case A::ThresholdedRelu: return 10;
       case A::Shrink: return 9;
+      case A::Swish: return 24;
       default: return 1;
     }
   }
@@ -118,6 +122,7 @@ void register_activation(OpTable& t) {
   t["Celu"] = make<A::Celu>;
   t["Mish"] = make<A::Mish>;
   t["Gelu"] = make<A::Gelu>;
+  t["Swish"] = make<A::Swish>;
   t["ThresholdedRelu"] = make<A::ThresholdedRelu>;
   t["Shrink"] = make<A::Shrink>;
 }

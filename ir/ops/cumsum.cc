@@ -1,9 +1,10 @@
-// ir/ops/cumsum.cc — CumSum: the running sum of x along `axis` (input 1: a one-element
-// int32/int64 tensor, may be negative; it must be a constant, read at compile time).
-// exclusive=1 leaves out the element itself (the first sum is 0); reverse=1 runs from the
-// end of the axis. Sums are sequential, in x's dtype (float32 in float32, as ONNX Runtime);
-// integers wrap modulo 2^N. Types: float32, float64, int32, int64, uint32, uint64.
-// Versions: 11, 14 (float16/bfloat16, not taken by onnxc); same meaning up to opset 23.
+// ir/ops/cumsum.cc — CumSum and CumProd: the running sum (product) of x along `axis` (input
+// 1: a one-element int32/int64 tensor, may be negative; it must be a constant, read at
+// compile time). exclusive=1 leaves out the element itself (the first sum is 0, the first
+// product 1); reverse=1 runs from the end of the axis. Sums and products are sequential, in
+// x's dtype (float32 in float32, as ONNX Runtime); integers wrap modulo 2^N. Types: float32,
+// float64, int32, int64, uint32, uint64 (float16 models arrive as float32).
+// Versions: CumSum 11, 14 (float16/bfloat16); CumProd 26. Same meaning up to opset 28.
 // The C kernel is kernels/cumsum.cc.
 #include <fmt/format.h>
 
@@ -17,6 +18,8 @@ namespace {
 
 class CumSum : public Op {
  public:
+  explicit CumSum(bool prod) { g_.prod = prod; }
+
   void parse(AttrReader& a) override {
     int64_t ex = a.i("exclusive", 0), rev = a.i("reverse", 0);
     if (ex != 0 && ex != 1) a.node().invalid(fmt::format("attribute 'exclusive' must be 0 or 1, got {}", ex));
@@ -48,13 +51,18 @@ class CumSum : public Op {
       using T = decltype(v);
       const T* x = in[0]->data<T>();
       T* y = out[0].data<T>();
-      auto add = [](T a, T b) -> T {
-        if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-        else return a + b;
+      const bool prod = g_.prod;
+      auto add = [prod](T a, T b) -> T {
+        if constexpr (std::is_integral_v<T>) {
+          const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+          return static_cast<T>(prod ? ua * ub : ua + ub);
+        } else {
+          return prod ? a * b : a + b;
+        }
       };
       for (int64_t o = 0; o < g_.outer; ++o)
         for (int64_t i = 0; i < g_.inner; ++i) {
-          T acc = T(0);
+          T acc = T(g_.prod ? 1 : 0);
           for (int64_t jj = 0; jj < g_.len; ++jj) {
             int64_t j = g_.reverse ? g_.len - 1 - jj : jj;
             int64_t p = (o * g_.len + j) * g_.inner + i;
@@ -71,7 +79,7 @@ class CumSum : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::Opaque; }
-  int64_t min_opset() const override { return 11; }
+  int64_t min_opset() const override { return g_.prod ? 26 : 11; }
   const CumSumGeom& geom() const { return g_; }
 
  private:
@@ -83,7 +91,8 @@ class CumSum : public Op {
 const CumSumGeom& cumsum_geom(const Node& n) { return op_as<CumSum>(n).geom(); }
 
 void register_cumsum(OpTable& t) {
-  t["CumSum"] = [] { return std::unique_ptr<Op>(std::make_unique<CumSum>()); };
+  t["CumSum"] = [] { return std::unique_ptr<Op>(std::make_unique<CumSum>(false)); };
+  t["CumProd"] = [] { return std::unique_ptr<Op>(std::make_unique<CumSum>(true)); };
 }
 
 }  // namespace onnxc

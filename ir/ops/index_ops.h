@@ -20,6 +20,7 @@ const TriluGeom& eyelike_geom(const Node& n);
 struct CumSumGeom {
   int64_t outer = 1, len = 1, inner = 1;
   bool exclusive = false, reverse = false;
+  bool prod = false;  // CumProd
 };
 const CumSumGeom& cumsum_geom(const Node& n);
 

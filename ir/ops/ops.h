@@ -45,10 +45,10 @@ void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan
 void register_argmax(OpTable&);       // ArgMax, ArgMin, Hardmax
 void register_layer_norm(OpTable&);   // LayerNormalization
 void register_expand(OpTable&);       // Expand, Tile, Range
-void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink
+void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink, Swish
 void register_gather_scatter(OpTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND
 void register_trilu(OpTable&);        // Trilu, EyeLike
-void register_cumsum(OpTable&);       // CumSum
+void register_cumsum(OpTable&);       // CumSum, CumProd
 void register_onehot(OpTable&);       // OneHot
 void register_depth_to_space(OpTable&);  // DepthToSpace, SpaceToDepth
 void register_topk(OpTable&);         // TopK

@@ -1,5 +1,5 @@
 // codegen/c/kernels/activation.cc — C for Softplus, Softsign, Selu, Celu, Mish, Gelu,
-// ThresholdedRelu and Shrink (ir/ops/activation.cc says what they mean). One loop nest over the
+// ThresholdedRelu, Shrink and Swish (ir/ops/activation.cc says what they mean). One loop nest over the
 // output (ew_loop.h), float32 on NCHWc activations too; the float32 element
 // (CKernel::expr) serves the fused loops. activation_expr() is the one place each op's C
 // expression lives: float32 calls the inline helpers of codegen/c/vmath.h (exp, tanh, erf)
@@ -43,6 +43,11 @@ std::string activation_expr(const Node& n, DType t, const std::string& x) {
                          call("tanh", fmt::format("{0} * ({2} + {1} * {2} * {2} * {2})", lit(0.79788456080286535588), lit(0.044715), x)));
     return fmt::format("{} * {} * ({} + {})", lit(0.5), x, lit(1), call("erf", fmt::format("{} * {}", x, lit(0.70710678118654752440))));
   }
+  if (k == "Swish") {
+    std::string ax = fmt::format("{} * {}", lit(a.alpha), x);
+    if (f32) return fmt::format("{} * onnxc_sigmoidf({})", x, ax);
+    return fmt::format("{} / ({} + exp(-({})))", x, lit(1), ax);
+  }
   if (k == "ThresholdedRelu") return fmt::format("{0} > {1} ? {0} : {2}", x, lit(a.alpha), lit(0));
   if (k == "Shrink")
     return fmt::format("({0} < {1} ? {0} + {2} : {0} > {3} ? {0} - {2} : {4})", x, lit(-a.alpha), lit(a.gamma), lit(a.alpha), lit(0));
@@ -69,7 +74,7 @@ std::string activation_element(const Node& n, const std::vector<std::string>& a)
 }  // namespace
 
 void register_activation(CKernelTable& t) {
-  for (const char* k : {"Softplus", "Softsign", "Selu", "Celu", "Mish", "Gelu", "ThresholdedRelu", "Shrink"})
+  for (const char* k : {"Softplus", "Softsign", "Selu", "Celu", "Mish", "Gelu", "ThresholdedRelu", "Shrink", "Swish"})
     t[k] = {emit_activation, ew_nchwc_ok, activation_element, nullptr};
 }
 

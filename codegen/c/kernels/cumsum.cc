@@ -1,7 +1,8 @@
-// codegen/c/kernels/cumsum.cc — CumSum in C (ir/ops/cumsum.cc): x as [outer, len, inner];
-// per outer block the rows along the axis in order (reverse: from the end), each row the
-// previous row of sums plus the current (exclusive: previous) row of x, vectorized over
-// `inner`; the outer blocks go parallel when large. Integers add in uint64_t (wrapping).
+// codegen/c/kernels/cumsum.cc — CumSum and CumProd in C (ir/ops/cumsum.cc): x as [outer, len,
+// inner]; per outer block the rows along the axis in order (reverse: from the end), each row
+// the previous row of sums (products) and the current (exclusive: previous) row of x,
+// vectorized over `inner`; the outer blocks go parallel when large. Integers add and multiply
+// in uint64_t (wrapping).
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "ir/ops/index_ops.h"
@@ -14,11 +15,12 @@ void emit_cumsum(CEmit& e) {
   if (g.outer * g.len * g.inner == 0) return;
   DType t = e.out_dtype(0);
   const char* ct = e.out_ctype(0);
+  const char* op = g.prod ? "*" : "+";
   auto add = [&](const std::string& a, const std::string& b) {
-    if (dtype_is_int(t)) return fmt::format("({})((uint64_t){} + (uint64_t){})", ct, a, b);
-    return fmt::format("{} + {}", a, b);
+    if (dtype_is_int(t)) return fmt::format("({})((uint64_t){} {} (uint64_t){})", ct, a, op, b);
+    return fmt::format("{} {} {}", a, op, b);
   };
-  std::string zero = c_literal(t, 0);
+  std::string zero = c_literal(t, g.prod ? 1 : 0);
   if (g.outer > 1 && e.parallel(static_cast<double>(g.outer * g.len * g.inner))) e("ONNXC_PRAGMA(omp parallel for)");
   open_loop(e, "o", g.outer);
   e("const {}* restrict x = {} + o * {};", ct, e.in(0), g.len * g.inner);
@@ -40,6 +42,9 @@ void emit_cumsum(CEmit& e) {
 
 }  // namespace
 
-void register_cumsum(CKernelTable& t) { t["CumSum"] = {emit_cumsum, nullptr, nullptr, nullptr}; }
+void register_cumsum(CKernelTable& t) {
+  t["CumSum"] = {emit_cumsum, nullptr, nullptr, nullptr};
+  t["CumProd"] = {emit_cumsum, nullptr, nullptr, nullptr};
+}
 
 }  // namespace onnxc
