@@ -5,7 +5,7 @@
 # their weights (bench/gpu_models.py pack), batch 1 and batch 32, and the ONNX node test cases
 # the CUDA backend runs (PKG/nodecases.tar.xz, for gpu_run.sh's node_cuda step): about 52 MB in
 # all, however large the weights.
-# Usage: [ONNXC_GPU_BASELINE=OLD_COMPILE_MODEL] bash bench/gpu_pack.sh PKG [MODEL...]   (after tools/setup.sh, tests/node/generate.sh
+# Usage: [ONNXC_GPU_BASELINE=OLD_COMPILE_MODEL] bash bench/gpu_pack.sh PKG [MODEL...]   (after tools/setup.sh, tests/node/generate.py
 # build/nodecases, and models/export_zoo.py with and without --batch 32 into models/out)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ fi
 [ -x "$root/build/compile-model" ] || { echo "gpu_pack.sh: $root/build/compile-model is missing (bash tools/setup.sh)" >&2; exit 1; }
 nodecases="$root/build/nodecases/node"
 ls -d "$nodecases"/test_* > /dev/null 2>&1 || {
-  echo "gpu_pack.sh: no node test cases in $nodecases (bash tests/node/generate.sh $root/build/nodecases)" >&2
+  echo "gpu_pack.sh: no node test cases in $nodecases ($root/.venv/bin/python tests/node/generate.py $root/build/nodecases)" >&2
   exit 1
 }
 pkg=$1
@@ -54,11 +54,11 @@ rm -rf "$pkg/libs"
 # failed ("wrote no build/model") and one it refuses (exit 3) as unsupported.
 sel=$(mktemp -d /tmp/gpu_pack_nodes.XXXXXX)
 trap 'rm -rf "$sel"' EXIT
-/usr/bin/python3 "$root/tests/node/run_node_tests.py" --compiler "$root/build/compile-model" --cases "$nodecases" \
+"$root/.venv/bin/python" "$root/tests/node/run_node_tests.py" --compiler "$root/build/compile-model" --cases "$nodecases" \
   --jobs "$(nproc)" --extra-args "--device cuda --nvcc /bin/true" --json "$sel/cases.json" > "$sel/log" 2>&1 || true
 [ -f "$sel/cases.json" ] || { tail -n 5 "$sel/log" >&2; echo "gpu_pack.sh: run_node_tests.py wrote no results" >&2; exit 1; }
 "$root/build/compile-model" --device cuda --list-ops > "$sel/ops"
-/usr/bin/python3 - "$sel/cases.json" "$sel/ops" "$nodecases" > "$sel/list" <<'EOF'
+"$root/.venv/bin/python" - "$sel/cases.json" "$sel/ops" "$nodecases" > "$sel/list" <<'EOF'
 import json, os, sys
 import onnx
 results, ops_file, cases = sys.argv[1:]

@@ -2,7 +2,7 @@
 """Seed corpus for the fuzz targets (fuzz/): writes candidate models into OUT_DIR.
 
 Two sources:
-  - the ONNX backend node tests' models (from a folder made by tests/node/generate.sh);
+  - the ONNX backend node tests' models (from a folder made by tests/node/generate.py);
   - the zoo architectures shrunk: each zoo model's characteristic block, built from
     torchvision's own block classes (ResNet Bottleneck, MobileNetV2 InvertedResidual,
     GoogLeNet Inception, EfficientNet MBConv with squeeze-excitation, DenseNet dense block,
