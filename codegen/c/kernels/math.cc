@@ -18,6 +18,8 @@ std::string math_expr(const Node& n, DType t, const std::string& x) {
   const std::string& k = n.op_type;
   std::string f = t == DType::F32 ? "f" : "";
   if (k == "Sign") {
+    // unsigned: no `< 0` (gcc's -Wtype-limits on uint32/uint64 under -Wextra)
+    if (t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64) return fmt::format("({0})({1} > 0)", dtype_ctype(t), x);
     if (!dtype_is_float(t)) return fmt::format("({0})(({1} > 0) - ({1} < 0))", dtype_ctype(t), x);
     std::string one = c_literal(t, 1), zero = c_literal(t, 0);
     return fmt::format("({0} > {1} ? {2} : {0} < {1} ? -{2} : {0})", x, zero, one);
