@@ -414,7 +414,7 @@ class Runner:
             for vi in inputs:
                 t = feeds[vi.name]
                 if t.data_type != elem_type(vi):
-                    # ONNX 1.12 stores some bfloat16 test inputs as uint16: the case cannot be run as written.
+                    # Some onnx versions store bfloat16 test inputs as uint16: the case cannot be run as written.
                     raise Unsupported("runner: test data for input '%s' is %s but the model declares %s"
                                       % (vi.name, dtype_name(t.data_type), dtype_name(elem_type(vi))))
                 if not to_bake(vi):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Opset tests: small models at the opsets whose op definitions Debian's onnx 1.12 does not
-know (19 to 26; ONNX Runtime 1.31 loads up to 26), and at the legacy opsets (1 to 6), compiled with onnxc and compared with an
-independent reference.
+"""Opset tests: small models at the newer opsets (19 to 26; ONNX Runtime 1.31 loads up to 26;
+ONNX's node tests check 27 and 28) and at the legacy opsets (1 to 6), compiled with onnxc and
+compared with an independent reference.
 
 Each case builds one model with onnx.helper (the opset_import set by hand: the helper does
 not need the newer schemas) and its inputs, then:
