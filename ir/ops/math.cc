@@ -1,5 +1,6 @@
 // ir/ops/math.cc — elementwise math: Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos,
-// Atan, Sinh, Cosh, Asinh, Acosh, Atanh (unary), and Mod and BitShift (binary, broadcasting).
+// Atan, Sinh, Cosh, Asinh, Acosh, Atanh (unary), Mod, BitShift, BitwiseAnd, BitwiseOr and
+// BitwiseXor (binary, broadcasting) and BitwiseNot.
 //
 // dtypes: float32 and float64; Sign also every integer dtype. Round rounds half to even
 // (nearbyint in the default rounding mode); Sign gives -1, 0 or 1 (NaN stays NaN). The
@@ -16,8 +17,10 @@
 // bits pushed past the sign bit by a left shift are lost (two's complement wrap), and a
 // shift by a negative amount or by the width or more gives -1 for a right shift of a negative
 // x and 0 otherwise.
+// BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (18; any integer dtype, both inputs alike):
+// C's &, |, ^ and ~ in the inputs' width.
 // Versions: Floor, Ceil 1, 6, 13; Round 11, 22; Sign 9, 13; Sin, Cos, Tan, Asin, Acos, Atan 7,
-// 22; Sinh, Cosh, Asinh, Acosh, Atanh 9, 22; Mod 10, 13, 28; BitShift 11, 28. Version 1 of
+// 22; Sinh, Cosh, Asinh, Acosh, Atanh 9, 22; Mod 10, 13, 28; BitShift 11, 28; the Bitwise ops 18. Version 1 of
 // Floor/Ceil has consumed_inputs (accepted, no effect); the other later versions only add
 // dtypes (bfloat16, float16). Same meaning at every opset up to 28.
 // The C expressions are kernels/math.cc in the C backend.
@@ -212,6 +215,52 @@ class BitShift : public Op {
   bool left_ = true;
 };
 
+enum class Bit { And, Or, Xor, Not };
+
+class Bitwise : public Op {
+ public:
+  explicit Bitwise(Bit k) : k_(k) {}
+
+  void infer(Node& n) override {
+    const size_t want = k_ == Bit::Not ? 1 : 2;
+    if (n.inputs.size() != want) n.invalid(want == 1 ? "expects exactly 1 input" : "expects exactly 2 inputs");
+    for (size_t i = 0; i < want; ++i)
+      if (!n.in(i)) n.invalid("input " + std::to_string(i) + " is required");
+    expect_dtype(n, 0, {DType::U8, DType::U16, DType::U32, DType::U64, DType::I8, DType::I16, DType::I32, DType::I64});
+    if (want == 2 && n.in(1)->dtype != n.in(0)->dtype)
+      n.invalid(std::string("input dtypes differ: ") + dtype_name(n.in(0)->dtype) + " and " + dtype_name(n.in(1)->dtype));
+    set_output(n, 0, n.in(0)->dtype, want == 2 ? broadcast_inputs(n) : n.in(0)->shape);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    const bool unary = k_ == Bit::Not;
+    std::vector<int64_t> ia, ib;
+    if (!unary) ia = broadcast_index(out[0].shape, in[0]->shape), ib = broadcast_index(out[0].shape, in[1]->shape);
+    visit_dtype(out[0].dtype, [&](auto v) {
+      using T = decltype(v);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        const T* a = in[0]->data<T>();
+        const T* b = unary ? nullptr : in[1]->data<T>();
+        T* y = out[0].data<T>();
+        for (int64_t i = 0, total = out[0].numel(); i < total; ++i) {
+          if (unary) {
+            y[i] = static_cast<T>(~a[i]);
+          } else {
+            const T x = a[ia[static_cast<size_t>(i)]], z = b[ib[static_cast<size_t>(i)]];
+            y[i] = static_cast<T>(k_ == Bit::And ? x & z : k_ == Bit::Or ? x | z : x ^ z);
+          }
+        }
+      }
+    });
+  }
+
+  FusionKind kind() const override { return k_ == Bit::Not ? FusionKind::Elementwise : FusionKind::Broadcast; }
+  int64_t min_opset() const override { return 18; }
+
+ private:
+  Bit k_;
+};
+
 template <M k>
 std::unique_ptr<Op> make() { return std::make_unique<MathUnary>(k); }
 
@@ -238,6 +287,10 @@ void register_math(OpTable& t) {
   t["Atanh"] = make<M::Atanh>;
   t["Mod"] = [] { return std::unique_ptr<Op>(std::make_unique<Mod>()); };
   t["BitShift"] = [] { return std::unique_ptr<Op>(std::make_unique<BitShift>()); };
+  t["BitwiseAnd"] = [] { return std::unique_ptr<Op>(std::make_unique<Bitwise>(Bit::And)); };
+  t["BitwiseOr"] = [] { return std::unique_ptr<Op>(std::make_unique<Bitwise>(Bit::Or)); };
+  t["BitwiseXor"] = [] { return std::unique_ptr<Op>(std::make_unique<Bitwise>(Bit::Xor)); };
+  t["BitwiseNot"] = [] { return std::unique_ptr<Op>(std::make_unique<Bitwise>(Bit::Not)); };
 }
 
 }  // namespace onnxc

@@ -41,7 +41,7 @@ void register_resize(OpTable&);       // Resize, Upsample
 void register_identity(OpTable&);     // Identity, Dropout
 void register_constant(OpTable&);     // Constant, ConstantOfShape
 void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, IsNaN, IsInf, Where
-void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod, BitShift
+void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod, BitShift, Bitwise*
 void register_argmax(OpTable&);       // ArgMax, ArgMin, Hardmax
 void register_layer_norm(OpTable&);   // LayerNormalization
 void register_expand(OpTable&);       // Expand, Tile, Range

@@ -65,7 +65,7 @@ void register_pad(CKernelTable&);             // Pad
 void register_resize(CKernelTable&);          // Resize, Upsample
 void register_constant(CKernelTable&);        // ConstantOfShape
 void register_compare(CKernelTable&);         // comparisons, logic, IsNaN, IsInf, Where
-void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigonometric and hyperbolic functions, Mod, BitShift
+void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigonometric and hyperbolic functions, Mod, BitShift, Bitwise*
 void register_reduce_more(CKernelTable&);     // ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
 void register_argmax(CKernelTable&);          // ArgMax, ArgMin, Hardmax
 void register_layer_norm(CKernelTable&);      // LayerNormalization

@@ -1,5 +1,5 @@
 // codegen/c/kernels/math.cc — C for Floor, Ceil, Round, Sign, the trigonometric and
-// hyperbolic functions, Mod and BitShift (ir/ops/math.cc says what they mean). One broadcasting
+// hyperbolic functions, Mod, BitShift and the Bitwise ops (ir/ops/math.cc says what they mean). One broadcasting
 // loop nest over the output (ew_loop.h), float32 on NCHWc activations too; the float32
 // element (CKernel::expr) serves the fused loops. math_expr() is the one place each op's
 // C expression lives: plain libm calls for now (sinf, atanhf...), which get no `omp simd`.
@@ -82,6 +82,21 @@ void emit_bitshift(CEmit& e) {
   }, true);
 }
 
+void emit_bitwise(CEmit& e) {
+  const std::string& k = e.node.op_type;
+  const char* ct = dtype_ctype(e.out_dtype(0));
+  if (k == "BitwiseNot") {
+    emit_ew_loop(e, e.out_view(0), {e.in_view(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+      return fmt::format("{}[{}] = ({})~{}[{}];", e.out(0), o, ct, e.in(0), idx[0]);
+    }, true);
+    return;
+  }
+  const char* op = k == "BitwiseAnd" ? "&" : k == "BitwiseOr" ? "|" : "^";
+  emit_ew_loop(e, e.out_view(0), {e.in_view(0), e.in_view(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+    return fmt::format("{}[{}] = ({})({}[{}] {} {}[{}]);", e.out(0), o, ct, e.in(0), idx[0], op, e.in(1), idx[1]);
+  }, true);
+}
+
 std::string mod_element(const Node&, const std::vector<std::string>& a) { return fmt::format("fmodf({}, {})", a.at(0), a.at(1)); }
 
 }  // namespace
@@ -92,6 +107,7 @@ void register_math(CKernelTable& t) {
     t[k] = {emit_math, ew_nchwc_ok, math_element, nullptr};
   t["Mod"] = {emit_mod, ew_nchwc_ok, mod_element, nullptr};
   t["BitShift"] = {emit_bitshift, nullptr, nullptr, nullptr};
+  for (const char* k : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"}) t[k] = {emit_bitwise, nullptr, nullptr, nullptr};
 }
 
 }  // namespace onnxc
