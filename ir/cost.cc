@@ -74,7 +74,7 @@ double anchor_flops(const Node& n) {
   if (t == "Softmax" || t == "LogSoftmax") return 4.0 * elems(n.out(0));
   if (t == "BatchNormalization") return 2.0 * elems(n.out(0));
   if (t == "LRN") return elems(n.out(0)) * (static_cast<double>(std::min(lrn_attrs(n).size, lrn_attrs(n).C)) + 2.0);  // window clipped to C
-  if (t == "LayerNormalization") return 8.0 * elems(n.in(0));
+  if (t == "LayerNormalization" || t == "RMSNormalization") return 8.0 * elems(n.in(0));
   if (t == "InstanceNormalization" || t == "GroupNormalization" || t == "MeanVarianceNormalization") return 7.0 * elems(n.in(0));
   if (t == "LpNormalization") return 3.0 * elems(n.in(0));
   if (t == "Hardmax" || t == "CumSum" || t == "CumProd") return elems(n.in(0));

@@ -17,7 +17,7 @@ const std::set<std::string>& per_item_ops() {
   static const std::set<std::string> ops{
       // convolution, pooling, normalisation over channels and positions
       "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
-      "BatchNormalization", "InstanceNormalization", "LRN", "GroupNormalization", "LayerNormalization", "MeanVarianceNormalization",
+      "BatchNormalization", "InstanceNormalization", "LRN", "GroupNormalization", "LayerNormalization", "RMSNormalization", "MeanVarianceNormalization",
       // products: the batch is A's rows or a leading batch axis
       "Gemm", "MatMul",
       // elementwise
@@ -61,7 +61,7 @@ std::string axis_mixes(const Node& n) {
     if (normal_axis(int_attr(n, "axis", 0), r) == 0) return "concatenates along the batch axis";
   } else if (op == "Split") {
     if (normal_axis(int_attr(n, "axis", 0), r) == 0) return "splits along the batch axis";
-  } else if (op == "LayerNormalization") {
+  } else if (op == "LayerNormalization" || op == "RMSNormalization") {
     if (normal_axis(int_attr(n, "axis", -1), r) == 0) return "normalises over the batch axis";
   } else if (op == "MeanVarianceNormalization") {
     auto it = n.attrs.find("axes");

@@ -7,8 +7,10 @@
 // partial broadcasts (exit 3). Outputs Mean and InvStdDev (optional) have X's shape with
 // the normalised dims as 1. float32 and float64; statistics in double (the reference
 // too), whatever stash_type says (1, float32, is the only value ONNX defines).
-// Versions: 17 only; same meaning at every opset up to 28. The C kernel is
-// kernels/layer_norm.cc in the C backend.
+// RMSNormalization (23): the same without the mean: Y = X / sqrt(mean(X²) + epsilon) * Scale,
+// inputs X and Scale, one output; stash_type as LayerNormalization's.
+// Versions: LayerNormalization 17, RMSNormalization 23; same meanings at every opset up to
+// 28. The C kernel is kernels/layer_norm.cc in the C backend.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -21,6 +23,8 @@ namespace {
 
 class LayerNorm : public Op {
  public:
+  explicit LayerNorm(bool rms) { g_.rms = rms; }
+
   void parse(AttrReader& a) override {
     axis_ = a.i("axis", -1);
     g_.epsilon = a.f("epsilon", 1e-5);
@@ -29,8 +33,13 @@ class LayerNorm : public Op {
   }
 
   void infer(Node& n) override {
-    if (n.inputs.size() < 2 || n.inputs.size() > 3 || !n.in(0) || !n.in(1)) n.invalid("expects inputs X, Scale and optional B");
-    if (n.outputs.size() > 3) n.invalid("has at most 3 outputs (Y, Mean, InvStdDev)");
+    if (g_.rms) {
+      if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects inputs X and Scale");
+      if (n.outputs.size() != 1) n.invalid("has one output (Y)");
+    } else {
+      if (n.inputs.size() < 2 || n.inputs.size() > 3 || !n.in(0) || !n.in(1)) n.invalid("expects inputs X, Scale and optional B");
+      if (n.outputs.size() > 3) n.invalid("has at most 3 outputs (Y, Mean, InvStdDev)");
+    }
     expect_dtype(n, 0, {DType::F32, DType::F64});
     const Shape& x = n.in(0)->shape;
     int64_t ax = axis_;
@@ -68,8 +77,10 @@ class LayerNorm : public Op {
     const Tensor& x = *in[0];
     for (int64_t r = 0; r < g_.rows; ++r) {
       double mean = 0, var = 0;
-      for (int64_t c = 0; c < g_.cols; ++c) mean += x.get(r * g_.cols + c);
-      mean /= static_cast<double>(g_.cols);
+      if (!g_.rms) {
+        for (int64_t c = 0; c < g_.cols; ++c) mean += x.get(r * g_.cols + c);
+        mean /= static_cast<double>(g_.cols);
+      }
       for (int64_t c = 0; c < g_.cols; ++c) {
         double d = x.get(r * g_.cols + c) - mean;
         var += d * d;
@@ -85,7 +96,7 @@ class LayerNorm : public Op {
   }
 
   FusionKind kind() const override { return FusionKind::Opaque; }
-  int64_t min_opset() const override { return 17; }
+  int64_t min_opset() const override { return g_.rms ? 23 : 17; }
   const LayerNormGeom& geom() const { return g_; }
 
  private:
@@ -98,7 +109,8 @@ class LayerNorm : public Op {
 const LayerNormGeom& layer_norm_geom(const Node& n) { return op_as<LayerNorm>(n).geom(); }
 
 void register_layer_norm(OpTable& t) {
-  t["LayerNormalization"] = [] { return std::unique_ptr<Op>(std::make_unique<LayerNorm>()); };
+  t["LayerNormalization"] = [] { return std::unique_ptr<Op>(std::make_unique<LayerNorm>(false)); };
+  t["RMSNormalization"] = [] { return std::unique_ptr<Op>(std::make_unique<LayerNorm>(true)); };
 }
 
 }  // namespace onnxc

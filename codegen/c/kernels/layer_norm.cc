@@ -1,7 +1,8 @@
-// codegen/c/kernels/layer_norm.cc — LayerNormalization in C (ir/ops/layer_norm.cc): one
-// task per row (parallel when the work is large): the mean and the variance in double over
-// the contiguous row (vector reductions), then Y = (X - mean) * inv_std * Scale + B, and the
-// optional Mean and InvStdDev outputs.
+// codegen/c/kernels/layer_norm.cc — LayerNormalization and RMSNormalization in C
+// (ir/ops/layer_norm.cc): one task per row (parallel when the work is large): the mean and the
+// variance in double over the contiguous row (vector reductions), then Y = (X - mean) *
+// inv_std * Scale + B, and the optional Mean and InvStdDev outputs; RMSNormalization takes
+// the mean of squares and Y = X * inv_rms * Scale.
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "ir/ops/layer_norm.h"
@@ -17,6 +18,16 @@ void emit_layer_norm(CEmit& e) {
   e("for (int64_t r = 0; r < {}; ++r) {{", g.rows);
   e("const {}* restrict x = {} + r * {};", ct, e.in(0), g.cols);
   e("{}* restrict y = {} + r * {};", ct, e.out(0), g.cols);
+  if (g.rms) {
+    e("double sq = 0.0;");
+    simd(e, g.cols, "reduction(+:sq)");
+    e("for (int64_t c = 0; c < {}; ++c) sq += (double)x[c] * (double)x[c];", g.cols);
+    e("const {0} is = ({0})(1.0 / sqrt(sq / {1} + {2}));", ct, c_double(static_cast<double>(g.cols)), c_double(g.epsilon));
+    simd(e, g.cols);
+    e("for (int64_t c = 0; c < {}; ++c) y[c] = x[c] * is * {}[{}];", g.cols, e.in(1), g.scale_per_col ? "c" : "0");
+    e("}}");
+    return;
+  }
   e("double sum = 0.0, sq = 0.0;");
   // The reduction clauses let the sums run in vector lanes (a plain `omp simd` leaves them
   // as one serial chain of double adds, the row's latency bound).
@@ -38,6 +49,9 @@ void emit_layer_norm(CEmit& e) {
 
 }  // namespace
 
-void register_layer_norm(CKernelTable& t) { t["LayerNormalization"] = {emit_layer_norm, nullptr, nullptr, nullptr}; }
+void register_layer_norm(CKernelTable& t) {
+  t["LayerNormalization"] = {emit_layer_norm, nullptr, nullptr, nullptr};
+  t["RMSNormalization"] = {emit_layer_norm, nullptr, nullptr, nullptr};
+}
 
 }  // namespace onnxc
