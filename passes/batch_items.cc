@@ -21,7 +21,7 @@ const std::set<std::string>& per_item_ops() {
       // products: the batch is A's rows or a leading batch axis
       "Gemm", "MatMul",
       // elementwise
-      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Swish",
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Swish", "SwiGLU",
       "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "Mish", "Clip", "Exp", "Log", "Sqrt", "Reciprocal",
       "Neg", "Abs", "Erf", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Identity", "Dropout", "Cast", "Where", "Equal",
       "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf", "ThresholdedRelu",

@@ -1,5 +1,5 @@
 // ir/ops/activation.cc — elementwise activations: Softplus, Softsign, Selu, Celu, Mish,
-// Gelu, ThresholdedRelu, Shrink, Swish. float32 and float64.
+// Gelu, ThresholdedRelu, Shrink, Swish, and the gated SwiGLU. float32 and float64.
 //   Softplus  log(1 + e^x)            Softsign  x / (1 + |x|)
 //   Selu      x > 0 ? gamma x : gamma (alpha e^x - alpha)   (alpha 1.6732632, gamma 1.0507010)
 //   Celu      max(0, x) + min(0, alpha (e^(x/alpha) - 1))   (alpha 1)
@@ -7,12 +7,13 @@
 //   Gelu      approximate "none": x/2 (1 + erf(x/√2)); "tanh": x/2 (1 + tanh(√(2/π) (x + 0.044715 x³)))
 //   ThresholdedRelu  x > alpha ? x : 0  (alpha 1)
 //   Swish     x sigmoid(alpha x) = x / (1 + e^(-alpha x))   (alpha 1)
+//   SwiGLU    (A, B) → Swish_alpha(A) * B, A and B of one shape (no broadcasting)   (alpha 1)
 //   Shrink    x < -lambd ? x + bias : x > lambd ? x - bias : 0   (lambd 0.5, bias 0; as
 //             alpha, gamma); ONNX also allows integer inputs, which onnxc refuses (exit 3)
 // Softplus is computed as max(x, 0) + log1p(e^-|x|), which equals log(1 + e^x) without
 // overflowing for large x. The reference works in double.
 // Versions: Softplus, Softsign 1, 22; Selu 1 (consumed_inputs, accepted and ignored), 6, 22;
-// Celu 12, 28 (float64, float16); Mish 18, 22; Gelu 20; Shrink 9; Swish 24; ThresholdedRelu 10, 22 (an experimental op before 10,
+// Celu 12, 28 (float64, float16); Mish 18, 22; Gelu 20; Shrink 9; Swish 24; SwiGLU 28; ThresholdedRelu 10, 22 (an experimental op before 10,
 // which onnxc does not take). Version 22 only adds bfloat16. Same meaning up to opset 28.
 // The C expressions are kernels/activation.cc in the C backend.
 #include <fmt/format.h>
@@ -108,12 +109,43 @@ class Activation : public Op {
   ActivationAttrs a_;
 };
 
+class SwiGlu : public Op {
+ public:
+  void parse(AttrReader& a) override { a_.alpha = a.f("alpha", 1.0); }
+
+  void infer(Node& n) override {
+    if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects 2 inputs (A, B)");
+    expect_dtype(n, 0, {DType::F32, DType::F64});
+    const Value &a = *n.in(0), &b = *n.in(1);
+    if (b.dtype != a.dtype) n.invalid(fmt::format("A is {}, B is {}", dtype_name(a.dtype), dtype_name(b.dtype)));
+    if (b.shape != a.shape) n.invalid(fmt::format("A {} and B {} differ in shape (SwiGLU does not broadcast)", shape_str(a.shape), shape_str(b.shape)));
+    set_output(n, 0, a.dtype, a.shape);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    for (int64_t i = 0, n = in[0]->numel(); i < n; ++i) {
+      const double a = in[0]->get(i);
+      out[0].set(i, a / (1 + std::exp(-a_.alpha * a)) * in[1]->get(i));
+    }
+  }
+
+  FusionKind kind() const override { return FusionKind::Broadcast; }
+  bool index_aligned() const override { return true; }
+  int64_t min_opset() const override { return 28; }
+  const ActivationAttrs& attrs() const { return a_; }
+
+ private:
+  ActivationAttrs a_;
+};
+
 template <A k>
 std::unique_ptr<Op> make() { return std::make_unique<Activation>(k); }
 
 }  // namespace
 
-const ActivationAttrs& activation_attrs(const Node& n) { return op_as<Activation>(n).attrs(); }
+const ActivationAttrs& activation_attrs(const Node& n) {
+  return n.op_type == "SwiGLU" ? op_as<SwiGlu>(n).attrs() : op_as<Activation>(n).attrs();
+}
 
 void register_activation(OpTable& t) {
   t["Softplus"] = make<A::Softplus>;
@@ -123,6 +155,7 @@ void register_activation(OpTable& t) {
   t["Mish"] = make<A::Mish>;
   t["Gelu"] = make<A::Gelu>;
   t["Swish"] = make<A::Swish>;
+  t["SwiGLU"] = [] { return std::unique_ptr<Op>(std::make_unique<SwiGlu>()); };
   t["ThresholdedRelu"] = make<A::ThresholdedRelu>;
   t["Shrink"] = make<A::Shrink>;
 }

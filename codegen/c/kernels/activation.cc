@@ -1,5 +1,5 @@
 // codegen/c/kernels/activation.cc — C for Softplus, Softsign, Selu, Celu, Mish, Gelu,
-// ThresholdedRelu, Shrink and Swish (ir/ops/activation.cc says what they mean). One loop nest over the
+// ThresholdedRelu, Shrink, Swish and SwiGLU (ir/ops/activation.cc says what they mean). One loop nest over the
 // output (ew_loop.h), float32 on NCHWc activations too; the float32 element
 // (CKernel::expr) serves the fused loops. activation_expr() is the one place each op's C
 // expression lives: float32 calls the inline helpers of codegen/c/vmath.h (exp, tanh, erf)
@@ -71,11 +71,33 @@ std::string activation_element(const Node& n, const std::vector<std::string>& a)
   return activation_expr(n, DType::F32, "(" + a.at(0) + ")");
 }
 
+// SwiGLU(A, B) = Swish_alpha(A) * B: Swish's expression over A (activation_expr reads alpha).
+std::string swiglu_expr(const Node& n, DType t, const std::string& a, const std::string& b) {
+  const ActivationAttrs& at = activation_attrs(n);
+  const std::string ax = fmt::format("{} * {}", c_literal(t, at.alpha), a);
+  const std::string swish = t == DType::F32 ? fmt::format("{} * onnxc_sigmoidf({})", a, ax)
+                                            : fmt::format("{} / ({} + exp(-({})))", a, c_literal(t, 1), ax);
+  return fmt::format("{} * {}", swish, b);
+}
+
+void emit_swiglu(CEmit& e) {
+  DType t = e.in_dtype(0);
+  emit_ew_loop(e, e.out_view(0), {e.in_view(0), e.in_view(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
+    return fmt::format("{{ const {0} a = {1}[{2}], b = {3}[{4}]; {5}[{6}] = {7}; }}", e.in_ctype(0), e.in(0), idx[0], e.in(1), idx[1],
+                       e.out(0), o, swiglu_expr(e.node, t, "a", "b"));
+  }, t == DType::F32);
+}
+
+std::string swiglu_element(const Node& n, const std::vector<std::string>& a) {
+  return swiglu_expr(n, DType::F32, "(" + a.at(0) + ")", "(" + a.at(1) + ")");
+}
+
 }  // namespace
 
 void register_activation(CKernelTable& t) {
   for (const char* k : {"Softplus", "Softsign", "Selu", "Celu", "Mish", "Gelu", "ThresholdedRelu", "Shrink", "Swish"})
     t[k] = {emit_activation, ew_nchwc_ok, activation_element, nullptr};
+  t["SwiGLU"] = {emit_swiglu, ew_nchwc_ok, swiglu_element, nullptr};
 }
 
 }  // namespace onnxc
