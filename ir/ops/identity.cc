@@ -1,4 +1,4 @@
-// ir/ops/identity.cc — Identity, and Dropout in inference mode (also an identity).
+// ir/ops/identity.cc — Identity, Dropout in inference mode (also an identity), and BitCast.
 //
 // Both copy input 0 to output 0, for any dtype. Dropout:
 //   opset < 12  ratio is an attribute (default 0.5, must lie in [0, 1]);
@@ -13,6 +13,14 @@
 // Versions: Identity 1, 13, 14, 16, 19, 21, 23, 24, 25 (dtypes and optional/sequence values only);
 // Dropout 1 (consumed_inputs, accepted and ignored), 6, 7 (is_test removed), 10 (bool mask),
 // 12 (ratio and training_mode inputs), 13, 22 (bfloat16). Same meaning up to opset 28.
+//
+// BitCast (26): the input's bytes (little endian, as onnxc stores every tensor) read as the
+// dtype of attribute `to`, which must have the input's width; same shape. float16 is refused
+// (exit 3) either way: onnxc computes float16 values as float32 (ir/dtype.h), so their bits are
+// not float16's; a float32 input cast to a 2-byte type is such a value. So is a cast to bool
+// from anything but bool (onnxc's bools hold 0 or 1, other bytes would be no bool).
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "ir/ops/elementwise.h"
@@ -79,11 +87,49 @@ class Identity : public Op {
   bool dropout_;
 };
 
+class BitCast : public Op {
+ public:
+  void parse(AttrReader& a) override {
+    std::optional<int64_t> to = a.opt_i("to");
+    if (!to) a.node().invalid("attribute 'to' is required");
+    to_code_ = *to;
+  }
+
+  void infer(Node& n) override {
+    if (n.inputs.size() != 1 || !n.in(0)) n.invalid("expects exactly 1 input");
+    const DType from = n.in(0)->dtype;
+    const int64_t c = to_code_;
+    if (c == 10) n.unsupported("BitCast to float16 is not supported (onnxc computes float16 values as float32)");
+    if (c == 8 || c <= 0 || c > 28) n.invalid(fmt::format("attribute 'to' = {} is not a numeric tensor element type", c));
+    if (!dtype_supported(static_cast<int>(c)))
+      n.unsupported(fmt::format("BitCast to {} is not supported", onnx_type_name(c)));
+    const DType to = static_cast<DType>(c);
+    if (dtype_size(to) != dtype_size(from)) {
+      if (from == DType::F32 && dtype_size(to) == 2)
+        n.unsupported(fmt::format("BitCast of f32 to {}: a float16 input (computed as float32 by onnxc) cannot be bit-cast", dtype_name(to)));
+      n.invalid(fmt::format("input {} and 'to' {} differ in width ({} and {} bytes)", dtype_name(from), dtype_name(to), dtype_size(from),
+                            dtype_size(to)));
+    }
+    if (to == DType::Bool && from != DType::Bool)
+      n.unsupported(fmt::format("BitCast of {} to bool is not supported (a byte other than 0 or 1 is no bool in onnxc)", dtype_name(from)));
+    set_output(n, 0, to, n.in(0)->shape);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override { out[0].bytes = in[0]->bytes; }
+
+  FusionKind kind() const override { return FusionKind::Opaque; }
+  int64_t min_opset() const override { return 26; }
+
+ private:
+  int64_t to_code_ = 0;
+};
+
 }  // namespace
 
 void register_identity(OpTable& t) {
   t["Identity"] = [] { return std::unique_ptr<Op>(std::make_unique<Identity>(false)); };
   t["Dropout"] = [] { return std::unique_ptr<Op>(std::make_unique<Identity>(true)); };
+  t["BitCast"] = [] { return std::unique_ptr<Op>(std::make_unique<BitCast>()); };
 }
 
 }  // namespace onnxc

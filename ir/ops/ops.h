@@ -38,7 +38,7 @@ void register_shape(OpTable&);        // Shape, Size
 void register_cast(OpTable&);         // Cast, CastLike
 void register_pad(OpTable&);          // Pad
 void register_resize(OpTable&);       // Resize, Upsample
-void register_identity(OpTable&);     // Identity, Dropout
+void register_identity(OpTable&);     // Identity, Dropout, BitCast
 void register_constant(OpTable&);     // Constant, ConstantOfShape
 void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor, Not, IsNaN, IsInf, Where
 void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod, BitShift, Bitwise*

@@ -1281,6 +1281,13 @@ def _():
     return model(nodes, x, [("y0", T.FLOAT)], 27, inits), x
 
 
+@case("BitCast-26 of a float16 input (computed as float32 by onnxc)", kind="refuse", code=3,
+      needles=["node 'bitcast_node'", "BitCast, opset 26", "float16"])
+def _():
+    x = {"x": randf(4).astype(np.float16)}
+    return one("BitCast", 26, x, out_type=T.INT16, to=T.INT16), x
+
+
 @case("Cast-24 round_mode ONNX does not define", kind="refuse", code=2,
       needles=["node 'cast_node'", "Cast, opset 24", "'round_mode'", "sideways"])
 def _():

@@ -273,6 +273,7 @@ void register_elementwise(CKernelTable& t) {
   t["CastLike"] = {emit_cast, nullptr, nullptr, nullptr};
   t["Identity"] = {emit_identity, nullptr, copy_element, nullptr};
   t["Dropout"] = {emit_identity, nullptr, copy_element, nullptr};
+  t["BitCast"] = {emit_identity, nullptr, nullptr, nullptr};  // the same bytes, another dtype
 }
 
 }  // namespace onnxc
