@@ -1,6 +1,7 @@
 // codegen/c/kernels/conv.cc — Conv in C: which kernel runs a node, and whether the
 // blocked one can (the layout pass asks). Plain NCHW, weights in ONNX's OIHW order, FMAs
-// through ONNXC_FMA; one of four kernels:
+// through ONNXC_FMA; one of four kernels (and a fill with the bias when every window lies in
+// the padding):
 //  - gemv (1×1 with one output position) and pointwise (other 1×1 convs): conv_pointwise.cc
 //  - plane (2-D where a tile's buffers fit on the stack, not for depthwise convs on wide
 //    planes) and direct (everything else): conv_nchw.cc
@@ -17,6 +18,7 @@
 
 #include "codegen/c/kernels/conv.h"
 #include "codegen/c/kernels/kernels.h"
+#include "codegen/c/loops.h"
 
 namespace onnxc {
 
@@ -48,9 +50,42 @@ int64_t pick_block(int64_t n, int64_t maxb) {
 
 namespace {
 
+// Whether no output reads any input element: along some spatial dim every tap of every output
+// falls in the padding (pads wider than the input with large strides). Such a conv is its
+// bias (or zeros); the kernels below would declare weights and pointers they never read.
+bool conv_reads_nothing(const ConvGeom& g) {
+  for (size_t d = 0; d < g.rank(); ++d) {
+    bool any = false;
+    for (int64_t t = 0; t < g.k[d] && !any; ++t) {
+      int64_t lo = 0, hi = 0;
+      tap_range(g.in[d], g.out[d], g.s[d], g.pb[d], t * g.d[d], &lo, &hi);
+      any = hi > lo;
+    }
+    if (!any) return true;
+  }
+  return false;
+}
+
+void emit_conv_padding_only(CEmit& e) {
+  const ConvGeom& g = conv_geom(e.node);
+  const int64_t plane = g.out_size();
+  if (g.N * g.M * plane == 0) return;
+  e("/* every window lies in the padding: the output is {} */", e.has_in(2) ? "the bias" : "zero");
+  e("for (int64_t nm = 0; nm < {}; ++nm) {{", g.N * g.M);
+  e("const float v = {};", e.has_in(2) ? fmt::format("{}[nm % {}]", e.in(2), g.M) : "0.0f");
+  e("float* restrict y = {} + nm * {};", e.out(0), plane);
+  simd(e, plane);
+  e("for (int64_t i = 0; i < {}; ++i) y[i] = v;", plane);
+  e("}}");
+}
+
 void emit_conv(CEmit& e) {
   if (e.out_layout(0).is_nchwc()) return emit_conv_nchwc(e);
   const ConvGeom& g = conv_geom(e.node);
+  if (conv_reads_nothing(g)) {
+    e.variant = "padding";
+    return emit_conv_padding_only(e);
+  }
   bool one = true, strided = false;
   for (size_t i = 0; i < g.rank(); ++i) {
     one = one && g.k[i] == 1 && g.pb[i] == 0 && g.pe[i] == 0;
@@ -68,7 +103,7 @@ void emit_conv(CEmit& e) {
 // variants of conv_blocking.
 bool conv_nchwc(const Node& n, int64_t b) {
   const ConvGeom& g = conv_geom(n);
-  if (g.rank() != 2 || b < 1 || !n.in(1) || !n.in(1)->constant || n.in(0)->dtype != DType::F32) return false;
+  if (g.rank() != 2 || b < 1 || !n.in(1) || !n.in(1)->constant || n.in(0)->dtype != DType::F32 || conv_reads_nothing(g)) return false;
   return conv_blocking(n, b, n.in(0)->layout.is_plain()).kind != ConvBlocking::None;
 }
 

@@ -138,6 +138,15 @@ void emit_conv_plane(CEmit& e) {
   e("float* restrict xd = xb + cc * {};", pl.CB);
   for (int64_t rph = 0; rph < SH; ++rph) {
     if (pl.rslot[static_cast<size_t>(rph)] < 0) continue;
+    // The columns each phase copies (the same for every row); none when a pad wider than the
+    // input leaves every column of the tile in padding: then the row loop copies nothing.
+    auto col_range = [&](int64_t cph) {
+      return std::pair{std::max<int64_t>(0, ceil_div(PL - cph, SW)), std::min(pl.PWL, floor_div(IW - 1 + PL - cph, SW) + 1)};
+    };
+    bool any_col = false;
+    for (int64_t cph = 0; cph < SW; ++cph)
+      if (pl.cslot[static_cast<size_t>(cph)] >= 0 && col_range(cph).second > col_range(cph).first) any_col = true;
+    if (!any_col) continue;
     // Phase row r of the tile is input row (oh0 + r) * SH + rph - PT.
     int64_t A = ceil_div(PT - rph, SH), B = floor_div(IH - 1 + PT - rph, SH) + 1;
     if (NT == 1) {
@@ -153,7 +162,7 @@ void emit_conv_plane(CEmit& e) {
     e("float* restrict xdr = xd + {};", affine("r", pl.PWL, pl.rslot[static_cast<size_t>(rph)] * pl.ncs * pl.PP));
     for (int64_t cph = 0; cph < SW; ++cph) {
       if (pl.cslot[static_cast<size_t>(cph)] < 0) continue;
-      int64_t lo = std::max<int64_t>(0, ceil_div(PL - cph, SW)), hi = std::min(pl.PWL, floor_div(IW - 1 + PL - cph, SW) + 1);
+      auto [lo, hi] = col_range(cph);
       if (hi <= lo) continue;
       e("for (int64_t j = {}; j < {}; ++j) xdr[{}] = xsr[{}];", lo, hi, affine("j", 1, pl.cslot[static_cast<size_t>(cph)] * pl.PP), affine("j", SW, cph - PL));
     }
@@ -293,13 +302,6 @@ void emit_conv_direct(CEmit& e) {
     xoff += fmt::format("{}({} + {}) * {}", xoff.empty() ? "" : " + ", in_[d], affine(kn[d], g.d[d], 0), xst[d]);
     woff += fmt::format("{}{}", woff.empty() ? "" : " + ", affine(kn[d], kst[d], 0));
   }
-  e("const float* restrict xr = xc{};", xoff.empty() ? "" : " + " + xoff);
-  for (int64_t j = 0; j < OCB; ++j) {
-    std::string ws;
-    for (int64_t t = 0; t < KL; ++t)
-      ws += fmt::format("{}w{}_{} = wc{}[{}]", t ? ", " : "", j, t, j, woff.empty() ? std::to_string(t) : woff + (t ? " + " + std::to_string(t) : ""));
-    e("const float {};", ws);
-  }
   // Last dim: interior [lo, hi) where all taps are valid, edges per tap.
   std::vector<int64_t> tlo(static_cast<size_t>(KL)), thi(static_cast<size_t>(KL));
   int64_t lo = 0, hi = OL;
@@ -310,6 +312,22 @@ void emit_conv_direct(CEmit& e) {
   }
   lo = std::min(lo, OL);
   hi = std::max(hi, lo);
+  // Only the taps that reach some output column get a weight (a pad wider than the input can
+  // leave a tap that reaches none: its weight would be an unused variable); with none, the row
+  // pointer is unused too.
+  auto tap_used = [&](int64_t t) { return thi[static_cast<size_t>(t)] > tlo[static_cast<size_t>(t)]; };
+  bool any_tap = false;
+  for (int64_t t = 0; t < KL; ++t) any_tap = any_tap || tap_used(t);
+  e("const float* restrict xr = xc{};", xoff.empty() ? "" : " + " + xoff);
+  if (!any_tap) e("(void)xr;");
+  for (int64_t j = 0; j < OCB && any_tap; ++j) {
+    std::string ws;
+    for (int64_t t = 0; t < KL; ++t)
+      if (tap_used(t))
+        ws += fmt::format("{}w{}_{} = wc{}[{}]", ws.empty() ? "" : ", ", j, t, j,
+                          woff.empty() ? std::to_string(t) : woff + (t ? " + " + std::to_string(t) : ""));
+    e("const float {};", ws);
+  }
   // Edges first: clang does not vectorize the interior loop when a later edge statement
   // reloads an element the loop read last (GVN turns it into a loop live-out).
   for (int64_t t = 0; t < KL; ++t) {
