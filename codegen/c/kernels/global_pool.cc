@@ -47,6 +47,7 @@ void emit_global_pool(CEmit& e) {
   if (planes > 1 && e.parallel(static_cast<double>(planes * sz))) e("ONNXC_PRAGMA(omp parallel for)");
   e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const float* restrict x = {} + c * {};", e.in(0), sz);
+  if (sz == 0) e("(void)x;");  // empty planes: the reductions below read nothing
   if (max) {
     emit_max_reduce(e, "m", "(-INFINITY)", "x", sz, DType::F32);
     e("{}[c] = m;", e.out(0));
