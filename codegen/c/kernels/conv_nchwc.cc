@@ -699,11 +699,13 @@ void emit_broadcast_kernel(K& k) {
           if (column_inside(k, (at + r) * k.SW - k.PW + kw * k.DW)) px.push_back(r);
         return px;
       };
+      bool any = false;
       for (int64_t c0 = 0; c0 < k.KW;) {
         const std::vector<int64_t> px = pixels(c0);
         int64_t c1 = c0 + 1;
         while (c1 < k.KW && pixels(c1) == px) ++c1;
         if (!px.empty()) {
+          any = true;
           e("/* kernel column{} {}{}: pixels {}..{} of the tile */", c1 - c0 > 1 ? "s" : "", c0, c1 - c0 > 1 ? fmt::format("..{}", c1 - 1) : "",
             px.front(), px.back());
           if (c1 - c0 > 1) e("for (int64_t kw = {}; kw < {}; ++kw) {{", c0, c1);
@@ -715,6 +717,8 @@ void emit_broadcast_kernel(K& k) {
         }
         c0 = c1;
       }
+      // A tile in a right or left pad at least as wide as the kernel reads nothing of X.
+      if (!any) e("(void)xk; (void)wk;  /* every kernel column of this tile lies in the padding */");
       e("}}");  // kh
       return;
     }
