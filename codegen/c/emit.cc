@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <type_traits>
+
+#include "ir/ops/elementwise.h"
 
 namespace onnxc {
 
@@ -31,7 +34,19 @@ std::string c_int(int64_t v) {
 std::string c_literal(DType t, double v) {
   if (t == DType::F32) return c_float(v);
   if (t == DType::F64) return c_double(v);
-  return c_int(static_cast<int64_t>(v));
+  // An integer as the IR converts a float to it (saturating, NaN to 0: convert_value), so a
+  // constant such as Pad's value 1e30 on uint32 is the type's maximum, as folding gives.
+  std::string r;
+  visit_dtype(t, [&](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_integral_v<T>) {
+      const T c = convert_value<T>(v, t == DType::Bool);
+      if constexpr (std::is_same_v<T, uint64_t>) r = std::to_string(c) + "ULL";
+      else r = c_int(static_cast<int64_t>(c));
+    }
+  });
+  ONNXC_ASSERT(!r.empty(), std::string("c_literal of ") + dtype_name(t));
+  return r;
 }
 
 const std::string& CEmit::in(size_t i) const {

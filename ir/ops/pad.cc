@@ -126,8 +126,7 @@ class Pad : public Op {
       }
       if (src >= 0) std::memcpy(&y.bytes[static_cast<size_t>(o) * es], &x.bytes[static_cast<size_t>(src) * es], es);
       else if (g_.runtime_value) std::memcpy(&y.bytes[static_cast<size_t>(o) * es], in[2]->bytes.data(), es);
-      else if (dtype_is_int(y.dtype)) y.set_i64(o, static_cast<int64_t>(g_.value));
-      else y.set(o, g_.value);
+      else y.set(o, g_.value);  // saturating for integers, as the C literal (c_literal)
       for (size_t d = r; d-- > 0;) {
         if (++pos[d] < y.shape[d]) break;
         pos[d] = 0;
