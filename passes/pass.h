@@ -54,6 +54,7 @@ std::vector<std::string> run_pipeline(Graph& g, const PassOptions& o);
 
 // The passes (one file each).
 bool fold_constants(Graph& g, const PassOptions& o);   // passes/fold_constants.cc
+bool recognize_ops(Graph& g, const PassOptions& o);    // passes/recognize.cc
 bool simplify(Graph& g, const PassOptions& o);         // passes/simplify.cc
 bool layout_nchwc(Graph& g, const PassOptions& o);     // passes/layout.cc
 // The layout pass with `supports` answering instead of the backend (tests use it to place

@@ -22,6 +22,7 @@ struct Entry {
 const std::vector<Entry>& pipeline() {
   static const std::vector<Entry> p = {
       {"fold-constants", fold_constants},
+      {"recognize", recognize_ops},  // LayerNormalization, RMSNormalization, Gelu from their chains
       {"simplify", simplify},
       {"layout", layout_nchwc},
       {"pack-weights", pack_weights},

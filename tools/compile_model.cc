@@ -362,15 +362,15 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
 }
 
 // Runs the pass pipeline on g, writes the module `name` and builds it (unless --emit c).
-// simplified: fold-constants and simplify have already run on g (batch_item_graph), so they are
-// not run again unless --print-after names them.
+// simplified: the whole-graph passes (fold-constants, recognize, simplify) have already run on g
+// (batch_item_graph), so they are not run again unless --print-after names them.
 int compile_graph(const Options& o, Graph& g, const std::string& name, const Target& target, const Backend& backend, bool cuda,
                   const std::string& makefile = "Makefile", bool simplified = false) {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
   PassOptions po = pass_options(o, target, backend, cuda);
   if (g.batch_items > 1) po.parallel = "loop";  // each item runs on one thread
   if (simplified)
-    for (const char* p : {"fold-constants", "simplify"})
+    for (const char* p : {"fold-constants", "recognize", "simplify"})
       if (!po.print_after.count(p) && !po.print_after.count("all")) po.disabled.insert(p);
   const std::string part = name == o.name ? "" : name + ": ";
   size_t nodes_before = g.nodes.size();
@@ -505,7 +505,7 @@ std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& i
   }
   PassOptions po = pass_options(o, target, backend, cuda);
   for (auto& p : pass_names())
-    if (p != "fold-constants" && p != "simplify") po.disabled.insert(p);
+    if (p != "fold-constants" && p != "recognize" && p != "simplify") po.disabled.insert(p);
   po.after_pass = nullptr;
   run_pipeline(g, po);
   run_pipeline(*g1, po);
@@ -524,7 +524,7 @@ int compile_split(const Options& o, Graph& g, const Target& target, const Backen
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
   PassOptions po = pass_options(o, target, backend, cuda);
   for (auto& p : pass_names())
-    if (p != "fold-constants" && p != "simplify") po.disabled.insert(p);
+    if (p != "fold-constants" && p != "recognize" && p != "simplify") po.disabled.insert(p);
   run_pipeline(g, po);
   SplitCosts costs;
   set_gpu_preset(costs, o.gpu);

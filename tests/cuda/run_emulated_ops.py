@@ -124,6 +124,25 @@ def matmul_tiled_k_slices_batched():
     return model([node("MatMul", ["a", "w"])], [("a", [2, 19, 130])], [2, 19, 35], [const("w", [130, 35])])
 
 
+def scalar(name, v):
+    return numpy_helper.from_array(np.array(v, np.float32), name)
+
+
+@case
+def matmul_bias_gelu_chains():
+    # PyTorch's opset-14 GELU chains (erf form after MatMul + bias, tanh form on its result):
+    # the recognize pass makes them Gelu steps of the MatMul's epilogue and a Gelu kernel.
+    x3 = [node("Mul", ["g", "g"], out="g2"), node("Mul", ["g", "g2"], out="g3"), node("Mul", ["c", "g3"], out="cg"),
+          node("Add", ["g", "cg"], out="u"), node("Mul", ["k", "u"], out="ku"), node("Tanh", ["ku"], out="t"),
+          node("Add", ["one", "t"], out="t1"), node("Mul", ["g", "t1"], out="gt"), node("Mul", ["half", "gt"])]
+    erf = [node("MatMul", ["a", "w"], out="m"), node("Add", ["b", "m"], out="h"), node("Div", ["h", "sqrt2"], out="q"),
+           node("Erf", ["q"], out="e"), node("Add", ["e", "one"], out="e1"), node("Mul", ["h", "e1"], out="he"),
+           node("Mul", ["he", "half"], out="g")]
+    return model(erf + x3, [("a", [2, 9, 33])], [2, 9, 20],
+                 [const("w", [33, 20]), const("b", [20]), scalar("sqrt2", 1.4142135), scalar("one", 1.0), scalar("half", 0.5),
+                  scalar("c", 0.044715), scalar("k", 0.7978845608)], opset=14)
+
+
 @case
 def gemm_relu_column_c():
     return model([node("Gemm", ["a", "w", "c"], out="g"), node("Relu", ["g"])], [("a", [3, 40])], [3, 18],

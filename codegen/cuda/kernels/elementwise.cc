@@ -60,8 +60,14 @@ std::string clamp01(const std::string& v) {
 }
 
 std::string unary_element(const Node& n, const std::vector<std::string>& a, const std::string& dst) {
-  const UnaryAttrs& u = unary_attrs(n);
   const std::string& k = n.op_type;
+  if (k == "Gelu") {  // the C backend's formulas (codegen/c/kernels/activation.cc)
+    std::string r = activation_attrs(n).tanh
+                        ? "0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))"
+                        : "0.5f * x * (1.0f + erff(x * 0.7071067811865476f))";
+    return fmt::format("float {0}; {{ const float x = {1}; {0} = {2}; }}", dst, a.at(0), r);
+  }
+  const UnaryAttrs& u = unary_attrs(n);
   const std::string al = c_float(u.alpha), be = c_float(u.beta);
   std::string r;
   if (k == "Relu") r = "x > 0.0f ? x : 0.0f";
@@ -199,7 +205,7 @@ bool cu_epilogue_ok(const Node& n) {
 
 void register_cuda_elementwise(CuKernelTable& t) {
   for (const char* k : {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Elu", "Erf", "Exp", "Log", "Sqrt",
-                        "Neg", "Abs", "Reciprocal"})
+                        "Neg", "Abs", "Reciprocal", "Gelu"})
     t[k] = {emit_elementwise, nullptr, unary_element};
   for (const char* k : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) t[k] = {emit_elementwise, nullptr, binary_element};
   t["Sum"] = {emit_elementwise, nullptr, sum_element};

@@ -1,0 +1,436 @@
+// passes/recognize.cc — finds ops that exporters spell out as chains of primitives and puts
+// the op back: LayerNormalization, RMSNormalization and Gelu (erf and tanh forms). PyTorch
+// exports nn.LayerNorm below opset 17 and nn.GELU below opset 20 as the chains below, and
+// RMSNorm at every opset; each chain is one kernel (layer_norm, one pass per row) or one
+// elementwise step a MatMul's epilogue can take (fuse.cc), instead of several functions and
+// as many sweeps over the activations.
+//
+//  1. LayerNormalization over the trailing dims from `axis` (both ReduceMeans over those
+//     dims with keepdims; Pow(d, 2) or Mul(d, d); Div(d, s) or Mul(d, Reciprocal(s)) or
+//     Mul(d, Div(1, s))), with the affine step when it follows:
+//       m = ReduceMean(x); d = Sub(x, m); v = ReduceMean(Pow(d, 2)); s = Sqrt(Add(v, eps));
+//       n = Div(d, s); y = Mul(n, gamma); z = Add(y, beta)
+//         ⇒   z = LayerNormalization(x, gamma, beta, axis, epsilon = eps)
+//     Without the Mul, Scale is a constant 1 (and there is no B); without the Add, no B.
+//  2. RMSNormalization, the same without the mean (torch.rsqrt exports as Div(1, Sqrt)):
+//       v = ReduceMean(Pow(x, 2)); s = Sqrt(Add(v, eps)); n = Mul(x, Div(1, s)); y = Mul(n, gamma)
+//         ⇒   y = RMSNormalization(x, gamma, axis, epsilon = eps)
+//  3. Gelu, the product of x, 0.5 and (1 + f) in any grouping, f being
+//       erf(x / √2) (or erf(x · (1/√2)))                     ⇒   Gelu(x)
+//       tanh(√(2/π) · (x + 0.044715 · x³)), x³ = Pow(x, 3) or x · (x · x)
+//                                                             ⇒   Gelu(x, approximate = "tanh")
+// A chain matches only as a whole: every value inside it has its one reader inside it (x may
+// have others), the constants are scalars within 1e-6 of the values above, the dims are
+// float32 or float64, and the result has x's shape. Gamma and beta are constants that vary
+// only along the normalised dims; one with another shape than those dims is broadcast to
+// them (a new constant, counted against --max-memory). The new node takes over the chain's
+// output value (its name and any graph-output role) and lists the chain's nodes in
+// Node::origin; the rest of the chain becomes dead and goes. LayerNormalization is tried
+// first, so its core is never taken for an RMSNormalization of x - mean(x).
+// Known gaps: the Mul/Add form with gamma before the division (Div(Mul(d, gamma), s)),
+// GELU as x · Sigmoid(1.702 x) (Swish-like, left to fuse.cc) and Gelu's x · Φ(x) written with
+// other constants are not recognised; SkipLayerNorm and attention patterns are not yet here.
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "ir/op.h"
+#include "ir/ops/reduce.h"
+#include "passes/pass.h"
+
+namespace onnxc {
+namespace {
+
+struct Matcher {
+  Graph& g;
+  MemoryBudget& mb;
+  std::map<const Value*, size_t> uses;                 // readers (a graph output counts one)
+  std::map<const Value*, std::vector<Node*>> readers;  // the nodes reading each value
+  std::map<const Node*, size_t> pos;                   // index in Graph::nodes
+  std::set<const Node*> taken;                          // nodes already in a match this sweep
+  // Chain ends replaced this sweep: kept until the sweep ends, as the maps above point to them.
+  std::vector<std::unique_ptr<Node>> removed;
+
+  Matcher(Graph& gr, MemoryBudget& m) : g(gr), mb(m) {
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      Node* n = g.nodes[k].get();
+      pos[n] = k;
+      for (Value* v : n->all_inputs())
+        if (v) ++uses[v], readers[v].push_back(n);
+    }
+    for (Value* v : g.outputs) ++uses[v];
+  }
+
+  // The node computing v when it is a plain, not yet taken `op`.
+  Node* prod(const Value* v, const char* op) const {
+    if (!v || !v->producer || v->constant) return nullptr;
+    Node* p = v->producer;
+    if (p->op_type != op || !p->epilogue.empty() || taken.count(p) || !pos.count(p)) return nullptr;
+    return p;
+  }
+
+  // v is read once, by the chain, and is not a graph output.
+  bool internal(const Value* v) const {
+    auto it = uses.find(v);
+    return v && !v->is_output && it != uses.end() && it->second == 1;
+  }
+
+  // An internal value computed by a plain `op`.
+  Node* inner(const Value* v, const char* op) const { return internal(v) ? prod(v, op) : nullptr; }
+
+  static bool scalar(const Value* v, double* out) {
+    if (!v || !v->constant || v->constant->numel() != 1) return false;
+    *out = v->constant->get(0);
+    return std::isfinite(*out);
+  }
+  static bool scalar_near(const Value* v, double want) {
+    double x;
+    return scalar(v, &x) && std::fabs(x - want) <= 1e-6 * std::fabs(want);
+  }
+
+  // A binary node's operands as (value, other), trying both orders for the commutative ops:
+  // returns the operand index whose value satisfies `pred`, or -1.
+  template <class P>
+  static int find_operand(const Node* n, P pred, bool commutative = true) {
+    if (!n || n->inputs.size() != 2) return -1;
+    if (pred(n->in(0))) return 0;
+    if (commutative && pred(n->in(1))) return 1;
+    return -1;
+  }
+
+  // Index of the trailing reduced dims' first dim when a ReduceMean reduces exactly the
+  // trailing dims of its input and keeps them; -1 otherwise.
+  static int64_t trailing_mean_axis(const Node& rm) {
+    const Value* x = rm.in(0);
+    if (!x || !rm.out(0) || !x->shape_known || rm.out(0)->shape.size() != x->shape.size()) return -1;
+    const ReduceGeom& geo = reduce_geom(rm);
+    if (geo.noop || geo.reduced.size() != x->shape.size()) return -1;
+    int64_t first = -1;
+    for (size_t d = 0; d < geo.reduced.size(); ++d) {
+      if (geo.reduced[d] && first < 0) first = static_cast<int64_t>(d);
+      if (!geo.reduced[d] && first >= 0) return -1;
+    }
+    return first;
+  }
+
+  struct Norm {
+    Value* x = nullptr;          // what is normalised
+    int64_t axis = -1;           // first normalised dim
+    double eps = 0;
+    std::vector<Node*> nodes;    // the chain so far
+    Value* out = nullptr;        // the chain's current output
+  };
+
+  // The normalisation core ending at node c: c divides `base` by sqrt(mean(base²) + eps)
+  // over base's trailing dims. `base_uses` is set to how often base is read inside the core.
+  bool norm_core(Node* c, Norm* r, Value** base, size_t* base_uses) {
+    Value* s = nullptr;
+    std::vector<Node*> nodes;
+    if (c->op_type == "Div" && c->inputs.size() == 2) {
+      *base = c->in(0);
+      s = c->in(1);
+    } else if (c->op_type == "Mul") {
+      Node* rec = nullptr;
+      int j = find_operand(c, [&](const Value* v) {
+        if (Node* p = inner(v, "Reciprocal")) return rec = p, true;
+        Node* p = inner(v, "Div");
+        return p && scalar_near(p->in(0), 1.0) && (rec = p, true);
+      });
+      if (j < 0) return false;
+      *base = c->in(1 - j);
+      s = rec->op_type == "Reciprocal" ? rec->in(0) : rec->in(1);
+      nodes.push_back(rec);
+    } else {
+      return false;
+    }
+    Node* sq = inner(s, "Sqrt");
+    if (!sq) return false;
+    Node* add = inner(sq->in(0), "Add");
+    if (!add) return false;
+    int e = find_operand(add, [&](const Value* v) { return scalar(v, &r->eps); });
+    if (e < 0 || r->eps < 0) return false;
+    Node* rm = inner(add->in(1 - e), "ReduceMean");
+    if (!rm) return false;
+    Node* sqr = inner(rm->in(0), "Pow");
+    if (sqr && !(sqr->inputs.size() == 2 && sqr->in(0) == *base && scalar_near(sqr->in(1), 2.0))) return false;
+    if (!sqr) {
+      sqr = inner(rm->in(0), "Mul");
+      if (!sqr || sqr->in(0) != *base || sqr->in(1) != *base) return false;
+    }
+    *base_uses = sqr->op_type == "Mul" ? 3 : 2;  // the square's reads and c's
+    Value* x = *base;
+    if (!x || !x->shape_known || (x->dtype != DType::F32 && x->dtype != DType::F64)) return false;
+    r->axis = trailing_mean_axis(*rm);
+    if (r->axis < 0 || !c->out(0) || c->out(0)->shape != x->shape || c->out(0)->dtype != x->dtype) return false;
+    nodes.insert(nodes.end(), {sqr, rm, add, sq, c});
+    r->nodes = std::move(nodes);
+    r->out = c->out(0);
+    return true;
+  }
+
+  bool try_layer_norm(Node* c, Norm* r) {
+    Value* d;
+    size_t du;
+    if (!norm_core(c, r, &d, &du)) return false;
+    Node* sub = prod(d, "Sub");
+    if (!sub || d->is_output || uses[d] != du) return false;
+    Node* mean = inner(sub->in(1), "ReduceMean");
+    if (!mean || mean->in(0) != sub->in(0) || trailing_mean_axis(*mean) != r->axis) return false;
+    r->x = sub->in(0);
+    if (r->x->shape != d->shape) return false;
+    r->nodes.insert(r->nodes.begin(), {mean, sub});
+    return true;
+  }
+
+  bool try_rms_norm(Node* c, Norm* r) {
+    Value* x;
+    size_t xu;
+    if (!norm_core(c, r, &x, &xu)) return false;
+    r->x = x;
+    return true;
+  }
+
+  // A constant that varies only along x's dims from `axis` on, and the same dtype as x.
+  static bool per_normalised(const Value* v, const Value* x, int64_t axis) {
+    if (!v || !v->constant || v->dtype != x->dtype || v->shape.size() > x->shape.size()) return false;
+    size_t off = x->shape.size() - v->shape.size();
+    for (size_t i = 0; i < v->shape.size(); ++i) {
+      int64_t xd = x->shape[off + i];
+      if (v->shape[i] != 1 && (static_cast<int64_t>(off + i) < axis || v->shape[i] != xd)) return false;
+    }
+    return true;
+  }
+
+  // The next step of the chain when it is `op` with a per-normalised constant operand.
+  Node* affine_step(const Norm& r, const char* op, Value** k) {
+    if (!internal(r.out)) return nullptr;
+    auto it = readers.find(r.out);
+    if (it == readers.end() || it->second.size() != 1) return nullptr;
+    Node* n = it->second[0];
+    if (n->op_type != op || !n->epilogue.empty() || taken.count(n) || n->inputs.size() != 2) return nullptr;
+    int j = n->in(0) == r.out ? 1 : 0;
+    if (n->in(1 - j) != r.out || !per_normalised(n->in(j), r.x, r.axis)) return nullptr;
+    if (!n->out(0) || n->out(0)->shape != r.x->shape || n->out(0)->dtype != r.x->dtype) return nullptr;
+    *k = n->in(j);
+    return n;
+  }
+
+  // v as a constant of exactly the normalised shape (v itself when it has that shape).
+  Value* as_normalised(Value* v, const Value* x, int64_t axis, const std::string& what) {
+    Shape norm(x->shape.begin() + axis, x->shape.end());
+    if (v->shape == norm) return v;
+    Tensor t(v->dtype, norm);
+    mb.charge(t.nbytes(), what);
+    // Right-aligned broadcast of v over norm (v's leading dims, before axis, are all 1).
+    Shape vs = v->shape;
+    while (vs.size() > norm.size()) vs.erase(vs.begin());
+    while (vs.size() < norm.size()) vs.insert(vs.begin(), 1);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      int64_t rest = i, src = 0, stride = 1;
+      for (size_t d = norm.size(); d-- > 0;) {
+        int64_t c = rest % norm[d];
+        rest /= norm[d];
+        if (vs[d] != 1) src += c * stride;
+        stride *= vs[d];
+      }
+      t.set(i, v->constant->get(src));
+    }
+    return add_constant(g, v->name, t);
+  }
+
+  // Gelu: the product t = x · 0.5 · (1 + f(x)), grouped any way.
+  bool try_gelu(Node* t, std::vector<Node*>* nodes, Value** x, std::string* approx) {
+    if (t->op_type != "Mul" || t->inputs.size() != 2) return false;
+    std::vector<Value*> leaves;
+    std::vector<Node*> muls;
+    for (Value* v : t->inputs) {
+      Node* m = inner(v, "Mul");  // x itself is read at least twice, so never expanded
+      if (m && m->inputs.size() == 2 && leaves.size() + 2 <= 3) {
+        leaves.push_back(m->in(0));
+        leaves.push_back(m->in(1));
+        muls.push_back(m);
+      } else {
+        leaves.push_back(v);
+      }
+    }
+    if (leaves.size() != 3) return false;
+    int half = -1;
+    for (int i = 0; i < 3; ++i)
+      if (scalar_near(leaves[static_cast<size_t>(i)], 0.5)) half = i;
+    if (half < 0) return false;
+    for (int i = 0; i < 3; ++i) {
+      if (i == half) continue;
+      Value* c = leaves[static_cast<size_t>(i)];
+      Value* xv = leaves[static_cast<size_t>(3 - half - i)];
+      std::vector<Node*> chain;
+      if (one_plus(c, xv, &chain, approx)) {
+        if (!xv || !xv->shape_known || (xv->dtype != DType::F32 && xv->dtype != DType::F64)) return false;
+        if (!t->out(0) || t->out(0)->shape != xv->shape || t->out(0)->dtype != xv->dtype) return false;
+        *x = xv;
+        *nodes = chain;
+        nodes->insert(nodes->end(), muls.begin(), muls.end());
+        nodes->push_back(t);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // c = 1 + erf(x / √2) or 1 + tanh(√(2/π) (x + 0.044715 x³)).
+  bool one_plus(Value* c, Value* x, std::vector<Node*>* chain, std::string* approx) {
+    Node* add = inner(c, "Add");
+    if (!add) return false;
+    int one = find_operand(add, [](const Value* v) { return scalar_near(v, 1.0); });
+    if (one < 0) return false;
+    Value* f = add->in(1 - one);
+    if (Node* erf = inner(f, "Erf")) {
+      Value* a = erf->in(0);
+      Node* scale = inner(a, "Div");
+      if (scale && !(scale->in(0) == x && scalar_near(scale->in(1), std::sqrt(2.0)))) return false;
+      if (!scale) {
+        scale = inner(a, "Mul");
+        if (!scale || find_operand(scale, [&](const Value* v) { return scalar_near(v, std::sqrt(0.5)); }) < 0) return false;
+        if (scale->in(0) != x && scale->in(1) != x) return false;
+      }
+      *chain = {scale, erf, add};
+      *approx = "none";
+      return true;
+    }
+    Node* th = inner(f, "Tanh");
+    if (!th) return false;
+    Node* q = inner(th->in(0), "Mul");
+    int k = find_operand(q, [](const Value* v) { return scalar_near(v, std::sqrt(2.0 / 3.14159265358979323846)); });
+    if (k < 0) return false;
+    Node* u = inner(q->in(1 - k), "Add");
+    int xi = find_operand(u, [&](const Value* v) { return v == x; });
+    if (xi < 0) return false;
+    Node* w = inner(u->in(1 - xi), "Mul");
+    int ci = find_operand(w, [](const Value* v) { return scalar_near(v, 0.044715); });
+    if (ci < 0) return false;
+    Value* cube = w->in(1 - ci);
+    std::vector<Node*> cn;
+    if (Node* p = inner(cube, "Pow")) {
+      if (p->inputs.size() != 2 || p->in(0) != x || !scalar_near(p->in(1), 3.0)) return false;
+      cn = {p};
+    } else if (Node* m = inner(cube, "Mul")) {
+      int xj = find_operand(m, [&](const Value* v) { return v == x; });
+      if (xj < 0) return false;
+      Node* sq = inner(m->in(1 - xj), "Mul");
+      if (!sq || sq->in(0) != x || sq->in(1) != x) return false;
+      cn = {sq, m};
+    } else {
+      return false;
+    }
+    *chain = cn;
+    chain->insert(chain->end(), {w, u, q, th, add});
+    *approx = "tanh";
+    return true;
+  }
+
+  // Replaces the chain `nodes` (its last node last) by op(inputs, attrs), which produces the
+  // chain's output value.
+  void replace(const std::vector<Node*>& nodes, const std::string& op, const std::vector<Value*>& inputs,
+               std::map<std::string, Attr> attrs) {
+    Node* last = nullptr;
+    for (Node* n : nodes) {
+      taken.insert(n);
+      if (!last || pos[n] > pos[last]) last = n;
+    }
+    auto n = std::make_unique<Node>();
+    n->name = last->name;
+    n->op_type = op;
+    n->attrs = std::move(attrs);
+    n->inputs = inputs;
+    Value* y = last->out(0);
+    n->outputs = {y};
+    OpFactory f = find_op(op);
+    ONNXC_ASSERT(f, "recognize: unknown op " + op);
+    n->op = f();
+    n->opset = std::max(g.opset, n->op->min_opset());
+    AttrReader a(*n);
+    n->op->parse(a);
+    a.done();
+    n->op->infer(*n);
+    std::vector<const Node*> ordered(nodes.begin(), nodes.end());
+    std::sort(ordered.begin(), ordered.end(), [&](const Node* p, const Node* q) { return pos[p] < pos[q]; });
+    for (const Node* m : ordered)
+      if (m->origin.empty()) n->origin.push_back(m->name);
+      else n->origin.insert(n->origin.end(), m->origin.begin(), m->origin.end());
+    y->producer = n.get();
+    last->outputs[0] = nullptr;
+    size_t k = pos[last];
+    pos.erase(last);
+    removed.push_back(std::move(g.nodes[k]));  // the rest of the chain is now dead
+    g.nodes[k] = std::move(n);
+    pos[g.nodes[k].get()] = k;
+    taken.insert(g.nodes[k].get());
+  }
+
+  bool sweep() {
+    bool changed = false;
+    const size_t count = g.nodes.size();
+    // Normalisations, LayerNormalization before RMSNormalization.
+    for (int rms = 0; rms < 2; ++rms)
+      for (size_t k = 0; k < count; ++k) {
+        Node* c = g.nodes[k].get();
+        if (taken.count(c) || !c->epilogue.empty() || (c->op_type != "Div" && c->op_type != "Mul")) continue;
+        Norm r;
+        if (!(rms ? try_rms_norm(c, &r) : try_layer_norm(c, &r))) continue;
+        Value* gamma = nullptr;
+        Value* beta = nullptr;
+        if (Node* m = affine_step(r, "Mul", &gamma)) {
+          r.nodes.push_back(m);
+          r.out = m->out(0);
+          if (!rms)
+            if (Node* a = affine_step(r, "Add", &beta)) {
+              r.nodes.push_back(a);
+              r.out = a->out(0);
+            }
+        }
+        const char* op = rms ? "RMSNormalization" : "LayerNormalization";
+        std::string what = std::string("the ") + (beta ? "Scale and B" : "Scale") + " of the " + op + " at " + c->where();
+        std::vector<Value*> ins = {r.x};
+        if (gamma) {
+          ins.push_back(as_normalised(gamma, r.x, r.axis, what));
+        } else {
+          Tensor one(r.x->dtype, {1});
+          one.set(0, 1.0);
+          mb.charge(one.nbytes(), what);
+          ins.push_back(add_constant(g, c->name + "_scale", one));
+        }
+        if (beta) ins.push_back(as_normalised(beta, r.x, r.axis, what));
+        replace(r.nodes, op, ins, {{"axis", attr_int(r.axis)}, {"epsilon", attr_float(r.eps)}});
+        changed = true;
+      }
+    for (size_t k = 0; k < count; ++k) {
+      Node* t = g.nodes[k].get();
+      if (taken.count(t) || !t->epilogue.empty()) continue;
+      std::vector<Node*> nodes;
+      Value* x = nullptr;
+      std::string approx;
+      if (!try_gelu(t, &nodes, &x, &approx)) continue;
+      replace(nodes, "Gelu", {x}, {{"approximate", attr_string(approx)}});
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+bool recognize_ops(Graph& g, const PassOptions&) {
+  MemoryBudget mb(g);
+  bool changed = false;
+  // A match never creates another (the new ops are not part of any chain), so one sweep
+  // finds them all; the second only confirms.
+  for (int round = 0; round < 2; ++round) {
+    Matcher m(g, mb);
+    if (!m.sweep()) break;
+    remove_dead_nodes(g);
+    changed = true;
+  }
+  g.drop_unused_values();
+  return changed;
+}
+
+}  // namespace onnxc

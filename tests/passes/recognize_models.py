@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the recognize pass (passes/recognize.cc): LayerNormalization,
+RMSNormalization and Gelu found again in the chains PyTorch exports them as.
+
+Each case is a small torch.nn module (Debian's PyTorch, the project's exporter) exported at
+opset 14 (nn.LayerNorm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, nn.GELU as
+Div/Erf/Add/Mul/Mul or the tanh form) or 17 (LayerNormalization exported as such, GELU still
+spelled out), or a graph written with onnx.helper at opset 18 (ReduceMean's axes as an
+input). For each:
+  - compile-model --dump-ir --emit exe: the final IR must hold exactly the expected count of
+    each named op (fused groups count each step: "MatMul+Add+Gelu" holds one Gelu), so a
+    chain that stops being recognised, or a chain that must not be (a non-trailing mean, an
+    intermediate that is also a graph output, a constant that is not GELU's), fails;
+  - the binary's outputs must match ONNX Runtime's (tests/ort/ort_run.py) and PyTorch's on
+    the same random inputs (rtol 1e-4, atol 1e-5).
+Usage: .venv/bin/python tests/passes/recognize_models.py --compiler build/compile-model
+       [--cflags "-O1 -Werror"] [--filter RE] [--work DIR]
+Ends with "N passed, M failed"; exit status 0 iff M == 0.
+"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.py")
+OPS = ["LayerNormalization", "RMSNormalization", "Gelu", "ReduceMean", "Erf", "Tanh", "Sqrt", "Pow"]
+
+
+def torch_cases():
+    import torch
+    from torch import nn
+
+    class Encoder(nn.Module):  # pre-LN feed-forward block with a residual and a final LN
+        def __init__(self, affine=True):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(32)
+            self.fc1 = nn.Linear(32, 64)
+            self.act = nn.GELU()
+            self.fc2 = nn.Linear(64, 32)
+            self.ln2 = nn.LayerNorm(32, elementwise_affine=affine)
+
+        def forward(self, x):
+            return self.ln2(x + self.fc2(self.act(self.fc1(self.ln1(x)))))
+
+    class EncoderNoAffine(Encoder):  # the last LN without Scale and B (PyTorch 1.13 exports
+        def __init__(self):          # that form at opset 17 with an empty Scale input: opset 14 only)
+            super().__init__(affine=False)
+
+    class GeluTanh(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(32, 48)
+            self.act = nn.GELU(approximate="tanh")
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    class RMSNorm(nn.Module):  # T5 / LLaMA style
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.rand(32) + 0.5)
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+    class TwoDims(nn.Module):  # normalised over the last two dims: axis 1, Scale [7, 32]
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm((7, 32))
+            with torch.no_grad():
+                self.ln.weight.uniform_(0.5, 1.5)
+                self.ln.bias.uniform_(-0.5, 0.5)
+
+        def forward(self, x):
+            return self.ln(x)
+
+    class Handwritten(nn.Module):  # other spellings: d*d, gamma * y + beta, x * (1/√2), 0.5 first
+        def __init__(self):
+            super().__init__()
+            self.gamma = nn.Parameter(torch.rand(1, 1, 32) + 0.5)
+            self.beta = nn.Parameter(torch.rand(32) - 0.5)
+
+        def forward(self, x):
+            d = x - x.mean(-1, keepdim=True)
+            y = self.gamma * (d / torch.sqrt((d * d).mean(-1, keepdim=True) + 1e-5)) + self.beta
+            return 0.5 * y * (1.0 + torch.erf(y * 0.7071067811865476))
+
+    class NotPatterns(nn.Module):  # chains that must not be taken whole
+        def forward(self, x):
+            m = x.mean(1, keepdim=True)  # a mean over a dim that is not the last
+            d = x - m
+            a = d / torch.sqrt((d * d).mean(1, keepdim=True) + 1e-5)
+            # The centred value is also an output: no LayerNormalization, but what follows it
+            # is an RMSNormalization of that value.
+            e = x - x.mean(-1, keepdim=True)
+            b = e / torch.sqrt(e.pow(2).mean(-1, keepdim=True) + 1e-5)
+            c = 0.5 * x * (1.0 + torch.erf(x / 1.5))  # not GELU's constant
+            v = x.pow(2).mean(-1, keepdim=True)  # the mean square is also an output
+            f = x / torch.sqrt(v + 1e-6)
+            return a, b, c, e, v, f
+
+    x = lambda *s: np.random.default_rng(7).standard_normal(s).astype(np.float32)
+    none = {"ReduceMean": 0, "Erf": 0, "Tanh": 0, "Sqrt": 0, "Pow": 0}
+    return [
+        ("encoder_opset14", EncoderNoAffine, 14, x(2, 7, 32), dict(none, LayerNormalization=2, Gelu=1)),
+        ("encoder_opset17", Encoder, 17, x(2, 7, 32), dict(none, LayerNormalization=2, Gelu=1)),
+        ("gelu_tanh_opset14", GeluTanh, 14, x(3, 32), dict(none, Gelu=1)),
+        ("rmsnorm_opset14", RMSNorm, 14, x(2, 5, 32), dict(none, RMSNormalization=1, LayerNormalization=0)),
+        ("layernorm_two_dims_opset14", TwoDims, 14, x(2, 7, 32), dict(none, LayerNormalization=1)),
+        ("handwritten_opset14", Handwritten, 14, x(2, 5, 32), dict(none, LayerNormalization=1, Gelu=1)),
+        ("not_patterns_opset14", NotPatterns, 14, x(2, 5, 32),
+         {"LayerNormalization": 0, "RMSNormalization": 1, "Gelu": 0, "Erf": 1, "ReduceMean": 4, "Sqrt": 2}),
+    ]
+
+
+def export(module_cls, opset, x, path):
+    import torch
+    torch.manual_seed(3)
+    m = module_cls().eval()
+    with torch.no_grad():
+        r = m(torch.from_numpy(x))
+    torch.onnx.export(m, torch.from_numpy(x), path, opset_version=opset, input_names=["x"])
+    outs = r if isinstance(r, tuple) else (r,)
+    return [o.numpy() for o in outs]
+
+
+def opset18_layer_norm(path):
+    """LayerNorm's chain at opset 18, where ReduceMean takes its axes as an input."""
+    rng = np.random.default_rng(5)
+    c = lambda name, a: numpy_helper.from_array(np.asarray(a), name)
+    inits = [c("axes", np.array([-1], np.int64)), c("two", np.float32(2)), c("eps", np.float32(1e-5)),
+             c("gamma", (rng.random(16) + 0.5).astype(np.float32)), c("beta", (rng.random(16) - 0.5).astype(np.float32))]
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["m"]), helper.make_node("Sub", ["x", "m"], ["d"]),
+             helper.make_node("Pow", ["d", "two"], ["p"]), helper.make_node("ReduceMean", ["p", "axes"], ["v"]),
+             helper.make_node("Add", ["v", "eps"], ["e"]), helper.make_node("Sqrt", ["e"], ["s"]),
+             helper.make_node("Div", ["d", "s"], ["n"]), helper.make_node("Mul", ["n", "gamma"], ["g"]),
+             helper.make_node("Add", ["g", "beta"], ["y"])]
+    g = helper.make_graph(nodes, "ln18", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])], inits)
+    # IR version 8 (onnx 1.13, opset 18): ONNX Runtime 1.31 reads up to 13, onnx 1.23 writes 14.
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8), path)
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    gm, bt = (numpy_helper.to_array(i) for i in inits[3:])
+    d = x.astype(np.float64) - x.mean(-1, keepdims=True)
+    want = d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * gm + bt
+    return x, [want.astype(np.float32)]
+
+
+def ir_op_counts(dump):
+    counts = collections.Counter()
+    for line in dump.splitlines():
+        m = re.match(r"\s+%\S+ : \S+(?: @\d+)? = ([\w.+]+)\(", line)
+        if m:
+            counts.update(m.group(1).split("+"))
+    return counts
+
+
+def compare(name, got, want, rtol, atol):
+    if got.shape != want.shape:
+        return f"{name}: shape {list(got.shape)}, expected {list(want.shape)}"
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    bad = err > atol + rtol * np.abs(want.astype(np.float64))
+    if bad.any():
+        i = np.unravel_index(np.argmax(err), err.shape)
+        return f"{name}: {int(bad.sum())} of {err.size} elements differ, worst at {list(i)}: {got[i]} vs {want[i]}"
+    return ""
+
+
+def run(cmd, timeout=600):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout)
+
+
+def run_case(name, make, expect, args, work):
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    x, ref = make(path)  # the model, its input and an independent reference (PyTorch or numpy)
+    xf = os.path.join(d, "x.npy")
+    np.save(xf, x)
+    model = onnx.load(path)
+    outs = [o.name for o in model.graph.output]
+    p = run([sys.executable, ORT_RUN, path, os.path.join(d, "ort"), f"x={xf}"])
+    if p.returncode != 0:
+        return [f"ONNX Runtime failed: {(p.stderr or p.stdout).strip()[:1000]}"], ""
+    ort = [np.load(os.path.join(d, "ort", f"{k}.npy")) for k in range(len(outs))]
+    out = os.path.join(d, "out")
+    p = run([args.compiler, path, "-o", out, "--name", "m", "--emit", "exe", "--dump-ir", "--cflags", args.cflags])
+    if p.returncode != 0:
+        return [f"compile-model exit {p.returncode}: {(p.stdout + p.stderr).strip()[-2000:]}"], ""
+    counts = ir_op_counts(p.stdout)
+    problems = [f"final IR has {counts[op]} {op}, expected {n}" for op, n in expect.items() if counts[op] != n]
+    exe = [os.path.join(out, "m"), "--quiet", "--input", f"x={xf}"]
+    got = []
+    for k, o in enumerate(outs):
+        got.append(os.path.join(d, f"out_{k}.npy"))
+        exe += ["--output", f"{o}={got[-1]}"]
+    p = run(exe, timeout=60)
+    if p.returncode != 0 or "runtime error:" in p.stderr or "Sanitizer" in p.stderr:
+        return problems + [f"binary exit {p.returncode}: {(p.stdout + p.stderr).strip()[:2000]}"], ""
+    for k, o in enumerate(outs):
+        g = np.load(got[k])
+        for who, want in (("ONNX Runtime", ort[k]), ("reference", ref[k])):
+            msg = compare(f"{o} vs {who}", g, want, args.rtol, args.atol)
+            if msg:
+                problems.append(msg)
+    shown = ", ".join(f"{op} {counts[op]}" for op in OPS if counts[op])
+    return problems, f"IR: {shown or 'none of ' + '/'.join(OPS)}; matches ONNX Runtime and the reference"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compiler", required=True)
+    ap.add_argument("--cflags", default="-O1 -Werror")
+    ap.add_argument("--filter", default=None)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--work", default=None)
+    args = ap.parse_args()
+    cases = [(n, (lambda c=cls, o=op, xx=x: lambda path: (xx, export(c, o, xx, path)))(), e)
+             for n, cls, op, x, e in torch_cases()]
+    cases.append(("layernorm_opset18_axes_input", opset18_layer_norm,
+                  {"LayerNormalization": 1, "ReduceMean": 0, "Sqrt": 0, "Pow": 0}))
+    cases = [c for c in cases if not args.filter or re.search(args.filter, c[0])]
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="onnxc-recognize-") as tmp:
+        work = args.work or tmp
+        for name, make, expect in cases:
+            try:
+                problems, info = run_case(name, make, expect, args, work)
+            except Exception as e:  # a broken case is a failure, not a crash of the runner
+                problems, info = [f"runner error {e!r}"], ""
+            print(f"{'ok  ' if not problems else 'FAIL'} {name}: {info}")
+            for pr in problems:
+                print(f"     {pr}")
+            passed += not problems
+            failed += bool(problems)
+            sys.stdout.flush()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
