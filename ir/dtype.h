@@ -24,6 +24,7 @@ const char* dtype_name(DType t);     // "f32", "i64", ...
 const char* dtype_ctype(DType t);    // "float", "int64_t", "uint8_t" (bool is uint8_t)
 bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);          // signed or unsigned integer (not bool)
+bool dtype_is_signed_int(DType t);   // int8, int16, int32 or int64
 bool dtype_supported(int onnx_code); // one of the codes above, except Undefined and F16 (edges only)
 // Name of any ONNX element type code, including those onnxc has no DType for ("float16",
 // "bfloat16", "string", "complex64", "int4", the float8 kinds...), for messages; "unknown"

@@ -71,6 +71,7 @@ const char* dtype_ctype(DType t) {
 
 bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F64; }
 bool dtype_is_int(DType t) { return !dtype_is_float(t) && t != DType::Bool && t != DType::Undefined; }
+bool dtype_is_signed_int(DType t) { return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64; }
 
 bool dtype_supported(int c) {
   switch (c) {

@@ -122,7 +122,7 @@ void emit_binary(CEmit& e) {
     if (dtype_is_float(t)) return fmt::format("{} = {} {} {};", y, a, op, b);
     if (k != "Div") return fmt::format("{} = ({})(({}){} {} ({}){});", y, ct, ut, a, op, ut, b);
     // Integer division: x / 0 → 0, INT_MIN / -1 wraps (see ir/ops/binary.cc).
-    if (t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64)
+    if (!dtype_is_signed_int(t))  // unsigned
       return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : ({0})(x / d); }}", ct, a, b, y);
     return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : d == -1 ? ({0})(0u - ({4})x) : ({0})(x / d); }}", ct, a, b, y,
                        ut);

@@ -19,7 +19,7 @@ std::string math_expr(const Node& n, DType t, const std::string& x) {
   std::string f = t == DType::F32 ? "f" : "";
   if (k == "Sign") {
     // unsigned: no `< 0` (gcc's -Wtype-limits on uint32/uint64 under -Wextra)
-    if (t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64) return fmt::format("({0})({1} > 0)", dtype_ctype(t), x);
+    if (dtype_is_int(t) && !dtype_is_signed_int(t)) return fmt::format("({0})({1} > 0)", dtype_ctype(t), x);
     if (!dtype_is_float(t)) return fmt::format("({0})(({1} > 0) - ({1} < 0))", dtype_ctype(t), x);
     std::string one = c_literal(t, 1), zero = c_literal(t, 0);
     return fmt::format("({0} > {1} ? {2} : {0} < {1} ? -{2} : {0})", x, zero, one);
@@ -52,7 +52,7 @@ std::string mod_stmt(const Node& n, DType t, const std::string& a, const std::st
                        "else r = copysign{3}(0, d); {4} = r; }}", dtype_ctype(t), a, b, f, y);
   }
   const char* ct = dtype_ctype(t);
-  bool is_signed = t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+  bool is_signed = dtype_is_signed_int(t);
   if (!is_signed) return fmt::format("{{ const {0} x = {1}, d = {2}; {3} = d == 0 ? 0 : ({0})(x % d); }}", ct, a, b, y);
   std::string floored = mod_fmod(n) ? "" : " if (r != 0 && ((r < 0) != (d < 0))) r = (" + std::string(ct) + ")(r + d);";
   return fmt::format("{{ const {0} x = {1}, d = {2}; {0} r = d == 0 || d == -1 ? 0 : ({0})(x % d);{3} {4} = r; }}", ct, a, b, floored, y);
@@ -70,7 +70,7 @@ void emit_bitshift(CEmit& e) {
   DType t = e.out_dtype(0);
   const char* ct = dtype_ctype(t);
   int64_t bits = static_cast<int64_t>(dtype_size(t)) * 8;
-  const bool left = bitshift_left(e.node), is_signed = t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+  const bool left = bitshift_left(e.node), is_signed = dtype_is_signed_int(t);
   emit_ew_loop(e, e.out_view(0), {e.in_view(0), e.in_view(1)}, [&](const std::vector<std::string>& idx, const std::string& o) {
     std::string x = fmt::format("{}[{}]", e.in(0), idx[0]), s = fmt::format("{}[{}]", e.in(1), idx[1]), y = fmt::format("{}[{}]", e.out(0), o);
     if (!is_signed)
