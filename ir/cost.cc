@@ -159,4 +159,23 @@ NodeCost node_cost(const Node& n) {
   return c;
 }
 
+double eval_work(const Node& n) {
+  if (!n.op) return 0;
+  const std::string& t = n.op_type;
+  double w;
+  auto all_taps = [](const ConvGeom& g) { return static_cast<double>(g.out_size()) * static_cast<double>(g.k_size()); };
+  if (t == "Conv") {
+    const ConvGeom& g = conv_geom(n);
+    w = conv_flops(g, false, 0, all_taps(g));
+  } else if (t == "ConvInteger" || t == "QLinearConv") {
+    const ConvGeom& g = qconv_geom(n).conv;
+    w = conv_flops(g, false, 0, all_taps(g));
+  } else {
+    w = anchor_flops(n);
+  }
+  for (const Value* v : n.inputs) w += elems(v);
+  for (const Value* v : n.outputs) w += elems(v);
+  return w;
+}
+
 }  // namespace onnxc

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/cost.h"
 #include "ir/op.h"
 
 namespace onnxc {
@@ -137,9 +138,9 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
       if (v && !v->constant) { all_const = false; break; }
       in.push_back(v ? v->constant.get() : nullptr);
     }
-    // Too big to fold, or over the memory cap (then the node stays code; the arena check
-    // after memory planning sees its output).
-    if (!all_const || out_elems > fold_limit || !budget.fits(out_bytes)) continue;
+    // Too big to fold, over the memory cap, or too much work (then the node stays code; the
+    // arena check after memory planning sees its output).
+    if (!all_const || out_elems > fold_limit || !budget.fits(out_bytes) || eval_work(n) > kMaxFoldWork) continue;
     budget.charge(out_bytes, n.where());
     std::vector<Tensor> out = eval_node(n, in);
     for (size_t j = 0; j < n.outputs.size(); ++j)

@@ -14,8 +14,9 @@ void prepare_ops(Graph& g);
 
 // Infers dtypes and shapes in topological order. A node whose inputs are all constants is
 // evaluated at compile time (this resolves shape subgraphs such as
-// Shape → Gather → Unsqueeze → Concat → Reshape) unless its output exceeds fold_limit elements
-// or the constants would pass Graph::max_memory (MemoryBudget).
+// Shape → Gather → Unsqueeze → Concat → Reshape) unless its output exceeds fold_limit elements,
+// the constants would pass Graph::max_memory (MemoryBudget) or its eval would do more than
+// kMaxFoldWork operations (ir/cost.h).
 void infer_shapes(Graph& g, int64_t fold_limit = int64_t{1} << 24);
 
 // Evaluates one node with its reference implementation; outputs are allocated here.

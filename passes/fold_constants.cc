@@ -3,7 +3,8 @@
 //  1. fold: a node whose inputs are all constants is evaluated (eval_node) and its outputs
 //     become constants, unless they exceed kFoldLimit elements (a huge Expand or Tile of a
 //     constant stays code) or the constants folded so far would pass the --max-memory cap
-//     (Graph::max_memory, counted by a MemoryBudget; the node then stays code as well).
+//     (Graph::max_memory, counted by a MemoryBudget; the node then stays code as well), or
+//     its eval would do more than kMaxFoldWork operations (ir/cost.h: eval_work).
 //     Folded nodes are removed; their outputs become initializers.
 //       Shape(x) → Gather → Unsqueeze → Concat → Reshape's shape   ⇒   one i64 constant
 //  2. identities: Identity(x) and inference-mode Dropout(x) are removed and their users
@@ -16,6 +17,7 @@
 #include <map>
 #include <set>
 
+#include "ir/cost.h"
 #include "ir/eval.h"
 #include "ir/op.h"
 #include "passes/pass.h"
@@ -48,7 +50,7 @@ bool fold(Graph& g) {
         elems = std::min(elems + std::min(numel(v->physical_shape()), kFoldLimit + 1), kFoldLimit + 1);  // no overflow
         bytes = add_bytes(bytes, v->nbytes(), n.where() + ": the outputs");
       }
-    if (!all_const || elems > kFoldLimit || !budget.fits(bytes)) continue;
+    if (!all_const || elems > kFoldLimit || !budget.fits(bytes) || eval_work(n) > kMaxFoldWork) continue;
     budget.charge(bytes, n.where());
     std::vector<Tensor> out = eval_node(n, in);
     for (size_t j = 0; j < n.outputs.size(); ++j)

@@ -968,6 +968,37 @@ def oversized_cases(compiler, d, cflags):
     return results
 
 
+# Constant folding bounded by work, not only by output size (a fuzz_pipeline slow unit,
+# tests/fuzz/regressions/pipeline-fold-conv-of-constants-pad-1000-work.onnx: Conv(W, W) with a
+# pad of 1000 took 35 s to fold in the sanitized build). Here a Conv of two constants has a
+# 2 MB output but its reference loops would visit 16·16·32·2002·961 ≈ 1.6e10 (output, tap)
+# pairs: compile-model must leave it as code and finish at once, the binary computing it.
+def heavy_fold_cases(compiler, d, cflags):
+    rng = np.random.default_rng(3)
+    xc = numpy_helper.from_array(rng.uniform(-1, 1, (1, 16, 32, 32)).astype(np.float32), "xc")
+    w = numpy_helper.from_array(rng.uniform(-1, 1, (16, 16, 31, 31)).astype(np.float32), "w")
+    ns = [helper.make_node("Conv", ["xc", "w"], ["c"], name="conv_const", pads=[15, 0, 15, 2000]),
+          helper.make_node("Add", ["c", "x"], ["y"], name="add_1")]
+    m = model(ns, [vi("x", [1, 16, 1, 1])], [vi("y", [1, 16, 32, 2002])], [xc, w])
+    src = save(m, os.path.join(d, "heavy_fold.onnx"))
+    name = "Conv of two constants with 1.6e10 tap visits: left as code"
+    t0 = time.monotonic()
+    try:
+        p, out = run_compile(None, compiler, d, src, cflags, ["--emit", "c", "--dump-ir"], timeout=60)
+    except subprocess.TimeoutExpired:
+        print(f"FAIL {name}: compile-model still running after 60 s")
+        return [False]
+    problems = []
+    if p.returncode != 0:
+        problems.append(f"exit {p.returncode}: {(p.stdout + p.stderr).strip()[:2000]}")
+    elif not re.search(r"= Conv[+(]", p.stdout):
+        problems.append("the Conv was folded (no Conv node in the final IR)")
+    print(f"{'ok  ' if not problems else 'FAIL'} {name} ({time.monotonic() - t0:.1f} s)")
+    for pr in problems:
+        print(f"     {pr}")
+    return [not problems]
+
+
 def long_chain_cases(compiler, d, cflags, n=100_000):
     """Deep graphs: no recursion may overflow the stack, no pass may be quadratic."""
     results = []
@@ -1024,6 +1055,7 @@ def main():
                 results.append(False)
         results += binary_cases(args.compiler, d, args.cflags)
         results += oversized_cases(args.compiler, d, args.cflags)
+        results += heavy_fold_cases(args.compiler, d, args.cflags)
         results += long_chain_cases(args.compiler, d, args.cflags)
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
