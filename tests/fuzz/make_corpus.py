@@ -8,7 +8,10 @@ Two sources:
     GoogLeNet Inception, EfficientNet MBConv with squeeze-excitation, DenseNet dense block,
     VGG conv stack) at a few channels and a 16x16 input, behind a small stem and followed
     by pooling and a classifier, exported with torch.onnx.export (opset 13, folded
-    BatchNorm) like models/export_zoo.py does. A few kilobytes each.
+    BatchNorm) like models/export_zoo.py does. A few kilobytes each;
+  - the transformer pieces of tests/passes/recognize_models.py (LayerNorm, RMSNorm and GELU as
+    PyTorch exports them at opsets 14 and 17, and chains that must not be recognised), which
+    lead the fuzzer into the recognize pass.
 tools/fuzz.sh --make-corpus then keeps the subset that covers everything (libFuzzer's
 -merge=1) in tests/fuzz/corpus/<target>/, which is committed.
 Usage: /usr/bin/python3 tests/fuzz/make_corpus.py --node-cases build/nodecases/node OUT_DIR
@@ -91,7 +94,14 @@ def main():
         torch.onnx.export(model, torch.randn(1, 3, 16, 16), path, opset_version=13, do_constant_folding=True,
                           input_names=["input"], output_names=["output"])
         print(f"{path}: {os.path.getsize(path)} bytes")
-    print(f"{n} node models, {len(ZOO)} shrunk zoo models in {a.out}")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "passes"))
+    import recognize_models
+    blocks = recognize_models.torch_cases()
+    for name, cls, opset, x, _ in blocks:
+        path = os.path.join(a.out, f"block_{name}.onnx")
+        recognize_models.export(cls, opset, x, path)
+        print(f"{path}: {os.path.getsize(path)} bytes")
+    print(f"{n} node models, {len(ZOO)} shrunk zoo models, {len(blocks)} transformer blocks in {a.out}")
     return 0
 
 
