@@ -1164,6 +1164,7 @@ void emit_depthwise_kernel(K& k) {
       for (int64_t t = 0; t < k.KW; ++t)
         if (used[static_cast<size_t>(t)]) ws += fmt::format("{}w{} = {}", ws.empty() ? "" : ", ", t, k.load(fmt::format("wk + {}", t * b)));
       if (!ws.empty()) e("const {} {};", k.vt, ws);
+      else e("(void)xk; (void)wk;");  // a masked tile wholly in a pad as wide as the kernel
       for (const std::string& c : cols_code) e.line(c);
     }
     e("}}");  // kh
