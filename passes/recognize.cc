@@ -88,13 +88,12 @@ struct Matcher {
     return scalar(v, &x) && std::fabs(x - want) <= 1e-6 * std::fabs(want);
   }
 
-  // A binary node's operands as (value, other), trying both orders for the commutative ops:
-  // returns the operand index whose value satisfies `pred`, or -1.
+  // A binary commutative node's operand that satisfies `pred`, trying both: its index, or -1.
   template <class P>
-  static int find_operand(const Node* n, P pred, bool commutative = true) {
+  static int find_operand(const Node* n, P pred) {
     if (!n || n->inputs.size() != 2) return -1;
     if (pred(n->in(0))) return 0;
-    if (commutative && pred(n->in(1))) return 1;
+    if (pred(n->in(1))) return 1;
     return -1;
   }
 

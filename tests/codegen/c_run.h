@@ -155,4 +155,14 @@ inline std::vector<Tensor> run_generated_c(const Graph& g, const std::map<const 
   return run_c(g, in, o);
 }
 
+// The generated C of g computes what the reference evaluator computes, on random inputs
+// from `seed` (pass tests check a pass's output graph this way).
+inline void expect_c_matches_reference(const Graph& g, const std::string& tag, unsigned seed) {
+  auto in = random_inputs(g, seed);
+  auto ref = reference_outputs(g, in);
+  auto got = run_generated_c(g, in, tag);
+  if (got.empty()) return;  // the failure is reported
+  expect_close(ref, got, 1e-4);
+}
+
 }  // namespace onnxc::test
