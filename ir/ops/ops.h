@@ -44,6 +44,7 @@ void register_compare(OpTable&);      // Equal, Less, Greater, LessOrEqual, Grea
 void register_math(OpTable&);         // Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Mod, BitShift, Bitwise*
 void register_argmax(OpTable&);       // ArgMax, ArgMin, Hardmax
 void register_layer_norm(OpTable&);   // LayerNormalization, RMSNormalization
+void register_attention(OpTable&);    // Attention
 void register_expand(OpTable&);       // Expand, Tile, Range
 void register_activation(OpTable&);   // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink, Swish
 void register_gather_scatter(OpTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND

@@ -41,6 +41,7 @@ static OpTable build_table() {
   register_expand(t);
   register_argmax(t);
   register_layer_norm(t);
+  register_attention(t);
   register_gather_scatter(t);
   register_trilu(t);
   register_cumsum(t);

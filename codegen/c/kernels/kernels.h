@@ -69,6 +69,7 @@ void register_math(CKernelTable&);            // Floor, Ceil, Round, Sign, trigo
 void register_reduce_more(CKernelTable&);     // ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare
 void register_argmax(CKernelTable&);          // ArgMax, ArgMin, Hardmax
 void register_layer_norm(CKernelTable&);      // LayerNormalization, RMSNormalization
+void register_attention(CKernelTable&);       // Attention
 void register_expand(CKernelTable&);          // Expand, Tile, Range
 void register_activation(CKernelTable&);      // Softplus, Softsign, Selu, Celu, Mish, Gelu, ThresholdedRelu, Shrink
 void register_gather_scatter(CKernelTable&);  // GatherElements, ScatterElements, Scatter, GatherND, ScatterND

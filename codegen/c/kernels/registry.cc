@@ -26,6 +26,7 @@ static CKernelTable build_table() {
   register_reduce_more(t);
   register_argmax(t);
   register_layer_norm(t);
+  register_attention(t);
   register_gather_scatter(t);
   register_trilu(t);
   register_cumsum(t);
