@@ -76,6 +76,9 @@ class Backend {
   // Whether the backend can run node n with its activations stored in layout l: plain, or
   // NCHWc(b) for the outputs and the activation inputs the op blocks (the layout pass asks).
   virtual bool supports(const Node& n, const Layout& l) const = 0;
+  // Whether the backend has a kernel for op_type at all (the recognize pass puts an op back
+  // in place of its primitives only where the backend runs it).
+  virtual bool has_kernel(const std::string& op_type) const = 0;
   // Whether n may write its output `out` over the buffer of its input `in` (ONNX Runtime's
   // MayInplace): the kernel reads each element of `in` only where it writes that element of
   // `out`. Memory planning asks, and adds its own condition (`in` dies at n).

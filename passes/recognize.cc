@@ -1,9 +1,9 @@
 // passes/recognize.cc — finds ops that exporters spell out as chains of primitives and puts
-// the op back: LayerNormalization, RMSNormalization and Gelu (erf and tanh forms). PyTorch
-// exports nn.LayerNorm below opset 17 and nn.GELU below opset 20 as the chains below, and
-// RMSNorm at every opset; each chain is one kernel (layer_norm, one pass per row) or one
-// elementwise step a MatMul's epilogue can take (fuse.cc), instead of several functions and
-// as many sweeps over the activations.
+// the op back: LayerNormalization, RMSNormalization, Gelu (erf and tanh forms) and Attention.
+// PyTorch exports nn.LayerNorm below opset 17 and nn.GELU below opset 20 as the chains below,
+// RMSNorm and attention at every opset; each chain is one kernel (layer_norm, one pass per
+// row; attention, fused with an online softmax) or one elementwise step a MatMul's epilogue can
+// take (fuse.cc), instead of several functions and as many sweeps over the activations.
 //
 //  1. LayerNormalization over the trailing dims from `axis` (both ReduceMeans over those
 //     dims with keepdims; Pow(d, 2) or Mul(d, d); Div(d, s) or Mul(d, Reciprocal(s)) or
@@ -19,23 +19,41 @@
 //       erf(x / √2) (or erf(x · (1/√2)))                     ⇒   Gelu(x)
 //       tanh(√(2/π) · (x + 0.044715 · x³)), x³ = Pow(x, 3) or x · (x · x)
 //                                                             ⇒   Gelu(x, approximate = "tanh")
+//  4. Attention over 4-D heads q [B, H, Tq, D], kᵀ [B, H, D, Tk] (a Transpose of K), v [B, H, Tk, Dv],
+//     the scale (Div or Mul by a scalar constant) and the mask (Add of a float32 value that
+//     broadcasts to the scores and has their last dim) optional:
+//       s = MatMul(q, kᵀ); t = Div(s, c); u = Add(t, mask); p = Softmax(u, axis = -1); o = MatMul(p, v)
+//         ⇒   o = Attention(q, k, v, mask, scale = 1/c)                               (4-D form)
+//     k is kᵀ's Transpose with its permutation's last two entries swapped (a copy the kernel
+//     reads; the identity when kᵀ was Transpose(k, [0, 1, 3, 2]), which simplify removes).
+//     When q, v are Transpose(Reshape(x, [B, T, H, D]), [0, 2, 1, 3]) of [B, T, H * D] tensors,
+//     kᵀ is Transpose(Reshape(xk), [0, 2, 3, 1]) and o is only read by Transpose(o, [0, 2, 1, 3])
+//     and a Reshape to [B, Tq, H * Dv] (PyTorch's multi-head attention), those go too:
+//         ⇒   y = Attention(xq, xk, xv, mask, q_num_heads = kv_num_heads = H, scale)  (3-D form)
 // A chain matches only as a whole: every value inside it has its one reader inside it (x may
 // have others), the constants are scalars within 1e-6 of the values above, the dims are
-// float32 or float64, and the result has x's shape. Gamma and beta are constants that vary
-// only along the normalised dims; one with another shape than those dims is broadcast to
-// them (a new constant, counted against --max-memory). The new node takes over the chain's
-// output value (its name and any graph-output role) and lists the chain's nodes in
+// float32 or float64 (attention: float32), and the result has x's shape. Gamma and beta are
+// constants that vary only along the normalised dims; one with another shape than those dims
+// is broadcast to them (a new constant, counted against --max-memory). The new node takes over
+// the chain's output value (its name and any graph-output role) and lists the chain's nodes in
 // Node::origin; the rest of the chain becomes dead and goes. LayerNormalization is tried
-// first, so its core is never taken for an RMSNormalization of x - mean(x).
+// first, so its core is never taken for an RMSNormalization of x - mean(x). An op the backend
+// has no kernel for (Backend::has_kernel: the CUDA backend's LayerNormalization, Attention) is
+// left as its chain.
 // Known gaps: the Mul/Add form with gamma before the division (Div(Mul(d, gamma), s)),
 // GELU as x · Sigmoid(1.702 x) (Swish-like, left to fuse.cc) and Gelu's x · Φ(x) written with
-// other constants are not recognised; SkipLayerNorm and attention patterns are not yet here.
+// other constants are not recognised; nor SkipLayerNorm; nor attention over 3-D [B·H, T, D]
+// batches (bmm exports), with the scale on q and k before the product, with a mask applied
+// by Where (GPT-2's causal mask) or a softmax in another dtype; a Q/K/V Split of one
+// projection stays a copy (the kernel could read the packed rows with strides).
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "codegen/backend.h"
 #include "ir/op.h"
 #include "ir/ops/reduce.h"
+#include "ir/ops/softmax.h"
 #include "passes/pass.h"
 
 namespace onnxc {
@@ -44,6 +62,7 @@ namespace {
 struct Matcher {
   Graph& g;
   MemoryBudget& mb;
+  const Backend* backend;  // null: every op may be put back
   std::map<const Value*, size_t> uses;                 // readers (a graph output counts one)
   std::map<const Value*, std::vector<Node*>> readers;  // the nodes reading each value
   std::map<const Node*, size_t> pos;                   // index in Graph::nodes
@@ -51,7 +70,7 @@ struct Matcher {
   // Chain ends replaced this sweep: kept until the sweep ends, as the maps above point to them.
   std::vector<std::unique_ptr<Node>> removed;
 
-  Matcher(Graph& gr, MemoryBudget& m) : g(gr), mb(m) {
+  Matcher(Graph& gr, MemoryBudget& m, const Backend* be) : g(gr), mb(m), backend(be) {
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       Node* n = g.nodes[k].get();
       pos[n] = k;
@@ -326,6 +345,125 @@ struct Matcher {
     return true;
   }
 
+  // A Transpose's permutation (its default, the reversal, when the attribute is absent).
+  static std::vector<int64_t> perm_of(const Node& t) {
+    auto it = t.attrs.find("perm");
+    if (it != t.attrs.end()) return it->second.ints;
+    std::vector<int64_t> p(t.in(0) ? t.in(0)->shape.size() : 0);
+    for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<int64_t>(p.size() - 1 - i);
+    return p;
+  }
+
+  struct Attn {
+    Value *q = nullptr, *k = nullptr, *v = nullptr, *mask = nullptr;  // 4-D heads [B, H, T, D]; K untransposed
+    Node* kt = nullptr;          // the Transpose making Kᵀ (its permutation is turned into K's)
+    double scale = 1;
+    int64_t heads = 0;
+    std::vector<Node*> nodes;    // MatMul, scale, mask Add, Softmax, MatMul
+  };
+
+  // The scores x = MatMul(q, kᵀ), or Div(that, c) or Mul(that, c) with a scalar constant c:
+  // the MatMul, the scaling node (or null) and the scale.
+  Node* scores(Value* x, Node** sc, double* scale) {
+    *sc = nullptr;
+    *scale = 1;
+    double c = 0;
+    if (Node* d = inner(x, "Div"); d && d->inputs.size() == 2 && scalar(d->in(1), &c) && c != 0) {
+      *sc = d;
+      *scale = 1 / c;
+      x = d->in(0);
+    } else if (Node* m = inner(x, "Mul")) {
+      int j = find_operand(m, [&](const Value* v) { return scalar(v, &c); });
+      if (j < 0) return nullptr;
+      *sc = m;
+      *scale = c;
+      x = m->in(1 - j);
+    }
+    Node* qk = inner(x, "MatMul");
+    return qk && qk->inputs.size() == 2 ? qk : nullptr;
+  }
+
+  // o = MatMul(Softmax(Add(Div|Mul(MatMul(q, kt), c), mask)), v), the Div/Mul and the Add
+  // optional, over 4-D heads of the same batch and head count, kt a Transpose of K.
+  bool try_attention(Node* o, Attn* r) {
+    if (o->op_type != "MatMul" || o->inputs.size() != 2 || !o->out(0)) return false;
+    Node* sm = inner(o->in(0), "Softmax");
+    if (!sm) return false;
+    const Shape& ps = sm->out(0)->shape;
+    if (ps.size() != 4 || softmax_geom(*sm).inner != 1 || softmax_geom(*sm).L != ps[3]) return false;
+    std::vector<Node*> nodes = {sm, o};
+    Node* sc = nullptr;
+    Node* qk = nullptr;
+    if (Node* add = inner(sm->in(0), "Add")) {
+      for (int j = 0; j < 2 && !qk; ++j)
+        if ((qk = scores(add->in(j), &sc, &r->scale))) r->mask = add->in(1 - j);
+      const Value* m = r->mask;
+      if (!qk || !m || m->dtype != DType::F32 || m->shape.empty() || m->shape.size() > 4 || m->shape.back() != ps[3]) return false;
+      for (size_t d = 0; d < m->shape.size(); ++d)
+        if (m->shape[d] != 1 && m->shape[d] != ps[4 - m->shape.size() + d]) return false;
+      nodes.insert(nodes.begin(), add);
+    } else {
+      qk = scores(sm->in(0), &sc, &r->scale);
+      if (!qk) return false;
+    }
+    if (sc) nodes.insert(nodes.begin(), sc);
+    nodes.insert(nodes.begin(), qk);
+    Value* x = qk->out(0);
+    Node* kt = inner(qk->in(1), "Transpose");
+    if (!kt || !kt->in(0)) return false;
+    std::vector<int64_t> p = perm_of(*kt);
+    if (p.size() != 4) return false;
+    Value *q = qk->in(0), *kv = qk->in(1), *v = o->in(1);
+    for (const Value* t : {q, kv, v, o->out(0)})
+      if (!t || t->dtype != DType::F32 || !t->shape_known || t->shape.size() != 4) return false;
+    const Shape &qs = q->shape, &ks = kv->shape, &vs = v->shape;
+    // q [B, H, Tq, D], kᵀ [B, H, D, Tk], v [B, H, Tk, Dv]: no broadcast between them.
+    if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[2] != qs[3] || vs[2] != ks[3]) return false;
+    if (x->shape != Shape({qs[0], qs[1], qs[2], ks[3]}) || ps != x->shape) return false;
+    for (Node* n : nodes)
+      if (n->out(0)->shape != ps && n != o) return false;
+    r->q = q;
+    r->k = kv;
+    r->v = v;
+    r->kt = kt;
+    r->heads = qs[1];
+    r->nodes = std::move(nodes);
+    return true;
+  }
+
+  // x [B, T, H * D] when h = Transpose(Reshape(x, [B, T, H, D]), perm) and both are internal.
+  Value* joined_heads(Value* h, const std::vector<int64_t>& perm, std::vector<Node*>* nodes) {
+    Node* t = inner(h, "Transpose");
+    if (!t || perm_of(*t) != perm) return nullptr;
+    Node* rs = inner(t->in(0), "Reshape");
+    if (!rs) return nullptr;
+    Value* x = rs->in(0);
+    const Shape& r = rs->out(0)->shape;
+    if (!x || !x->shape_known || x->shape.size() != 3 || r.size() != 4 || x->shape[0] != r[0] || x->shape[1] != r[1] || x->shape[2] != r[2] * r[3])
+      return nullptr;
+    nodes->insert(nodes->end(), {rs, t});
+    return x;
+  }
+
+  // The Reshape to [B, T, H * Dv] after Transpose(o, [0, 2, 1, 3]), when they are o's only readers.
+  Node* joined_output(Value* o, std::vector<Node*>* nodes) {
+    if (!internal(o)) return nullptr;
+    auto it = readers.find(o);
+    if (it == readers.end() || it->second.size() != 1) return nullptr;
+    Node* t = it->second[0];
+    if (t->op_type != "Transpose" || taken.count(t) || !t->epilogue.empty() || perm_of(*t) != std::vector<int64_t>{0, 2, 1, 3}) return nullptr;
+    Value* tv = t->out(0);
+    if (!internal(tv)) return nullptr;
+    auto jt = readers.find(tv);
+    if (jt == readers.end() || jt->second.size() != 1) return nullptr;
+    Node* rs = jt->second[0];
+    if (rs->op_type != "Reshape" || taken.count(rs) || !rs->epilogue.empty() || !rs->out(0)) return nullptr;
+    const Shape &a = tv->shape, &b = rs->out(0)->shape;
+    if (b.size() != 3 || b[0] != a[0] || b[1] != a[1] || b[2] != a[2] * a[3]) return nullptr;
+    nodes->insert(nodes->end(), {t, rs});
+    return rs;
+  }
+
   // Replaces the chain `nodes` (its last node last) by op(inputs, attrs), which produces the
   // chain's output value.
   void replace(const std::vector<Node*>& nodes, const std::string& op, const std::vector<Value*>& inputs,
@@ -365,12 +503,14 @@ struct Matcher {
     taken.insert(g.nodes[k].get());
   }
 
+  bool runs(const char* op) const { return !backend || backend->has_kernel(op); }
+
   bool sweep() {
     bool changed = false;
     const size_t count = g.nodes.size();
     // Normalisations, LayerNormalization before RMSNormalization.
     for (int rms = 0; rms < 2; ++rms)
-      for (size_t k = 0; k < count; ++k) {
+      for (size_t k = 0; k < count && runs(rms ? "RMSNormalization" : "LayerNormalization"); ++k) {
         Node* c = g.nodes[k].get();
         if (taken.count(c) || !c->epilogue.empty() || (c->op_type != "Div" && c->op_type != "Mul")) continue;
         Norm r;
@@ -401,7 +541,54 @@ struct Matcher {
         replace(r.nodes, op, ins, {{"axis", attr_int(r.axis)}, {"epsilon", attr_float(r.eps)}});
         changed = true;
       }
-    for (size_t k = 0; k < count; ++k) {
+    // Attention, from the second MatMul.
+    for (size_t k = 0; k < count && runs("Attention"); ++k) {
+      Node* o = g.nodes[k].get();
+      if (taken.count(o) || !o->epilogue.empty()) continue;
+      Attn r;
+      if (!try_attention(o, &r)) continue;
+      std::vector<Value*> ins;
+      std::map<std::string, Attr> attrs = {{"scale", attr_float(r.scale)}};
+      // The 3-D form when Q, K and V are split from [B, T, H * D] tensors and the output is
+      // joined back to one; else the 4-D form, K's transpose permuting to [B, H, Tk, D].
+      std::vector<Node*> outer = {r.kt};
+      Value* q3 = joined_heads(r.q, {0, 2, 1, 3}, &outer);
+      // kᵀ = Transpose(Reshape(x, [B, T, H, D]), [0, 2, 3, 1]), as PyTorch exports k.transpose(-1, -2).
+      Value* k3 = nullptr;
+      if (internal(r.k) && perm_of(*r.kt) == std::vector<int64_t>{0, 2, 3, 1})
+        if (Node* rs = inner(r.kt->in(0), "Reshape")) {
+          Value* x = rs->in(0);
+          const Shape& rsh = rs->out(0)->shape;
+          if (x && x->shape_known && x->shape.size() == 3 && rsh.size() == 4 && x->shape[0] == rsh[0] && x->shape[1] == rsh[1] &&
+              x->shape[2] == rsh[2] * rsh[3]) {
+            k3 = x;
+            outer.push_back(rs);
+          }
+        }
+      Value* v3 = joined_heads(r.v, {0, 2, 1, 3}, &outer);
+      Node* joined = q3 && k3 && v3 && internal(r.k) ? joined_output(o->out(0), &outer) : nullptr;
+      if (joined) {
+        ins = {q3, k3, v3};
+        attrs["q_num_heads"] = attr_int(r.heads);
+        attrs["kv_num_heads"] = attr_int(r.heads);
+        r.nodes.insert(r.nodes.end(), outer.begin(), outer.end());
+      } else {
+        // K [B, H, Tk, D]: the transpose's permutation with its last two entries swapped.
+        if (!internal(r.k)) continue;
+        std::vector<int64_t> p = perm_of(*r.kt);
+        std::swap(p[2], p[3]);
+        r.kt->attrs["perm"] = attr_ints(p);
+        AttrReader a(*r.kt);
+        r.kt->op->parse(a);
+        a.done();
+        r.kt->op->infer(*r.kt);
+        ins = {r.q, r.k, r.v};
+      }
+      if (r.mask) ins.push_back(r.mask);
+      replace(r.nodes, "Attention", ins, attrs);
+      changed = true;
+    }
+    for (size_t k = 0; k < count && runs("Gelu"); ++k) {
       Node* t = g.nodes[k].get();
       if (taken.count(t) || !t->epilogue.empty()) continue;
       std::vector<Node*> nodes;
@@ -417,13 +604,13 @@ struct Matcher {
 
 }  // namespace
 
-bool recognize_ops(Graph& g, const PassOptions&) {
+bool recognize_ops(Graph& g, const PassOptions& o) {
   MemoryBudget mb(g);
   bool changed = false;
   // A match never creates another (the new ops are not part of any chain), so one sweep
   // finds them all; the second only confirms.
   for (int round = 0; round < 2; ++round) {
-    Matcher m(g, mb);
+    Matcher m(g, mb, o.backend);
     if (!m.sweep()) break;
     remove_dead_nodes(g);
     changed = true;

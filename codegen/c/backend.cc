@@ -18,6 +18,7 @@ class CBackend : public Backend {
  public:
   using Backend::Backend;
   std::string name() const override { return "c"; }
+  bool has_kernel(const std::string& op_type) const override { return find_c_kernel(op_type) != nullptr; }
 
   bool supports(const Node& n, const Layout& l) const override {
     const CKernel* k = find_c_kernel(n.op_type);

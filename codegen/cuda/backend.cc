@@ -61,6 +61,7 @@ class CudaBackend : public Backend {
  public:
   using Backend::Backend;
   std::string name() const override { return "cuda"; }
+  bool has_kernel(const std::string& op_type) const override { return find_cuda_kernel(op_type) != nullptr; }
   bool supports(const Node& n, const Layout& l) const override { return l.is_plain() && cuda_unsupported_reason(n).empty(); }
   bool may_inplace(const Node&, const Value&, const Value&) const override { return false; }
   Layout weight_layout(const Node&, size_t) const override { return Layout::plain(); }

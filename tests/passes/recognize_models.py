@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """End-to-end tests of the recognize pass (passes/recognize.cc): LayerNormalization,
-RMSNormalization and Gelu found again in the chains PyTorch exports them as.
+RMSNormalization, Gelu and Attention found again in the chains PyTorch exports them as.
 
 Each case is a small torch.nn module (Debian's PyTorch, the project's exporter) exported at
 opset 14 (nn.LayerNorm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, nn.GELU as
-Div/Erf/Add/Mul/Mul or the tanh form) or 17 (LayerNormalization exported as such, GELU still
+Div/Erf/Add/Mul/Mul or the tanh form, attention as MatMul/Div/Add/Softmax/MatMul between
+the heads' Reshape/Transpose) or 17 (LayerNormalization exported as such, GELU still
 spelled out), or a graph written with onnx.helper at opset 18 (ReduceMean's axes as an
 input). For each:
   - compile-model --dump-ir --emit exe: the final IR must hold exactly the expected count of
@@ -19,6 +20,7 @@ Ends with "N passed, M failed"; exit status 0 iff M == 0.
 """
 import argparse
 import collections
+import math
 import os
 import re
 import subprocess
@@ -31,7 +33,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.py")
-OPS = ["LayerNormalization", "RMSNormalization", "Gelu", "ReduceMean", "Erf", "Tanh", "Sqrt", "Pow"]
+OPS = ["LayerNormalization", "RMSNormalization", "Gelu", "Attention", "ReduceMean", "Erf", "Tanh", "Sqrt", "Pow", "Softmax"]
 
 
 def torch_cases():
@@ -107,8 +109,59 @@ def torch_cases():
             f = x / torch.sqrt(v + 1e-6)
             return a, b, c, e, v, f
 
+    class SelfAttention(nn.Module):  # BERT-style: one QKV product split, heads joined back
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(32, 96)
+            self.o = nn.Linear(32, 32)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, -1)
+            heads = lambda t: t.reshape(B, T, 4, 8).transpose(1, 2)
+            q, k, v = heads(q), heads(k), heads(v)
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(8), -1) @ v
+            return self.o(a.transpose(1, 2).reshape(B, T, C))
+
+    class MaskedAttention(nn.Module):  # separate Q/K/V, scale as a Mul, an additive padding mask
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v = nn.Linear(32, 32), nn.Linear(32, 32), nn.Linear(32, 48)
+            mask = torch.zeros(2, 1, 1, 7)
+            mask[1, :, :, 5:] = -10000.0  # the second sequence is 5 tokens long
+            self.register_buffer("mask", mask)
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            q = self.q(x).reshape(B, T, 4, 8).transpose(1, 2)
+            k = self.k(x).reshape(B, T, 4, 8).transpose(1, 2)
+            v = self.v(x).reshape(B, T, 4, 12).transpose(1, 2)
+            a = torch.softmax(q @ k.transpose(-1, -2) * 0.25 + self.mask, dim=-1) @ v
+            return a.transpose(1, 2).reshape(B, T, 48)
+
+    class CausalHeads(nn.Module):  # a -inf causal mask; the heads stay 4-D (no join): 4-D form
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(32, 96)
+            self.register_buffer("causal", torch.full((7, 7), float("-inf")).triu(1))
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).reshape(B, T, 3, 4, 8).permute(2, 0, 3, 1, 4).unbind(0)
+            s = (q @ k.transpose(-1, -2)) / math.sqrt(8) + self.causal
+            return torch.softmax(s, -1) @ v
+
+    class NotAttention(nn.Module):  # softmax over queries; scores also an output
+        def forward(self, x):
+            q = x.reshape(2, 7, 4, 8).transpose(1, 2)
+            a = torch.softmax(q @ q.transpose(-1, -2), 2) @ q
+            s = q @ q.transpose(-1, -2) * 0.5
+            b = torch.softmax(s, -1) @ q
+            return a, b, s
+
     x = lambda *s: np.random.default_rng(7).standard_normal(s).astype(np.float32)
     none = {"ReduceMean": 0, "Erf": 0, "Tanh": 0, "Sqrt": 0, "Pow": 0}
+    att = {"Softmax": 0, "LayerNormalization": 0}
     return [
         ("encoder_opset14", EncoderNoAffine, 14, x(2, 7, 32), dict(none, LayerNormalization=2, Gelu=1)),
         ("encoder_opset17", Encoder, 17, x(2, 7, 32), dict(none, LayerNormalization=2, Gelu=1)),
@@ -118,6 +171,10 @@ def torch_cases():
         ("handwritten_opset14", Handwritten, 14, x(2, 5, 32), dict(none, LayerNormalization=1, Gelu=1)),
         ("not_patterns_opset14", NotPatterns, 14, x(2, 5, 32),
          {"LayerNormalization": 0, "RMSNormalization": 1, "Gelu": 0, "Erf": 1, "ReduceMean": 4, "Sqrt": 2}),
+        ("attention_qkv_split_opset14", SelfAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0)),
+        ("attention_padding_mask_opset14", MaskedAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0)),
+        ("attention_causal_4d_opset14", CausalHeads, 14, x(2, 7, 32), dict(att, Attention=1)),
+        ("attention_not_patterns_opset14", NotAttention, 14, x(2, 7, 32), {"Attention": 0, "Softmax": 2}),
     ]
 
 

@@ -1,5 +1,5 @@
 // tests/passes/test_recognize.cc — the recognize pass (passes/recognize.cc): which chains
-// become LayerNormalization, RMSNormalization or Gelu, with which attributes and inputs,
+// become LayerNormalization, RMSNormalization, Gelu or Attention, with which attributes and inputs,
 // which stay as they are, that the reference evaluator gives the same outputs before and
 // after (run_pass_checked), and that the generated C of the result matches the reference.
 // tests/passes/recognize_models.py checks PyTorch's exports end to end against ONNX Runtime.
@@ -209,6 +209,87 @@ TEST(Recognize, ChainsInSequence) {
   EXPECT_EQ(g.nodes[2]->op_type, "Gelu");
   EXPECT_EQ(g.nodes[1]->in(0), g.nodes[0]->out(0));
   EXPECT_EQ(g.nodes[2]->in(0), g.nodes[1]->out(0));
+}
+
+// Heads split from [B, T, H * D] by Reshape + Transpose, as PyTorch exports multi-head
+// attention: q [2, 6, 24] into 3 heads of 8, K transposed by [0, 2, 3, 1].
+Value* split_heads(GraphBuilder& b, Value* x, const std::vector<int64_t>& perm) {
+  Value* shape = b.constant(x->name + "_heads", Tensor::from_i64({2, 6, 3, 8}));
+  return b.node("Transpose", {b.node("Reshape", {x, shape})}, {{"perm", attr_ints(perm)}});
+}
+
+TEST(Recognize, AttentionWithJoinedHeads) {
+  GraphBuilder b;
+  Value* q = b.input("q", {2, 6, 24});
+  Value* k = b.input("k", {2, 6, 24});
+  Value* v = b.input("v", {2, 6, 24});
+  Value* s = b.node("MatMul", {split_heads(b, q, {0, 2, 1, 3}), split_heads(b, k, {0, 2, 3, 1})});
+  Value* p = b.node("Softmax", {b.node("Div", {s, scalar(b, "sqrt_d", std::sqrt(8.0f))})}, {{"axis", attr_int(-1)}});
+  Value* o = b.node("MatMul", {p, split_heads(b, v, {0, 2, 1, 3})});
+  Value* joined = b.node("Transpose", {o}, {{"perm", attr_ints({0, 2, 1, 3})}});
+  b.output(b.node("Reshape", {joined, b.constant("joined", Tensor::from_i64({2, 6, 24}))}, {}, "attn_out"));
+  Graph& g = *b.g;
+  EXPECT_TRUE(recognize(g));
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const Node* a = only(g, "Attention");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->inputs, (std::vector<Value*>{q, k, v}));  // the 3-D form: no copies of heads
+  EXPECT_EQ(a->attrs.at("q_num_heads").i, 3);
+  EXPECT_EQ(a->attrs.at("kv_num_heads").i, 3);
+  EXPECT_NEAR(a->attrs.at("scale").f, 1 / std::sqrt(8.0), 1e-7);
+  EXPECT_EQ(a->origin.size(), 12u);  // 3 x (Reshape, Transpose), MatMul, Div, Softmax, MatMul, Transpose, Reshape
+  EXPECT_EQ(a->name, "attn_out");
+  EXPECT_EQ(a->out(0)->shape, (Shape{2, 6, 24}));
+  expect_c_matches_reference(g, "recognize_attention_3d", 5);
+}
+
+// 4-D heads with a runtime mask added after a Mul scale; K transposed by its last two dims:
+// the Transpose stays, permuting K to [B, H, Tk, D] (the identity here, left to simplify).
+TEST(Recognize, AttentionWithMaskOn4DHeads) {
+  GraphBuilder b;
+  Value* q = b.input("q", {1, 2, 5, 8});
+  Value* k = b.input("k", {1, 2, 7, 8});
+  Value* v = b.input("v", {1, 2, 7, 4});
+  Value* mask = b.input("mask", {5, 7});
+  Value* kt = b.node("Transpose", {k}, {{"perm", attr_ints({0, 1, 3, 2})}});
+  Value* s = b.node("Mul", {scalar(b, "scale", 0.3f), b.node("MatMul", {q, kt})});
+  Value* p = b.node("Softmax", {b.node("Add", {mask, s})}, {{"axis", attr_int(3)}});
+  b.output(b.node("MatMul", {p, v}));
+  Graph& g = *b.g;
+  EXPECT_TRUE(recognize(g));
+  const Node* a = only(g, "Attention");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->inputs.size(), 4u);
+  EXPECT_EQ(a->in(0), q);
+  EXPECT_EQ(a->in(1)->shape, (Shape{1, 2, 7, 8}));
+  EXPECT_EQ(a->in(1)->producer->op_type, "Transpose");
+  EXPECT_EQ(a->in(2), v);
+  EXPECT_EQ(a->in(3), mask);
+  EXPECT_FALSE(a->attrs.count("q_num_heads"));
+  EXPECT_NEAR(a->attrs.at("scale").f, 0.3, 1e-7);
+  EXPECT_EQ(g.nodes.size(), 2u);
+  expect_c_matches_reference(g, "recognize_attention_4d", 5);
+}
+
+// Not attention: the scores are also an output; the softmax runs over the queries; the
+// mask's last dim broadcasts over the keys (ONNX's Attention would mask the missing keys).
+TEST(Recognize, AttentionChainsThatStay) {
+  GraphBuilder b;
+  Value* q = b.input("q", {1, 2, 5, 8});
+  Value* kt = b.node("Transpose", {b.input("k", {1, 2, 5, 8})}, {{"perm", attr_ints({0, 1, 3, 2})}});
+  Value* v = b.input("v", {1, 2, 5, 8});
+  Value* s1 = b.node("MatMul", {q, kt});
+  b.output(s1);
+  b.output(b.node("MatMul", {b.node("Softmax", {s1}, {{"axis", attr_int(-1)}}), v}));
+  Value* s2 = b.node("MatMul", {q, b.node("Transpose", {v}, {{"perm", attr_ints({0, 1, 3, 2})}})});
+  b.output(b.node("MatMul", {b.node("Softmax", {s2}, {{"axis", attr_int(2)}}), v}));
+  Value* s3 = b.node("MatMul", {v, b.node("Transpose", {q}, {{"perm", attr_ints({0, 1, 3, 2})}})});
+  Value* m3 = b.node("Add", {s3, b.input("mask", {5, 1})});
+  b.output(b.node("MatMul", {b.node("Softmax", {m3}, {{"axis", attr_int(-1)}}), v}));
+  Graph& g = *b.g;
+  const size_t before = g.nodes.size();
+  EXPECT_FALSE(recognize(g));
+  EXPECT_EQ(g.nodes.size(), before);
 }
 
 }  // namespace
