@@ -384,13 +384,15 @@ struct Matcher {
   }
 
   // o = MatMul(Softmax(Add(Div|Mul(MatMul(q, kt), c), mask)), v), the Div/Mul and the Add
-  // optional, over 4-D heads of the same batch and head count, kt a Transpose of K.
+  // optional (or the Div/Mul on q before the product), kt a Transpose of K, over 4-D heads
+  // [B, H, T, D] of the same batch and head count, or 3-D ones [B·H, T, D] without a mask.
   bool try_attention(Node* o, Attn* r) {
     if (o->op_type != "MatMul" || o->inputs.size() != 2 || !o->out(0)) return false;
     Node* sm = inner(o->in(0), "Softmax");
     if (!sm) return false;
     const Shape& ps = sm->out(0)->shape;
-    if (ps.size() != 4 || softmax_geom(*sm).inner != 1 || softmax_geom(*sm).L != ps[3]) return false;
+    const size_t R = ps.size();
+    if ((R != 3 && R != 4) || softmax_geom(*sm).inner != 1 || softmax_geom(*sm).L != ps[R - 1]) return false;
     std::vector<Node*> nodes = {sm, o};
     Node* sc = nullptr;
     Node* qk = nullptr;
@@ -398,7 +400,7 @@ struct Matcher {
       for (int j = 0; j < 2 && !qk; ++j)
         if ((qk = scores(add->in(j), &sc, &r->scale))) r->mask = add->in(1 - j);
       const Value* m = r->mask;
-      if (!qk || !m || m->dtype != DType::F32 || m->shape.empty() || m->shape.size() > 4 || m->shape.back() != ps[3]) return false;
+      if (R != 4 || !qk || !m || m->dtype != DType::F32 || m->shape.empty() || m->shape.size() > 4 || m->shape.back() != ps[3]) return false;
       for (size_t d = 0; d < m->shape.size(); ++d)
         if (m->shape[d] != 1 && m->shape[d] != ps[4 - m->shape.size() + d]) return false;
       nodes.insert(nodes.begin(), add);
@@ -409,25 +411,99 @@ struct Matcher {
     if (sc) nodes.insert(nodes.begin(), sc);
     nodes.insert(nodes.begin(), qk);
     Value* x = qk->out(0);
+    Value* q = qk->in(0);
+    // The scale on q before the product (nn.MultiheadAttention divides q by √D).
+    Node* pre = nullptr;
+    double c = 0;
+    if (!sc) {
+      if (Node* d = inner(q, "Div"); d && d->inputs.size() == 2 && scalar(d->in(1), &c) && c != 0) {
+        pre = d;
+        r->scale = 1 / c;
+        q = d->in(0);
+      } else if (Node* m = inner(q, "Mul")) {
+        int j = find_operand(m, [&](const Value* v) { return scalar(v, &c); });
+        if (j >= 0) {
+          pre = m;
+          r->scale = c;
+          q = m->in(1 - j);
+        }
+      }
+      if (pre) nodes.insert(nodes.begin(), pre);
+    }
     Node* kt = inner(qk->in(1), "Transpose");
-    if (!kt || !kt->in(0)) return false;
-    std::vector<int64_t> p = perm_of(*kt);
-    if (p.size() != 4) return false;
-    Value *q = qk->in(0), *kv = qk->in(1), *v = o->in(1);
+    if (!kt || !kt->in(0) || perm_of(*kt).size() != R) return false;
+    Value *kv = qk->in(1), *v = o->in(1);
     for (const Value* t : {q, kv, v, o->out(0)})
-      if (!t || t->dtype != DType::F32 || !t->shape_known || t->shape.size() != 4) return false;
+      if (!t || t->dtype != DType::F32 || !t->shape_known || t->shape.size() != R) return false;
     const Shape &qs = q->shape, &ks = kv->shape, &vs = v->shape;
-    // q [B, H, Tq, D], kᵀ [B, H, D, Tk], v [B, H, Tk, Dv]: no broadcast between them.
-    if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[2] != qs[3] || vs[2] != ks[3]) return false;
-    if (x->shape != Shape({qs[0], qs[1], qs[2], ks[3]}) || ps != x->shape) return false;
+    // q [.., Tq, D], kᵀ [.., D, Tk], v [.., Tk, Dv], the same leading dims: no broadcast.
+    Shape want(qs.begin(), qs.end() - 2);
+    for (size_t i = 0; i + 2 < R; ++i)
+      if (ks[i] != qs[i] || vs[i] != qs[i]) return false;
+    if (ks[R - 2] != qs[R - 1] || vs[R - 2] != ks[R - 1]) return false;
+    want.insert(want.end(), {qs[R - 2], ks[R - 1]});
+    if (x->shape != want || ps != want) return false;
     for (Node* n : nodes)
-      if (n->out(0)->shape != ps && n != o) return false;
+      if (n != o && n != pre && n->out(0)->shape != ps) return false;
     r->q = q;
     r->k = kv;
     r->v = v;
     r->kt = kt;
-    r->heads = qs[1];
+    r->heads = R == 4 ? qs[1] : qs[0];
     r->nodes = std::move(nodes);
+    return true;
+  }
+
+  // The Reshape of x to [T, N, D] under h = Transpose(that, perm), both internal (the heads of
+  // nn.MultiheadAttention, sequence first); the Transpose goes to *nodes.
+  Node* seq_first_heads(Value* h, const std::vector<int64_t>& perm, std::vector<Node*>* nodes) {
+    Node* t = inner(h, "Transpose");
+    if (!t || perm_of(*t) != perm) return nullptr;
+    Node* rs = inner(t->in(0), "Reshape");
+    if (!rs || !rs->in(0) || rs->out(0)->shape.size() != 3) return nullptr;
+    nodes->push_back(t);
+    return rs;
+  }
+
+  // Rank-3 heads [N, T, D] as nn.MultiheadAttention exports them at batch 1: q and v are
+  // Transpose(Reshape(x, [T, N, D]), [1, 0, 2]), kᵀ is Transpose(Reshape(xk, [T, N, D]), [1, 2, 0]),
+  // and o is read by Transpose(o, [1, 0, 2]) and then only by a Reshape. Each input Reshape is
+  // turned into one to [1, T, N · D] (the same bytes: the batch is 1) and the output Reshape
+  // reads the Attention's [1, Tq, N · Dv]: the 3-D form, N heads. False (nothing changed) otherwise.
+  bool seq_first_attention(const Attn& r, Node* o, std::vector<Node*>* chain, std::vector<Value*>* ins, Node** out_reshape) {
+    std::vector<Node*> nodes;
+    Node* rq = seq_first_heads(r.q, {1, 0, 2}, &nodes);
+    Node* rv = seq_first_heads(r.v, {1, 0, 2}, &nodes);
+    if (!rq || !rv || perm_of(*r.kt) != std::vector<int64_t>{1, 2, 0}) return false;
+    Node* rk = inner(r.kt->in(0), "Reshape");
+    if (!rk || !rk->in(0) || rk->out(0)->shape.size() != 3) return false;
+    nodes.push_back(r.kt);
+    if (!internal(o->out(0))) return false;
+    auto it = readers.find(o->out(0));
+    if (it == readers.end() || it->second.size() != 1) return false;
+    Node* t = it->second[0];
+    if (t->op_type != "Transpose" || taken.count(t) || !t->epilogue.empty() || perm_of(*t) != std::vector<int64_t>{1, 0, 2}) return false;
+    if (!internal(t->out(0))) return false;
+    auto jt = readers.find(t->out(0));
+    if (jt == readers.end() || jt->second.size() != 1) return false;
+    Node* ro = jt->second[0];
+    if (ro->op_type != "Reshape" || taken.count(ro) || !ro->epilogue.empty() || !ro->out(0) || ro->inputs.size() != 2 || !ro->in(1)->constant)
+      return false;
+    for (int64_t d : ro->in(1)->constant->to_i64())  // a 0 would copy a dim of the input, whose shape changes
+      if (d == 0) return false;
+    nodes.push_back(t);
+    // Commit: each input Reshape now makes [1, T, N · D].
+    for (Node* rs : {rq, rk, rv}) {
+      const Shape& hs = rs->out(0)->shape;
+      rs->inputs[1] = add_constant(g, rs->name + "_joined", Tensor::from_i64({1, hs[0], hs[1] * hs[2]}));
+      AttrReader a(*rs);
+      rs->op->parse(a);
+      a.done();
+      rs->op->infer(*rs);
+    }
+    chain->insert(chain->end(), nodes.begin(), nodes.end());
+    *ins = {rq->out(0), rk->out(0), rv->out(0)};
+    *out_reshape = ro;
     return true;
   }
 
@@ -549,8 +625,19 @@ struct Matcher {
       if (!try_attention(o, &r)) continue;
       std::vector<Value*> ins;
       std::map<std::string, Attr> attrs = {{"scale", attr_float(r.scale)}};
-      // The 3-D form when Q, K and V are split from [B, T, H * D] tensors and the output is
-      // joined back to one; else the 4-D form, K's transpose permuting to [B, H, Tk, D].
+      if (r.q->shape.size() == 3) {
+        Node* ro = nullptr;
+        if (!seq_first_attention(r, o, &r.nodes, &ins, &ro)) continue;
+        attrs["q_num_heads"] = attr_int(r.heads);
+        attrs["kv_num_heads"] = attr_int(r.heads);
+        replace(r.nodes, "Attention", ins, attrs);
+        AttrReader a(*ro);  // its input is now the Attention's [1, Tq, N · Dv]
+        ro->op->parse(a);
+        a.done();
+        ro->op->infer(*ro);
+        changed = true;
+        continue;
+      }
       std::vector<Node*> outer = {r.kt};
       Value* q3 = joined_heads(r.q, {0, 2, 1, 3}, &outer);
       // kᵀ = Transpose(Reshape(x, [B, T, H, D]), [0, 2, 3, 1]), as PyTorch exports k.transpose(-1, -2).

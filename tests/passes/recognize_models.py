@@ -151,6 +151,14 @@ def torch_cases():
             s = (q @ k.transpose(-1, -2)) / math.sqrt(8) + self.causal
             return torch.softmax(s, -1) @ v
 
+    class TorchMHA(nn.Module):  # nn.MultiheadAttention as torchvision's ViT uses it, batch 1
+        def __init__(self):
+            super().__init__()
+            self.mha = nn.MultiheadAttention(32, 4, batch_first=True)
+
+        def forward(self, x):
+            return self.mha(x, x, x, need_weights=False)[0]
+
     class NotAttention(nn.Module):  # softmax over queries; scores also an output
         def forward(self, x):
             q = x.reshape(2, 7, 4, 8).transpose(1, 2)
@@ -174,6 +182,7 @@ def torch_cases():
         ("attention_qkv_split_opset14", SelfAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0)),
         ("attention_padding_mask_opset14", MaskedAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0)),
         ("attention_causal_4d_opset14", CausalHeads, 14, x(2, 7, 32), dict(att, Attention=1)),
+        ("attention_torch_mha_opset14", TorchMHA, 14, x(1, 9, 32), dict(att, Attention=1)),
         ("attention_not_patterns_opset14", NotAttention, 14, x(2, 7, 32), {"Attention": 0, "Softmax": 2}),
     ]
 
@@ -214,7 +223,7 @@ def opset18_layer_norm(path):
 def ir_op_counts(dump):
     counts = collections.Counter()
     for line in dump.splitlines():
-        m = re.match(r"\s+%\S+ : \S+(?: @\d+)? = ([\w.+]+)\(", line)
+        m = re.match(r"\s+%\S+ : \S+(?: @\d+)?(?: \(in %\S+\))? = ([\w.+]+)\(", line)
         if m:
             counts.update(m.group(1).split("+"))
     return counts
