@@ -56,12 +56,15 @@ void emit_attention(CEmit& e) {
   const int64_t budget = 32 << 10;  // bytes per stack buffer
   int64_t BK = std::min<int64_t>(round_up(std::max<int64_t>(g.Tk, 1), V), 256);
   while (BK > V && (g.D * BK * 4 > budget || BK * DvP * 4 > budget)) BK -= V;
+  // Tiles of equal width over the keys (197 keys: 2 x 112, not 128 + 128 with 59 columns idle).
+  const int64_t tiles = (std::max<int64_t>(g.Tk, 1) + BK - 1) / BK;
+  BK = round_up((std::max<int64_t>(g.Tk, 1) + tiles - 1) / tiles, V);
   int64_t BQ = std::min<int64_t>(g.Tq, 64);
   while (BQ > 1 && (BQ * BK * 4 > budget || BQ * DvP * 4 > budget)) BQ = (BQ + 1) / 2;
   const int64_t want = 4 * std::max(1, e.target.threads);
   while (BQ > 8 && g.B * g.Hq * ((g.Tq + BQ - 1) / BQ) < want) BQ = (BQ + 1) / 2;
   const int64_t NQ = (g.Tq + BQ - 1) / BQ;
-  const int64_t CV = chunk_vectors(BK / V), CVo = chunk_vectors(DvP / V);
+  const int64_t CV = std::min<int64_t>(4, BK / V), CVo = chunk_vectors(DvP / V);
   const int64_t regs = std::max(8, e.target.vector_registers) * 3 / 4;
   const int64_t R = std::clamp<int64_t>(regs / std::max(CV, CVo) - 1, 1, 8);
   const bool has_qk = e.node.out(3) != nullptr, has_pk = e.node.out(1) != nullptr, has_pv = e.node.out(2) != nullptr;
@@ -159,28 +162,41 @@ void emit_attention(CEmit& e) {
   e("}}");
   e("}}");
   // 2. Scores: s[i][c] = Q[q0 + i] · kt[.][c], R rows x CV vectors at a time.
+  // Chunks of CV vectors of keys, then one of the remaining BK / V % CV vectors.
   auto stile = [&](int64_t rows) {
     e("{{");
     e("const float* restrict qr = qb + i * {};", g.q.st);
-    e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", BK, CV * V);
-    std::string decl;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < CV; ++v) decl += fmt::format("{}a{}_{} = ({}){{0}}", decl.empty() ? "" : ", ", r, v, vt);
-    e("{} {};", vt, decl);
-    e("const float* restrict kk = kt + c0;");
-    e("for (int64_t d = 0; d < {}; ++d, kk += {}) {{", g.D, BK);
-    std::string kl;
-    for (int64_t v = 0; v < CV; ++v) kl += fmt::format("{}k{} = *(const {}*)(kk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
-    e("const {} {};", vt, kl);
-    for (int64_t r = 0; r < rows; ++r) {
-      std::string l = fmt::format("const float q{} = qr[{}d];", r, r ? fmt::format("{} + ", r * g.q.st) : "");
-      for (int64_t v = 0; v < CV; ++v) l += fmt::format(" a{}_{} += q{} * k{};", r, v, r, v);
-      e("{}", l);
+    auto chunk = [&](int64_t nv) {
+      std::string decl;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < nv; ++v) decl += fmt::format("{}a{}_{} = ({}){{0}}", decl.empty() ? "" : ", ", r, v, vt);
+      e("{} {};", vt, decl);
+      e("const float* restrict kk = kt + c0;");
+      e("for (int64_t d = 0; d < {}; ++d, kk += {}) {{", g.D, BK);
+      std::string kl;
+      for (int64_t v = 0; v < nv; ++v) kl += fmt::format("{}k{} = *(const {}*)(kk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
+      e("const {} {};", vt, kl);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::string l = fmt::format("const float q{} = qr[{}d];", r, r ? fmt::format("{} + ", r * g.q.st) : "");
+        for (int64_t v = 0; v < nv; ++v) l += fmt::format(" a{}_{} += q{} * k{};", r, v, r, v);
+        e("{}", l);
+      }
+      e("}}");
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < nv; ++v) e("*({}*)(s + (i + {}) * {} + c0 + {}) = a{}_{};", vtu, r, BK, v * V, r, v);
+    };
+    const int64_t main = BK / V / CV * CV * V, tail = BK / V % CV;
+    if (main > 0) {
+      e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", main, CV * V);
+      chunk(CV);
+      e("}}");
     }
-    e("}}");
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < CV; ++v) e("*({}*)(s + (i + {}) * {} + c0 + {}) = a{}_{};", vtu, r, BK, v * V, r, v);
-    e("}}");
+    if (tail > 0) {
+      e("{{");
+      e("const int64_t c0 = {};", main);
+      chunk(tail);
+      e("}}");
+    }
     e("}}");
   };
   e("int64_t i = 0;");
