@@ -73,8 +73,8 @@ class Attention : public Op {
     g_ = AttentionGeom{};
     g_.causal = causal_;
     g_.softcap = softcap_;
-    g_.left = left_;
-    g_.right = right_;
+    g_.left = std::min(left_, 4 * kAttentionMaxOffset);
+    g_.right = std::min(right_, 4 * kAttentionMaxOffset);
     g_.qk_mode = mode_;
     g_.in3d = q.size() == 3;
     g_.B = q[0];
@@ -154,6 +154,8 @@ class Attention : public Op {
       }
       g_.mask_len = s.back();  // keys past it are masked, as ONNX pads the mask with -inf
     }
+    for (int64_t d : {g_.B, g_.Hq, g_.Tq, g_.Tk, g_.D, g_.Dv})
+      if (d == 0) n.unsupported(fmt::format("Q {}, K {} and V {} (with the past rows) have an empty dim", shape_str(q), shape_str(k), shape_str(v)));
     g_.scale = scale_ ? *scale_ : 1.0 / std::sqrt(static_cast<double>(g_.D));
     Shape y = g_.in3d ? Shape{g_.B, g_.Tq, g_.Hq * g_.Dv} : Shape{g_.B, g_.Hq, g_.Tq, g_.Dv};
     g_.y = g_.in3d ? HeadStrides{g_.Tq * g_.Hq * g_.Dv, g_.Dv, g_.Hq * g_.Dv} : HeadStrides{g_.Hq * g_.Tq * g_.Dv, g_.Tq * g_.Dv, g_.Dv};
@@ -182,8 +184,9 @@ class Attention : public Op {
           if (out.size() > 2 && !out[2].bytes.empty())
             for (int64_t d = 0; d < g.Dv; ++d) out[2].set(((b * g.Hkv + hk) * g.Tk + j) * g.Dv + d, val(b, hk, j, d));
         }
-      const int64_t valid = NP ? std::clamp<int64_t>(NP->get_i64(b), 0, g.Tk) : g.Tk;
-      const int64_t offset = g.past > 0 ? g.past : NP ? NP->get_i64(b) - g.Tq : 0;
+      const int64_t np = NP ? std::clamp<int64_t>(NP->get_i64(b), -kAttentionMaxOffset, kAttentionMaxOffset) : 0;
+      const int64_t valid = NP ? std::clamp<int64_t>(np, 0, g.Tk) : g.Tk;
+      const int64_t offset = g.past > 0 ? g.past : NP ? np - g.Tq : 0;
       for (int64_t h = 0; h < g.Hq; ++h) {
         const int64_t hk = h / (g.Hq / g.Hkv);
         for (int64_t i = 0; i < g.Tq; ++i) {

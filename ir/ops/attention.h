@@ -8,6 +8,10 @@
 
 namespace onnxc {
 
+// nonpad_kv_seqlen values are clamped to ±2^40, and window sizes to 2^42, before any arithmetic
+// (no overflow; every mask they give is the same as with the value itself, as sequences are shorter).
+constexpr int64_t kAttentionMaxOffset = int64_t{1} << 40;
+
 struct HeadStrides {
   int64_t sb = 0, sh = 0, st = 0;  // element strides of batch, head, position (d is 1)
 };
@@ -23,7 +27,7 @@ struct AttentionGeom {
   double scale = 1;                // applied to Q·K (the default 1/sqrt(D) resolved)
   double softcap = 0;              // > 0: s = softcap * tanh(s / softcap) before the mask
   bool causal = false;
-  int64_t left = -1, right = -1;   // sliding window around the (offset) diagonal; -1 = unbounded
+  int64_t left = -1, right = -1;   // sliding window around the (offset) diagonal; -1 = unbounded (clamped, above)
   // attn_mask (input 3): absent, boolean (false masks) or added; broadcast strides over
   // (b, h, i, j) and its last dim, which may be shorter than Tk (the rest is masked).
   bool has_mask = false, mask_bool = false;

@@ -121,6 +121,32 @@ def _(d):
     return save(m, os.path.join(d, "cuda_softplus.onnx")), ["--device", "cuda", "--emit", "c"]
 
 
+def attention_model(q, k, v, mask=None, **attrs):
+    ins = [vi("q", q), vi("k", k), vi("v", v)] + ([vi("m", mask)] if mask else [])
+    n = helper.make_node("Attention", [i.name for i in ins], ["y"], name="attn_1", **attrs)
+    return model([n], ins, [vi("y", None)], opset=23)
+
+
+@case("Attention: K's head size differs from Q's", INVALID, "node 'attn_1'", "(Attention", "head size")
+def _(d):
+    return save(attention_model([1, 6, 16], [1, 6, 12], [1, 6, 16], q_num_heads=2, kv_num_heads=2), os.path.join(d, "attn_heads.onnx"))
+
+
+@case("Attention: a mask that does not broadcast", INVALID, "node 'attn_1'", "attn_mask [3,6]")
+def _(d):
+    return save(attention_model([1, 2, 4, 8], [1, 2, 6, 8], [1, 2, 6, 8], [3, 6]), os.path.join(d, "attn_mask.onnx"))
+
+
+@case("Attention: a head size above the C kernel's stack tile", UNSUPPORTED, "node 'attn_1'", "(Attention", "4096")
+def _(d):
+    return save(attention_model([1, 1, 2, 5000], [1, 1, 2, 5000], [1, 1, 2, 8]), os.path.join(d, "attn_big_head.onnx"))
+
+
+@case("Attention: no keys", UNSUPPORTED, "node 'attn_1'", "empty dim")
+def _(d):
+    return save(attention_model([1, 2, 4, 8], [1, 2, 0, 8], [1, 2, 0, 8]), os.path.join(d, "attn_empty.onnx"))
+
+
 @case("unsupported op", UNSUPPORTED, "node 'frob_1'", "FrobnicateX", "not supported")
 def _(d):
     m = model([helper.make_node("FrobnicateX", ["x"], ["y"], name="frob_1")], [vi("x", [2])], [vi("y", [2])])

@@ -59,7 +59,11 @@ void emit_attention(CEmit& e) {
   // Tiles of equal width over the keys (197 keys: 2 x 112, not 128 + 128 with 59 columns idle).
   const int64_t tiles = (std::max<int64_t>(g.Tk, 1) + BK - 1) / BK;
   BK = round_up((std::max<int64_t>(g.Tk, 1) + tiles - 1) / tiles, V);
-  int64_t BQ = std::min<int64_t>(g.Tq, 64);
+  // The stack buffers hold at least a vector's width of keys by the head size: head sizes up
+  // to 4096 (256 KiB at 16 floats a vector).
+  if (g.D > 4096 || g.Dv > 4096)
+    e.node.unsupported(fmt::format("head sizes {} and {}: the C kernel keeps a key tile of head-size rows on the stack, up to 4096", g.D, g.Dv));
+  int64_t BQ = std::max<int64_t>(1, std::min<int64_t>(g.Tq, 64));
   while (BQ > 1 && (BQ * BK * 4 > budget || BQ * DvP * 4 > budget)) BQ = (BQ + 1) / 2;
   const int64_t want = 4 * std::max(1, e.target.threads);
   while (BQ > 8 && g.B * g.Hq * ((g.Tq + BQ - 1) / BQ) < want) BQ = (BQ + 1) / 2;
@@ -114,7 +118,7 @@ void emit_attention(CEmit& e) {
   else e("const int64_t nq = q0 + {0} <= {1} ? {0} : {1} - q0;", BQ, g.Tq);
   e("(void)hk;");
   if (g.has_nonpad) {
-    e("const int64_t np = {}[b];", e.in(6));
+    e("const int64_t np = {0}[b] < -{1} ? -{1} : {0}[b] > {1} ? {1} : {0}[b];", e.in(6), c_int(kAttentionMaxOffset));
     e("const int64_t valid = np < 0 ? 0 : np > {0} ? {0} : np;", g.Tk);
     e("const int64_t off = np - {};", g.Tq);
   } else {
