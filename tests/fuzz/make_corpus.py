@@ -9,8 +9,8 @@ Two sources:
     VGG conv stack) at a few channels and a 16x16 input, behind a small stem and followed
     by pooling and a classifier, exported with torch.onnx.export (opset 13, folded
     BatchNorm) like models/export_zoo.py does. A few kilobytes each;
-  - the transformer pieces of tests/passes/recognize_models.py (LayerNorm, RMSNorm and GELU as
-    PyTorch exports them at opsets 14 and 17, and chains that must not be recognised), which
+  - the transformer pieces of tests/passes/recognize_models.py (LayerNorm, RMSNorm, GELU and
+    attention as PyTorch exports them at opsets 14 and 17, and chains that must not be recognised), which
     lead the fuzzer into the recognize pass.
 tools/fuzz.sh --make-corpus then keeps the subset that covers everything (libFuzzer's
 -merge=1) in tests/fuzz/corpus/<target>/, which is committed.
