@@ -38,8 +38,7 @@
 // the chain's output value (its name and any graph-output role) and lists the chain's nodes in
 // Node::origin; the rest of the chain becomes dead and goes. LayerNormalization is tried
 // first, so its core is never taken for an RMSNormalization of x - mean(x). An op the backend
-// has no kernel for (Backend::has_kernel: the CUDA backend's LayerNormalization, Attention) is
-// left as its chain.
+// has no kernel for (Backend::has_kernel) is left as its chain.
 // Known gaps: the Mul/Add form with gamma before the division (Div(Mul(d, gamma), s)),
 // GELU as x · Sigmoid(1.702 x) (Swish-like, left to fuse.cc) and Gelu's x · Φ(x) written with
 // other constants are not recognised; nor SkipLayerNorm; nor attention over 3-D [B·H, T, D]

@@ -3,7 +3,8 @@
 kernels' variants that the zoo CNNs do not reach (batched and broadcast MatMul, tiled and
 dot-product (a thread or a block per element), Gemm's transposes and C, Softmax on a middle axis, LRN, Transpose, cropping Pad, Concat on other
 axes, pools with padding, ceil_mode and dilations, 1-D/3-D, grouped and dilated Conv, fused
-activations, broadcasting elementwise ops, runtime Clip bounds...). Each model is compiled
+activations, broadcasting elementwise ops, runtime Clip bounds, Attention and the LayerNorm and
+attention chains the recognize pass turns into LayerNormalization and Attention...). Each model is compiled
 twice by compile-model: to C (the reference: the C backend, itself checked against ONNX's
 node tests) and with --device cuda, whose .cu is built as C++ against tests/cuda/emu/
 cuda_runtime.h (a CPU stand-in for the CUDA runtime, see run_emulated.sh). Both binaries run
@@ -141,6 +142,38 @@ def matmul_bias_gelu_chains():
     return model(erf + x3, [("a", [2, 9, 33])], [2, 9, 20],
                  [const("w", [33, 20]), const("b", [20]), scalar("sqrt2", 1.4142135), scalar("one", 1.0), scalar("half", 0.5),
                   scalar("c", 0.044715), scalar("k", 0.7978845608)], opset=14)
+
+
+@case
+def attention_heads_chain():
+    # PyTorch's opset-14 attention between head splits and the join (the recognize pass makes
+    # it one Attention node, 3-D form) followed by its LayerNorm chain (LayerNormalization).
+    heads = lambda x, p: [node("Reshape", [x, "hs"], out=x + "r"), node("Transpose", [x + "r"], out=x + "t", perm=p)]
+    att = heads("q", [0, 2, 1, 3]) + heads("k", [0, 2, 3, 1]) + heads("v", [0, 2, 1, 3]) + [
+        node("MatMul", ["qt", "kt"], out="s"), node("Div", ["s", "sd"], out="sc"), node("Add", ["sc", "mask"], out="sm"),
+        node("Softmax", ["sm"], out="p", axis=-1), node("MatMul", ["p", "vt"], out="o"),
+        node("Transpose", ["o"], out="ot", perm=[0, 2, 1, 3]), node("Reshape", ["ot", "js"], out="a")]
+    ln = [node("ReduceMean", ["a"], out="mu", axes=[-1]), node("Sub", ["a", "mu"], out="dd"), node("Pow", ["dd", "two"], out="d2"),
+          node("ReduceMean", ["d2"], out="var", axes=[-1]), node("Add", ["var", "eps"], out="ve"), node("Sqrt", ["ve"], out="sd2"),
+          node("Div", ["dd", "sd2"], out="n"), node("Mul", ["n", "gamma"], out="ng"), node("Add", ["ng", "beta"])]
+    shape = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+    return model(att + ln, [("q", [2, 5, 24]), ("k", [2, 5, 24]), ("v", [2, 5, 24])], [2, 5, 24],
+                 [shape("hs", [2, 5, 3, 8]), shape("js", [2, 5, 24]), scalar("sd", 2.828427), const("mask", [2, 1, 1, 5]),
+                  scalar("two", 2.0), scalar("eps", 1e-5), const("gamma", [24]), const("beta", [24])], opset=14)
+
+
+@case
+def attention_gqa_past_causal_softcap():
+    # The Attention op itself: 4-D grouped-query heads (6 query, 2 key/value), a past of 3 rows,
+    # is_causal (offset by the past), softcap, a float mask shorter than the keys.
+    n = helper.make_node("Attention", ["q", "k", "v", "m", "pk", "pv"], ["y"], name="attention_1", is_causal=1, softcap=2.0)
+    return model([n], [("q", [1, 6, 4, 8]), ("k", [1, 2, 4, 8]), ("v", [1, 2, 4, 5]), ("pk", [1, 2, 3, 8]), ("pv", [1, 2, 3, 5])],
+                 [1, 6, 4, 5], [const("m", [4, 6])], opset=23)
+
+
+@case
+def rms_norm():
+    return model([node("RMSNormalization", ["x", "g"], epsilon=1e-3, axis=-2)], [("x", [3, 4, 6])], [3, 4, 6], [const("g", [4, 6])], opset=23)
 
 
 @case

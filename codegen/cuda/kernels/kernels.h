@@ -77,6 +77,7 @@ bool cu_epilogue_ok(const Node& n);
 void register_cuda_elementwise(CuKernelTable&);  // unary, binary, variadic, Clip, Identity, Cast f32
 void register_cuda_conv(CuKernelTable&);         // Conv
 void register_cuda_gemm(CuKernelTable&);         // Gemm, MatMul
+void register_cuda_attention(CuKernelTable&);    // Attention, LayerNormalization, RMSNormalization
 void register_cuda_pool(CuKernelTable&);         // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
 void register_cuda_movement(CuKernelTable&);     // Flatten, Reshape, Squeeze, Unsqueeze, Concat, Transpose, Pad
 void register_cuda_norm(CuKernelTable&);         // BatchNormalization, LRN, Softmax, LogSoftmax

@@ -15,6 +15,7 @@ const CuKernelTable& table() {
     register_cuda_pool(t);
     register_cuda_movement(t);
     register_cuda_norm(t);
+    register_cuda_attention(t);
     return t;
   }();
   return t;
