@@ -73,9 +73,11 @@ std::string c_string(const std::string& s) {
 // The target as the CPU check names it: "x86-64-avx512", or "host (x86-64 znver4)".
 std::string target_label(const Target& t) { return t.name == "host" ? fmt::format("host ({} {})", t.arch, t.cpu) : t.name; }
 
-// Comment text must not close the comment.
+// Comment text must neither close the comment nor open one inside it (-Wcomment): a space
+// goes between the characters of each "*/" and "/*" (a node named "/*ow_1").
 std::string comment_safe(std::string s) {
-  for (size_t p; (p = s.find("*/")) != std::string::npos;) s.replace(p, 2, "* /");
+  for (size_t p = 0; p + 1 < s.size(); ++p)
+    if ((s[p] == '*' && s[p + 1] == '/') || (s[p] == '/' && s[p + 1] == '*')) s.insert(p + 1, " ");
   for (auto& c : s)
     if (static_cast<unsigned char>(c) < 32) c = ' ';
   return s;

@@ -60,8 +60,10 @@ std::string c_string(const std::string& s) {
   return r + "\"";
 }
 
+// As the C backend's: no "*/" or "/*" inside a comment.
 std::string comment_safe(std::string s) {
-  for (size_t p; (p = s.find("*/")) != std::string::npos;) s.replace(p, 2, "* /");
+  for (size_t p = 0; p + 1 < s.size(); ++p)
+    if ((s[p] == '*' && s[p + 1] == '/') || (s[p] == '/' && s[p + 1] == '*')) s.insert(p + 1, " ");
   for (auto& c : s)
     if (static_cast<unsigned char>(c) < 32) c = ' ';
   return s;
