@@ -38,6 +38,8 @@
 namespace onnxc {
 namespace {
 
+constexpr int64_t kMaxResizeAxis = int64_t{1} << 24;  // output size per axis (infer)
+
 enum class Coord { HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNn, TfCropAndResize };
 enum class Round { PreferFloor, PreferCeil, Floor, Ceil };
 
@@ -137,7 +139,10 @@ class Resize : public Op {
     Shape out(r);
     for (size_t d = 0; d < r; ++d) {
       out[d] = g_.axis[d].out;
-      if (out[d] > INT32_MAX) n.unsupported("output dimension " + std::to_string(out[d]) + " is too large");
+      // Each output index along an axis gets a row of taps at compile time (tabulate): bounded
+      // so that a huge scale cannot make the compiler allocate gigabytes for its tables.
+      if (out[d] > kMaxResizeAxis)
+        n.unsupported("output dimension " + std::to_string(out[d]) + " is too large (onnxc resizes an axis to at most 2^24)");
       if (g_.axis[d].in == 0 && g_.axis[d].out > 0)
         n.invalid("cannot resize the empty axis " + std::to_string(d) + " to size " + std::to_string(g_.axis[d].out));
     }
