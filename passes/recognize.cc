@@ -637,22 +637,12 @@ struct Matcher {
         changed = true;
         continue;
       }
-      std::vector<Node*> outer = {r.kt};
+      std::vector<Node*> outer;
       Value* q3 = joined_heads(r.q, {0, 2, 1, 3}, &outer);
       // kᵀ = Transpose(Reshape(x, [B, T, H, D]), [0, 2, 3, 1]), as PyTorch exports k.transpose(-1, -2).
-      Value* k3 = nullptr;
-      if (internal(r.k) && perm_of(*r.kt) == std::vector<int64_t>{0, 2, 3, 1})
-        if (Node* rs = inner(r.kt->in(0), "Reshape")) {
-          Value* x = rs->in(0);
-          const Shape& rsh = rs->out(0)->shape;
-          if (x && x->shape_known && x->shape.size() == 3 && rsh.size() == 4 && x->shape[0] == rsh[0] && x->shape[1] == rsh[1] &&
-              x->shape[2] == rsh[2] * rsh[3]) {
-            k3 = x;
-            outer.push_back(rs);
-          }
-        }
+      Value* k3 = joined_heads(r.k, {0, 2, 3, 1}, &outer);
       Value* v3 = joined_heads(r.v, {0, 2, 1, 3}, &outer);
-      Node* joined = q3 && k3 && v3 && internal(r.k) ? joined_output(o->out(0), &outer) : nullptr;
+      Node* joined = q3 && k3 && v3 ? joined_output(o->out(0), &outer) : nullptr;
       if (joined) {
         ins = {q3, k3, v3};
         attrs["q_num_heads"] = attr_int(r.heads);
