@@ -63,7 +63,6 @@ struct NodeParams {
 struct EmittedNode {
   std::string body;
   std::string kernel;
-  bool own_region = false;  // C backend: keep the body's own fork/join (CEmit::own_region)
 };
 
 class Backend {

@@ -8,7 +8,7 @@
 #include "codegen/c/fused.h"
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/module.h"
-#include "codegen/c/region.h"
+#include "codegen/c/node.h"
 #include "ir/op.h"
 
 namespace onnxc {
@@ -41,10 +41,13 @@ class CBackend : public Backend {
     return k && k->weight_layout ? k->weight_layout(n, input, target()) : Layout::plain();
   }
 
-  EmittedNode emit_node(const Node& n, const NodeParams& p) const override { return emit_for(n, p, target()); }
+  EmittedNode emit_node(const Node& n, const NodeParams& p) const override {
+    CNodeCode c = emit_c_node(n, p, target());
+    return {std::move(c.body.text), std::move(c.kernel)};
+  }
 
-  // The node's function emitted for `threads` threads, its parallel loop nests read back
-  // (parallel_iterations, codegen/c/region.h); parameter names as emit_c_module gives them.
+  // The node's function emitted for `threads` threads: its widest parallel loop nest's
+  // iterations (parallel_iterations, codegen/c/nest.h); parameter names as emit_c_module gives them.
   int64_t parallel_items(const Node& n, int threads) const override {
     NodeParams p;
     for (size_t i = 0; i < n.inputs.size(); ++i)
@@ -53,47 +56,45 @@ class CBackend : public Backend {
     for (size_t j = 0; j < n.extra_inputs.size(); ++j) p.extras.push_back("e" + std::to_string(j));
     Target t = target();
     t.threads = threads;
-    const EmittedNode e = emit_for(n, p, t);
-    return parallel_iterations(e.body);
+    return parallel_iterations(emit_c_node(n, p, t).body.marks);
   }
 
   CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, *this); }
-
- private:
-  EmittedNode emit_for(const Node& n, const NodeParams& p, const Target& t) const {
-    CEmit e(n, t, p.inputs, p.outputs, p.extras);
-    // "Conv nchw16c regular + epilogue": the op, the output layout, the kernel's variant, and
-    // how a fused group's steps run (in the kernel, or as a loop after it).
-    auto kernel = [&] {
-      std::string k = n.op_type;
-      const Value* o = n.out(0);
-      if (o && !o->layout.is_plain()) k += " " + o->layout.str(o->shape.size());
-      if (!e.variant.empty()) k += " " + e.variant;
-      if (!n.epilogue.empty() && !is_index_aligned_elementwise(n)) k += e.epilogue_done ? " + epilogue" : " + fused loop";
-      return k;
-    };
-    // A node whose outputs are all empty computes nothing (and its kernel never sees shapes
-    // whose strides only an empty tensor can have).
-    bool empty = true;
-    for (const Value* v : n.outputs)
-      if (v && numel(v->shape) != 0) empty = false;
-    if (empty) {
-      e("/* every output is empty: nothing to compute */");
-      return {e.body(), n.op_type + " (empty)"};
-    }
-    const CKernel* k = find_c_kernel(n.op_type);
-    ONNXC_ASSERT(k && k->emit, n.where() + ": the C backend has no kernel for " + n.op_type);
-    if (n.epilogue.empty()) {
-      k->emit(e);
-    } else {
-      if (!is_index_aligned_elementwise(n)) k->emit(e);
-      if (!e.epilogue_done) emit_group_loop(e);
-    }
-    return {e.body(), kernel(), e.own_region};
-  }
 };
 
 }  // namespace
+
+CNodeCode emit_c_node(const Node& n, const NodeParams& p, const Target& t) {
+  CEmit e(n, t, p.inputs, p.outputs, p.extras);
+  // "Conv nchw16c regular + epilogue": the op, the output layout, the kernel's variant, and
+  // how a fused group's steps run (in the kernel, or as a loop after it).
+  auto kernel = [&] {
+    std::string k = n.op_type;
+    const Value* o = n.out(0);
+    if (o && !o->layout.is_plain()) k += " " + o->layout.str(o->shape.size());
+    if (!e.variant.empty()) k += " " + e.variant;
+    if (!n.epilogue.empty() && !is_index_aligned_elementwise(n)) k += e.epilogue_done ? " + epilogue" : " + fused loop";
+    return k;
+  };
+  // A node whose outputs are all empty computes nothing (and its kernel never sees shapes
+  // whose strides only an empty tensor can have).
+  bool empty = true;
+  for (const Value* v : n.outputs)
+    if (v && numel(v->shape) != 0) empty = false;
+  if (empty) {
+    e("/* every output is empty: nothing to compute */");
+    return {e.kernel_body(), n.op_type + " (empty)", ""};
+  }
+  const CKernel* k = find_c_kernel(n.op_type);
+  ONNXC_ASSERT(k && k->emit, n.where() + ": the C backend has no kernel for " + n.op_type);
+  if (n.epilogue.empty()) {
+    k->emit(e);
+  } else {
+    if (!is_index_aligned_elementwise(n)) k->emit(e);
+    if (!e.epilogue_done) emit_group_loop(e);
+  }
+  return {e.kernel_body(), kernel(), e.own_region};
+}
 
 std::unique_ptr<Backend> make_c_backend(const Target& t) { return std::make_unique<CBackend>(t); }
 

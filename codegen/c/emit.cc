@@ -59,14 +59,6 @@ const std::string& CEmit::out(size_t i) const {
   return outs_[i];
 }
 
-void CEmit::line(const std::string& s) {
-  if (!s.empty() && s[0] == '}') --indent_;
-  body_.append(static_cast<size_t>(indent_) * 2, ' ');
-  body_ += s;
-  body_ += '\n';
-  if (!s.empty() && s.back() == '{') ++indent_;
-}
-
 Shape CEmit::view_of(const Value* v) const {
   const Value* o = node.out(0);
   if (!o || !o->layout.is_nchwc()) {
@@ -78,7 +70,5 @@ Shape CEmit::view_of(const Value* v) const {
                node.where() + ": input '" + v->name + "' " + v->type_str() + " cannot be read in the output's layout");
   return view;
 }
-
-std::string CEmit::fresh(const std::string& base) { return base + std::to_string(fresh_++); }
 
 }  // namespace onnxc

@@ -5,11 +5,11 @@
 //   static void nK_name(const T* restrict x0, ..., T* restrict y0, ...)
 // where xI is present, non-static input I and yJ is output J, with shapes as
 // compile-time constants. A kernel (codegen/c/kernels/) writes the body line by line
-// through operator():
+// through operator() (CWriter, codegen/c/nest.h):
 //   e("for (int64_t i = 0; i < {}; ++i) {{", n);  ... e("}}");
-// Lines ending in '{' indent what follows; lines starting with '}' dedent. Emitters use
-// ONNXC_PRAGMA(omp parallel for ...) / ONNXC_PRAGMA(omp simd) for parallel and vector
-// hints (they vanish without OpenMP); whether a loop nest goes parallel is the target's
+// Lines ending in '{' indent what follows; lines starting with '}' dedent. Parallel loop
+// nests go in as data (e.open_nest, nest.h), vector hints as ONNXC_PRAGMA(omp simd) lines
+// (pragmas vanish without OpenMP); whether a loop nest goes parallel is the target's
 // answer (parallel(work), codegen/target.h). c_float()/c_int() print exact C literals.
 #pragma once
 #include <fmt/format.h>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/c/nest.h"
 #include "codegen/target.h"
 #include "ir/graph.h"
 
@@ -27,7 +28,7 @@ std::string c_double(double v);  // exact double literal
 std::string c_int(int64_t v);    // "42", "(-9223372036854775807LL - 1)"; LL suffix when outside int32
 std::string c_literal(DType t, double v);  // a literal of type t (float, double or integer)
 
-class CEmit {
+class CEmit : public CWriter {
  public:
   CEmit(const Node& n, const Target& t, std::vector<std::string> in_names, std::vector<std::string> out_names,
         std::vector<std::string> extra_names = {})
@@ -40,8 +41,8 @@ class CEmit {
   // The variant a kernel chose ("plane", "nchwc depthwise"...), named in the per-op profile.
   std::string variant;
   // Set by a kernel whose loops keep their own fork/join inside the run's one parallel region
-  // (codegen/c/region.h): the module calls it between two regions, as written.
-  bool own_region = false;
+  // (codegen/c/region.h), saying why: the module calls it between two regions, as written.
+  std::string own_region;
   // Whether a loop nest doing `work` scalar operations goes parallel (Target::parallel).
   bool parallel(double work) const { return target.parallel(work); }
 
@@ -65,19 +66,10 @@ class CEmit {
   const char* in_ctype(size_t i) const { return dtype_ctype(in_dtype(i)); }
   const char* out_ctype(size_t i) const { return dtype_ctype(out_dtype(i)); }
 
-  template <class... A>
-  void operator()(fmt::format_string<A...> f, A&&... a) {
-    line(fmt::format(f, std::forward<A>(a)...));
-  }
-  void line(const std::string& s);
-  std::string fresh(const std::string& base);  // a new local identifier
-  const std::string& body() const { return body_; }
+  using CWriter::operator();
 
  private:
   std::vector<std::string> ins_, outs_, extras_;
-  std::string body_;
-  int indent_ = 1;
-  int fresh_ = 0;
 };
 
 }  // namespace onnxc

@@ -50,16 +50,24 @@ void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int
   for (auto& [v, end, step] : loops) real += end > step;
   for (auto& [v, end, step] : loops)
     if (end > 0 && end <= step) open_loop(e, v, end, step);
-  bool first = true;
-  for (auto& [v, end, step] : loops) {
-    if (end > 0 && end <= step) continue;
-    if (first && par) {
-      if (real > 1) e("ONNXC_PRAGMA(omp parallel for collapse({}) schedule(static))", real);
-      else e("ONNXC_PRAGMA(omp parallel for schedule(static))");
-    }
-    first = false;
-    open_loop(e, v, end, step);
+  if (par && real > 0) {
+    ParallelNest nest;
+    nest.schedule_static = true;
+    for (auto& [v, end, step] : loops)
+      if (!(end > 0 && end <= step)) nest.loops.push_back({v, end, step});
+    e.open_nest(nest);
+    return;
   }
+  for (auto& [v, end, step] : loops)
+    if (!(end > 0 && end <= step)) open_loop(e, v, end, step);
+}
+
+void open_collapsed(CEmit& e, const std::vector<NestLoop>& loops, bool par) {
+  if (par) {
+    e.open_nest({.loops = loops, .schedule_static = true});
+    return;
+  }
+  for (const NestLoop& l : loops) e("{} {{", l.header());
 }
 
 // `omp simd` on a loop that calls libm (powf...) cannot be honoured without fast-math, and
@@ -86,9 +94,12 @@ void emit_broadcast_simd(CEmit& e, const Shape& out, const std::vector<Shape>& i
     for (size_t k = 0; k < ins.size(); ++k) idx[k] = numel(ins[k]) == 1 && n != 1 ? "0" : "i";
     std::string body = stmt(idx, "i");
     bool simd = simd_ok(body, n);
-    if (e.parallel(static_cast<double>(n))) e("ONNXC_PRAGMA(omp parallel for{})", simd ? " simd" : "");
-    else if (simd) e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t i = 0; i < {}; ++i) {{", n);
+    if (e.parallel(static_cast<double>(n))) {
+      e.open_nest({.loops = {{"i", n}}, .simd = simd});
+    } else {
+      if (simd) e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t i = 0; i < {}; ++i) {{", n);
+    }
     e("{}", body);
     e("}}");
     return;
@@ -128,8 +139,11 @@ void emit_broadcast_simd(CEmit& e, const Shape& out, const std::vector<Shape>& i
     // One pragma per loop: a single loop that is both parallel and innermost gets the combined form.
     const bool par = d == 0 && e.parallel(static_cast<double>(n)) && dims[0] > 1,
                inner = d + 1 == dims.size() && simd_ok(body, dims[d]);
-    if (par) e("ONNXC_PRAGMA(omp parallel for{})", inner ? " simd" : "");
-    else if (inner) e("ONNXC_PRAGMA(omp simd)");
+    if (par) {
+      e.open_nest({.loops = {{fmt::format("i{}", d), dims[d]}}, .simd = inner});
+      continue;
+    }
+    if (inner) e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, dims[d]);
   }
   e("{}", body);
@@ -239,16 +253,19 @@ int tiled_dim(const CopyNest& c) {
 // A transpose-like nest (tiled_dim) loops over tiles of T x T elements, T filling a line.
 void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const StridedView& dv, const std::string& src,
                     const StridedView& sv, DType t, bool in_region) {
-  if (in_region && c.n.empty()) e("ONNXC_PRAGMA(omp single nowait)");
+  if (in_region && c.n.empty()) e.single_nowait();
   const int tp = tiled_dim(c);
   const size_t L = c.n.size() - 1;
   const int64_t T = std::max<int64_t>(8, 64 / std::max<int64_t>(1, static_cast<int64_t>(dtype_size(t))));
   for (size_t d = 0; d < c.n.size(); ++d) {
-    if (d == 0 && in_region) e("ONNXC_PRAGMA(omp for nowait)");
-    else if (d == 0 && c.parallel) e("ONNXC_PRAGMA(omp parallel for)");
-    else if (d + 1 == c.n.size() && c.run == 0 && tp < 0) e("ONNXC_PRAGMA(omp simd)");
-    if (tp >= 0 && (d == static_cast<size_t>(tp) || d == L)) e("for (int64_t i{0}b = 0; i{0}b < {1}; i{0}b += {2}) {{", d, c.n[d], T);
-    else e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, c.n[d]);
+    const bool tiled = tp >= 0 && (d == static_cast<size_t>(tp) || d == L);
+    const NestLoop loop = tiled ? NestLoop{fmt::format("i{}b", d), c.n[d], T} : NestLoop{fmt::format("i{}", d), c.n[d]};
+    if (d == 0 && (in_region || c.parallel)) {
+      e.open_nest({.loops = {loop}, .form = in_region ? NestForm::SharedNowait : NestForm::Fork});
+      continue;
+    }
+    if (d + 1 == c.n.size() && c.run == 0 && tp < 0) e("ONNXC_PRAGMA(omp simd)");
+    e("{} {{", loop.header());
   }
   if (tp >= 0) {
     for (size_t d : {static_cast<size_t>(tp), L}) {
@@ -286,10 +303,7 @@ void emit_strided_copies(CEmit& e, const std::vector<StridedCopy>& copies) {
     parallel += nests.back().parallel;
   }
   const bool region = parallel >= 2;
-  if (region) {
-    e("ONNXC_PRAGMA(omp parallel)");
-    e("{{");
-  }
+  if (region) e.open_parallel_block();
   for (size_t k = 0; k < live.size(); ++k) emit_copy_nest(e, nests[k], live[k]->dst, live[k]->dv, live[k]->src, live[k]->sv, live[k]->t, region);
   if (region) e("}}");
 }

@@ -33,6 +33,10 @@ void open_loop(CEmit& e, const std::string& v, int64_t end, int64_t step = 1);
 // collapses them all when `par`. One `}` per loop closes them.
 void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int64_t>>& loops, bool par);
 
+// The loops, outermost first, each opening a block: one collapsed `omp parallel for
+// schedule(static)` nest when `par` (CEmit::open_nest), plain loops otherwise.
+void open_collapsed(CEmit& e, const std::vector<NestLoop>& loops, bool par);
+
 // Emits a loop nest over `out`; stmt() receives, per input shape, the C index expression of
 // the element to read, and the output index; it returns one C statement. One flat loop when
 // every input has the output's element count, otherwise one loop per (merged) output

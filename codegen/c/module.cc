@@ -40,6 +40,7 @@
 #include <set>
 
 #include "codegen/c/emit.h"
+#include "codegen/c/node.h"
 #include "codegen/c/region.h"
 #include "codegen/c/vector_types.h"
 #include "codegen/c/vmath.h"
@@ -250,17 +251,22 @@ struct Module {
       params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), extras[j]));
       args.push_back(name.at(v));
     }
-    const EmittedNode emitted_node = backend.emit_node(n, {ins, outs, extras});
-    RegionBody region{RegionRole::Alone, emitted_node.body};
-    if ((in_region || in_group) && !emitted_node.own_region) region = region_body(emitted_node.body);
+    const CNodeCode emitted_node = emit_c_node(n, {ins, outs, extras}, backend.target());
+    RegionBody region{RegionRole::Alone, emitted_node.body, emitted_node.own_region};
+    if ((in_region || in_group) && emitted_node.own_region.empty()) region = region_body(emitted_node.body);
     if (in_group) {
       const bool tasks = opt.task_form == "omp-tasks";
-      std::string grouped = region.role != RegionRole::Shared ? "" : tasks ? task_body(region.body) : group_body(region.body);
-      if (!grouped.empty()) region = {tasks ? RegionRole::Task : RegionRole::Group, std::move(grouped)};
-      else if (region.role == RegionRole::Shared) region = {RegionRole::Alone, emitted_node.body};
+      std::string why;
+      std::string grouped = region.role != RegionRole::Shared ? "" : tasks ? task_body(region.body, &why) : group_body(region.body, &why);
+      if (!grouped.empty()) region = {tasks ? RegionRole::Task : RegionRole::Group, {std::move(grouped), {}, ""}, ""};
+      else if (region.role == RegionRole::Shared) region = {RegionRole::Alone, emitted_node.body, why};
     }
     *role = region.role;
-    const std::string& body = region.body;
+    // Why a node of the one region keeps its own fork/join, for the reader of the C.
+    const std::string body = ((in_region || in_group) && region.role == RegionRole::Alone && !region.reason.empty()
+                                  ? "  /* its own fork/join inside the run's parallel region: " + comment_safe(region.reason) + " */\n"
+                                  : "") +
+                             region.body.text;
     // A function whose loops are shared in the region takes its buffers without `restrict`,
     // as the body of an `omp parallel for` sees them (through the data block of the outlined
     // function): the kernels are tuned that way, and with restrict parameters gcc 12's PRE

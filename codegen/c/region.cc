@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -115,226 +116,104 @@ std::vector<Line> body_lines(const std::string& body, bool* in_comment) {
   return lines;
 }
 
-// A loop header the emitter writes: `for (int64_t v = LO; v < HI; ++v) {` (or `v += STEP`), the
-// rest of the line after the parenthesis in `rest` ("", " {" or a one-line body).
-struct LoopHeader {
-  std::string type, var, lo, hi, step, rest;
-};
-
-bool loop_header(const std::string& code, LoopHeader* h) {
-  static const std::regex re(
-      R"(^for \((\w+) (\w+) = ([^;]+); (\w+) < ([^;]+); (?:\+\+(\w+)|(\w+)\+\+|(\w+) \+= ([^)]+))\)(.*)$)");
-  std::smatch m;
-  if (!std::regex_match(code, m, re)) return false;
-  const std::string v = m[2].str();
-  const std::string inc = m[6].matched ? m[6].str() : m[7].matched ? m[7].str() : m[8].str();
-  if (m[4].str() != v || inc != v) return false;
-  *h = {m[1].str(), v, trim(m[3].str()), trim(m[5].str()), m[9].matched ? trim(m[9].str()) : "1", m[10].str()};
-  return true;
-}
-
-bool mentions(const std::string& text, const std::string& word) {
-  return std::regex_search(text, std::regex("\\b" + word + "\\b"));
-}
-
 // x as an operand: in parentheses unless it is a name or a number.
 std::string operand(const std::string& x) {
-  static const std::regex word(R"(^\w+$)");
-  if (std::regex_match(x, word)) return x;
-  // Already one parenthesized whole: the first parenthesis closes at the end.
-  long depth = 0;
-  for (size_t i = 0; i < x.size() && x[0] == '('; ++i) {
-    depth += x[i] == '(' ? 1 : x[i] == ')' ? -1 : 0;
-    if (depth == 0) {
-      if (i + 1 == x.size()) return x;
-      break;
-    }
-  }
-  return "(" + x + ")";
+  const bool word = !x.empty() && std::all_of(x.begin(), x.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return word ? x : "(" + x + ")";
 }
 
-// The number of iterations of a header, as a C expression (an operand).
-std::string trip_count(const LoopHeader& h) {
-  const std::string span = h.lo == "0" ? h.hi : operand(h.hi) + " - " + operand(h.lo);
-  return h.step == "1" ? operand(span) : "((" + operand(span) + " + " + operand(h.step) + " - 1) / " + operand(h.step) + ")";
+// The marks of a body by the line they are on.
+std::map<size_t, const ParallelMark*> marks_by_line(const KernelBody& kb) {
+  std::map<size_t, const ParallelMark*> at;
+  for (const ParallelMark& m : kb.marks) at[m.line] = &m;
+  return at;
 }
 
-}  // namespace
-
-// The clauses of a worksharing loop as the emitter writes it, `ONNXC_PRAGMA(omp for CLAUSES)`:
-// simd, nowait, schedule(static), collapse(k). False for a line of another shape or with
-// another clause.
-struct ForClauses {
-  bool simd = false, nowait = false;
-  size_t collapse = 1;
-};
-
-bool for_clauses(const std::string& code, ForClauses* c) {
-  if (!code.starts_with("ONNXC_PRAGMA(omp for") || code.back() != ')') return false;
-  static const std::regex clause(R"(^\s*(simd|nowait|schedule\(static\)|collapse\((\d+)\))\s*)");
-  std::string clauses = code.substr(20, code.size() - 21);
-  for (std::smatch m; !trim(clauses).empty(); clauses = m.suffix().str()) {
-    if (!std::regex_search(clauses, m, clause)) return false;
-    if (m[1].str() == "simd") c->simd = true;
-    else if (m[1].str() == "nowait") c->nowait = true;
-    else if (m[2].matched) c->collapse = std::stoul(m[2].str());
-  }
-  return true;
+const ParallelMark* mark_at(const std::map<size_t, const ParallelMark*>& at, size_t line) {
+  auto it = at.find(line);
+  return it == at.end() ? nullptr : it->second;
 }
 
-namespace {
+bool is_simd(const std::string& code) { return code.starts_with("ONNXC_PRAGMA(omp simd"); }
 
-// The value of an integer constant expression of the emitter's loop bounds (literals, + - * /,
-// parentheses); false for anything else (a name, a call, a division by zero).
-bool constant_value(const std::string& text, int64_t* value) {
-  size_t i = 0;
-  bool ok = true;
-  auto skip = [&] {
-    while (i < text.size() && text[i] == ' ') ++i;
-  };
-  std::function<int64_t()> sum;
-  std::function<int64_t()> atom = [&]() -> int64_t {
-    skip();
-    if (i < text.size() && text[i] == '(') {
-      ++i;
-      const int64_t v = sum();
-      skip();
-      if (i >= text.size() || text[i] != ')') ok = false;
-      ++i;
-      return v;
-    }
-    if (i < text.size() && text[i] == '-') {
-      ++i;
-      return -atom();
-    }
-    if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) {
-      ok = false;
-      return 0;
-    }
-    int64_t v = 0;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-      if (v > (int64_t{1} << 50)) ok = false;
-      v = v * 10 + (text[i++] - '0');
-    }
-    if (i < text.size() && (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_' || text[i] == '.')) ok = false;
-    return v;
-  };
-  auto product = [&]() -> int64_t {
-    int64_t v = atom();
-    for (skip(); ok && i < text.size() && (text[i] == '*' || text[i] == '/'); skip()) {
-      const char op = text[i++];
-      const int64_t r = atom();
-      if (op == '/' && r == 0) ok = false;
-      else v = op == '*' ? v * r : v / r;
-    }
-    return v;
-  };
-  sum = [&]() -> int64_t {
-    int64_t v = product();
-    for (skip(); ok && i < text.size() && (text[i] == '+' || text[i] == '-'); skip()) {
-      const char op = text[i++];
-      const int64_t r = product();
-      v = op == '+' ? v + r : v - r;
-    }
-    return v;
-  };
-  const int64_t v = sum();
-  skip();
-  if (!ok || i != text.size()) return false;
-  *value = v;
-  return true;
+// Lines joined as a body: each ends in '\n' when `text` did.
+std::string joined(const std::vector<std::string>& lines, const std::string& text) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  if (!text.empty() && text.back() != '\n' && !out.empty()) out.pop_back();
+  return out;
 }
 
 }  // namespace
 
-int64_t parallel_iterations(const std::string& body) {
-  bool in_comment = false;
-  const std::vector<Line> lines = body_lines(body, &in_comment);
-  static const std::regex collapse(R"(collapse\((\d+)\))");
-  int64_t most = 0;
-  bool unknown = false;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string& code = lines[i].code;
-    if (!code.starts_with("ONNXC_PRAGMA(omp parallel for") && !code.starts_with("ONNXC_PRAGMA(omp for")) continue;
-    std::smatch m;
-    const size_t k = std::regex_search(code, m, collapse) ? std::stoul(m[1].str()) : 1;
-    int64_t iterations = 1;
-    for (size_t j = 0; j < k; ++j) {
-      LoopHeader h;
-      int64_t lo = 0, hi = 0, step = 0;
-      if (i + 1 + j >= lines.size() || !loop_header(lines[i + 1 + j].code, &h) || !constant_value(h.lo, &lo) ||
-          !constant_value(h.hi, &hi) || !constant_value(h.step, &step) || step <= 0) {
-        iterations = -1;
-        break;
-      }
-      iterations *= hi > lo ? (hi - lo + step - 1) / step : 0;
-    }
-    if (iterations < 0) unknown = true;
-    else most = std::max(most, iterations);
-  }
-  if (most > 0) return most;
-  return unknown ? 0 : 1;
-}
-
-RegionBody region_body(const std::string& body) {
+RegionBody region_body(const KernelBody& kb) {
   RegionBody r;
-  r.body = body;
+  r.body = kb;
+  auto alone = [&](const std::string& why) { return RegionBody{RegionRole::Alone, kb, why}; };
+  if (!kb.text_construct.empty()) return alone("a parallel construct written as text: " + kb.text_construct);
   bool in_comment = false;
-  const std::vector<Line> lines = body_lines(body, &in_comment);
+  const std::vector<Line> lines = body_lines(kb.text, &in_comment);
   const bool empty = std::all_of(lines.begin(), lines.end(), [](const Line& l) { return l.code.empty(); });
   if (empty) {  // nothing to run (a Concat whose inputs were written in place): every thread, no barrier needed
     r.role = RegionRole::Shared;
     return r;
   }
-  if (body.find("omp parallel") == std::string::npos) {
+  if (kb.marks.empty()) {
     r.role = RegionRole::Serial;
     return r;
   }
-  const RegionBody alone{RegionRole::Alone, body};
+  const auto at = marks_by_line(kb);
   enum class State { Top, AfterFor, AfterBlock, AfterSimd, InStatement } state = State::Top;
   enum class Kind { Declaration, Loop, Block, Serial } kind = Kind::Declaration;
   long depth = 0;  // of braces within the statement
   long bare = 0;   // bare blocks open around it
   std::vector<Local> locals;
-  std::string out, stmt_lines, stmt_code, indent;
-  for (const Line& ln : lines) {
-    std::string line = ln.text;
-    const std::string& code = ln.code;
+  std::vector<std::string> out, stmt_lines;
+  std::vector<ParallelMark> marks;
+  std::string stmt_code, indent;
+  auto put_mark = [&](ParallelMark m) {
+    m.line = out.size();
+    marks.push_back(std::move(m));
+  };
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i].text;
+    const std::string& code = lines[i].code;
+    const ParallelMark* m = mark_at(at, i);
     if (state == State::Top) {
       if (code.empty() || code == "{" || code == "}") {  // a bare block: a scope for declarations
         bare += code == "{" ? 1 : code == "}" ? -1 : 0;
-        if (bare < 0) return alone;
+        if (bare < 0) return alone("a closing brace without its block");
         while (!locals.empty() && locals.back().level > bare) locals.pop_back();
-        out += line + "\n";
+        out.push_back(line);
         continue;
       }
       indent = line.substr(0, line.find_first_not_of(' '));
       stmt_lines.clear();
       stmt_code.clear();
-      if (code.starts_with("ONNXC_PRAGMA(omp parallel for")) {
-        // Clauses that would mean something else on an orphaned loop keep the fork/join.
-        for (const char* clause : {"reduction", "num_threads", "if(", "if (", "private", "shared", "copyin"})
-          if (code.find(clause) != std::string::npos) return alone;
-        line.replace(line.find("omp parallel for"), 16, "omp for");
-        out += line + "\n";
+      if (m && m->kind == MarkKind::Nest && m->nest.form == NestForm::Fork) {
+        ParallelMark shared = *m;
+        shared.nest.form = NestForm::Shared;  // an orphaned `omp for`: the same static split, a barrier at its end
+        put_mark(shared);
+        out.push_back(indent + shared.nest.pragma());
         state = State::AfterFor;
         continue;
       }
-      if (code == "ONNXC_PRAGMA(omp parallel)") {
+      if (m && m->kind == MarkKind::Block) {
         state = State::AfterBlock;  // the pragma line goes; the block ends in a barrier
         continue;
       }
-      if (code.starts_with("ONNXC_PRAGMA(omp simd")) {  // a serial vector loop
+      if (m) return alone("a worksharing construct outside a parallel block");
+      if (is_simd(code)) {  // a serial vector loop
         kind = Kind::Serial;
-        stmt_lines = "  " + line + "\n";
+        stmt_lines.push_back("  " + line);
         state = State::AfterSimd;
         continue;
       }
-      if (code.starts_with("ONNXC_PRAGMA") || code.starts_with("#")) return alone;
+      if (code.starts_with("ONNXC_PRAGMA") || code.starts_with("#")) return alone("a pragma or preprocessor line: " + code);
       for (const char* w : {"return", "goto", "else", "case", "default", "break", "continue"})
-        if (starts_with_word(code, w)) return alone;
+        if (starts_with_word(code, w)) return alone(std::string("a statement starting with '") + w + "'");
       const Declaration d = declaration(code);
-      if (d.shaped && !d.ok) return alone;
+      if (d.shaped && !d.ok) return alone("a declaration that calls a function: " + code);
       if (d.shaped) {
         if (!d.name.empty()) locals.push_back({d.name, d.pointer, bare});
         kind = Kind::Declaration;
@@ -343,53 +222,64 @@ RegionBody region_body(const std::string& body) {
       }
       state = State::InStatement;
     } else if (state == State::AfterFor) {
-      if (!code.starts_with("for (")) return alone;
+      if (!code.starts_with("for (")) return alone("a parallel nest without its loop");
       kind = Kind::Loop;
       state = State::InStatement;
     } else if (state == State::AfterBlock) {
-      if (code != "{") return alone;
+      if (code != "{") return alone("a parallel block without its braces");
       kind = Kind::Block;
       state = State::InStatement;
     } else if (state == State::AfterSimd) {
-      if (!code.starts_with("for (")) return alone;
+      if (!code.starts_with("for (")) return alone("a vector hint without its loop");
       state = State::InStatement;
-    } else if ((kind == Kind::Declaration || kind == Kind::Serial) && code.find("ONNXC_PRAGMA") != std::string::npos &&
-               !code.starts_with("ONNXC_PRAGMA(omp simd")) {
-      return alone;
+    } else if ((kind == Kind::Declaration || kind == Kind::Serial) && m) {
+      return alone("a parallel construct inside a serial statement");
     }
     if (kind == Kind::Serial) {
-      if (code.find("return") != std::string::npos || code.find("goto") != std::string::npos) return alone;
-      stmt_lines += (line.empty() || line[0] == '#' ? "" : "  ") + line + "\n";
+      if (code.find("return") != std::string::npos || code.find("goto") != std::string::npos) return alone("a return or goto");
+      stmt_lines.push_back((line.empty() || line[0] == '#' ? "" : "  ") + line);
       stmt_code += code + "\n";
     }
     for (char c : code) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
-    if (depth < 0) return alone;
+    if (depth < 0) return alone("braces that do not balance");
     const bool ends = depth == 0 && !code.empty() && (code.back() == ';' || code.back() == '}');
     if (kind == Kind::Block && ends) {
-      if (code != "}") return alone;
-      out += indent + "  ONNXC_PRAGMA(omp barrier)\n";
+      if (code != "}") return alone("a parallel block that does not end on its own line");
+      put_mark({0, MarkKind::Barrier, {}});
+      out.push_back(indent + "  ONNXC_PRAGMA(omp barrier)");
     }
-    if (kind != Kind::Serial) out += line + "\n";
+    if (kind != Kind::Serial) {
+      if (m) put_mark(*m);  // a construct of a parallel block: its copies, a single
+      out.push_back(line);
+    }
     if (state == State::InStatement && ends) {
       if (kind == Kind::Serial) {
-        if (writes_local(stmt_code, locals)) return alone;
-        out += indent + "ONNXC_PRAGMA(omp single)\n" + indent + "{\n" + stmt_lines + indent + "}\n";
+        if (writes_local(stmt_code, locals)) return alone("a serial statement that changes a local: " + trim(stmt_code));
+        put_mark({0, MarkKind::Single, {}});
+        out.push_back(indent + "ONNXC_PRAGMA(omp single)");
+        out.push_back(indent + "{");
+        out.insert(out.end(), stmt_lines.begin(), stmt_lines.end());
+        out.push_back(indent + "}");
       }
       state = State::Top;
     }
   }
-  if (state != State::Top || depth != 0 || bare != 0 || in_comment) return alone;
-  if (!body.empty() && body.back() != '\n') out.pop_back();
+  if (state != State::Top || depth != 0 || bare != 0 || in_comment) return alone("a statement, block or comment left open");
   r.role = RegionRole::Shared;
-  r.body = out;
+  r.body = {joined(out, kb.text), marks, ""};
   return r;
 }
 
-std::string group_body(const std::string& shared) {
-  if (shared.find("omp_") != std::string::npos) return "";  // the team's thread numbers or count
+std::string group_body(const KernelBody& shared, std::string* reason) {
+  auto fail = [&](const std::string& why) {
+    if (reason) *reason = why;
+    return std::string();
+  };
+  if (shared.text.find("omp_") != std::string::npos) return fail("the body reads the team's thread numbers or count");
   bool in_comment = false;
-  const std::vector<Line> lines = body_lines(shared, &in_comment);
-  std::string out;
+  const std::vector<Line> lines = body_lines(shared.text, &in_comment);
+  const auto at = marks_by_line(shared);
+  std::vector<std::string> out;
   // The statement after a worksharing construct: when it ends (braces balanced, the line ends
   // in `;` or `}`), the group's barrier unless the construct said nowait.
   bool pending = false, pending_barrier = false;
@@ -399,7 +289,7 @@ std::string group_body(const std::string& shared) {
     for (char c : code) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
     if (depth < 0) return false;
     if (depth == 0 && !code.empty() && (code.back() == ';' || code.back() == '}')) {
-      if (pending_barrier) out += pending_indent + "onnxc_group_barrier(onnxc_g);\n";
+      if (pending_barrier) out.push_back(pending_indent + "onnxc_group_barrier(onnxc_g);");
       pending = false;
     }
     return true;
@@ -408,121 +298,107 @@ std::string group_body(const std::string& shared) {
     const std::string& line = lines[i].text;
     const std::string& code = lines[i].code;
     const std::string indent = line.substr(0, line.find_first_not_of(' '));
-    const bool pragma = code.starts_with("ONNXC_PRAGMA(");
-    if (pragma && code.starts_with("ONNXC_PRAGMA(omp simd")) {
-      out += line + "\n";
+    const ParallelMark* m = mark_at(at, i);
+    if (!m) {
+      out.push_back(line);
+      if (pending && !is_simd(code) && !follow(code)) return fail("braces that do not balance");
       continue;
     }
-    if (pending) {
-      if (pragma) return "";
-      out += line + "\n";
-      if (!follow(code)) return "";
+    if (pending) return fail("a parallel construct inside another's statement");
+    if (m->kind == MarkKind::Barrier) {
+      out.push_back(indent + "onnxc_group_barrier(onnxc_g);");
       continue;
     }
-    if (!pragma) {
-      out += line + "\n";
-      continue;
-    }
-    if (code == "ONNXC_PRAGMA(omp barrier)") {
-      out += indent + "onnxc_group_barrier(onnxc_g);\n";
-      continue;
-    }
-    if (code == "ONNXC_PRAGMA(omp single)" || code == "ONNXC_PRAGMA(omp single nowait)") {
-      out += indent + "if (onnxc_g->rank == 0)\n";
+    if (m->kind == MarkKind::Single || m->kind == MarkKind::SingleNowait) {
+      out.push_back(indent + "if (onnxc_g->rank == 0)");
       pending = true;
-      pending_barrier = code.find("nowait") == std::string::npos;
+      pending_barrier = m->kind == MarkKind::Single;
       pending_indent = indent;
       depth = 0;
       continue;
     }
-    ForClauses fc;
-    if (!for_clauses(code, &fc)) return "";
-    const bool simd = fc.simd, nowait = fc.nowait;
-    const size_t k = fc.collapse;
-    if (k < 1 || k > 8 || i + k >= lines.size()) return "";
-    std::vector<LoopHeader> hs(k);
-    std::vector<std::string> indents(k);
+    if (m->kind != MarkKind::Nest) return fail("a parallel block inside the region's form");
+    const ParallelNest& nest = m->nest;
+    const size_t k = nest.loops.size();
+    if (k < 1 || i + k >= lines.size()) return fail("a parallel nest without its loops");
+    if (nest.simd && k > 1) return fail("a collapsed nest that is also a vector loop");
+    std::vector<std::string> indents(k), rests(k), n(k);
     for (size_t j = 0; j < k; ++j) {
       const std::string& hl = lines[i + 1 + j].text;
-      if (!loop_header(lines[i + 1 + j].code, &hs[j])) return "";
-      indents[j] = hl.substr(0, hl.find_first_not_of(' '));
-      if (k > 1 && hs[j].rest != " {") return "";  // a collapsed nest: each loop opens a block
-      for (size_t q = 0; q < j; ++q)              // and its bounds do not move with the outer loops
-        if (mentions(hs[j].lo + " " + hs[j].hi + " " + hs[j].step, hs[q].var)) return "";
+      const size_t first = hl.find_first_not_of(' ');
+      const std::string header = nest.loops[j].header();
+      if (first == std::string::npos || hl.compare(first, header.size(), header) != 0) return fail("a nest's loop header out of place");
+      indents[j] = hl.substr(0, first);
+      rests[j] = hl.substr(first + header.size());
+      if (k > 1 && rests[j] != " {") return fail("a collapsed nest whose loops do not each open a block");
+      n[j] = std::to_string(nest.loops[j].trips());
     }
-    if (simd && k > 1) return "";
-    if (simd) out += indent + "ONNXC_PRAGMA(omp simd)\n";
-    std::string head;
+    auto start = [](const NestLoop& l, const std::string& idx) {  // lo + step * idx
+      return (l.lo == 0 ? "" : operand(std::to_string(l.lo)) + " + ") + (l.step == 1 ? idx : operand(std::to_string(l.step)) + " * " + operand(idx));
+    };
+    if (nest.simd) out.push_back(indent + "ONNXC_PRAGMA(omp simd)");
     if (k == 1) {
-      const LoopHeader& h = hs[0];
-      const std::string n = trip_count(h);
-      const std::string at = h.step == "1" ? "" : operand(h.step) + " * ";
-      const std::string lo = h.lo == "0" ? "" : operand(h.lo) + " + ";
-      head = indents[0] + "for (" + h.type + " " + h.var + " = " + lo + at + "onnxc_group_lo(onnxc_g, " + n + "), onnxc_end = " + lo + at +
-             "onnxc_group_hi(onnxc_g, " + n + "); " + h.var + " < onnxc_end; " + (h.step == "1" ? "++" + h.var : h.var + " += " + h.step) +
-             ")" + h.rest + "\n";
+      const NestLoop& l = nest.loops[0];
+      out.push_back(indents[0] + "for (int64_t " + l.var + " = " + start(l, "onnxc_group_lo(onnxc_g, " + n[0] + ")") + ", onnxc_end = " +
+                    start(l, "onnxc_group_hi(onnxc_g, " + n[0] + ")") + "; " + l.var + " < onnxc_end; " +
+                    (l.step == 1 ? "++" + l.var : l.var + " += " + std::to_string(l.step)) + ")" + rests[0]);
     } else {
       // One flattened range; each loop's variable from the flat index, outermost slowest.
-      std::vector<std::string> n(k);
-      for (size_t j = 0; j < k; ++j) n[j] = trip_count(hs[j]);
       std::string all = n[0];
       for (size_t j = 1; j < k; ++j) all += " * " + n[j];
-      head = indents[0] + "for (int64_t onnxc_i = onnxc_group_lo(onnxc_g, " + all + "), onnxc_end = onnxc_group_hi(onnxc_g, " + all +
-             "); onnxc_i < onnxc_end; ++onnxc_i) {\n";
+      out.push_back(indents[0] + "for (int64_t onnxc_i = onnxc_group_lo(onnxc_g, " + all + "), onnxc_end = onnxc_group_hi(onnxc_g, " + all +
+                    "); onnxc_i < onnxc_end; ++onnxc_i) {");
       for (size_t j = 0; j < k; ++j) {
         std::string inner;
         for (size_t q = j + 1; q < k; ++q) inner += (inner.empty() ? "" : " * ") + n[q];
         std::string idx = inner.empty() ? "onnxc_i" : "onnxc_i / " + operand(inner);
         if (j > 0) idx = operand(idx) + " % " + n[j];
-        const LoopHeader& h = hs[j];
-        if (j > 0) head += indents[j] + "{\n";
-        head += indents[j] + "  const " + h.type + " " + h.var + " = " + (h.lo == "0" ? "" : operand(h.lo) + " + ") +
-                (h.step == "1" ? idx : operand(h.step) + " * " + operand(idx)) + ";\n";
+        if (j > 0) out.push_back(indents[j] + "{");
+        out.push_back(indents[j] + "  const int64_t " + nest.loops[j].var + " = " + start(nest.loops[j], idx) + ";");
       }
     }
-    out += head;
     pending = true;
-    pending_barrier = !nowait;
+    pending_barrier = nest.form != NestForm::SharedNowait;
     pending_indent = indent;
-    depth = 0;
-    for (size_t j = 0; j < k; ++j) {
-      const std::string rest = j + 1 == k ? hs[j].rest : " {";
-      if (j + 1 < k) depth += 1;
-      else if (!follow(trim(rest).empty() ? ")" : trim(rest))) return "";
-    }
+    depth = static_cast<long>(k) - 1;
+    const std::string last = trim(rests[k - 1]);
+    if (!follow(last.empty() ? ")" : last)) return fail("braces that do not balance");
     i += k;
   }
-  if (pending || in_comment) return "";
-  if (!shared.empty() && shared.back() != '\n') out.pop_back();
-  return out;
+  if (pending || in_comment) return fail("a statement or comment left open");
+  return joined(out, shared.text);
 }
 
-std::string task_body(const std::string& shared) {
-  if (shared.find("omp_") != std::string::npos) return "";  // the team's thread numbers or count
+std::string task_body(const KernelBody& shared, std::string* reason) {
+  auto fail = [&](const std::string& why) {
+    if (reason) *reason = why;
+    return std::string();
+  };
+  if (shared.text.find("omp_") != std::string::npos) return fail("the body reads the team's thread numbers or count");
   bool in_comment = false;
-  const std::vector<Line> lines = body_lines(shared, &in_comment);
-  std::string out;
-  for (const Line& ln : lines) {
-    const std::string& line = ln.text;
-    const std::string& code = ln.code;
-    const std::string indent = line.substr(0, line.find_first_not_of(' '));
-    if (!code.starts_with("ONNXC_PRAGMA(") || code.starts_with("ONNXC_PRAGMA(omp simd")) {
-      out += line + "\n";
+  const std::vector<Line> lines = body_lines(shared.text, &in_comment);
+  const auto at = marks_by_line(shared);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i].text;
+    const ParallelMark* m = mark_at(at, i);
+    if (!m) {
+      out.push_back(line);
       continue;
     }
     // One task runs the body: a barrier waits for nothing (every taskloop below has waited for
     // its own tasks), a single is the task itself.
-    if (code == "ONNXC_PRAGMA(omp barrier)" || code == "ONNXC_PRAGMA(omp single)" || code == "ONNXC_PRAGMA(omp single nowait)") continue;
+    if (m->kind == MarkKind::Barrier || m->kind == MarkKind::Single || m->kind == MarkKind::SingleNowait) continue;
+    if (m->kind != MarkKind::Nest) return fail("a parallel block inside the region's form");
     // A taskloop keeps simd and collapse; it waits for its tasks (its implicit taskgroup) where
     // the loop had a barrier, and after a nowait loop too.
-    ForClauses fc;
-    if (!for_clauses(code, &fc)) return "";
-    out += indent + "ONNXC_PRAGMA(omp taskloop" + (fc.simd ? " simd" : "") + (fc.collapse > 1 ? " collapse(" + std::to_string(fc.collapse) + ")" : "") +
-           " num_tasks(onnxc_taskloop_chunks()))\n";
+    const ParallelNest& nest = m->nest;
+    const std::string indent = line.substr(0, line.find_first_not_of(' '));
+    out.push_back(indent + "ONNXC_PRAGMA(omp taskloop" + (nest.simd ? " simd" : "") +
+                  (nest.loops.size() > 1 ? " collapse(" + std::to_string(nest.loops.size()) + ")" : "") + " num_tasks(onnxc_taskloop_chunks()))");
   }
-  if (in_comment) return "";
-  if (!shared.empty() && shared.back() != '\n') out.pop_back();
-  return out;
+  if (in_comment) return fail("a comment left open");
+  return joined(out, shared.text);
 }
 
 const char* task_runtime_c() {

@@ -20,9 +20,11 @@
 //           serial code, a declaration that calls a function): the body stays as written and the call runs between two regions,
 //           with its own fork/join as before.
 //
-// The classification reads the lines the C emitter wrote (codegen/c/emit.h: one statement or
-// brace per line) and says Alone whenever a line is not one of the shapes above, so a body
-// it does not understand keeps its own regions.
+// The parallel constructs are the body's marks (codegen/c/nest.h: each nest's loops, bounds,
+// collapse and clauses as data, at the line its pragma is on), never its pragma text; the
+// classification reads the other lines as the C emitter wrote them (codegen/c/emit.h: one
+// statement or brace per line) and says Alone, with the reason, whenever a line is not one of
+// the shapes above, so a body it does not understand keeps its own regions.
 //
 // Thread groups (compile-model --task-form groups). Inside the one region, a fork-join region of the schedule (Graph::task_regions,
 // independent branches side by side) runs each of its lists on a group of the team's threads:
@@ -42,8 +44,9 @@
 // (task_body): each worksharing loop an `omp taskloop` of 8 tasks per thread (chunks any idle
 // thread of the team takes; the loop waits for them), a `single` the task's own statement.
 #pragma once
-#include <cstdint>
 #include <string>
+
+#include "codegen/c/nest.h"
 
 namespace onnxc {
 
@@ -53,27 +56,21 @@ enum class RegionRole { Shared, Serial, Alone, Group, Task };
 
 struct RegionBody {
   RegionRole role = RegionRole::Alone;
-  std::string body;  // Shared: the worksharing form; otherwise the body unchanged
+  KernelBody body;     // Shared: the worksharing form, its marks at its lines; otherwise the body unchanged
+  std::string reason;  // Alone: why the body keeps its own fork/join
 };
 
-RegionBody region_body(const std::string& body);
+RegionBody region_body(const KernelBody& body);
 
 // The group form of a Shared body (region_body's output), calling the helpers of
-// group_runtime_c through `onnxc_group* onnxc_g`; "" when the body has a construct it does not
-// know (then the group's first member calls the function as written, and the group waits).
-std::string group_body(const std::string& shared_body);
+// group_runtime_c through `onnxc_group* onnxc_g`; "" when it cannot be written, the reason in
+// *reason (then the group's first member calls the function as written, and the group waits).
+std::string group_body(const KernelBody& shared_body, std::string* reason = nullptr);
 
 // The task form of a Shared body (region_body's output), for one OpenMP task to run with the
-// team's help; "" when the body has a construct it does not know (then the task calls the
+// team's help; "" when it cannot be written, the reason in *reason (then the task calls the
 // function as written: its own parallel loops, nested in the region, run on the task's thread).
-std::string task_body(const std::string& shared_body);
-
-// The iterations of a kernel body's widest parallel loop nest (`omp parallel for` or `omp
-// for`, a collapsed nest as one range), as the emitter wrote it with constant bounds: the
-// pieces its work can be split into. 1 for a body with no parallel loop; 0 where a nest's
-// bounds are not constants (unknown). The schedule's cost model reads it
-// (Backend::parallel_items, passes/schedule.h).
-int64_t parallel_iterations(const std::string& body);
+std::string task_body(const KernelBody& shared_body, std::string* reason = nullptr);
 
 // The C the task bodies need (onnxc_taskloop_chunks): emitted once into a model's C file that
 // runs a fork-join region as OpenMP tasks.

@@ -25,228 +25,257 @@ size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
+// Writes `text`'s lines through w as a kernel writes them (CWriter indents them again).
+void lines(CWriter& w, const std::string& text) {
+  for (size_t p = 0; p < text.size();) {
+    size_t e = text.find('\n', p);
+    if (e == std::string::npos) e = text.size();
+    const std::string l = text.substr(p, e - p);
+    const size_t first = l.find_first_not_of(' ');
+    w.line(first == std::string::npos ? "" : l.substr(first));
+    p = e + 1;
+  }
+}
+
+// A body of text lines only (no parallel construct, or ones written as text).
+KernelBody text_body(const std::string& text) {
+  CWriter w;
+  lines(w, text);
+  return w.kernel_body();
+}
+
+const ParallelNest kNest2D = {.loops = {{"a", 4}, {"b", 16}}, .schedule_static = true};
+
 TEST(Region, SerialBodyRunsOnOneThread) {
   const std::string body =
       "  for (int64_t i = 0; i < 8; ++i) y0[i] = x0[i] + 1.0f;\n"
       "  ONNXC_PRAGMA(omp simd)\n"
       "  for (int64_t i = 8; i < 16; ++i) y0[i] = 0.0f;\n";
-  const RegionBody r = region_body(body);
+  const RegionBody r = region_body(text_body(body));
   EXPECT_EQ(r.role, RegionRole::Serial);
-  EXPECT_EQ(r.body, body);
+  EXPECT_EQ(r.body.text, body);
 }
 
 TEST(Region, EmptyBodyNeedsNoThreadAndNoBarrier) {
-  const RegionBody r = region_body("  /* written in place by its inputs */\n");
+  const RegionBody r = region_body(text_body("  /* written in place by its inputs */\n"));
   EXPECT_EQ(r.role, RegionRole::Shared);
 }
 
 TEST(Region, ParallelLoopsInBareBlocksBecomeWorksharingLoops) {
-  const std::string body =
-      "  /* tasks (image, chunks, output row) {not a brace that counts} */\n"
-      "  {\n"
-      "    const int64_t n = 0;\n"
-      "    float* const yn = y0 + n * 64;\n"
-      "    ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
-      "    for (int64_t a = 0; a < 4; ++a) {\n"
-      "      for (int64_t b = 0; b < 16; ++b) {\n"
-      "        yn[a * 16 + b] = x0[a * 16 + b];\n"
-      "      }\n"
-      "    }\n"
-      "    ONNXC_PRAGMA(omp parallel for)\n"
-      "    for (int64_t a = 0; a < 64; ++a) yn[a] += 1.0f;\n"
-      "  }\n";
-  const RegionBody r = region_body(body);
-  ASSERT_EQ(r.role, RegionRole::Shared);
-  EXPECT_EQ(count(r.body, "omp parallel"), 0u) << r.body;
-  EXPECT_EQ(count(r.body, "ONNXC_PRAGMA(omp for collapse(2) schedule(static))"), 1u) << r.body;
-  EXPECT_EQ(count(r.body, "ONNXC_PRAGMA(omp for)"), 1u) << r.body;
-  EXPECT_EQ(count(r.body, "omp single"), 0u) << r.body;
-  EXPECT_EQ(count(r.body, "\n"), count(body, "\n"));  // nothing else added or lost
+  CWriter w;
+  lines(w,
+        "/* tasks (image, chunks, output row) {not a brace that counts} */\n"
+        "{\n"
+        "const int64_t n = 0;\n"
+        "float* const yn = y0 + n * 64;");
+  w.open_nest(kNest2D);
+  lines(w, "yn[a * 16 + b] = x0[a * 16 + b];\n}\n}");
+  w.open_nest({.loops = {{"a", 64}}}, "yn[a] += 1.0f;");
+  w("}}");
+  const RegionBody r = region_body(w.kernel_body());
+  ASSERT_EQ(r.role, RegionRole::Shared) << r.reason;
+  EXPECT_EQ(r.body.text,
+            "  /* tasks (image, chunks, output row) {not a brace that counts} */\n"
+            "  {\n"
+            "    const int64_t n = 0;\n"
+            "    float* const yn = y0 + n * 64;\n"
+            "    ONNXC_PRAGMA(omp for collapse(2) schedule(static))\n"
+            "    for (int64_t a = 0; a < 4; ++a) {\n"
+            "      for (int64_t b = 0; b < 16; ++b) {\n"
+            "        yn[a * 16 + b] = x0[a * 16 + b];\n"
+            "      }\n"
+            "    }\n"
+            "    ONNXC_PRAGMA(omp for)\n"
+            "    for (int64_t a = 0; a < 64; ++a) yn[a] += 1.0f;\n"
+            "  }\n");
+  // The marks moved with their lines, now worksharing loops.
+  ASSERT_EQ(r.body.marks.size(), 2u);
+  EXPECT_EQ(r.body.marks[0].line, 4u);
+  EXPECT_EQ(r.body.marks[1].line, 10u);
+  for (const ParallelMark& m : r.body.marks) EXPECT_EQ(m.nest.form, NestForm::Shared);
 }
 
 TEST(Region, ParallelBlockOfCopiesEndsInABarrier) {
-  const std::string body =
-      "  ONNXC_PRAGMA(omp parallel)\n"
-      "  {\n"
-      "    ONNXC_PRAGMA(omp for nowait)\n"
-      "    for (int64_t i = 0; i < 64; ++i) y0[i] = x0[i];\n"
-      "    ONNXC_PRAGMA(omp single nowait)\n"
-      "    memcpy(y0 + 64, x1, 256);\n"
-      "  }\n";
-  const RegionBody r = region_body(body);
-  ASSERT_EQ(r.role, RegionRole::Shared);
-  EXPECT_EQ(count(r.body, "omp parallel"), 0u) << r.body;
-  EXPECT_EQ(count(r.body, "ONNXC_PRAGMA(omp for nowait)"), 1u) << r.body;
-  // The barrier is the block's last statement.
-  EXPECT_NE(r.body.find("memcpy(y0 + 64, x1, 256);\n    ONNXC_PRAGMA(omp barrier)\n  }\n"), std::string::npos) << r.body;
+  CWriter w;
+  w.open_parallel_block();
+  w.open_nest({.loops = {{"i", 64}}, .form = NestForm::SharedNowait}, "y0[i] = x0[i];");
+  w.single_nowait();
+  w("memcpy(y0 + 64, x1, 256);");
+  w("}}");
+  const RegionBody r = region_body(w.kernel_body());
+  ASSERT_EQ(r.role, RegionRole::Shared) << r.reason;
+  EXPECT_EQ(r.body.text,
+            "  {\n"
+            "    ONNXC_PRAGMA(omp for nowait)\n"
+            "    for (int64_t i = 0; i < 64; ++i) y0[i] = x0[i];\n"
+            "    ONNXC_PRAGMA(omp single nowait)\n"
+            "    memcpy(y0 + 64, x1, 256);\n"
+            "    ONNXC_PRAGMA(omp barrier)\n"  // the barrier is the block's last statement
+            "  }\n");
+  ASSERT_EQ(r.body.marks.size(), 3u);
+  EXPECT_EQ(r.body.marks[0].kind, MarkKind::Nest);
+  EXPECT_EQ(r.body.marks[1].kind, MarkKind::SingleNowait);
+  EXPECT_EQ(r.body.marks[2].kind, MarkKind::Barrier);
+  EXPECT_EQ(r.body.marks[2].line, 5u);
 }
 
 TEST(Region, SerialStatementBesideParallelLoopsRunsInSingle) {
-  const std::string body =
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t i = 0; i < 64; ++i) y0[i * 64] = x0[i];\n"
-      "  /* lanes 32..63 are padding: zeros */\n"
-      "  for (int64_t p = 0; p < 64; ++p) {\n"
-      "    float* restrict yp = y0 + p * 64;\n"
-      "    ONNXC_PRAGMA(omp simd)\n"
-      "    for (int64_t l = 32; l < 64; ++l) yp[l] = 0.0f;\n"
-      "  }\n"
-      "  ONNXC_PRAGMA(omp simd)\n"
-      "  for (int64_t i = 0; i < 4096; ++i) y1[i] = y1[i] > 0.0f ? y1[i] : 0.0f;\n";
-  const RegionBody r = region_body(body);
-  ASSERT_EQ(r.role, RegionRole::Shared);
-  EXPECT_EQ(count(r.body, "ONNXC_PRAGMA(omp single)\n  {\n"), 2u) << r.body;
-  EXPECT_NE(r.body.find("  ONNXC_PRAGMA(omp single)\n  {\n    ONNXC_PRAGMA(omp simd)\n    for (int64_t i = 0; i < 4096; ++i)"),
+  CWriter w;
+  w.open_nest({.loops = {{"i", 64}}}, "y0[i * 64] = x0[i];");
+  lines(w,
+        "/* lanes 32..63 are padding: zeros */\n"
+        "for (int64_t p = 0; p < 64; ++p) {\n"
+        "float* restrict yp = y0 + p * 64;\n"
+        "ONNXC_PRAGMA(omp simd)\n"
+        "for (int64_t l = 32; l < 64; ++l) yp[l] = 0.0f;\n"
+        "}\n"
+        "ONNXC_PRAGMA(omp simd)\n"
+        "for (int64_t i = 0; i < 4096; ++i) y1[i] = y1[i] > 0.0f ? y1[i] : 0.0f;");
+  const RegionBody r = region_body(w.kernel_body());
+  ASSERT_EQ(r.role, RegionRole::Shared) << r.reason;
+  EXPECT_EQ(count(r.body.text, "ONNXC_PRAGMA(omp single)\n  {\n"), 2u) << r.body.text;
+  EXPECT_NE(r.body.text.find("  ONNXC_PRAGMA(omp single)\n  {\n    ONNXC_PRAGMA(omp simd)\n    for (int64_t i = 0; i < 4096; ++i)"),
             std::string::npos)
-      << r.body;
-  EXPECT_EQ(count(r.body, "omp parallel"), 0u) << r.body;
+      << r.body.text;
+  EXPECT_EQ(count(r.body.text, "omp parallel"), 0u) << r.body.text;
+  size_t singles = 0;
+  for (const ParallelMark& m : r.body.marks) singles += m.kind == MarkKind::Single;
+  EXPECT_EQ(singles, 2u);
 }
 
 TEST(Region, StatementThatChangesALocalKeepsItsForkJoin) {
   // Each thread of a region has its own locals: a statement on one thread cannot set them.
   const char* writes[] = {"s += x0[i];", "s = x0[i];", "++s;", "s--;", "acc[1] = x0[i];", "v[0] += x0[i];", "f(&s);"};
   for (const char* w : writes) {
-    const std::string body = std::string(
-                                 "  float s = 0.0f;\n"
-                                 "  float acc[4];\n"
-                                 "  onnxc_vf16 v;\n"
-                                 "  for (int64_t i = 0; i < 4; ++i) {\n    ") +
-                             w +
-                             "\n  }\n"
-                             "  ONNXC_PRAGMA(omp parallel for)\n"
-                             "  for (int64_t i = 0; i < 64; ++i) y0[i] = s;\n";
-    const RegionBody r = region_body(body);
+    CWriter cw;
+    lines(cw, std::string("float s = 0.0f;\nfloat acc[4];\nonnxc_vf16 v;\nfor (int64_t i = 0; i < 4; ++i) {\n") + w + "\n}");
+    cw.open_nest({.loops = {{"i", 64}}}, "y0[i] = s;");
+    const RegionBody r = region_body(cw.kernel_body());
     EXPECT_EQ(r.role, RegionRole::Alone) << w;
-    EXPECT_EQ(r.body, body) << w;
+    EXPECT_EQ(r.body.text, cw.body()) << w;
+    EXPECT_NE(r.reason.find("changes a local"), std::string::npos) << r.reason;
   }
   // Writes through a local pointer reach shared memory; a comparison is not a write.
-  const std::string body =
-      "  float* const q = y0 + 64;\n"
-      "  const int64_t k = 3;\n"
-      "  for (int64_t i = 0; i < 4; ++i) q[i] = (k == 3) ? 1.0f : 0.0f;\n"
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t i = 0; i < 64; ++i) y0[i] = 1.0f;\n";
-  EXPECT_EQ(region_body(body).role, RegionRole::Shared);
+  CWriter cw;
+  lines(cw, "float* const q = y0 + 64;\nconst int64_t k = 3;\nfor (int64_t i = 0; i < 4; ++i) q[i] = (k == 3) ? 1.0f : 0.0f;");
+  cw.open_nest({.loops = {{"i", 64}}}, "y0[i] = 1.0f;");
+  EXPECT_EQ(region_body(cw.kernel_body()).role, RegionRole::Shared);
 }
 
 TEST(Region, BodiesItDoesNotUnderstandKeepTheirForkJoin) {
-  const char* bodies[] = {
-      // a parallel loop inside a serial loop
-      "  for (int64_t n = 0; n < 2; ++n) {\n"
-      "    ONNXC_PRAGMA(omp parallel for)\n"
-      "    for (int64_t i = 0; i < 64; ++i) y0[n * 64 + i] = 0.0f;\n"
-      "  }\n",
-      // a reduction into a local
-      "  float s = 0.0f;\n"
-      "  ONNXC_PRAGMA(omp parallel for reduction(+:s))\n"
-      "  for (int64_t i = 0; i < 64; ++i) s += x0[i];\n"
-      "  y0[0] = s;\n",
-      // a declaration that calls a function (an allocation per thread)
-      "  float* t = malloc(256);\n"
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t i = 0; i < 64; ++i) t[i] = x0[i];\n"
-      "  free(t);\n",
-      // an else on its own line
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n"
-      "  if (x0[0] > 0.0f) { y0[0] = 1.0f; }\n"
-      "  else { y0[0] = 2.0f; }\n",
-      // a return
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n"
-      "  if (x0[0] > 0.0f) return;\n",
-      // other parallel constructs
-      "  ONNXC_PRAGMA(omp parallel sections)\n"
-      "  {\n"
-      "    ONNXC_PRAGMA(omp section)\n"
-      "    y0[0] = 0.0f;\n"
-      "  }\n",
-      // braces that do not balance
-      "  ONNXC_PRAGMA(omp parallel for)\n"
-      "  for (int64_t i = 0; i < 64; ++i) {\n"
-      "    y0[i] = 0.0f;\n",
+  struct Case {
+    const char* what;
+    void (*write)(CWriter&);
+    const char* reason;
   };
-  for (const char* b : bodies) {
-    const RegionBody r = region_body(b);
-    EXPECT_EQ(r.role, RegionRole::Alone) << b;
-    EXPECT_EQ(r.body, b);
+  const Case cases[] = {
+      {"a parallel loop inside a serial loop",
+       [](CWriter& w) {
+         w("for (int64_t n = 0; n < 2; ++n) {{");
+         w.open_nest({.loops = {{"i", 64}}}, "y0[n * 64 + i] = 0.0f;");
+         w("}}");
+       },
+       "inside a serial statement"},
+      {"a reduction into a local, written as text",
+       [](CWriter& w) {
+         lines(w,
+               "float s = 0.0f;\n"
+               "ONNXC_PRAGMA(omp parallel for reduction(+:s))\n"
+               "for (int64_t i = 0; i < 64; ++i) s += x0[i];\n"
+               "y0[0] = s;");
+       },
+       "written as text"},
+      {"a declaration that calls a function (an allocation per thread)",
+       [](CWriter& w) {
+         w("float* t = malloc(256);");
+         w.open_nest({.loops = {{"i", 64}}}, "t[i] = x0[i];");
+         w("free(t);");
+       },
+       "calls a function"},
+      {"an else on its own line",
+       [](CWriter& w) {
+         w.open_nest({.loops = {{"i", 64}}}, "y0[i] = 0.0f;");
+         lines(w, "if (x0[0] > 0.0f) { y0[0] = 1.0f; }\nelse { y0[0] = 2.0f; }");
+       },
+       "'else'"},
+      {"a return",
+       [](CWriter& w) {
+         w.open_nest({.loops = {{"i", 64}}}, "y0[i] = 0.0f;");
+         w("if (x0[0] > 0.0f) return;");
+       },
+       "return"},
+      {"other parallel constructs",
+       [](CWriter& w) { lines(w, "ONNXC_PRAGMA(omp parallel sections)\n{\nONNXC_PRAGMA(omp section)\ny0[0] = 0.0f;\n}"); }, "written as text"},
+      {"braces that do not balance",
+       [](CWriter& w) {
+         w.open_nest({.loops = {{"i", 64}}});
+         w("y0[i] = 0.0f;");
+       },
+       "left open"},
+  };
+  for (const Case& c : cases) {
+    CWriter w;
+    c.write(w);
+    const RegionBody r = region_body(w.kernel_body());
+    EXPECT_EQ(r.role, RegionRole::Alone) << c.what;
+    EXPECT_EQ(r.body.text, w.body()) << c.what;
+    EXPECT_NE(r.reason.find(c.reason), std::string::npos) << c.what << ": " << r.reason;
   }
 }
 
 // The group form of a body that the one region shares ("" and a failure when it does not).
-std::string grouped(const std::string& body) {
+std::string grouped(const KernelBody& body) {
   const RegionBody r = region_body(body);
   if (r.role != RegionRole::Shared) {
-    ADD_FAILURE() << "not a shared body:\n" << body;
+    ADD_FAILURE() << "not a shared body (" << r.reason << "):\n" << body.text;
     return "";
   }
   return group_body(r.body);
 }
 
-// A shared body's loops, in group form: each member takes its static share, then the group's
-// barrier; a collapsed nest becomes one flattened range; a `single` runs on the first member.
 // The pieces a kernel's work splits into, read from its parallel loop nests: the widest nest's
-// iterations (a collapsed nest as one range, a step counted), 1 with no parallel loop, 0 where
-// a bound is not a constant.
+// iterations (a collapsed nest as one range, a step counted), 1 with no parallel loop (or an
+// empty one).
 TEST(Region, ParallelIterationsOfTheWidestNest) {
-  EXPECT_EQ(parallel_iterations("  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n"), 1);
-  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
-                                "  for (int64_t i = 0; i < 49; ++i) y0[i] = 0.0f;\n"),
-            49);
-  EXPECT_EQ(parallel_iterations("  /* ONNXC_PRAGMA(omp parallel for) in a comment */\n"
-                                "  {\n"
-                                "    ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
-                                "    for (int64_t grp = 0; grp < 4; ++grp) {\n"
-                                "      for (int64_t seg = 0; seg < 9; ++seg) {\n"
-                                "        y0[grp * 9 + seg] = 0.0f;\n"
-                                "      }\n"
-                                "    }\n"
-                                "  }\n"
-                                "  ONNXC_PRAGMA(omp parallel for)\n"
-                                "  for (int64_t i = 8; i < 8 + 2 * (3 + 1); i += 3) y0[i] = 1.0f;\n"),
-            36);
-  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
-                                "  for (int64_t i = 8; i < 8 + 2 * (3 + 1); i += 3) y0[i] = 1.0f;\n"),
-            3);  // 8, 11, 14
-  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
-                                "  for (int64_t i = 0; i < n; ++i) y0[i] = 1.0f;\n"),
-            0);
-  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
-                                "  for (int64_t i = 0; i < 64 / 0; ++i) y0[i] = 1.0f;\n"),
-            0);
-  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for collapse(2))\n"
-                                "  for (int64_t i = 0; i < 4; ++i) {\n"
-                                "    y0[i] = 1.0f;\n"
-                                "  }\n"),
-            0);  // the second loop of the nest is missing
-  // A known nest beside an unknown one: the known one.
-  EXPECT_EQ(parallel_iterations("  ONNXC_PRAGMA(omp parallel for)\n"
-                                "  for (int64_t i = 0; i < n; ++i) y0[i] = 1.0f;\n"
-                                "  ONNXC_PRAGMA(omp parallel for simd)\n"
-                                "  for (int64_t i = 0; i < 12; ++i) y0[i] = 1.0f;\n"),
-            12);
+  EXPECT_EQ(parallel_iterations(text_body("  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n").marks), 1);
+  CWriter w;
+  w.open_nest({.loops = {{"i", 49}}}, "y0[i] = 0.0f;");
+  EXPECT_EQ(parallel_iterations(w.kernel_body().marks), 49);
+  w("{{");
+  w.open_nest({.loops = {{"grp", 4}, {"seg", 9}}, .schedule_static = true});
+  lines(w, "y0[grp * 9 + seg] = 0.0f;\n}\n}\n}");
+  w.open_nest({.loops = {{.var = "i", .end = 16, .step = 3, .lo = 8}}}, "y0[i] = 1.0f;");
+  EXPECT_EQ(parallel_iterations(w.kernel_body().marks), 49);
+  CWriter v;
+  v.open_nest({.loops = {{"grp", 4}, {"seg", 9}}, .schedule_static = true});
+  lines(v, "y0[grp * 9 + seg] = 0.0f;\n}\n}");
+  v.open_nest({.loops = {{.var = "i", .end = 16, .step = 3, .lo = 8}}}, "y0[i] = 1.0f;");
+  EXPECT_EQ(parallel_iterations(v.kernel_body().marks), 36);
+  EXPECT_EQ((ParallelNest{.loops = {{.var = "i", .end = 16, .step = 3, .lo = 8}}}.iterations()), 3);  // 8, 11, 14
+  EXPECT_EQ((ParallelNest{.loops = {{"i", 0}}}.iterations()), 0);
+  CWriter empty;
+  empty.open_nest({.loops = {{"i", 0}}}, "y0[i] = 1.0f;");
+  EXPECT_EQ(parallel_iterations(empty.kernel_body().marks), 1);
 }
 
+// A shared body's loops, in group form: each member takes its static share, then the group's
+// barrier; a collapsed nest becomes one flattened range; a `single` runs on the first member.
 TEST(Group, LoopsSplitAmongTheGroupAndEndAtItsBarrier) {
-  const std::string g = grouped(
-      "  {\n"
-      "    const int64_t n = 0;\n"
-      "    ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
-      "    for (int64_t a = 0; a < 4; ++a) {\n"
-      "      for (int64_t b = 2; b < 18; b += 4) {\n"
-      "        y0[a * 16 + b] = x0[n + a * 16 + b];\n"
-      "      }\n"
-      "    }\n"
-      "    ONNXC_PRAGMA(omp parallel for simd)\n"
-      "    for (int64_t a = 0; a < 64; ++a) y0[a] += 1.0f;\n"
-      "  }\n"
-      "  for (int64_t p = 0; p < 4; ++p) y0[64 + p] = 0.0f;\n");
+  CWriter w;
+  w("{{");
+  w("const int64_t n = 0;");
+  w.open_nest({.loops = {{"a", 4}, {"b", 18, 4, 2}}, .schedule_static = true});
+  lines(w, "y0[a * 16 + b] = x0[n + a * 16 + b];\n}\n}");
+  w.open_nest({.loops = {{"a", 64}}, .simd = true}, "y0[a] += 1.0f;");
+  w("}}");
+  w("for (int64_t p = 0; p < 4; ++p) y0[64 + p] = 0.0f;");
+  const std::string g = grouped(w.kernel_body());
   ASSERT_FALSE(g.empty());
   EXPECT_EQ(count(g, "omp for"), 0u) << g;
   EXPECT_EQ(count(g, "omp single"), 0u) << g;
-  EXPECT_EQ(count(g, "onnxc_group_lo(onnxc_g, 4 * (((18 - 2) + 4 - 1) / 4))"), 1u) << g;
-  EXPECT_EQ(count(g, "const int64_t a = onnxc_i / (((18 - 2) + 4 - 1) / 4);"), 1u) << g;
-  EXPECT_EQ(count(g, "const int64_t b = 2 + 4 * (onnxc_i % (((18 - 2) + 4 - 1) / 4));"), 1u) << g;
+  EXPECT_EQ(count(g, "onnxc_group_lo(onnxc_g, 4 * 4)"), 1u) << g;
+  EXPECT_EQ(count(g, "const int64_t a = onnxc_i / 4;"), 1u) << g;
+  EXPECT_EQ(count(g, "const int64_t b = 2 + 4 * (onnxc_i % 4);"), 1u) << g;
   EXPECT_EQ(count(g, "for (int64_t a = onnxc_group_lo(onnxc_g, 64), onnxc_end = onnxc_group_hi(onnxc_g, 64); a < onnxc_end; ++a) y0[a] += 1.0f;"), 1u) << g;
   EXPECT_EQ(count(g, "ONNXC_PRAGMA(omp simd)"), 1u) << g;
   EXPECT_EQ(count(g, "if (onnxc_g->rank == 0)"), 1u) << g;
@@ -254,31 +283,43 @@ TEST(Group, LoopsSplitAmongTheGroupAndEndAtItsBarrier) {
 }
 
 TEST(Group, NowaitCopiesAndTheBlockBarrier) {
-  const std::string g = grouped(
-      "  ONNXC_PRAGMA(omp parallel)\n"
-      "  {\n"
-      "    ONNXC_PRAGMA(omp for nowait)\n"
-      "    for (int64_t i = 0; i < 64; ++i) y0[i] = x0[i];\n"
-      "    ONNXC_PRAGMA(omp single nowait)\n"
-      "    memcpy(y0 + 64, x1, 256);\n"
-      "  }\n");
+  CWriter w;
+  w.open_parallel_block();
+  w.open_nest({.loops = {{"i", 64}}, .form = NestForm::SharedNowait}, "y0[i] = x0[i];");
+  w.single_nowait();
+  w("memcpy(y0 + 64, x1, 256);");
+  w("}}");
+  const std::string g = grouped(w.kernel_body());
   EXPECT_EQ(count(g, "onnxc_group_barrier(onnxc_g);"), 1u) << g;
   EXPECT_NE(g.find("if (onnxc_g->rank == 0)\n    memcpy(y0 + 64, x1, 256);\n    onnxc_group_barrier(onnxc_g);\n  }\n"), std::string::npos) << g;
 }
 
 TEST(Group, UnknownConstructsKeepTheFunctionAsWritten) {
-  for (const char* b : {
-           // a schedule the split does not make
-           "  ONNXC_PRAGMA(omp for schedule(dynamic))\n  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n",
-           // an inner bound that moves with the outer loop
-           "  ONNXC_PRAGMA(omp for collapse(2))\n  for (int64_t a = 0; a < 4; ++a) {\n    for (int64_t b = a; b < 4; ++b) {\n"
-           "      y0[a * 4 + b] = 0.0f;\n    }\n  }\n",
-           // a loop header of another shape
-           "  ONNXC_PRAGMA(omp for)\n  for (int64_t i = 63; i >= 0; --i) y0[i] = 0.0f;\n",
-           // the team's thread number
-           "  ONNXC_PRAGMA(omp for)\n  for (int64_t i = 0; i < 64; ++i) y0[i] = (float)omp_get_thread_num();\n",
-       })
-    EXPECT_EQ(group_body(b), "") << b;
+  struct Case {
+    void (*write)(CWriter&);
+    const char* reason;
+  };
+  const Case cases[] = {
+      // the team's thread number
+      {[](CWriter& w) { w.open_nest({.loops = {{"i", 64}}}, "y0[i] = (float)omp_get_thread_num();"); }, "thread numbers"},
+      // a collapsed nest whose innermost loop is one line
+      {[](CWriter& w) { w.open_nest({.loops = {{"a", 4}, {"b", 4}}}, "y0[a * 4 + b] = 0.0f;"), w("}}"); }, "each open a block"},
+      // a collapsed vector loop
+      {[](CWriter& w) {
+         w.open_nest({.loops = {{"a", 4}, {"b", 4}}, .simd = true});
+         lines(w, "y0[a * 4 + b] = 0.0f;\n}\n}");
+       },
+       "also a vector loop"},
+  };
+  for (const Case& c : cases) {
+    CWriter w;
+    c.write(w);
+    const RegionBody r = region_body(w.kernel_body());
+    ASSERT_EQ(r.role, RegionRole::Shared) << r.reason << "\n" << w.body();
+    std::string why;
+    EXPECT_EQ(group_body(r.body, &why), "") << w.body();
+    EXPECT_NE(why.find(c.reason), std::string::npos) << why;
+  }
 }
 
 std::string read_text(const std::string& path) {
@@ -291,22 +332,16 @@ std::string read_text(const std::string& path) {
 // The body the compiled tests rewrite: y0[i] += x0[i] + 1 over a 7 x 13 collapsed nest (the
 // inner loop in steps of 2), then y1[j] += the sum of all of y0 (needs the loop before it
 // complete), then one thread adds 1 to y1[5].
-const char* const kCompiledBody =
-    "  ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
-    "  for (int64_t a = 0; a < 7; ++a) {\n"
-    "    for (int64_t b = 1; b < 27; b += 2) {\n"
-    "      y0[a * 13 + (b - 1) / 2] += x0[a * 13 + (b - 1) / 2] + 1.0f;\n"
-    "    }\n"
-    "  }\n"
-    "  ONNXC_PRAGMA(omp parallel for)\n"
-    "  for (int64_t j = 0; j < 5; ++j) {\n"
-    "    float s = 0.0f;\n"
-    "    for (int64_t i = 0; i < 91; ++i) s += y0[i];\n"
-    "    y1[j] += s;\n"
-    "  }\n"
-    "  y1[5] += 1.0f;\n";
+KernelBody compiled_body() {
+  CWriter w;
+  w.open_nest({.loops = {{"a", 7}, {"b", 27, 2, 1}}, .schedule_static = true});
+  lines(w, "y0[a * 13 + (b - 1) / 2] += x0[a * 13 + (b - 1) / 2] + 1.0f;\n}\n}");
+  w.open_nest({.loops = {{"j", 5}}});
+  lines(w, "float s = 0.0f;\nfor (int64_t i = 0; i < 91; ++i) s += y0[i];\ny1[j] += s;\n}\ny1[5] += 1.0f;");
+  return w.kernel_body();
+}
 
-// A C program around a rewritten kCompiledBody: `runtime` (the C the form needs), the body as
+// A C program around a rewritten compiled_body(): `runtime` (the C the form needs), the body as
 // f(x0, y0, y1`params`), and a main that, for teams of 1-5 threads, runs `run` (which calls f
 // twice on each of the lists x[l], y0[l], y1[l], l < 3) and checks that every element of y0 was
 // written exactly once per call, that each y1[j] saw y0 complete and that the statement for
@@ -352,7 +387,7 @@ void expect_program_runs(const std::string& program, const std::string& shown) {
 // groups by onnxc_group_join: every element of every list's output is written exactly once and
 // each loop sees the one before it complete (a sum over the previous loop's output).
 TEST(Group, CompiledGroupsComputeEveryElementOnce) {
-  const std::string g = grouped(kCompiledBody);
+  const std::string g = grouped(compiled_body());
   ASSERT_FALSE(g.empty());
   expect_program_runs(compiled_program(group_runtime_c(), ", onnxc_group* onnxc_g", g,
                                        "    onnxc_group_sync sync[3];\n    onnxc_group_sync_init(sync, 3);\n"
@@ -365,10 +400,10 @@ TEST(Group, CompiledGroupsComputeEveryElementOnce) {
 }
 
 // The task form (--task-form omp-tasks) of a body that the one region shares.
-std::string tasked(const std::string& body) {
+std::string tasked(const KernelBody& body) {
   const RegionBody r = region_body(body);
   if (r.role != RegionRole::Shared) {
-    ADD_FAILURE() << "not a shared body:\n" << body;
+    ADD_FAILURE() << "not a shared body (" << r.reason << "):\n" << body.text;
     return "";
   }
   return task_body(r.body);
@@ -377,19 +412,15 @@ std::string tasked(const std::string& body) {
 // Each worksharing loop becomes a taskloop (simd and collapse kept, onnxc_taskloop_chunks() tasks), which
 // waits for its tasks; the one task runs the serial statement itself and needs no barrier.
 TEST(Task, LoopsBecomeTaskloopsAndSinglesTheTasksOwnStatements) {
-  const std::string t = tasked(
-      "  {\n"
-      "    const int64_t n = 0;\n"
-      "    ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))\n"
-      "    for (int64_t a = 0; a < 4; ++a) {\n"
-      "      for (int64_t b = 2; b < 18; b += 4) {\n"
-      "        y0[a * 16 + b] = x0[n + a * 16 + b];\n"
-      "      }\n"
-      "    }\n"
-      "    ONNXC_PRAGMA(omp parallel for simd)\n"
-      "    for (int64_t a = 0; a < 64; ++a) y0[a] += 1.0f;\n"
-      "  }\n"
-      "  for (int64_t p = 0; p < 4; ++p) y0[64 + p] = 0.0f;\n");
+  CWriter w;
+  w("{{");
+  w("const int64_t n = 0;");
+  w.open_nest({.loops = {{"a", 4}, {"b", 18, 4, 2}}, .schedule_static = true});
+  lines(w, "y0[a * 16 + b] = x0[n + a * 16 + b];\n}\n}");
+  w.open_nest({.loops = {{"a", 64}}, .simd = true}, "y0[a] += 1.0f;");
+  w("}}");
+  w("for (int64_t p = 0; p < 4; ++p) y0[64 + p] = 0.0f;");
+  const std::string t = tasked(w.kernel_body());
   ASSERT_FALSE(t.empty());
   for (const char* gone : {"omp for", "omp single", "omp barrier", "schedule", "onnxc_g"}) EXPECT_EQ(count(t, gone), 0u) << gone << "\n" << t;
   EXPECT_EQ(count(t, "ONNXC_PRAGMA(omp taskloop collapse(2) num_tasks(onnxc_taskloop_chunks()))\n    for (int64_t a = 0; a < 4; ++a) {"), 1u) << t;
@@ -398,12 +429,13 @@ TEST(Task, LoopsBecomeTaskloopsAndSinglesTheTasksOwnStatements) {
 }
 
 TEST(Task, UnknownConstructsKeepTheFunctionAsWritten) {
-  for (const char* b : {
-           "  ONNXC_PRAGMA(omp for schedule(dynamic))\n  for (int64_t i = 0; i < 64; ++i) y0[i] = 0.0f;\n",
-           "  ONNXC_PRAGMA(omp for)\n  for (int64_t i = 0; i < 64; ++i) y0[i] = (float)omp_get_thread_num();\n",
-           "  ONNXC_PRAGMA(omp critical)\n  y0[0] += 1.0f;\n",
-       })
-    EXPECT_EQ(task_body(b), "") << b;
+  CWriter w;
+  w.open_nest({.loops = {{"i", 64}}}, "y0[i] = (float)omp_get_thread_num();");
+  const RegionBody r = region_body(w.kernel_body());
+  ASSERT_EQ(r.role, RegionRole::Shared) << r.reason;
+  std::string why;
+  EXPECT_EQ(task_body(r.body, &why), "");
+  EXPECT_NE(why.find("thread numbers"), std::string::npos) << why;
 }
 
 // The task form, compiled with gcc -fopenmp and run by teams of 1-5 threads: three chains of
@@ -411,7 +443,7 @@ TEST(Task, UnknownConstructsKeepTheFunctionAsWritten) {
 // team helps with: every element is written exactly once, each loop sees the one before it
 // complete, and the second task of a chain sees the first one's output.
 TEST(Task, CompiledTasksComputeEveryElementOnce) {
-  const std::string body = tasked(kCompiledBody);
+  const std::string body = tasked(compiled_body());
   ASSERT_FALSE(body.empty());
   expect_program_runs(compiled_program(task_runtime_c(), "", body,
                                        "    ONNXC_PRAGMA(omp parallel num_threads(threads))\n    {\n"

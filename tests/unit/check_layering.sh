@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What an op means (ir/) never depends on how a backend runs it (codegen/): fails, listing
-# the lines, if any file under ir/ includes a header from codegen/ or names it at all.
+# the lines, if any file under ir/ includes a header from codegen/ or names it at all, or if a
+# C kernel writes a parallel construct as text (below).
 # Usage: check_layering.sh SOURCE_DIR
 set -euo pipefail
 src=${1:?usage: check_layering.sh SOURCE_DIR}
@@ -10,3 +11,11 @@ if grep -rn "codegen" "$src/ir"; then
   exit 1
 fi
 echo "check_layering: ir/ does not refer to codegen/ ($(find "$src/ir" -name '*.cc' -o -name '*.h' | wc -l) files)"
+# A C kernel's parallel constructs are data (codegen/c/nest.h: CWriter::open_nest and the
+# parallel block), which the one region's forms and the schedule's cost model read: no kernel
+# writes one as text.
+if grep -rnE 'ONNXC_PRAGMA\(omp (parallel|for|single|barrier|task)' "$src/codegen/c/kernels" "$src/codegen/c/loops.cc" "$src/codegen/c/fused.cc"; then
+  echo "check_layering: C kernels write parallel constructs as text (above); use CWriter::open_nest (codegen/c/nest.h)" >&2
+  exit 1
+fi
+echo "check_layering: the C kernels write their parallel constructs through codegen/c/nest.h"

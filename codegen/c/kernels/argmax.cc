@@ -16,8 +16,8 @@ void emit_argmax(CEmit& e) {
   if (fl) better = fmt::format("({} || (bv != bv && c == c))", better);
   if (g.last) better = fmt::format("({} || c == bv)", better);
   int64_t n = g.outer * g.inner;
-  if (n > 1 && e.parallel(static_cast<double>(n * g.len))) e("ONNXC_PRAGMA(omp parallel for)");
-  e("for (int64_t o = 0; o < {}; ++o) {{", n);
+  if (n > 1 && e.parallel(static_cast<double>(n * g.len))) e.open_nest({.loops = {{"o", n}}});
+  else e("for (int64_t o = 0; o < {}; ++o) {{", n);
   e("const {}* restrict p = {} + (o / {}) * {} + o % {};", ct, e.in(0), g.inner, g.len * g.inner, g.inner);
   e("{} bv = p[0];", ct);
   e("int64_t best = 0;");
@@ -34,8 +34,8 @@ void emit_hardmax(CEmit& e) {
   const char* ct = e.in_ctype(0);
   int64_t n = g.outer * g.inner;
   if (n == 0 || g.len == 0) return;
-  if (n > 1 && e.parallel(static_cast<double>(n * g.len * 2))) e("ONNXC_PRAGMA(omp parallel for)");
-  e("for (int64_t q = 0; q < {}; ++q) {{", n);
+  if (n > 1 && e.parallel(static_cast<double>(n * g.len * 2))) e.open_nest({.loops = {{"q", n}}});
+  else e("for (int64_t q = 0; q < {}; ++q) {{", n);
   e("const int64_t base = (q / {}) * {} + q % {};", g.inner, g.len * g.inner, g.inner);
   e("const {}* restrict p = {} + base;", ct, e.in(0));
   e("{}* restrict y = {} + base;", ct, e.out(0));

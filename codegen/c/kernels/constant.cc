@@ -10,9 +10,13 @@ namespace {
 void emit_constant_of_shape(CEmit& e) {
   int64_t n = numel(e.out_shape(0));
   if (n == 0) return;
-  if (e.parallel(static_cast<double>(n))) e("ONNXC_PRAGMA(omp parallel for simd)");
-  else e("ONNXC_PRAGMA(omp simd)");
-  e("for (int64_t i = 0; i < {}; ++i) {}[i] = {};", n, e.out(0), c_elem_literal(constant_of_shape_value(e.node), 0));
+  const std::string fill = fmt::format("{}[i] = {};", e.out(0), c_elem_literal(constant_of_shape_value(e.node), 0));
+  if (e.parallel(static_cast<double>(n))) {
+    e.open_nest({.loops = {{"i", n}}, .simd = true}, fill);
+  } else {
+    e("ONNXC_PRAGMA(omp simd)");
+    e("for (int64_t i = 0; i < {}; ++i) {}", n, fill);
+  }
 }
 
 }  // namespace

@@ -116,7 +116,7 @@ void emit_conv_plane(CEmit& e) {
   // A strided conv's tap loop over the phases of xb: clang 14 does not vectorize it as an
   // orphaned `omp for` (a value of the loop stays live after it; -Wpass-failed), so its tasks
   // keep their own fork/join in the run's parallel region.
-  if (SH * SW > 1) e.own_region = true;
+  if (SH * SW > 1) e.own_region = "a strided conv's tap loop does not vectorize as an orphaned omp for";
   if (NT > 1) open_tasks(e, {{"n", g.N, 1}, {"oh0", OH, RT}, {"m", g.M, MT}}, par);
   else open_tasks(e, {{"n", g.N, 1}, {"m", g.M, MT}}, par);
   e("float xb[{}];", pl.CH * pl.CB + pl.QV - pl.Q);

@@ -34,9 +34,7 @@ void emit_conv_transpose(CEmit& e) {
   }
   int64_t macs = g.N * g.M * XS * g.CG * KS;
   e("/* transposed convolution (scatter): tasks (image, output channel) */");
-  if (e.parallel(static_cast<double>(macs)) && g.N * g.M > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-  e("for (int64_t n = 0; n < {}; ++n) {{", g.N);
-  e("for (int64_t m = 0; m < {}; ++m) {{", g.M);
+  open_collapsed(e, {{"n", g.N}, {"m", g.M}}, e.parallel(static_cast<double>(macs)) && g.N * g.M > 1);
   e("float* restrict yp = {} + (n * {} + m) * {};", Y, g.M, YS);
   if (YS >= 4) e("ONNXC_PRAGMA(omp simd)");
   e("for (int64_t i = 0; i < {}; ++i) yp[i] = {};", YS, e.has_in(2) ? e.in(2) + "[m]" : "0.0f");

@@ -21,8 +21,8 @@ void emit_cumsum(CEmit& e) {
     return fmt::format("{} {} {}", a, op, b);
   };
   std::string zero = c_literal(t, g.prod ? 1 : 0);
-  if (g.outer > 1 && e.parallel(static_cast<double>(g.outer * g.len * g.inner))) e("ONNXC_PRAGMA(omp parallel for)");
-  open_loop(e, "o", g.outer);
+  if (g.outer > 1 && e.parallel(static_cast<double>(g.outer * g.len * g.inner))) e.open_nest({.loops = {{"o", g.outer}}});
+  else open_loop(e, "o", g.outer);
   e("const {}* restrict x = {} + o * {};", ct, e.in(0), g.len * g.inner);
   e("{}* restrict y = {} + o * {};", ct, e.out(0), g.len * g.inner);
   // Row j of the scan (0 = first) is row `R(j)` of the tensor.

@@ -22,8 +22,8 @@ void emit_det(CEmit& e) {
     return;
   }
   const double work = static_cast<double>(g.batch) * (2.0 / 3.0 * static_cast<double>(mm * M) + static_cast<double>(mm));
-  if (g.batch > 1 && e.parallel(work)) e("ONNXC_PRAGMA(omp parallel for)");
-  open_loop(e, "b", g.batch);
+  if (g.batch > 1 && e.parallel(work)) e.open_nest({.loops = {{"b", g.batch}}});
+  else open_loop(e, "b", g.batch);
   e("double a[{}];", mm);
   e("for (int64_t i = 0; i < {}; ++i) a[i] = (double){}[b * {} + i];", mm, e.in(0), mm);
   e("double det = 1.0;");

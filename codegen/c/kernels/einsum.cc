@@ -49,8 +49,8 @@ void emit_einsum(CEmit& e) {
   for (size_t k = 0; k < nouter; ++k) {
     size_t l = g.out[k];
     if (g.dims[l] == 1) continue;  // index 0, left out of every offset
-    if (opened == 0 && par) e("ONNXC_PRAGMA(omp parallel for)");
-    open_loop(e, v(l), g.dims[l]);
+    if (opened == 0 && par) e.open_nest({.loops = {{v(l), g.dims[l]}}});
+    else open_loop(e, v(l), g.dims[l]);
     ++opened;
   }
   if (axpy) {

@@ -56,9 +56,9 @@ void emit_elements(CEmit& e) {
   size_t opened = 0;
   for (size_t d = 0; d < g.idx.size(); ++d) {
     if (g.idx[d] == 1) continue;
-    if (opened == 0 && !scatter && e.parallel(static_cast<double>(n))) e("ONNXC_PRAGMA(omp parallel for)");
     std::string v = fmt::format("i{}", d);
-    open_loop(e, v, g.idx[d]);
+    if (opened == 0 && !scatter && e.parallel(static_cast<double>(n))) e.open_nest({.loops = {{v, g.idx[d]}}});
+    else open_loop(e, v, g.idx[d]);
     ++opened;
     add(ioff, ist[d] == 1 ? v : fmt::format("{} * {}", v, ist[d]));
     if (static_cast<int64_t>(d) != g.axis) add(xoff, xst[d] == 1 ? v : fmt::format("{} * {}", v, xst[d]));
@@ -85,8 +85,8 @@ void emit_nd(CEmit& e) {
   int64_t rows = g.batch * g.tuples;
   if (rows == 0 || g.slice == 0) return;
   e("/* {} of {} tuples of {} indices, slices of {} elements */", e.node.op_type, rows, g.m, g.slice);
-  if (!scatter && rows > 1 && e.parallel(static_cast<double>(rows * g.slice))) e("ONNXC_PRAGMA(omp parallel for)");
-  open_loop(e, "r", rows);
+  if (!scatter && rows > 1 && e.parallel(static_cast<double>(rows * g.slice))) e.open_nest({.loops = {{"r", rows}}});
+  else open_loop(e, "r", rows);
   std::string off = g.batch > 1 ? fmt::format("(r / {}) * {}", g.tuples, g.batch_stride) : "0";
   for (int64_t k = 0; k < g.m; ++k) {
     std::string v = fmt::format("k{}", k);

@@ -321,13 +321,14 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
   // The dot forms' parallel loops over (batch, row i of A, `col` over `cols` rows or groups of
   // rows of B), single trips as constants, and the operand pointers; returns the braces to close.
   auto dot_loops = [&](const std::string& col, int64_t cols) {
-    std::vector<std::string> loops;
-    if (batch > 1) loops.push_back(fmt::format("for (int64_t bt = 0; bt < {}; ++bt) {{", batch));
-    if (M > 1) loops.push_back(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", M));
-    if (cols > 1) loops.push_back(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", col, cols));
-    if (par && !loops.empty())
-      e("ONNXC_PRAGMA(omp parallel for{})", loops.size() > 1 ? fmt::format(" collapse({})", loops.size()) : "");
-    for (auto& l : loops) e("{}", l);
+    ParallelNest nest;
+    if (batch > 1) nest.loops.push_back({"bt", batch});
+    if (M > 1) nest.loops.push_back({"i", M});
+    if (cols > 1) nest.loops.push_back({col, cols});
+    const std::vector<NestLoop>& loops = nest.loops;
+    if (par && !loops.empty()) e.open_nest(nest);
+    else
+      for (const NestLoop& l : loops) e("{} {{", l.header());
     if (loops.empty()) e("{{");
     if (M == 1) e("const int64_t i = 0;");
     if (cols == 1) e("const int64_t {} = 0;", col);
@@ -401,13 +402,14 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
   bool gemv = M < 4;
   const int64_t MB = gemv ? M : kMB, NB = gemv ? kGemvNB : kNB, KB = gemv ? std::max<int64_t>(K, 1) : kKB;
   bool pack = K > 0 && (trans_b || (!gemv && N > NB));
-  std::vector<std::string> loops;
-  if (batch > 1) loops.push_back(fmt::format("for (int64_t bt = 0; bt < {}; ++bt) {{", batch));
-  if (M > MB) loops.push_back(fmt::format("for (int64_t i0 = 0; i0 < {}; i0 += {}) {{", M, MB));
-  if (N > NB) loops.push_back(fmt::format("for (int64_t j0 = 0; j0 < {}; j0 += {}) {{", N, NB));
-  if (par && !loops.empty())
-    e("ONNXC_PRAGMA(omp parallel for{})", loops.size() > 1 ? fmt::format(" collapse({})", loops.size()) : "");
-  for (auto& l : loops) e("{}", l);
+  ParallelNest nest;
+  if (batch > 1) nest.loops.push_back({"bt", batch});
+  if (M > MB) nest.loops.push_back({"i0", M, MB});
+  if (N > NB) nest.loops.push_back({"j0", N, NB});
+  const std::vector<NestLoop>& loops = nest.loops;
+  if (par && !loops.empty()) e.open_nest(nest);
+  else
+    for (const NestLoop& l : loops) e("{} {{", l.header());
   if (loops.empty()) e("{{");
   if (M <= MB) e("const int64_t i0 = 0;");
   if (N <= NB) e("const int64_t j0 = 0;");

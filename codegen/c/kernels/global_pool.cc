@@ -20,8 +20,8 @@ void emit_global_pool_nchwc(CEmit& e) {
   int64_t planes = xs[0] * CB, sz = 1;
   for (size_t i = 2; i < xs.size(); ++i) sz *= xs[i];
   e("/* NCHW{}c global {} pooling: per (image, channel block), positions outer, lanes innermost. */", b, max ? "max" : "average");
-  if (planes > 1 && e.parallel(static_cast<double>(planes * sz * b))) e("ONNXC_PRAGMA(omp parallel for)");
-  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  if (planes > 1 && e.parallel(static_cast<double>(planes * sz * b))) e.open_nest({.loops = {{"c", planes}}});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const float* restrict x = {} + c * {};", e.in(0), sz * b);
   e("float* restrict y = {} + c * {};", e.out(0), b);
   e("float a[{}];", b);
@@ -44,8 +44,8 @@ void emit_global_pool(CEmit& e) {
   const Shape& xs = e.in_shape(0);
   int64_t planes = xs[0] * xs[1], sz = 1;
   for (size_t i = 2; i < xs.size(); ++i) sz *= xs[i];
-  if (planes > 1 && e.parallel(static_cast<double>(planes * sz))) e("ONNXC_PRAGMA(omp parallel for)");
-  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  if (planes > 1 && e.parallel(static_cast<double>(planes * sz))) e.open_nest({.loops = {{"c", planes}}});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const float* restrict x = {} + c * {};", e.in(0), sz);
   if (sz == 0) e("(void)x;");  // empty planes: the reductions below read nothing
   if (max) {

@@ -30,8 +30,8 @@ void emit_grid_sample(CEmit& e) {
     g.N, g.C, g.H, g.W, g.N, g.Ho, g.Wo);
   const int K = g.mode == GridMode::Nearest ? 1 : g.mode == GridMode::Linear ? 2 : 4;
   const double taps = static_cast<double>(K * K);
-  if (points > 1 && e.parallel(static_cast<double>(total) * (2 * taps + 4))) e("ONNXC_PRAGMA(omp parallel for)");
-  open_loop(e, "q", points);
+  if (points > 1 && e.parallel(static_cast<double>(total) * (2 * taps + 4))) e.open_nest({.loops = {{"q", points}}});
+  else open_loop(e, "q", points);
   e("const int64_t n = q / {};", oplane);
   // the location in pixels, clamped (NaN to the low end)
   auto denorm = [&](const char* v, const char* src, int64_t len) {

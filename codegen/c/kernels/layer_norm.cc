@@ -14,8 +14,8 @@ void emit_layer_norm(CEmit& e) {
   const LayerNormGeom& g = layer_norm_geom(e.node);
   const char* ct = e.in_ctype(0);
   bool has_b = e.has_in(2);
-  if (g.rows > 1 && e.parallel(static_cast<double>(g.rows * g.cols * 4))) e("ONNXC_PRAGMA(omp parallel for)");
-  e("for (int64_t r = 0; r < {}; ++r) {{", g.rows);
+  if (g.rows > 1 && e.parallel(static_cast<double>(g.rows * g.cols * 4))) e.open_nest({.loops = {{"r", g.rows}}});
+  else e("for (int64_t r = 0; r < {}; ++r) {{", g.rows);
   e("const {}* restrict x = {} + r * {};", ct, e.in(0), g.cols);
   e("{}* restrict y = {} + r * {};", ct, e.out(0), g.cols);
   if (g.rms) {

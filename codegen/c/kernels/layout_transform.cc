@@ -18,9 +18,7 @@ void emit_layout_transform(CEmit& e) {
   const bool par = e.parallel(static_cast<double>(N * C * S));
   if (lt.to != 0 && lt.from == 0) {  // plain → blocked: per (n, block), lanes innermost
     int64_t b = lt.to, CB = (C + b - 1) / b;
-    if (par) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-    e("for (int64_t n = 0; n < {}; ++n) {{", N);
-    e("for (int64_t cb = 0; cb < {}; ++cb) {{", CB);
+    open_collapsed(e, {{"n", N}, {"cb", CB}}, par);
     e("{}* restrict yb = {} + (n * {} + cb) * {};", ct, e.out(0), CB, S * b);
     e("const {}* restrict xb = {} + (n * {} + cb * {}) * {};", ct, e.in(0), C, b, S);
     e("const int64_t lanes = {} - cb * {} < {} ? {} - cb * {} : {};", C, b, b, C, b, b);
@@ -34,9 +32,7 @@ void emit_layout_transform(CEmit& e) {
   }
   if (lt.to == 0) {  // blocked → plain: per (n, channel), positions innermost
     int64_t b = lt.from, CB = (C + b - 1) / b;
-    if (par) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-    e("for (int64_t n = 0; n < {}; ++n) {{", N);
-    e("for (int64_t c = 0; c < {}; ++c) {{", C);
+    open_collapsed(e, {{"n", N}, {"c", C}}, par);
     e("const {}* restrict xb = {} + ((n * {} + c / {}) * {}) * {} + c % {};", ct, e.in(0), CB, b, S, b, b);
     e("{}* restrict yc = {} + (n * {} + c) * {};", ct, e.out(0), C, S);
     e("for (int64_t p = 0; p < {}; ++p) yc[p] = xb[p * {}];", S, b);
@@ -46,9 +42,7 @@ void emit_layout_transform(CEmit& e) {
   }
   // blocked → blocked with another block size: per output (n, block, position, lane).
   int64_t bi = lt.from, bo = lt.to, CBi = (C + bi - 1) / bi, CBo = (C + bo - 1) / bo;
-  if (par) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-  e("for (int64_t n = 0; n < {}; ++n) {{", N);
-  e("for (int64_t cb = 0; cb < {}; ++cb) {{", CBo);
+  open_collapsed(e, {{"n", N}, {"cb", CBo}}, par);
   e("for (int64_t p = 0; p < {}; ++p) {{", S);
   e("for (int64_t l = 0; l < {}; ++l) {{", bo);
   e("const int64_t c = cb * {} + l;", bo);

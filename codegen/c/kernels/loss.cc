@@ -32,8 +32,8 @@ void emit_loss(CEmit& e) {
   if (!none) e("double acc = 0.0{};", mean ? ", wsum = 0.0" : "");
   if (P > 0) {
     const double work = static_cast<double>(P) * (g.softmax ? static_cast<double>(C) * 12.0 : 2.0);
-    if (none && P > 1 && e.parallel(work)) e("ONNXC_PRAGMA(omp parallel for)");
-    open_loop(e, "q", P);
+    if (none && P > 1 && e.parallel(work)) e.open_nest({.loops = {{"q", P}}});
+    else open_loop(e, "q", P);
     if (C > 0 || g.has_ignore) e("const int64_t t = (int64_t){}[q];", e.in(1));  // unread without classes or ignore_index
     // x (and lp) point at class 0 of this position; class c is at c * D.
     const std::string base = D == 1 ? fmt::format("q * {}", C) : fmt::format("q / {0} * {1} + q % {0}", D, C * D);

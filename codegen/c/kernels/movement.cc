@@ -195,16 +195,16 @@ void emit_gather(CEmit& e) {
   bool big = e.parallel(static_cast<double>(outer * k * inner));
   std::string dst_row, src_row;  // element offsets of the output row (o, j) and input row (o, q)
   if (outer > 1) {
-    if (big) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t o = 0; o < {}; ++o) {{", outer);
+    if (big) e.open_nest({.loops = {{"o", outer}}});
+    else e("for (int64_t o = 0; o < {}; ++o) {{", outer);
     dst_row = fmt::format("(o * {} + j)", k);
     src_row = fmt::format("(o * {} + q)", dim);
   } else {
     dst_row = "j";
     src_row = "q";
   }
-  if (outer == 1 && big) e("ONNXC_PRAGMA(omp parallel for)");
-  e("for (int64_t j = 0; j < {}; ++j) {{", k);
+  if (outer == 1 && big) e.open_nest({.loops = {{"j", k}}});
+  else e("for (int64_t j = 0; j < {}; ++j) {{", k);
   if (g.baked) {
     e("const int64_t q = idx[j];");
   } else {

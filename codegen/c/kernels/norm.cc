@@ -19,9 +19,7 @@ void emit_batchnorm(CEmit& e) {
   int64_t N = e.in_shape(0)[0];
   std::string X = e.in(0), sc = e.in(1), B = e.in(2), mean = e.in(3), var = e.in(4), Y = e.out(0);
   std::string eps = c_float(a.eps);
-  if (e.parallel(static_cast<double>(N * a.C * a.S)) && N * a.C > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-  e("for (int64_t n = 0; n < {}; ++n) {{", N);
-  e("for (int64_t c = 0; c < {}; ++c) {{", a.C);
+  open_collapsed(e, {{"n", N}, {"c", a.C}}, e.parallel(static_cast<double>(N * a.C * a.S)) && N * a.C > 1);
   e("const float* restrict xp = {} + (n * {} + c) * {};", X, a.C, a.S);
   e("float* restrict yp = {} + (n * {} + c) * {};", Y, a.C, a.S);
   if (a.spatial) {
@@ -55,9 +53,7 @@ void emit_lrn(CEmit& e) {
   // product overflows.
   const double work = static_cast<double>(N) * static_cast<double>(a.C) * static_cast<double>(a.S) *
                       (static_cast<double>(std::min(a.size, a.C)) + 16);
-  if (e.parallel(work) && N * a.C > 1) e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
-  e("for (int64_t n = 0; n < {}; ++n) {{", N);
-  e("for (int64_t c = 0; c < {}; ++c) {{", a.C);
+  open_collapsed(e, {{"n", N}, {"c", a.C}}, e.parallel(work) && N * a.C > 1);
   e("const float* restrict xn = {} + n * {};", X, a.C * a.S);
   e("float* restrict yp = {} + (n * {} + c) * {};", Y, a.C, a.S);
   e("const int64_t q0 = c < {0} ? 0 : c - {0};", a.before());

@@ -14,8 +14,8 @@ void emit_onehot(CEmit& e) {
   if (g.outer * g.depth * g.inner == 0) return;
   const char* ct = e.out_ctype(0);
   e("const {0} off = {1}[0], on = {1}[1];", ct, e.in(2));
-  if (g.outer > 1 && e.parallel(static_cast<double>(g.outer * g.depth * g.inner))) e("ONNXC_PRAGMA(omp parallel for)");
-  open_loop(e, "o", g.outer);
+  if (g.outer > 1 && e.parallel(static_cast<double>(g.outer * g.depth * g.inner))) e.open_nest({.loops = {{"o", g.outer}}});
+  else open_loop(e, "o", g.outer);
   e("for (int64_t d = 0; d < {}; ++d) {{", g.depth);
   simd(e, g.inner);
   e("for (int64_t i = 0; i < {}; ++i) {{", g.inner);

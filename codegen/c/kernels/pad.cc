@@ -57,8 +57,8 @@ void emit_pad_nchwc(CEmit& e) {
     emit_table(e, fmt::format("int64_t src{}", d), t);
   }
   const int64_t planes = xs[0] * CB;
-  if (planes > 1 && e.parallel(static_cast<double>(planes * OS * b))) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
-  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  if (planes > 1 && e.parallel(static_cast<double>(planes * OS * b))) e.open_nest({.loops = {{"c", planes}}, .schedule_static = true});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const {}* restrict x = {} + c * {};", ct, e.in(0), IS * b);
   e("{}* restrict y = {} + c * {};", ct, e.out(0), OS * b);
   for (size_t d = 2; d < r; ++d) {
@@ -161,8 +161,8 @@ void emit_pad(CEmit& e) {
   auto scaled = [](const std::string& i, int64_t st) { return st == 1 ? i : fmt::format("{} * {}", i, st); };
   for (size_t d = 0; d + 1 < k; ++d) {
     const PadAxis& a = dims[d];
-    if (d == 0 && e.parallel(static_cast<double>(2 * total)) && a.out > 1) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, a.out);
+    if (d == 0 && e.parallel(static_cast<double>(2 * total)) && a.out > 1) e.open_nest({.loops = {{fmt::format("i{}", d), a.out}}});
+    else e("for (int64_t i{0} = 0; i{0} < {1}; ++i{0}) {{", d, a.out);
     add(yoff, scaled("i" + std::to_string(d), ost[d]));
     if (a.pb == 0 && a.pe == 0) {
       add(xoff, scaled("i" + std::to_string(d), ist[d]));

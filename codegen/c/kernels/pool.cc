@@ -76,8 +76,7 @@ void emit_pool_nchwc(CEmit& e) {
   for (auto& d : g.dims) in_sz *= d.in, out_sz *= d.out, taps *= d.k;
   e("/* NCHW{}c {}: per (image, channel block, output position) the window's valid taps, lanes innermost. */", b,
     g.max ? "max pooling" : "average pooling");
-  if (e.parallel(static_cast<double>(2 * planes * out_sz * taps * b)) && planes * g.dims[0].out > 1)
-    e("ONNXC_PRAGMA(omp parallel for collapse(2) schedule(static))");
+  const bool par = e.parallel(static_cast<double>(2 * planes * out_sz * taps * b)) && planes * g.dims[0].out > 1;
   // A window wholly inside the input: its taps at constant offsets, unrolled inside one simd
   // loop over the lanes, the running max or sum a scalar the compiler keeps in a register (a
   // `float a[b]` accumulator under variable-trip tap loops goes through memory every tap).
@@ -86,10 +85,11 @@ void emit_pool_nchwc(CEmit& e) {
   std::string full;  // the condition for a whole window, over the dims where it can be clipped
   for (size_t i = 0; i < r; ++i)
     if (g.dims[i].clipped()) full += fmt::format("{}lo{} == 0 && hi{} == {}", full.empty() ? "" : " && ", i, i, g.dims[i].k);
-  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  if (par) e.open_nest({.loops = {{"c", planes}, {"o0", g.dims[0].out}}, .schedule_static = true});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   for (size_t i = 0; i < r; ++i) {
     const PoolDim& d = g.dims[i];
-    e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", i, d.out);
+    if (i > 0 || !par) e("for (int64_t o{0} = 0; o{0} < {1}; ++o{0}) {{", i, d.out);
     if (i == 0) {
       e("const float* restrict x = {} + c * {};", e.in(0), in_sz * b);
       e("float* restrict y = {} + c * {};", e.out(0), out_sz * b);
@@ -177,8 +177,8 @@ void emit_pool(CEmit& e) {
   int64_t planes = xs[0] * xs[1], in_sz = 1, out_sz = 1, taps = 1;
   for (auto& d : g.dims) in_sz *= d.in, out_sz *= d.out, taps *= d.k;
   std::string lowest = t == DType::F32 || t == DType::F64 ? "(-INFINITY)" : t == DType::U8 ? "0" : "(-128)";
-  if (planes > 1 && e.parallel(static_cast<double>(2 * planes * out_sz * taps))) e("ONNXC_PRAGMA(omp parallel for)");
-  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  if (planes > 1 && e.parallel(static_cast<double>(2 * planes * out_sz * taps))) e.open_nest({.loops = {{"c", planes}}});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const {}* restrict x = {} + c * {};", ct, e.in(0), in_sz);
   e("{}* restrict y = {} + c * {};", ct, e.out(0), out_sz);
   if (want_idx) e("int64_t* restrict yi = {} + c * {};", e.out(1), out_sz);

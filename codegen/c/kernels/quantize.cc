@@ -63,8 +63,7 @@ std::string round_saturate(const std::string& dst, DType t, const std::string& v
 // does not vectorize the loop and warns.)
 void flat_loop(CEmit& e, int64_t n, double work, const std::string& body) {
   if (n > kFlatChunk && e.parallel(work)) {
-    e("ONNXC_PRAGMA(omp parallel for schedule(static))");
-    e("for (int64_t i0 = 0; i0 < {}; i0 += {}) {{", n, kFlatChunk);
+    e.open_nest({.loops = {{"i0", n, kFlatChunk}}, .schedule_static = true});
     e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
     e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t i = i0; i < i1; ++i) {{");

@@ -65,8 +65,8 @@ void emit_reduce(CEmit& e) {
   }
   if (nred == 1 && red.back()) {  // [outer, R]: one contiguous reduction per output
     int64_t r = size.back();
-    if (ny > 1 && e.parallel(static_cast<double>(nx))) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t o = 0; o < {}; ++o) {{", ny);
+    if (ny > 1 && e.parallel(static_cast<double>(nx))) e.open_nest({.loops = {{"o", ny}}});
+    else e("for (int64_t o = 0; o < {}; ++o) {{", ny);
     e("const {}* restrict x = {} + o * {};", ct, e.in(0), r);
     if (r == 0) e("(void)x; /* an empty reduction: every output is the initial value */");
     emit_acc("x", r);
@@ -93,8 +93,8 @@ void emit_reduce(CEmit& e) {
   std::vector<int64_t> xs(xst.begin(), xst.end());
   bool par = !red[0] && size[0] > 1 && e.parallel(static_cast<double>(nx));
   for (size_t g = 0; g + 1 < m; ++g) {
-    if (g == 0 && par) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t g{0} = 0; g{0} < {1}; ++g{0}) {{", g, size[g]);
+    if (g == 0 && par) e.open_nest({.loops = {{fmt::format("g{}", g), size[g]}}});
+    else e("for (int64_t g{0} = 0; g{0} < {1}; ++g{0}) {{", g, size[g]);
   }
   std::string xi = index(xs, m - 1), yi = index(yst, m - 1);
   if (red.back()) {

@@ -69,8 +69,8 @@ void emit_reduce_more(CEmit& e) {
   auto add = [](std::string& s, const std::string& term) { s += (s.empty() ? "" : " + ") + term; };
   for (size_t j = 0; j < kept.size(); ++j) {
     size_t d = kept[j];
-    if (j == 0 && x[d] > 1 && e.parallel(static_cast<double>(nx))) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t k{0} = 0; k{0} < {1}; ++k{0}) {{", j, x[d]);
+    if (j == 0 && x[d] > 1 && e.parallel(static_cast<double>(nx))) e.open_nest({.loops = {{fmt::format("k{}", j), x[d]}}});
+    else e("for (int64_t k{0} = 0; k{0} < {1}; ++k{0}) {{", j, x[d]);
     add(xi, xst[d] == 1 ? fmt::format("k{}", j) : fmt::format("k{} * {}", j, xst[d]));
     add(yi, kst[j] == 1 ? fmt::format("k{}", j) : fmt::format("k{} * {}", j, kst[j]));
   }

@@ -74,8 +74,8 @@ void emit_resize_nchwc(CEmit& e) {
     if (!unit) emit_table(e, "float", fmt::format("wt{}", d), rows, t.k, wt);
   }
   const int64_t planes = xs[0] * CB;
-  if (planes > 1 && e.parallel(static_cast<double>(planes * OS * b))) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
-  e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  if (planes > 1 && e.parallel(static_cast<double>(planes * OS * b))) e.open_nest({.loops = {{"c", planes}}, .schedule_static = true});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const float* restrict x = {} + c * {};", e.in(0), IS * b);
   e("float* restrict y = {} + c * {};", e.out(0), OS * b);
   std::string outside, dst = "o2";
@@ -247,8 +247,8 @@ void emit_resize(CEmit& e) {
   for (size_t d = 0; d + 1 < nd; ++d) {
     const Dim& D = dims[d];
     std::string iv = fmt::format("i{}", d);
-    if (d == 0 && par && D.out > 1) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", iv, D.out);
+    if (d == 0 && par && D.out > 1) e.open_nest({.loops = {{iv, D.out}}});
+    else e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", iv, D.out);
     std::string yhere = yoff;
     add_term(yhere, scaled(iv, ost[d]));
     if (D.resized) {
@@ -335,9 +335,12 @@ void emit_resize(CEmit& e) {
   }
   if (hi > lo) {
     // Tap loops inside the body do not vectorize (clang warns about a failed simd request).
-    if (hoist) e("ONNXC_PRAGMA(omp {}simd)", nd == 1 && par ? "parallel for " : "");
-    else if (nd == 1 && par) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", iv, lo, hi);
+    if (nd == 1 && par) {
+      e.open_nest({.loops = {{.var = iv, .end = hi, .lo = lo}}, .simd = hoist});
+    } else {
+      if (hoist) e("ONNXC_PRAGMA(omp simd)");
+      e("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", iv, lo, hi);
+    }
     if (hoist) {
       std::string sum;
       for (const Combo& c : cs) {

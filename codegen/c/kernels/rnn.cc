@@ -105,8 +105,8 @@ void emit_recurrent(CEmit& e) {
 
   // dst[dst0 + r] (+)= [Wb + W[r0 + r]·x_t] + [Rb + R[r0 + r]·hv] for r in [0, n).
   auto rows = [&](int64_t r0, int64_t n, const std::string& dst, int64_t dst0, bool with_x, const std::string& hv, bool add) {
-    if (par_rows) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
-    e("for (int64_t r = 0; r < {}; ++r) {{", n);
+    if (par_rows) e.open_nest({.loops = {{"r", n}}, .schedule_static = true});
+    else e("for (int64_t r = 0; r < {}; ++r) {{", n);
     std::vector<std::string> init;
     if (add) init.push_back(fmt::format("{}[{}]", dst, affine("r", 1, dst0)));
     if (bias && with_x) init.push_back(fmt::format("Bm[d][{}]", affine("r", 1, r0)));

@@ -27,8 +27,8 @@ void emit_roi_align(CEmit& e) {
     g.half_pixel ? "half_pixel" : "output_half_pixel", g.scale, g.sampling_ratio, g.N, g.C, g.H, g.W, g.R, g.PH, g.PW);
   const int64_t rows = g.R * g.PH;
   const int64_t per_bin = g.sampling_ratio > 0 ? g.sampling_ratio * g.sampling_ratio : 4;
-  if (rows > 1 && e.parallel(static_cast<double>(total * per_bin * 8))) e("ONNXC_PRAGMA(omp parallel for)");
-  open_loop(e, "q", rows);
+  if (rows > 1 && e.parallel(static_cast<double>(total * per_bin * 8))) e.open_nest({.loops = {{"q", rows}}});
+  else open_loop(e, "q", rows);
   e("const int64_t r = q / {}, ph = q % {};", g.PH, g.PH);
   e("int64_t b = (int64_t){}[r];", e.in(2));
   e("b = b < 0 ? 0 : b > {0} ? {0} : b;", g.N - 1);

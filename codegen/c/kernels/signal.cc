@@ -100,8 +100,8 @@ void emit_window(CEmit& e) {
   double ang = kTwoPi / static_cast<double>(g.period);
   std::string v = fmt::format("{} - {} * cos({} * (double)k)", c_double(g.a0), c_double(g.a1), c_double(ang));
   if (g.a2 != 0) v += fmt::format(" + {} * cos({} * (double)k)", c_double(g.a2), c_double(2 * ang));
-  if (e.parallel(static_cast<double>(g.size) * 20)) e("ONNXC_PRAGMA(omp parallel for schedule(static))");
-  e("for (int64_t k = 0; k < {}; ++k) {{", g.size);
+  if (e.parallel(static_cast<double>(g.size) * 20)) e.open_nest({.loops = {{"k", g.size}}, .schedule_static = true});
+  else e("for (int64_t k = 0; k < {}; ++k) {{", g.size);
   e("const double v = {};", v);
   e("{}[k] = {};", e.out(0), c_convert(DType::F64, t, "v"));
   e("}}");

@@ -20,8 +20,8 @@ void emit_softmax(CEmit& e) {
   // Work per element: a max, an expf (counted as 8 operations), an add and a scale.
   bool par = e.parallel(static_cast<double>(total * 11));
   if (g.inner == 1) {
-    if (par && g.outer > 1) e("ONNXC_PRAGMA(omp parallel for)");
-    e("for (int64_t o = 0; o < {}; ++o) {{", g.outer);
+    if (par && g.outer > 1) e.open_nest({.loops = {{"o", g.outer}}});
+    else e("for (int64_t o = 0; o < {}; ++o) {{", g.outer);
     e("const float* restrict x = {} + o * {};", e.in(0), g.L);
     e("float* restrict y = {} + o * {};", e.out(0), g.L);
     emit_max_reduce(e, "m", "(-INFINITY)", "x", g.L, DType::F32);
@@ -49,9 +49,14 @@ void emit_softmax(CEmit& e) {
   const int64_t IB = std::min<int64_t>(g.inner, 256);
   bool blocks = g.inner > IB;
   int nloops = (g.outer > 1) + blocks;
-  if (par && nloops > 0) e("ONNXC_PRAGMA(omp parallel for{})", nloops > 1 ? " collapse(2)" : "");
-  if (g.outer > 1) e("for (int64_t o = 0; o < {}; ++o) {{", g.outer);
-  if (blocks) e("for (int64_t i0 = 0; i0 < {}; i0 += {}) {{", g.inner, IB);
+  ParallelNest nest;
+  if (g.outer > 1) nest.loops.push_back({"o", g.outer});
+  if (blocks) nest.loops.push_back({"i0", g.inner, IB});
+  if (par && nloops > 0) {
+    e.open_nest(nest);
+  } else {
+    for (const NestLoop& l : nest.loops) e("{} {{", l.header());
+  }
   if (nloops == 0) e("{{");
   if (g.outer == 1) e("const int64_t o = 0;");
   if (!blocks) e("const int64_t i0 = 0;");

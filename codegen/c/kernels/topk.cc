@@ -18,8 +18,8 @@ void emit_topk(CEmit& e) {
   const char* ct = e.in_ctype(0);
   const char* cmp = g.largest ? ">" : "<";
   const int64_t in = g.inner;
-  if (n > 1 && e.parallel(static_cast<double>(n * g.len * 4))) e("ONNXC_PRAGMA(omp parallel for)");
-  open_loop(e, "q", n);
+  if (n > 1 && e.parallel(static_cast<double>(n * g.len * 4))) e.open_nest({.loops = {{"q", n}}});
+  else open_loop(e, "q", n);
   e("const int64_t o = q / {}, i = q % {};", in, in);
   e("const {}* restrict x = {} + o * {} + i;", ct, e.in(0), g.len * in);
   e("{}* restrict bv = {} + o * {} + i;", ct, e.out(0), g.k * in);
