@@ -40,7 +40,8 @@ std::string code_of(const std::string& line, bool* in_comment) {
 }
 
 // A top-level declaration: `const int64_t n = 49;`, `float* const p = y0 + 16;`,
-// `static const float tab[4] = {` (a table over several lines), `onnxc_vf16 acc[4];`.
+// `static const float tab[4] = {` (a table over several lines), `onnxc_vf16 acc[4];`,
+// `const float (*restrict Wm)[4][2] = (const float (*)[4][2])x1;` (a pointer to arrays).
 // shaped: the line has that form; ok: its initializer, if any, calls nothing, so computing it
 // on every thread of the region gives each the same value. `(void)x0;` is one without a name.
 struct Declaration {
@@ -53,7 +54,8 @@ Declaration declaration(const std::string& code) {
   static const std::regex decl(
       R"(^(?:static\s+)?(?:const\s+)?(?:(?:unsigned|signed)\s+)?(?!(?:return|goto|if|for|while|do|switch|case|break|continue|else|sizeof)\b)[A-Za-z_]\w*)"
       R"((?:\s+const)?((?:\s*\*\s*(?:const\s+|restrict\s+)*)+|\s+)(?!(?:const|restrict)\b)([A-Za-z_]\w*)(?:\[[^\]]*\])*\s*(=\s*(.*))?$)");
-  static const std::regex call(R"([A-Za-z_]\w*\s*\()");
+  static const std::regex call(R"([A-Za-z_]\w*\s*\((?!\s*\*\s*\)))");  // not the `(*)` of a cast's pointer to arrays
+  static const std::regex array_pointer(R"(\(\s*\*\s*((?:(?:const|restrict)\s+)*)([A-Za-z_]\w*)\s*\))");
   static const std::regex void_cast(R"(^\(void\)\s*[A-Za-z_]\w*;$)");
   Declaration d;
   if (std::regex_match(code, void_cast)) {
@@ -62,7 +64,8 @@ Declaration declaration(const std::string& code) {
   }
   if (code.empty() || (code.back() != ';' && code.back() != '{')) return d;
   std::smatch m;
-  const std::string head = code.substr(0, code.size() - 1);
+  // `T (*restrict p)[4]` declares p as a pointer like `T *restrict p`; its brackets are the arrays'.
+  const std::string head = std::regex_replace(code.substr(0, code.size() - 1), array_pointer, "*$1$2", std::regex_constants::format_first_only);
   if (!std::regex_match(head, m, decl)) return d;
   d.shaped = true;
   d.pointer = m[1].str().find('*') != std::string::npos;

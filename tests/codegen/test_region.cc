@@ -143,6 +143,31 @@ TEST(Region, SerialStatementBesideParallelLoopsRunsInSingle) {
   EXPECT_EQ(singles, 2u);
 }
 
+// A recurrent kernel's weights as pointers to arrays (codegen/c/kernels/rnn.cc): declarations
+// every thread makes, not statements for one thread (which would scope them out of the loops).
+TEST(Region, PointerToArraysIsADeclaration) {
+  CWriter w;
+  w("const float (*restrict Wm)[4][2] = (const float (*)[4][2])x1;");
+  w("float (* const Rm)[4] = (float (*)[4])y1;");
+  w.open_nest({.loops = {{"b", 3}}}, "y0[b] = Wm[0][b][0] + Rm[b][1];");
+  const RegionBody r = region_body(w.kernel_body());
+  ASSERT_EQ(r.role, RegionRole::Shared) << r.reason;
+  EXPECT_EQ(count(r.body.text, "omp single"), 0u) << r.body.text;
+  // A write through it reaches shared memory, as through any pointer: one thread may make it.
+  CWriter v;
+  v("float (*restrict Ym)[4] = (float (*)[4])y1;");
+  v("Ym[0][1] = 0.0f;");
+  v.open_nest({.loops = {{"b", 3}}}, "y0[b] = 1.0f;");
+  const RegionBody s = region_body(v.kernel_body());
+  ASSERT_EQ(s.role, RegionRole::Shared) << s.reason;
+  EXPECT_EQ(count(s.body.text, "ONNXC_PRAGMA(omp single)"), 1u) << s.body.text;
+  // A call in the initializer is still a call.
+  CWriter c;
+  c("float (*t)[4] = malloc(64);");
+  c.open_nest({.loops = {{"b", 3}}}, "t[b][0] = 1.0f;");
+  EXPECT_EQ(region_body(c.kernel_body()).role, RegionRole::Alone);
+}
+
 TEST(Region, StatementThatChangesALocalKeepsItsForkJoin) {
   // Each thread of a region has its own locals: a statement on one thread cannot set them.
   const char* writes[] = {"s += x0[i];", "s = x0[i];", "++s;", "s--;", "acc[1] = x0[i];", "v[0] += x0[i];", "f(&s);"};
