@@ -65,6 +65,7 @@ struct Options {
   std::string omp_region = "inference";  // --omp-region inference|op
   std::string task_form = "omp-tasks";    // --task-form omp-tasks|groups
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
+  int64_t parallel_min_work = 0;  // --parallel-min-work N: 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
   std::string conv_algorithm = "auto";
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
@@ -760,6 +761,7 @@ int compile(Options& o) {
   if (!o.cflags.empty()) target.cflags = o.cflags;
   if (int rc = check_target_flags(o, target); rc != kOk) return rc;
   if (o.threads > 0) target.threads = o.threads;
+  if (o.parallel_min_work > 0) target.parallel_min_work = o.parallel_min_work;
   target.conv_algorithm = o.conv_algorithm;
   if (o.name.empty()) o.name = fs::path(o.model).stem().string();
   o.name = c_identifier(o.name);
@@ -917,6 +919,11 @@ int main(int argc, char** argv) {
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
                  "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")
       ->check(CLI::Range(1, 4096));
+  app.add_option("--parallel-min-work", o.parallel_min_work,
+                 "the least work, in scalar operations, of a loop nest that goes parallel when --threads is above 1 "
+                 "(default: the target's, 65536: below it a fork/join costs more than it saves); 1 makes every nest that "
+                 "can go parallel do so, which tests those paths on small models")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
   app.add_option("--profile-data", o.profile_data,
                  "measured task times for the schedule (--parallel, --dump-ir): the model compiled with --profile and run on "
                  "one thread as `NAME --threads 1 --profile-out FILE` (with the same flags, so that its functions are the tasks)")
