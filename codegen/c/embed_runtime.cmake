@@ -1,5 +1,5 @@
-# Writes runtime_sources.cc: the runtime files as C++ string constants (see codegen/c/module.h).
-set(out "// Generated from runtime/ by codegen/c/embed_runtime.cmake. Do not edit.\n#include \"codegen/c/module.h\"\nnamespace onnxc {\n")
+# Writes runtime_sources.cc: the runtime files as C++ string constants (see codegen/module_writer.h).
+set(out "// Generated from runtime/ by codegen/c/embed_runtime.cmake. Do not edit.\n#include \"codegen/module_writer.h\"\nnamespace onnxc {\n")
 foreach(pair "kRuntimeTypes;onnxc_types.h" "kRuntimeHeader;onnxc_runtime.h" "kRuntimeSource;onnxc_runtime.c" "kRuntimeMain;onnxc_main.c")
   list(GET pair 0 var)
   list(GET pair 1 file)

@@ -55,34 +55,8 @@ namespace {
 constexpr uint64_t kAlign = 64;
 uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
-uint64_t fnv1a(const unsigned char* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
-std::string c_string(const std::string& s) {
-  std::string r = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') r += '\\', r += static_cast<char>(c);
-    else if (c < 32 || c >= 127) r += fmt::format("\\{:03o}", c);
-    else r += static_cast<char>(c);
-  }
-  return r + "\"";
-}
-
 // The target as the CPU check names it: "x86-64-avx512", or "host (x86-64 znver4)".
 std::string target_label(const Target& t) { return t.name == "host" ? fmt::format("host ({} {})", t.arch, t.cpu) : t.name; }
-
-// Comment text must neither close the comment nor open one inside it (-Wcomment): a space
-// goes between the characters of each "*/" and "/*" (a node named "/*ow_1").
-std::string comment_safe(std::string s) {
-  for (size_t p = 0; p + 1 < s.size(); ++p)
-    if ((s[p] == '*' && s[p + 1] == '/') || (s[p] == '/' && s[p + 1] == '*')) s.insert(p + 1, " ");
-  for (auto& c : s)
-    if (static_cast<unsigned char>(c) < 32) c = ' ';
-  return s;
-}
 
 // The C identifiers (words of [A-Za-z0-9_]) in text, to ask which names it mentions.
 std::set<std::string> identifiers(const std::string& text) {
@@ -96,20 +70,6 @@ std::set<std::string> identifiers(const std::string& text) {
     p = q;
   }
   return r;
-}
-
-std::string shape_list(const Shape& s) {
-  if (s.empty()) return "0";
-  std::string r;
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r;
-}
-
-void write_file(const fs::path& p, const std::string& data) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  f.close();
-  if (!f) throw CompileError(CompileError::Kind::Io, "cannot write '" + p.string() + "'");
 }
 
 struct Module {
@@ -905,18 +865,7 @@ struct Module {
     s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
     s += fmt::format("  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
     // generic entry points for onnxc_model_info, and the model description itself.
-    s += fmt::format(
-        "/* {0}_info's entry points: the ones above with the instance type erased. */\n"
-        "static int {0}_info_create(const char* weights_path, const onnxc_options* options, void** ctx) {{\n"
-        "  {0}_ctx* c = NULL;\n  int rc = {0}_create(weights_path, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
-        "static int {0}_info_create_from_memory(const void* blob, size_t size, const onnxc_options* options, void** ctx) {{\n"
-        "  {0}_ctx* c = NULL;\n  int rc = {0}_create_from_memory(blob, size, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
-        "static int {0}_info_run_v(void* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
-        "{1:{2}}const size_t* output_bytes) {{\n"
-        "  return {0}_run_v(({0}_ctx*)ctx, inputs, input_bytes, outputs, output_bytes);\n}}\n\n"
-        "static int {0}_info_destroy(void** ctx) {{\n"
-        "  {0}_ctx* c = ctx ? ({0}_ctx*)*ctx : NULL;\n  int rc = {0}_destroy(ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n",
-        N, "", N.size() + 23);
+    s += info_entry_points(N);
     if (opt.profile)
       s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n", N);
     s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n"
@@ -932,44 +881,10 @@ struct Module {
     return s;
   }
 
-  std::string weights_blob(uint64_t* checksum) {
-    std::string payload(wbytes, '\0');
-    for (const Value* v : weights)
-      std::copy(v->constant->bytes.begin(), v->constant->bytes.end(), payload.begin() + static_cast<std::ptrdiff_t>(woff.at(v)));
-    *checksum = fnv1a(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
-    std::string head(64, '\0');
-    auto put = [&](size_t off, const void* p, size_t n) { std::memcpy(head.data() + off, p, n); };
-    uint32_t version = 1, hsize = 64;
-    put(0, "ONNXCWTS", 8);
-    put(8, &version, 4);
-    put(12, &hsize, 4);
-    put(16, &wbytes, 8);
-    put(24, checksum, 8);
-    return head + payload;
-  }
+  std::string weights_blob(uint64_t* checksum) const { return weights_file(woff, wbytes, checksum); }
 };
 
 }  // namespace
-
-std::string profile_ops_table(const std::string& N, const std::string& what, const std::vector<ProfileRow>& rows) {
-  std::string s = fmt::format("/* {}: nodes, ops, kernel, output, FLOPs, bytes. */\n"
-                              "static const onnxc_op_info {}_ops[{}_PROFILE_OPS] = {{\n", what, N, N);
-  for (const ProfileRow& r : rows)
-    s += fmt::format("  {{{}, {}, {}, {}, {:.17g}, {:.17g}}},\n", c_string(r.nodes), c_string(r.ops), c_string(r.kernel), c_string(r.output),
-                     r.cost.flops, r.cost.bytes);
-  return s + fmt::format("}};\n\n"
-                         "int {0}_profile(const {0}_ctx* ctx, double* seconds) {{\n"
-                         "  if (!ctx || !seconds) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_profile: ctx or seconds is NULL\");\n"
-                         "  memcpy(seconds, ctx->prof, sizeof ctx->prof);\n  return ONNXC_OK;\n}}\n\n",
-                         N);
-}
-
-std::string c_identifier(const std::string& s) {
-  std::string r;
-  for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "_" + r;
-  return r;
-}
 
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
   Module m{g, opt, b, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, {}, {}};
@@ -977,22 +892,12 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Bac
   uint64_t checksum = 0;
   std::string blob = m.weights_blob(&checksum);
   std::string src = m.source();
-  fs::path dir(opt.outdir);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw CompileError(CompileError::Kind::Io, "cannot create output folder '" + opt.outdir + "': " + ec.message());
-  CodegenResult r;
-  auto put = [&](const std::string& file, const std::string& data) {
-    write_file(dir / file, data);
-    r.files.push_back(file);
-  };
+  ModuleFolder folder(opt.outdir);
+  auto put = [&](const std::string& file, const std::string& data) { folder.put(file, data); };
   put(opt.name + ".h", m.header(checksum));
   put(opt.name + ".c", src);
   put(opt.name + ".weights", blob);
-  put("onnxc_types.h", kRuntimeTypes);
-  put("onnxc_runtime.h", kRuntimeHeader);
-  put("onnxc_runtime.c", kRuntimeSource);
-  put("onnxc_main.c", kRuntimeMain);
+  folder.put_runtime();
   const std::string make = opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile;
   put(opt.makefile, fmt::format(
       "# Builds the model compiled by onnxc: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"
@@ -1008,6 +913,7 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Bac
       "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c -lm\n",
       opt.name, make, b.target().cc.empty() ? std::string("cc") : b.target().cc,
       b.target().cflags.empty() ? std::string("-O3 -march=native -ffp-contract=fast") : b.target().cflags));
+  CodegenResult r = std::move(folder.result);
   r.weights_bytes = m.wbytes;
   r.arena_bytes = m.abytes;
   r.functions = m.emitted.size();

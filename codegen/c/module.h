@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/backend.h"
+#include "codegen/module_writer.h"
 #include "ir/cost.h"
 #include "ir/graph.h"
 
@@ -25,29 +26,10 @@ namespace onnxc {
 // Writes the module; `b` emits the node functions (the C backend's write_module calls this).
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b);
 
-// Runtime sources embedded in the compiler at build time (codegen/runtime_sources.cc).
-extern const char* const kRuntimeTypes;
-extern const char* const kRuntimeHeader;
-extern const char* const kRuntimeSource;
-extern const char* const kRuntimeMain;
-
 // Where a C compiler's messages put the first error inside the emitted module `c_path`:
 // the node whose function holds that line, as "node 'NAME' (OPS) at FILE:LINE: MESSAGE"
 // (OPS as the function's comment gives them, "Conv+Relu"), or "" when no error points into
 // a node function of that file. compile-model reports such a file as an internal error.
 std::string locate_c_error(const std::string& c_path, const std::string& compiler_output);
-
-// --profile: one emitted function of a module (C function, CUDA node) as NAME_info.ops describes
-// it (onnxc_op_info): its ONNX nodes, op types, kernel, output and cost.
-struct ProfileRow {
-  std::string nodes, ops, kernel, output;
-  NodeCost cost;
-};
-// The module's `static const onnxc_op_info NAME_ops[NAME_PROFILE_OPS]` of `rows` (its comment
-// opening with `what`) and NAME_profile(ctx, seconds), copying ctx->prof; the C and CUDA modules'.
-std::string profile_ops_table(const std::string& N, const std::string& what, const std::vector<ProfileRow>& rows);
-
-// Sanitises any string into a C identifier fragment: [A-Za-z0-9_], not starting with a digit.
-std::string c_identifier(const std::string& s);
 
 }  // namespace onnxc

@@ -32,7 +32,7 @@
 #include <map>
 #include <set>
 
-#include "codegen/c/module.h"
+#include "codegen/module_writer.h"
 #include "ir/cost.h"
 #include "ir/op.h"
 
@@ -43,45 +43,6 @@ namespace {
 
 constexpr uint64_t kAlign = 256;  // device buffers: cudaMalloc's alignment
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-
-uint64_t fnv1a(const unsigned char* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
-std::string c_string(const std::string& s) {
-  std::string r = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') r += '\\', r += static_cast<char>(c);
-    else if (c < 32 || c >= 127) r += fmt::format("\\{:03o}", c);
-    else r += static_cast<char>(c);
-  }
-  return r + "\"";
-}
-
-// As the C backend's: no "*/" or "/*" inside a comment.
-std::string comment_safe(std::string s) {
-  for (size_t p = 0; p + 1 < s.size(); ++p)
-    if ((s[p] == '*' && s[p + 1] == '/') || (s[p] == '/' && s[p + 1] == '*')) s.insert(p + 1, " ");
-  for (auto& c : s)
-    if (static_cast<unsigned char>(c) < 32) c = ' ';
-  return s;
-}
-
-std::string shape_list(const Shape& s) {
-  if (s.empty()) return "0";
-  std::string r;
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r;
-}
-
-void write_file(const fs::path& p, const std::string& data) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  f.close();
-  if (!f) throw CompileError(CompileError::Kind::Io, "cannot write '" + p.string() + "'");
-}
 
 struct CudaModule {
   CudaModule(const Graph& graph, const CodegenOptions& o, const Backend& b) : g(graph), opt(o), backend(b) {}
@@ -824,17 +785,8 @@ struct CudaModule {
       s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n",
                        N);
     }
+    s += info_entry_points(N);
     s += fmt::format(
-        "/* {0}_info's entry points: the ones above with the instance type erased. */\n"
-        "static int {0}_info_create(const char* weights_path, const onnxc_options* options, void** ctx) {{\n"
-        "  {0}_ctx* c = NULL;\n  int rc = {0}_create(weights_path, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
-        "static int {0}_info_create_from_memory(const void* blob, size_t size, const onnxc_options* options, void** ctx) {{\n"
-        "  {0}_ctx* c = NULL;\n  int rc = {0}_create_from_memory(blob, size, options, ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
-        "static int {0}_info_run_v(void* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
-        "{1:{2}}const size_t* output_bytes) {{\n"
-        "  return {0}_run_v(({0}_ctx*)ctx, inputs, input_bytes, outputs, output_bytes);\n}}\n\n"
-        "static int {0}_info_destroy(void** ctx) {{\n"
-        "  {0}_ctx* c = ctx ? ({0}_ctx*)*ctx : NULL;\n  int rc = {0}_destroy(ctx ? &c : NULL);\n  if (ctx) *ctx = c;\n  return rc;\n}}\n\n"
         "const onnxc_model_info {0}_info = {{\n  {3}, {4},\n  {5}, {6},\n  {7}, {8},\n  0, /* no OpenMP */\n"
         "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
         "  {9},\n  \"cuda\",\n  \"--device cuda\" /* target: the host code is built without CPU-specific flags */\n}};\n\n"
@@ -850,21 +802,7 @@ struct CudaModule {
     return s;
   }
 
-  std::string weights_blob(uint64_t* checksum) const {
-    std::string payload(wbytes, '\0');
-    for (const Value* v : weights)
-      std::copy(v->constant->bytes.begin(), v->constant->bytes.end(), payload.begin() + static_cast<std::ptrdiff_t>(woff.at(v)));
-    *checksum = fnv1a(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
-    std::string head(64, '\0');
-    auto put = [&](size_t off, const void* p, size_t n) { std::memcpy(head.data() + off, p, n); };
-    uint32_t version = 1, hsize = 64;
-    put(0, "ONNXCWTS", 8);
-    put(8, &version, 4);
-    put(12, &hsize, 4);
-    put(16, &wbytes, 8);
-    put(24, checksum, 8);
-    return head + payload;
-  }
+  std::string weights_blob(uint64_t* checksum) const { return weights_file(woff, wbytes, checksum); }
 };
 
 }  // namespace
@@ -875,22 +813,12 @@ CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const 
   uint64_t checksum = 0;
   std::string blob = m.weights_blob(&checksum);
   std::string src = m.source();
-  fs::path dir(opt.outdir);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw CompileError(CompileError::Kind::Io, "cannot create output folder '" + opt.outdir + "': " + ec.message());
-  CodegenResult r;
-  auto put = [&](const std::string& file, const std::string& data) {
-    write_file(dir / file, data);
-    r.files.push_back(file);
-  };
+  ModuleFolder folder(opt.outdir);
+  auto put = [&](const std::string& file, const std::string& data) { folder.put(file, data); };
   put(opt.name + ".h", m.header(checksum));
   put(opt.name + ".cu", src);
   put(opt.name + ".weights", blob);
-  put("onnxc_types.h", kRuntimeTypes);
-  put("onnxc_runtime.h", kRuntimeHeader);
-  put("onnxc_runtime.c", kRuntimeSource);
-  put("onnxc_main.c", kRuntimeMain);
+  folder.put_runtime();
   const std::string make = opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile;
   put(opt.makefile, fmt::format(
       "# Builds the model compiled by onnxc for CUDA: `{3}` (executable {0}), `{3} lib{0}.so` (shared library).\n"
@@ -905,6 +833,7 @@ CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const 
       "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu{2}\n",
       opt.name, m.link_flags().empty() ? "" : "# --gpu-libs: the libraries the model calls\nLIBS =" + m.link_flags() + "\n",
       m.link_flags().empty() ? "" : " $(LIBS)", make));
+  CodegenResult r = std::move(folder.result);
   if (m.uses_cudnn) r.libraries.push_back("cudnn");
   if (m.uses_cublas) r.libraries.push_back("cublas");
   r.weights_bytes = m.wbytes;
