@@ -27,9 +27,8 @@ struct CodegenOptions {
   // false (op) gives every parallel loop nest its own fork/join.
   bool one_region = true;
   // C backend, compile-model --task-form: how a fork-join region (Graph::task_regions) runs in
-  // the one region: "omp-tasks" (each node an OpenMP task with depend clauses, its loops
-  // taskloops) or "groups" (each list on a group of the threads), codegen/c/region.h.
-  std::string task_form = "omp-tasks";
+  // the one region: RegionForm::OmpTasks or Groups (ir/graph.h, codegen/c/region.h).
+  RegionForm task_form = RegionForm::OmpTasks;
   // The module's makefile; compile-model --split gives each part its own (NAME_head.mk...) and
   // writes a Makefile that builds them all.
   std::string makefile = "Makefile";

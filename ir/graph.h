@@ -89,6 +89,14 @@ struct Node {
   [[noreturn]] void unsupported(const std::string& msg) const;
 };
 
+// How the backend runs a fork-join region (Graph::task_regions) inside the inference, which the
+// schedule's cost model predicts for (passes/schedule.h) and the C backend writes
+// (codegen/c/region.h): each node an OpenMP task with depend clauses, its loops taskloops
+// (compile-model --task-form omp-tasks, the default); each list on a group of the threads that
+// share its loops (--task-form groups); or `omp parallel sections`, one thread per list
+// (--omp-region op).
+enum class RegionForm { OmpTasks, Groups, Sections };
+
 struct Graph {
   std::string model_path;  // for messages
   std::string name;

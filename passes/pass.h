@@ -37,10 +37,8 @@ struct PassOptions {
   // schedule predicts a gain). --threads: the threads planned for (0 = the target's).
   std::string parallel = "auto";
   int threads = 0;
-  // How the backend runs a fork-join region, for the schedule's cost model (passes/schedule.h):
-  // "omp-tasks" (compile-model --task-form omp-tasks, the default), "groups" (--task-form
-  // groups) or "sections" (--omp-region op: omp parallel sections, one thread per list).
-  std::string region_form = "omp-tasks";
+  // How the backend runs a fork-join region, for the schedule's cost model (passes/schedule.h).
+  RegionForm region_form = RegionForm::OmpTasks;
   // --profile-data: measured one-thread times of the functions (passes/schedule.h), or null.
   const std::vector<MeasuredOp>* measured = nullptr;
   // Called after each pass that ran, with its name and whether it changed the graph.

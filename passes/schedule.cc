@@ -353,8 +353,7 @@ TaskSchedule schedule_tasks(const TaskGraph& tg, int threads, const Target& targ
 }
 
 std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, const std::string& mode,
-                                                 const Target& target, const std::string& form) {
-  ONNXC_ASSERT(form == "omp-tasks" || form == "groups" || form == "sections", "unknown region form " + form);
+                                                 const Target& target, RegionForm form) {
   std::vector<Graph::TaskRegion> out;
   const size_t n = tg.tasks.size();
   if (mode == "loop" || threads < 2 || n < 3) return out;
@@ -434,7 +433,7 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
       }
       // Sections: one thread per list; otherwise the groups' split (with OpenMP tasks the
       // lists only order the making of the tasks).
-      const std::vector<int> sizes = form == "sections" ? std::vector<int>(lists, 1) : group_threads(ld, threads);
+      const std::vector<int> sizes = form == RegionForm::Sections ? std::vector<int>(lists, 1) : group_threads(ld, threads);
       double longest = 0;
       for (size_t l = 0; l < lists; ++l) {
         double tl = 0;
@@ -447,7 +446,7 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
         list_tasks = std::move(lt);
       }
     }
-    if (form == "omp-tasks") {
+    if (form == RegionForm::OmpTasks) {
       std::vector<size_t> all;
       for (size_t t = a; t < b; ++t) all.push_back(t);
       side = omp_tasks_seconds(tg, all, threads, tt) + kRegionSeconds;
@@ -519,7 +518,7 @@ std::string describe_schedule(const TaskGraph& tg, int threads, const Target& ta
   return out;
 }
 
-std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, const Target& target, const std::string& form) {
+std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, const Target& target, RegionForm form) {
   Target tt = target;
   tt.threads = threads;
   std::map<const Node*, size_t> task_of;
@@ -528,21 +527,21 @@ std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, c
   for (const MacroTask& t : tg.tasks) loop += task_seconds(t, threads, tt);
   double with = loop;
   for (const auto& r : g.task_regions) with += r.task_seconds - r.loop_seconds;
-  const char* how = form == "omp-tasks" ? "OpenMP tasks" : form == "groups" ? "thread groups" : "omp parallel sections";
+  const char* how = form == RegionForm::OmpTasks ? "OpenMP tasks" : form == RegionForm::Groups ? "thread groups" : "omp parallel sections";
   std::string out = fmt::format("fork-join regions at {} thread{}: {}; predicted {} with them, {} one task after another ({:.2f}x), run as {}\n",
                                 threads, threads == 1 ? "" : "s", g.task_regions.size(), ms(with), ms(loop), with > 0 ? loop / with : 1.0, how);
   for (size_t k = 0; k < g.task_regions.size(); ++k) {
     const auto& r = g.task_regions[k];
     out += fmt::format("  region {}: {} lists side by side, {} (one after another {})\n", k, r.groups.size(), ms(r.task_seconds),
                        ms(r.loop_seconds));
-    const std::vector<int> sizes = form == "groups" ? group_threads(r.list_seconds, r.threads) : std::vector<int>(r.groups.size(), 1);
+    const std::vector<int> sizes = form == RegionForm::Groups ? group_threads(r.list_seconds, r.threads) : std::vector<int>(r.groups.size(), 1);
     for (size_t l = 0; l < r.groups.size(); ++l) {
       std::string ts;
       for (size_t p : r.groups[l]) {
         auto it = task_of.find(g.nodes[p].get());
         ts += (ts.empty() ? "" : " ") + (it == task_of.end() ? g.nodes[p]->name : fmt::format("t{}", it->second));
       }
-      const std::string on = form == "omp-tasks" ? "" : fmt::format("{} thread{}, ", sizes[l], sizes[l] == 1 ? "" : "s");
+      const std::string on = form == RegionForm::OmpTasks ? "" : fmt::format("{} thread{}, ", sizes[l], sizes[l] == 1 ? "" : "s");
       out += fmt::format("    list {} ({}{} at one thread): {}\n", l, on, ms(r.list_seconds[l]), ts);
     }
   }

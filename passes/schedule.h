@@ -151,10 +151,10 @@ int taskloop_chunks_per_thread(int threads);
 
 // The fork-join regions for `threads` threads and mode "auto", "task" or "loop" (see the
 // file comment), as positions in g.nodes, predicted for the form the backend runs them in:
-// "omp-tasks", "groups" or "sections" (PassOptions::region_form); tg must be
+// `form` (PassOptions::region_form); tg must be
 // build_task_graph(g, target).
 std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, const std::string& mode,
-                                                 const Target& target, const std::string& form = "omp-tasks");
+                                                 const Target& target, RegionForm form = RegionForm::OmpTasks);
 
 // The text --dump-ir prints: tasks with costs and groups at `threads`, the critical path and
 // the predicted speed-ups at 1, 2, 4, 8 and 16 threads (with `backend`, each with the kernels'
@@ -163,6 +163,6 @@ std::string describe_schedule(const TaskGraph& tg, int threads, const Target& ta
 // The text --dump-ir prints for g.task_regions: each region's lists of tasks and the predicted
 // time of the whole graph at `threads` with and without them.
 std::string describe_regions(const Graph& g, const TaskGraph& tg, int threads, const Target& target,
-                             const std::string& form = "omp-tasks");
+                             RegionForm form = RegionForm::OmpTasks);
 
 }  // namespace onnxc

@@ -346,7 +346,7 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
   // one thread of its item: compile_graph makes that "loop".)
   po.parallel = cuda ? "loop" : o.parallel;
   po.threads = target.threads;
-  po.region_form = o.omp_region == "op" ? "sections" : o.task_form;
+  po.region_form = o.omp_region == "op" ? RegionForm::Sections : o.task_form == "groups" ? RegionForm::Groups : RegionForm::OmpTasks;
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
   po.print_after.insert(o.print_after.begin(), o.print_after.end());
@@ -405,7 +405,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
                describe_regions(g, tg, target.threads, target, po.region_form));
     if (!g.task_regions.empty())
       fmt::print("the regions run {}{}\n", region_form,
-                 po.region_form == "omp-tasks" ? "; the lists above only order the making of the tasks" : "");
+                 po.region_form == RegionForm::OmpTasks ? "; the lists above only order the making of the tasks" : "");
   }
 
   Timer t_gen;
@@ -413,7 +413,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
   co.makefile = makefile;
   co.profile = o.profile;
   co.one_region = o.omp_region == "inference";
-  co.task_form = o.task_form;
+  co.task_form = o.task_form == "groups" ? RegionForm::Groups : RegionForm::OmpTasks;
   co.cudnn = cuda && o.cudnn;
   co.cublas = cuda && o.cublas;
   if (cuda && !o.gpu_precision.empty()) co.gpu_precision = o.gpu_precision;

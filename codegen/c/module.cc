@@ -20,8 +20,8 @@
 // every thread calls the nodes whose loops it shares, one thread the serial ones; bodies from
 // codegen/c/region.h, and a node that cannot share keeps its own fork/join between regions);
 // the nodes of a fork-join region (Graph::task_regions, the schedule pass) there, each an
-// OpenMP task with depend clauses, its loops taskloops (CodegenOptions::task_form "omp-tasks",
-// the default), or each list on a group of the threads that share its loops ("groups"; both
+// OpenMP task with depend clauses, its loops taskloops (CodegenOptions::task_form OmpTasks,
+// the default), or each list on a group of the threads that share its loops (Groups; both
 // codegen/c/region.h); or as `omp parallel sections` without the one region, a section per list. The runtime is
 // #included at the top of NAME.c, so its functions are static; NAME_info's entry points
 // are small static adapters with the instance type erased.
@@ -175,7 +175,7 @@ struct Module {
   // its comment gains this node's names). in_region: the node runs inside the inference's one
   // parallel region (codegen/c/region.h), written in the form *role says.
   // in_group: the node is in a fork-join region inside the one region; its function is in task
-  // form (RegionRole::Task, task_body) with CodegenOptions::task_form "omp-tasks", else in group
+  // form (RegionRole::Task, task_body) with CodegenOptions::task_form OmpTasks, else in group
   // form (RegionRole::Group, taking `onnxc_group* onnxc_g`), where the rewrite can write it.
   std::string node_function(size_t k, const Node& n, std::string* call, bool in_region, bool in_group, RegionRole* role) {
     std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
@@ -215,7 +215,7 @@ struct Module {
     RegionBody region{RegionRole::Alone, emitted_node.body, emitted_node.own_region};
     if ((in_region || in_group) && emitted_node.own_region.empty()) region = region_body(emitted_node.body);
     if (in_group) {
-      const bool tasks = opt.task_form == "omp-tasks";
+      const bool tasks = opt.task_form == RegionForm::OmpTasks;
       std::string why;
       std::string grouped = region.role != RegionRole::Shared ? "" : tasks ? task_body(region.body, &why) : group_body(region.body, &why);
       if (!grouped.empty()) region = {tasks ? RegionRole::Task : RegionRole::Group, {std::move(grouped), {}, ""}, ""};
@@ -624,7 +624,7 @@ struct Module {
       for (size_t q = i; q < j; ++q) {
         if (steps[q].region < 0) continue;
         const auto& r = g.task_regions[steps[q].region];
-        if (opt.task_form == "omp-tasks") {
+        if (opt.task_form == RegionForm::OmpTasks) {
           calls += fmt::format("  char onnxc_dep{0}[{1}]; /* region {0}'s depend objects, one per node */\n  (void)onnxc_dep{0};\n", steps[q].region,
                                std::max<size_t>(task_nodes(r).size(), 1));
         } else {
@@ -655,7 +655,7 @@ struct Module {
         if (s2.region >= 0) {
           flush();
           const auto& r = g.task_regions[s2.region];
-          calls += (opt.task_form == "omp-tasks" ? omp_tasks(r, s2.region, "    ") : groups(r, s2.region, "    ")) + mark("");
+          calls += (opt.task_form == RegionForm::OmpTasks ? omp_tasks(r, s2.region, "    ") : groups(r, s2.region, "    ")) + mark("");
         } else if (role_at[s2.p] == RegionRole::Serial) {
           serial.push_back(s2.p);
           if (opt.profile) flush();

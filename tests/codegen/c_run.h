@@ -45,7 +45,7 @@ struct CRunOptions {
   // Functions the model's object code must not call: NAME.c is also compiled alone (-c) and
   // any of these among its undefined symbols (nm -u) fails the test.
   std::vector<std::string> forbid_calls;
-  std::string task_form = "omp-tasks";  // CodegenOptions::task_form: how fork-join regions run
+  RegionForm task_form = RegionForm::OmpTasks;  // CodegenOptions::task_form: how fork-join regions run
 };
 
 inline std::string c_run_read_file(const std::filesystem::path& p) {

@@ -325,7 +325,7 @@ TEST(Regions, ThreadGroupsFollowTheListsTimes) {
   gb.output(gb.node("Sum", ys));
   const Target t = target16();
   const TaskGraph tg = build_task_graph(*gb.g, t);
-  const auto regions = plan_task_regions(*gb.g, tg, 8, "task", t, "groups");
+  const auto regions = plan_task_regions(*gb.g, tg, 8, "task", t, RegionForm::Groups);
   ASSERT_EQ(regions.size(), 1u);
   const auto& r = regions[0];
   ASSERT_EQ(r.list_seconds.size(), r.groups.size());
@@ -358,18 +358,18 @@ TEST(Regions, OpenMPTasksFillIdleThreads) {
   const double side = omp_tasks_seconds(tg, {0, 1}, 8, t);
   EXPECT_GE(side, (1e-3 - 1e-6) / 4);
   EXPECT_LT(side, 0.55 * loop);
-  auto regions = plan_task_regions(*g, tg, 8, "auto", t, "omp-tasks");
+  auto regions = plan_task_regions(*g, tg, 8, "auto", t, RegionForm::OmpTasks);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_LT(regions[0].task_seconds, 0.6 * regions[0].loop_seconds);
   // Sections: one thread per list, each task's loops on that one thread: slower than the loops.
-  regions = plan_task_regions(*g, tg, 8, "task", t, "sections");
+  regions = plan_task_regions(*g, tg, 8, "task", t, RegionForm::Sections);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_GT(regions[0].task_seconds, 1e-3);
-  EXPECT_TRUE(plan_task_regions(*g, tg, 8, "auto", t, "sections").empty());
+  EXPECT_TRUE(plan_task_regions(*g, tg, 8, "auto", t, RegionForm::Sections).empty());
   // Two threads, 64 pieces each.
   for (size_t i : {0u, 1u}) tg.tasks[i].items = 64;
-  EXPECT_TRUE(plan_task_regions(*g, tg, 2, "auto", t, "omp-tasks").empty());
-  regions = plan_task_regions(*g, tg, 2, "task", t, "omp-tasks");
+  EXPECT_TRUE(plan_task_regions(*g, tg, 2, "auto", t, RegionForm::OmpTasks).empty());
+  regions = plan_task_regions(*g, tg, 2, "task", t, RegionForm::OmpTasks);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_NEAR(regions[0].task_seconds / regions[0].loop_seconds, 1.0, 0.02);
 }
@@ -504,8 +504,8 @@ TEST(Regions, InceptionBlockRunsInC) {
   ASSERT_EQ(gb.g->task_regions.size(), 1u);
   expect_valid_regions(*gb.g);
   EXPECT_EQ(check_memory_plan(*gb.g), "");
-  for (const char* form : {"omp-tasks", "groups"}) {
-    SCOPED_TRACE(form);
+  for (RegionForm form : {RegionForm::OmpTasks, RegionForm::Groups}) {
+    SCOPED_TRACE(form == RegionForm::OmpTasks ? "omp-tasks" : "groups");
     CRunOptions co;
     co.task_form = form;
     co.threads = 2;
