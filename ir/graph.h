@@ -97,6 +97,12 @@ struct Node {
 // (--omp-region op).
 enum class RegionForm { OmpTasks, Groups, Sections };
 
+// Which fork-join regions the schedule pass keeps in Graph::task_regions (compile-model
+// --parallel auto|task|loop): those predicted to gain (Auto), every one it finds (Every:
+// --parallel task) or none (None: --parallel loop, each node in turn with loop parallelism
+// inside).
+enum class TaskRegions { Auto, Every, None };
+
 struct Graph {
   std::string model_path;  // for messages
   std::string name;

@@ -32,10 +32,10 @@ struct PassOptions {
   std::set<std::string> disabled;      // --disable-pass
   std::set<std::string> print_after;   // --print-after (or "all")
   bool verify_each = true;             // run verify_graph after every pass
-  // --parallel: "loop" (every node in turn, loop parallelism inside), "task" (independent
-  // branches side by side wherever there are some) or "auto" (side by side where the
-  // schedule predicts a gain). --threads: the threads planned for (0 = the target's).
-  std::string parallel = "auto";
+  // --parallel (passes/schedule.h): fork-join regions where the schedule predicts a gain,
+  // everywhere there are independent branches, or none. --threads: the threads planned for
+  // (0 = the target's).
+  TaskRegions parallel = TaskRegions::Auto;
   int threads = 0;
   // How the backend runs a fork-join region, for the schedule's cost model (passes/schedule.h).
   RegionForm region_form = RegionForm::OmpTasks;

@@ -352,11 +352,11 @@ TaskSchedule schedule_tasks(const TaskGraph& tg, int threads, const Target& targ
   return best;
 }
 
-std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, const std::string& mode,
+std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, TaskRegions mode,
                                                  const Target& target, RegionForm form) {
   std::vector<Graph::TaskRegion> out;
   const size_t n = tg.tasks.size();
-  if (mode == "loop" || threads < 2 || n < 3) return out;
+  if (mode == TaskRegions::None || threads < 2 || n < 3) return out;
   std::map<const Node*, size_t> pos;
   for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].get()] = k;
   // open(p): tasks before p with a successor at or after p; a cut where it is at most one
@@ -451,7 +451,7 @@ std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph
       for (size_t t = a; t < b; ++t) all.push_back(t);
       side = omp_tasks_seconds(tg, all, threads, tt) + kRegionSeconds;
     }
-    if (mode == "auto" && side >= kAutoGain * loop) continue;
+    if (mode == TaskRegions::Auto && side >= kAutoGain * loop) continue;
     Graph::TaskRegion r;
     r.first = pos.at(tg.tasks[a].node);
     r.last = pos.at(tg.tasks[b - 1].node);
@@ -476,7 +476,7 @@ bool schedule_regions(Graph& g, const PassOptions& o) {
   const int threads = o.threads > 0 ? o.threads : t.threads;
   t.threads = threads;
   std::vector<Graph::TaskRegion> regions;  // none without threads to share (the kernels' splits are not needed then)
-  if (o.parallel != "loop" && threads > 1)
+  if (o.parallel != TaskRegions::None && threads > 1)
     regions = plan_task_regions(g, build_task_graph(g, t, o.measured, o.backend), threads, o.parallel, t, o.region_form);
   const bool changed = !regions.empty() || !g.task_regions.empty();
   g.task_regions = std::move(regions);

@@ -149,11 +149,11 @@ double omp_tasks_seconds(const TaskGraph& tg, const std::vector<size_t>& ts, int
 // onnxc_taskloop_chunks, codegen/c/region.cc, makes as many): 8 up to 2 threads, 2 up to 4, 1 above.
 int taskloop_chunks_per_thread(int threads);
 
-// The fork-join regions for `threads` threads and mode "auto", "task" or "loop" (see the
+// The fork-join regions for `threads` threads and `mode` (see the
 // file comment), as positions in g.nodes, predicted for the form the backend runs them in:
 // `form` (PassOptions::region_form); tg must be
 // build_task_graph(g, target).
-std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, const std::string& mode,
+std::vector<Graph::TaskRegion> plan_task_regions(const Graph& g, const TaskGraph& tg, int threads, TaskRegions mode,
                                                  const Target& target, RegionForm form = RegionForm::OmpTasks);
 
 // The text --dump-ir prints: tasks with costs and groups at `threads`, the critical path and

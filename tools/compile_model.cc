@@ -344,7 +344,7 @@ PassOptions pass_options(const Options& o, const Target& target, const Backend& 
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
   // The CUDA module runs its kernels in graph order. (The graph of one batch item runs on the
   // one thread of its item: compile_graph makes that "loop".)
-  po.parallel = cuda ? "loop" : o.parallel;
+  po.parallel = cuda || o.parallel == "loop" ? TaskRegions::None : o.parallel == "auto" ? TaskRegions::Auto : TaskRegions::Every;
   po.threads = target.threads;
   po.region_form = o.omp_region == "op" ? RegionForm::Sections : o.task_form == "groups" ? RegionForm::Groups : RegionForm::OmpTasks;
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
@@ -369,7 +369,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Tar
                   const std::string& makefile = "Makefile", bool simplified = false) {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
   PassOptions po = pass_options(o, target, backend, cuda);
-  if (g.batch_items > 1) po.parallel = "loop";  // each item runs on one thread
+  if (g.batch_items > 1) po.parallel = TaskRegions::None;  // each item runs on one thread
   if (simplified)
     for (const char* p : {"fold-constants", "recognize", "simplify"})
       if (!po.print_after.count(p) && !po.print_after.count("all")) po.disabled.insert(p);

@@ -270,7 +270,7 @@ TEST(Regions, IndependentBranchesBecomeLists) {
   auto g = branchy(4, 3, {1, 16, 8, 8});
   const Target t = target16();
   const TaskGraph tg = build_task_graph(*g, t);
-  auto regions = plan_task_regions(*g, tg, 2, "task", t);
+  auto regions = plan_task_regions(*g, tg, 2, TaskRegions::Every, t);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_EQ(regions[0].first, 0u);
   EXPECT_EQ(regions[0].last, 11u);  // the Sum (node 12) joins after the region
@@ -278,21 +278,21 @@ TEST(Regions, IndependentBranchesBecomeLists) {
   EXPECT_EQ(regions[0].groups[0].size(), 6u);  // two whole branches per list
   EXPECT_EQ(regions[0].groups[1].size(), 6u);
   // Four threads: a list per branch; these tasks are too small to split, so "auto" keeps it.
-  regions = plan_task_regions(*g, tg, 4, "auto", t);
+  regions = plan_task_regions(*g, tg, 4, TaskRegions::Auto, t);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_EQ(regions[0].groups.size(), 4u);
   EXPECT_LT(regions[0].task_seconds, regions[0].loop_seconds);
   g->task_regions = regions;
   expect_valid_regions(*g);
-  EXPECT_TRUE(plan_task_regions(*g, tg, 4, "loop", t).empty());
-  EXPECT_TRUE(plan_task_regions(*g, tg, 1, "task", t).empty());
+  EXPECT_TRUE(plan_task_regions(*g, tg, 4, TaskRegions::None, t).empty());
+  EXPECT_TRUE(plan_task_regions(*g, tg, 1, TaskRegions::Every, t).empty());
 }
 
 TEST(Regions, ChainsAndLoopFriendlyBranchesGetNone) {
   GraphBuilder gb;
   gb.output(relus(gb, gb.input("x", {1, 8, 4, 4}), 6));
   const Target t = target16();
-  EXPECT_TRUE(plan_task_regions(*gb.g, build_task_graph(*gb.g, t), 16, "task", t).empty());
+  EXPECT_TRUE(plan_task_regions(*gb.g, build_task_graph(*gb.g, t), 16, TaskRegions::Every, t).empty());
   // Three large convs on two threads: side by side, one list gets two of them; their loops
   // split well, so "auto" runs them in turn.
   GraphBuilder gc;
@@ -304,8 +304,8 @@ TEST(Regions, ChainsAndLoopFriendlyBranchesGetNone) {
   }
   gc.output(gc.node("Sum", ys));
   const TaskGraph tg = build_task_graph(*gc.g, t);
-  EXPECT_TRUE(plan_task_regions(*gc.g, tg, 2, "auto", t).empty());
-  EXPECT_EQ(plan_task_regions(*gc.g, tg, 2, "task", t).size(), 1u);
+  EXPECT_TRUE(plan_task_regions(*gc.g, tg, 2, TaskRegions::Auto, t).empty());
+  EXPECT_EQ(plan_task_regions(*gc.g, tg, 2, TaskRegions::Every, t).size(), 1u);
 }
 
 // Thread groups: with more threads than lists, each list gets one thread plus a share of the
@@ -325,7 +325,7 @@ TEST(Regions, ThreadGroupsFollowTheListsTimes) {
   gb.output(gb.node("Sum", ys));
   const Target t = target16();
   const TaskGraph tg = build_task_graph(*gb.g, t);
-  const auto regions = plan_task_regions(*gb.g, tg, 8, "task", t, RegionForm::Groups);
+  const auto regions = plan_task_regions(*gb.g, tg, 8, TaskRegions::Every, t, RegionForm::Groups);
   ASSERT_EQ(regions.size(), 1u);
   const auto& r = regions[0];
   ASSERT_EQ(r.list_seconds.size(), r.groups.size());
@@ -358,18 +358,18 @@ TEST(Regions, OpenMPTasksFillIdleThreads) {
   const double side = omp_tasks_seconds(tg, {0, 1}, 8, t);
   EXPECT_GE(side, (1e-3 - 1e-6) / 4);
   EXPECT_LT(side, 0.55 * loop);
-  auto regions = plan_task_regions(*g, tg, 8, "auto", t, RegionForm::OmpTasks);
+  auto regions = plan_task_regions(*g, tg, 8, TaskRegions::Auto, t, RegionForm::OmpTasks);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_LT(regions[0].task_seconds, 0.6 * regions[0].loop_seconds);
   // Sections: one thread per list, each task's loops on that one thread: slower than the loops.
-  regions = plan_task_regions(*g, tg, 8, "task", t, RegionForm::Sections);
+  regions = plan_task_regions(*g, tg, 8, TaskRegions::Every, t, RegionForm::Sections);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_GT(regions[0].task_seconds, 1e-3);
-  EXPECT_TRUE(plan_task_regions(*g, tg, 8, "auto", t, RegionForm::Sections).empty());
+  EXPECT_TRUE(plan_task_regions(*g, tg, 8, TaskRegions::Auto, t, RegionForm::Sections).empty());
   // Two threads, 64 pieces each.
   for (size_t i : {0u, 1u}) tg.tasks[i].items = 64;
-  EXPECT_TRUE(plan_task_regions(*g, tg, 2, "auto", t, RegionForm::OmpTasks).empty());
-  regions = plan_task_regions(*g, tg, 2, "task", t, RegionForm::OmpTasks);
+  EXPECT_TRUE(plan_task_regions(*g, tg, 2, TaskRegions::Auto, t, RegionForm::OmpTasks).empty());
+  regions = plan_task_regions(*g, tg, 2, TaskRegions::Every, t, RegionForm::OmpTasks);
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_NEAR(regions[0].task_seconds / regions[0].loop_seconds, 1.0, 0.02);
 }
@@ -433,7 +433,7 @@ TEST(Regions, KernelsSayHowTheirLoopsSplit) {
   EXPECT_EQ(tg.tasks[1].items, 1);
 }
 
-PassOptions region_options(const std::string& mode, int threads) {
+PassOptions region_options(TaskRegions mode, int threads) {
   PassOptions o = test_pass_options();
   o.parallel = mode;
   o.threads = threads;
@@ -442,7 +442,7 @@ PassOptions region_options(const std::string& mode, int threads) {
 
 TEST(Regions, MemoryPlanKeepsRegionTensorsApart) {
   auto g = branchy(4, 3, {1, 16, 8, 8});
-  ASSERT_TRUE(schedule_regions(*g, region_options("task", 4)));
+  ASSERT_TRUE(schedule_regions(*g, region_options(TaskRegions::Every, 4)));
   ASSERT_EQ(g->task_regions.size(), 1u);
   plan_memory(*g, test_pass_options());
   EXPECT_EQ(check_memory_plan(*g), "");
@@ -456,7 +456,7 @@ TEST(Regions, MemoryPlanKeepsRegionTensorsApart) {
   EXPECT_NE(check_memory_plan(*g).find("share arena bytes"), std::string::npos);
   // The same graph planned without regions reuses memory and still checks out.
   auto h = branchy(4, 3, {1, 16, 8, 8});
-  ASSERT_FALSE(schedule_regions(*h, region_options("loop", 4)));
+  ASSERT_FALSE(schedule_regions(*h, region_options(TaskRegions::None, 4)));
   plan_memory(*h, test_pass_options());
   EXPECT_EQ(check_memory_plan(*h), "");
   EXPECT_LT(h->arena_bytes, g->arena_bytes);
@@ -470,7 +470,7 @@ TEST(Regions, RandomGraphsKeepDependencesAndMemoryApart) {
       const int n = 5 + static_cast<int>(r2() % 40);
       const auto g = chains_with_forks(r2, n);
       SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(threads) + " threads");
-      schedule_regions(*g, region_options(rng() % 2 ? "task" : "auto", threads));
+      schedule_regions(*g, region_options(rng() % 2 ? TaskRegions::Every : TaskRegions::Auto, threads));
       if (threads == 1) EXPECT_TRUE(g->task_regions.empty());
       expect_valid_regions(*g);
       plan_memory(*g, test_pass_options());
@@ -499,7 +499,7 @@ TEST(Regions, InceptionBlockRunsInC) {
   gb.output(gb.node("Concat", {b1, b2, b3, b4}, {{"axis", attr_int(1)}}));
   const auto in = random_inputs(*gb.g);
   const auto ref = reference_outputs(*gb.g, in);
-  PassOptions o = region_options("task", 2);
+  PassOptions o = region_options(TaskRegions::Every, 2);
   run_pipeline(*gb.g, o);
   ASSERT_EQ(gb.g->task_regions.size(), 1u);
   expect_valid_regions(*gb.g);
