@@ -90,8 +90,8 @@ struct Node {
 };
 
 // How the backend runs a fork-join region (Graph::task_regions) inside the inference, which the
-// schedule's cost model predicts for (passes/schedule.h) and the C backend writes
-// (codegen/c/region.h): each node an OpenMP task with depend clauses, its loops taskloops
+// schedule's cost model predicts for (passes/schedule.h) and the C backend writes: each node
+// an OpenMP task with depend clauses, its loops taskloops
 // (compile-model --task-form omp-tasks, the default); each list on a group of the threads that
 // share its loops (--task-form groups); or `omp parallel sections`, one thread per list
 // (--omp-region op).
