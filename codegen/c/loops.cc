@@ -45,21 +45,22 @@ void open_loop(CEmit& e, const std::string& v, int64_t end, int64_t step) {
 // The task loops of a kernel, (variable, end, step) outermost first: the single-trip ones
 // become constants, then the others open, the first carrying `omp parallel for` that
 // collapses them all when `par`. One `}` per loop closes them.
-void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int64_t>>& loops, bool par) {
+void open_tasks(CEmit& e, const std::vector<NestLoop>& loops, bool par) {
+  auto once = [](const NestLoop& l) { return l.end > 0 && l.end <= l.step; };  // one iteration: a block
   int64_t real = 0;
-  for (auto& [v, end, step] : loops) real += end > step;
-  for (auto& [v, end, step] : loops)
-    if (end > 0 && end <= step) open_loop(e, v, end, step);
+  for (const NestLoop& l : loops) real += l.end > l.step;
+  for (const NestLoop& l : loops)
+    if (once(l)) open_loop(e, l.var, l.end, l.step);
   if (par && real > 0) {
     ParallelNest nest;
     nest.schedule_static = true;
-    for (auto& [v, end, step] : loops)
-      if (!(end > 0 && end <= step)) nest.loops.push_back({v, end, step});
+    for (const NestLoop& l : loops)
+      if (!once(l)) nest.loops.push_back({l.var, l.end, l.step});
     e.open_nest(nest);
     return;
   }
-  for (auto& [v, end, step] : loops)
-    if (!(end > 0 && end <= step)) open_loop(e, v, end, step);
+  for (const NestLoop& l : loops)
+    if (!once(l)) open_loop(e, l.var, l.end, l.step);
 }
 
 void open_collapsed(CEmit& e, const std::vector<NestLoop>& loops, bool par) {

@@ -10,7 +10,6 @@
 #pragma once
 #include <functional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "codegen/c/emit.h"
@@ -28,10 +27,10 @@ void simd(CEmit& e, int64_t trip, const std::string& clauses = "");
 // declaring `const int64_t v = 0;`. One `}` closes either.
 void open_loop(CEmit& e, const std::string& v, int64_t end, int64_t step = 1);
 
-// The task loops of a kernel, (variable, end, step) outermost first: the single-trip ones
+// The task loops of a kernel (variable, end, step; from 0), outermost first: the single-trip ones
 // become constants, then the others open, the first carrying `omp parallel for` that
 // collapses them all when `par`. One `}` per loop closes them.
-void open_tasks(CEmit& e, const std::vector<std::tuple<std::string, int64_t, int64_t>>& loops, bool par);
+void open_tasks(CEmit& e, const std::vector<NestLoop>& loops, bool par);
 
 // The loops, outermost first, each opening a block: one collapsed `omp parallel for
 // schedule(static)` nest when `par` (CEmit::open_nest), plain loops otherwise.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What an op means (ir/) never depends on how a backend runs it (codegen/): fails, listing
-# the lines, if any file under ir/ includes a header from codegen/ or names it at all, or if a
-# C kernel writes a parallel construct as text (below).
+# the lines, if any file under ir/ includes a header from codegen/ or names it at all, if a
+# C kernel writes a parallel construct as text, or if a kernel printer with a plan of its own
+# reads the target's facts itself (below).
 # Usage: check_layering.sh SOURCE_DIR
 set -euo pipefail
 src=${1:?usage: check_layering.sh SOURCE_DIR}
@@ -19,3 +20,18 @@ if grep -rnE 'ONNXC_PRAGMA\(omp (parallel|for|single|barrier|task)' "$src/codege
   exit 1
 fi
 echo "check_layering: the C kernels write their parallel constructs through codegen/c/nest.h"
+# Printers do not decide plans: a kernel whose plan has a file of its own (NAME_plan.h beside
+# NAME.cc, e.g. codegen/c/kernels/conv_nchwc_plan.h) hands the target to the plan and reads
+# none of its facts (caches, registers, threads, the parallel threshold) itself.
+planned=0
+for plan in "$src"/codegen/c/kernels/*_plan.h; do
+  [ -e "$plan" ] || continue
+  printer=${plan%_plan.h}.cc
+  [ -e "$printer" ] || continue
+  planned=$((planned + 1))
+  if grep -nE 'target\.|\.parallel\(|const Target&' "$printer"; then
+    echo "check_layering: $(basename "$printer") reads the target itself (above); the choice belongs in $(basename "$plan")" >&2
+    exit 1
+  fi
+done
+echo "check_layering: $planned kernel printer(s) with a plan read no target facts themselves"

@@ -33,6 +33,6 @@ void emit_conv_nchwc(CEmit& e);      // conv_nchwc.cc
 // (conv_nchwc.cc): 3×3, stride 1, no dilation, pads of at most 1, group 1, a block of one
 // vector, and a transformed filter within half of L2 or at least 40 tiles of 2×2 output
 // pixels in the batch to amortise it.
-bool conv_winograd(const Node& n, const Target& t);      // conv_nchwc.cc
+bool conv_winograd(const Node& n, const Target& t);      // conv_nchwc_plan.cc
 
 }  // namespace onnxc

@@ -153,10 +153,10 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const PanelTile& pt, bool prep
   e("/* Register tile {} rows x {} columns ({} accumulators of {}); B in {} panel{} of {} columns{}", MR, NR, MR * NV, vt, NP,
     NP > 1 ? "s" : "", NR, prepacked ? " packed at compile time (" + e.in_layout(1).str(2) + ")" : ", each packed by its task");
   e(" * tasks ({}panel, block of {} rows){}. */", batch > 1 ? "batch, " : "", MB, epi ? "; epilogue on each tile" : "");
-  std::vector<std::tuple<std::string, int64_t, int64_t>> tasks;
-  if (batch > 1) tasks.emplace_back("bt", batch, 1);
-  tasks.emplace_back("jp", NP, 1);
-  if (NRB > 1) tasks.emplace_back("rb", NRB, 1);
+  std::vector<NestLoop> tasks;
+  if (batch > 1) tasks.push_back({"bt", batch, 1});
+  tasks.push_back({"jp", NP, 1});
+  if (NRB > 1) tasks.push_back({"rb", NRB, 1});
   open_tasks(e, tasks, par);
   const std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
   const std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";

@@ -23,13 +23,13 @@ void emit_stat_norm(CEmit& e) {
   if (total == 0) return;
   Shape st = strides_of(dims);
   int64_t cnt = 1, nk = 1;
-  std::vector<std::tuple<std::string, int64_t, int64_t>> kept;
+  std::vector<NestLoop> kept;
   std::vector<size_t> red;
   auto var = [&](size_t d) { return fmt::format("{}{}", g.reduced[d] ? "r" : "k", d); };
   std::string off;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (g.reduced[d]) red.push_back(d), cnt *= dims[d];
-    else kept.emplace_back(var(d), dims[d], 1), nk *= dims[d];
+    else kept.push_back({var(d), dims[d], 1}), nk *= dims[d];
     off += fmt::format("{}{} * {}", off.empty() ? "" : " + ", var(d), st[d]);
   }
   if (off.empty()) off = "0";
