@@ -1,7 +1,9 @@
 // codegen/c/kernels/gemm.cc — Gemm and MatMul in C: one matrix-product loop nest (emit_gemm)
 // for Y[bt] (M x N, row-major, contiguous batches) = alpha * op(A[bt]) * op(B[bt]) + beta * C,
 // float32. MatMul folds its batch into M when B has no batch of its own and A's batches are
-// contiguous (activations times a weight matrix), so the tiles see one tall matrix.
+// contiguous (activations times a weight matrix), so the tiles see one tall matrix. Which
+// form a product takes, its tile, blocks and tasks are decided in gemm_plan.h (with the
+// layout of a constant B); this file prints the plan.
 //
 // Four shapes of loop nest:
 //  - register-tiled form (ONNX Runtime's MLAS SGEMM kernels, written as C), for M >= 4 when B
@@ -44,6 +46,7 @@
 #include <algorithm>
 
 #include "codegen/c/fused.h"
+#include "codegen/c/kernels/gemm_plan.h"
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "codegen/c/vector_types.h"
@@ -68,34 +71,6 @@ struct GemmSpec {
   int64_t c_si = 0, c_sj = 0;
 };
 
-
-// Tile sizes: a KB x NB block of B is 32 KiB (L1); MB rows reuse it. GEMV-like products
-// (M < 4) take kGemvNB-column chunks of whole rows of B instead.
-constexpr int64_t kMB = 32, kNB = 64, kKB = 128, kGemvNB = 512;
-// Register-tiled form: products with fewer rows keep the GEMV forms.
-constexpr int64_t kPanelMinRows = 4;
-// The largest panel a task packs on its stack (K x NR floats).
-constexpr int64_t kStackPanelBytes = 64 << 10;
-// Dot form: rows of B per task, each against the same row of A.
-constexpr int64_t kDotRows = 4;
-
-// The register tile of the panel form: V floats per vector, NV vectors per panel row
-// (NR = NV * V columns), MR rows; MR * NV accumulators within 3/4 of the vector registers
-// (the rest holds the panel row and the broadcasts). A generic-vector target's long vectors
-// take several registers of the machine that builds them (conv_nchwc.cc's tile_registers).
-struct PanelTile {
-  int64_t V = 0, NV = 0, NR = 0, MR = 0;
-};
-PanelTile panel_tile(const Target& t) {
-  PanelTile p;
-  p.V = std::max<int64_t>(4, t.vector_floats());
-  p.NV = p.V <= 16 ? 2 : 1;
-  p.NR = p.NV * p.V;
-  int64_t R = std::max(8, t.vector_registers);
-  if (t.arch == "generic") R = std::max<int64_t>(4, std::min<int64_t>(R, 32 * 16 / p.V));
-  p.MR = std::max<int64_t>(1, std::min<int64_t>(12, R * 3 / 4 / p.NV));
-  return p;
-}
 
 // "i * 5 + j" pieces; empty when the stride is 0.
 std::string term(const std::string& var, int64_t stride) {
@@ -134,30 +109,109 @@ std::string scaled(double f, const std::string& x) {
   return f == 1.0 ? x : fmt::format("{} * {}", c_float(f), x);
 }
 
-// The panel form (see the top). `prepacked`: B is x1 in Layout::panel(NR) (constant, 2-D, no
-// batch); otherwise each task packs its panel of B[bt] into a stack buffer first.
-void emit_gemm_panel(CEmit& e, const GemmSpec& g, const PanelTile& pt, bool prepacked) {
-  const int64_t M = g.M, N = g.N, K = g.K, NR = pt.NR, V = pt.V, NV = pt.NV, MR = pt.MR;
-  const int64_t NP = ceil_div_pos(N, NR), batch = numel(g.batch_shape);
+// The offset in an extra input of the epilogue (strides st against Y's logical shape ov, N
+// its last dim) of element (row, col): rows are every dim of Y but the last, `row` the flat
+// index over them.
+std::string epilogue_index(const Shape& ov, int64_t N, const Shape& st, const std::string& row, const std::string& col) {
+  const size_t rd = ov.size() - 1;  // row dims: [0, rd)
+  const Shape os = strides_of(ov);
+  bool zero = true, same = true;
+  for (size_t d = 0; d < rd; ++d) {
+    zero = zero && (ov[d] == 1 || st[d] == 0);
+    same = same && (ov[d] == 1 || st[d] == os[d]);
+  }
+  std::string r = term(col, st[rd]);
+  if (zero) return sum({r});
+  if (same) return sum({term(row, N), r});
+  int64_t inner = 1;  // product of the row dims after d
+  for (size_t d = rd; d-- > 0;) {
+    if (ov[d] != 1 && st[d] != 0) {
+      std::string c = inner == 1 ? row : fmt::format("{} / {}", row, inner);
+      if (d > 0) c = fmt::format("({}) % {}", c, ov[d]);
+      r = sum({r, term("(" + c + ")", st[d])});
+    }
+    inner *= ov[d];
+  }
+  return r;
+}
+
+// The task's panel of an activation B: pk[k][c] = op(B)(k, j0 + c), zeros past N.
+void pack_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p, const std::string& boff) {
+  const int64_t N = g.N, K = g.K, NR = p.tile.NR;
+  e("const float* restrict B = {};", boff == "0" ? g.b : fmt::format("{} + {}", g.b, boff));
+  e("float pk[{}] __attribute__((aligned(64)));", K * NR);
+  if (g.trans_b) {
+    e("for (int64_t c = 0; c < {}; ++c) {{", NR);
+    e("if (c < nc) {{");
+    e("for (int64_t k = 0; k < {}; ++k) pk[k * {} + c] = B[(j0 + c) * {} + k];", K, NR, K);
+    e("}} else {{");
+    e("for (int64_t k = 0; k < {}; ++k) pk[k * {} + c] = 0.0f;", K, NR);
+    e("}}");
+    e("}}");
+  } else {
+    e("for (int64_t k = 0; k < {}; ++k) {{", K);
+    e("const float* restrict Bk = B + k * {} + j0;", N);
+    simd(e, NR);
+    e("for (int64_t c = 0; c < {}; ++c) pk[k * {} + c] = c < nc ? Bk[c] : 0.0f;", NR, NR);
+    e("}}");
+  }
+  e("const float* restrict Bp = pk;");
+}
+
+// One register tile of the panel form: R rows from row i, the panel's NR columns, over the
+// whole of K; then through a local buffer to Y with alpha, beta * C and the epilogue (extras:
+// its extra inputs at (i + r, j0 + c)).
+void panel_tile_code(CEmit& e, const GemmSpec& g, const GemmPlan& p, int64_t R, const std::vector<std::string>& extras) {
+  const int64_t M = g.M, N = g.N, K = g.K, NR = p.tile.NR, V = p.tile.V, NV = p.tile.NV;
   const std::string vt = vector_type(V), vtu = vt + "u";
-  // Rows per task: 4 tiles (all rows when each task packs its panel), fewer when the tasks
-  // leave threads idle.
-  int64_t MB = prepacked ? 4 * MR : ceil_div_pos(M, MR) * MR;
-  const int64_t want = 4 * std::max(1, e.target.threads);
-  while (MB > MR && batch * NP * ceil_div_pos(M, MB) < want) MB -= MR;
-  const int64_t NRB = ceil_div_pos(M, MB), MF = M / MR * MR, MRr = M - MF;
-  const bool par = e.parallel(static_cast<double>(batch) * M * N * K) && batch * NP * NRB > 1;
+  std::string decl;
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t v = 0; v < NV; ++v) decl += fmt::format("{}c{}_{} = ({}){{0}}", decl.empty() ? "" : ", ", r, v, vt);
+  e("{} {};", vt, decl);
+  // One pointer to the tile's rows of A, the rows at constant offsets from it: one register
+  // for all of them, where a pointer per row spills some to the stack (5% slower at 12 rows).
+  e("const float* restrict ai = A + {};", g.trans_a ? "i" : fmt::format("i * {}", K));
+  if (p.prefetch) e("const int64_t pn = jp + 1 < {} ? {} : 0;  /* the next panel, or this one */", p.NP, K * NR);
+  e("const float* restrict bk = Bp;");
+  e("for (int64_t k = 0; k < {}; ++k, bk += {}) {{", K, NR);
+  if (p.prefetch)
+    for (int64_t l = 0; l < std::max<int64_t>(1, NR * 4 / 64); ++l) e("ONNXC_PREFETCH(bk + pn{});", l ? fmt::format(" + {}", l * 16) : "");
+  std::string bl;
+  for (int64_t v = 0; v < NV; ++v) bl += fmt::format("{}b{} = *(const {}*)(bk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
+  e("const {} {};", vt, bl);
+  for (int64_t r = 0; r < R; ++r) {
+    e("const float av{} = ai[{}];", r, g.trans_a ? sum({term("k", M), std::to_string(r)}) : sum({std::to_string(r * K), "k"}));
+    std::string l;
+    for (int64_t v = 0; v < NV; ++v) l += fmt::format("{}c{}_{} += av{} * b{};", v ? " " : "", r, v, r, v);
+    e("{}", l);
+  }
+  e("}}");
+  e("float t[{}];", R * NR);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t v = 0; v < NV; ++v) e("*({}*)(t + {}) = c{}_{};", vtu, r * NR + v * V, r, v);
+  open_loop(e, "r", R);
+  simd(e, NR);
+  e("for (int64_t c = 0; c < nc; ++c) {{");
+  std::string val = scaled(g.alpha, "t[r * " + std::to_string(NR) + " + c]");
+  if (!g.c.empty()) val += " + " + scaled(g.beta, fmt::format("{}[{}]", g.c, sum({term("(i + r)", g.c_si), term("(j0 + c)", g.c_sj)})));
+  const std::string dst = fmt::format("Y[(i + r) * {} + j0 + c]", N);
+  if (!e.node.epilogue.empty()) e("{}", epilogue_element(e, val, extras, dst));
+  else e("{} = {};", dst, val);
+  e("}}");
+  e("}}");
+}
+
+// The panel form (see the top): B prepacked in Layout::panel(NR) (constant, 2-D, no batch),
+// or each task packs its panel of B[bt] into a stack buffer first.
+void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
+  const int64_t M = g.M, N = g.N, K = g.K, NR = p.tile.NR, MR = p.tile.MR, batch = numel(g.batch_shape);
   const Node& n = e.node;
   const bool epi = !n.epilogue.empty();
-  e.variant = "register-tiled";
-  e("/* Register tile {} rows x {} columns ({} accumulators of {}); B in {} panel{} of {} columns{}", MR, NR, MR * NV, vt, NP,
-    NP > 1 ? "s" : "", NR, prepacked ? " packed at compile time (" + e.in_layout(1).str(2) + ")" : ", each packed by its task");
-  e(" * tasks ({}panel, block of {} rows){}. */", batch > 1 ? "batch, " : "", MB, epi ? "; epilogue on each tile" : "");
-  std::vector<NestLoop> tasks;
-  if (batch > 1) tasks.push_back({"bt", batch, 1});
-  tasks.push_back({"jp", NP, 1});
-  if (NRB > 1) tasks.push_back({"rb", NRB, 1});
-  open_tasks(e, tasks, par);
+  e("/* Register tile {} rows x {} columns ({} accumulators of {}); B in {} panel{} of {} columns{}", MR, NR, MR * p.tile.NV,
+    vector_type(p.tile.V), p.NP, p.NP > 1 ? "s" : "", NR,
+    p.prepacked ? " packed at compile time (" + e.in_layout(1).str(2) + ")" : ", each packed by its task");
+  e(" * tasks ({}panel, block of {} rows){}. */", batch > 1 ? "batch, " : "", p.MB, epi ? "; epilogue on each tile" : "");
+  open_tasks(e, p.tasks, p.parallel);
   const std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
   const std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";
   e("const float* restrict A = {};", aoff == "0" ? g.a : fmt::format("{} + {}", g.a, aoff));
@@ -165,265 +219,141 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const PanelTile& pt, bool prep
   e("const int64_t j0 = {};", term("jp", NR) == "" ? "0" : term("jp", NR));
   if (N % NR == 0) e("const int64_t nc = {};", NR);
   else e("const int64_t nc = j0 + {0} <= {1} ? {0} : {1} - j0;", NR, N);
-  if (prepacked) {
-    e("const float* restrict Bp = {} + {};", g.b, term("jp", K * NR));
-  } else {
-    // The task's panel: pk[k][c] = op(B)(k, j0 + c), zeros past N.
-    e("const float* restrict B = {};", boff == "0" ? g.b : fmt::format("{} + {}", g.b, boff));
-    e("float pk[{}] __attribute__((aligned(64)));", K * NR);
-    if (g.trans_b) {
-      e("for (int64_t c = 0; c < {}; ++c) {{", NR);
-      e("if (c < nc) {{");
-      e("for (int64_t k = 0; k < {}; ++k) pk[k * {} + c] = B[(j0 + c) * {} + k];", K, NR, K);
-      e("}} else {{");
-      e("for (int64_t k = 0; k < {}; ++k) pk[k * {} + c] = 0.0f;", K, NR);
-      e("}}");
-      e("}}");
-    } else {
-      e("for (int64_t k = 0; k < {}; ++k) {{", K);
-      e("const float* restrict Bk = B + k * {} + j0;", N);
-      simd(e, NR);
-      e("for (int64_t c = 0; c < {}; ++c) pk[k * {} + c] = c < nc ? Bk[c] : 0.0f;", NR, NR);
-      e("}}");
-    }
-    e("const float* restrict Bp = pk;");
+  if (p.prepacked) e("const float* restrict Bp = {} + {};", g.b, term("jp", K * NR));
+  else pack_panel(e, g, p, boff);
+  if (p.MF > 0) {
+    e("const int64_t i0 = {};", p.NRB > 1 ? term("rb", p.MB) : "0");
+    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, p.MF);
   }
-  if (MF > 0) {
-    e("const int64_t i0 = {};", NRB > 1 ? term("rb", MB) : "0");
-    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", MB, MF);
-  }
-  // The C term and the epilogue's extra inputs of element (row, col) of Y (plain, its
-  // logical shape: rows are every dim but the last).
+  // The epilogue's extra inputs at element (row, col) of Y (plain, its logical shape).
   const Shape ov = e.out_shape(0);
-  // Row `row` of Y is the flat index over every dim of Y but the last.
-  auto index_of = [&](const Shape& st, const std::string& row, const std::string& col) {
-    const size_t rd = ov.size() - 1;  // row dims: [0, rd)
-    const Shape os = strides_of(ov);
-    bool zero = true, same = true;
-    for (size_t d = 0; d < rd; ++d) {
-      zero = zero && (ov[d] == 1 || st[d] == 0);
-      same = same && (ov[d] == 1 || st[d] == os[d]);
-    }
-    std::string r = term(col, st[rd]);
-    if (zero) return sum({r});
-    if (same) return sum({term(row, N), r});
-    int64_t inner = 1;  // product of the row dims after d
-    for (size_t d = rd; d-- > 0;) {
-      if (ov[d] != 1 && st[d] != 0) {
-        std::string c = inner == 1 ? row : fmt::format("{} / {}", row, inner);
-        if (d > 0) c = fmt::format("({}) % {}", c, ov[d]);
-        r = sum({r, term("(" + c + ")", st[d])});
-      }
-      inner *= ov[d];
-    }
-    return r;
-  };
   std::vector<std::string> extras;
   for (size_t x = 0; x < n.extra_inputs.size(); ++x)
-    extras.push_back(fmt::format("{}[{}]", e.extra(x), index_of(broadcast_strides(ov, e.view_of(n.extra_inputs[x])),
-                                                                  batch > 1 ? fmt::format("(bt * {} + i + r)", M) : "(i + r)", "(j0 + c)")));
-  auto tile = [&](int64_t R) {
-    std::string decl;
-    for (int64_t r = 0; r < R; ++r)
-      for (int64_t v = 0; v < NV; ++v) decl += fmt::format("{}c{}_{} = ({}){{0}}", decl.empty() ? "" : ", ", r, v, vt);
-    e("{} {};", vt, decl);
-    // One pointer to the tile's rows of A, the rows at constant offsets from it: one register
-    // for all of them, where a pointer per row spills some to the stack (5% slower at 12 rows).
-    e("const float* restrict ai = A + {};", g.trans_a ? "i" : fmt::format("i * {}", K));
-    // Packed weights come from memory on every run (they outgrow the caches): while the
-    // tiles of a task read their panel, each k step also asks for the same row of the next
-    // panel, which the next task reads, so that its first tile does not wait on memory.
-    const bool pf = prepacked && NP > 1;
-    if (pf) e("const int64_t pn = jp + 1 < {} ? {} : 0;  /* the next panel, or this one */", NP, K * NR);
-    e("const float* restrict bk = Bp;");
-    e("for (int64_t k = 0; k < {}; ++k, bk += {}) {{", K, NR);
-    if (pf)
-      for (int64_t l = 0; l < std::max<int64_t>(1, NR * 4 / 64); ++l) e("ONNXC_PREFETCH(bk + pn{});", l ? fmt::format(" + {}", l * 16) : "");
-    std::string bl;
-    for (int64_t v = 0; v < NV; ++v) bl += fmt::format("{}b{} = *(const {}*)(bk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
-    e("const {} {};", vt, bl);
-    for (int64_t r = 0; r < R; ++r) {
-      e("const float av{} = ai[{}];", r, g.trans_a ? sum({term("k", M), std::to_string(r)}) : sum({std::to_string(r * K), "k"}));
-      std::string l;
-      for (int64_t v = 0; v < NV; ++v) l += fmt::format("{}c{}_{} += av{} * b{};", v ? " " : "", r, v, r, v);
-      e("{}", l);
-    }
-    e("}}");
-    e("float t[{}];", R * NR);
-    for (int64_t r = 0; r < R; ++r)
-      for (int64_t v = 0; v < NV; ++v) e("*({}*)(t + {}) = c{}_{};", vtu, r * NR + v * V, r, v);
-    open_loop(e, "r", R);
-    simd(e, NR);
-    e("for (int64_t c = 0; c < nc; ++c) {{");
-    std::string val = scaled(g.alpha, "t[r * " + std::to_string(NR) + " + c]");
-    if (!g.c.empty()) {
-      val += " + " + scaled(g.beta, fmt::format("{}[{}]", g.c, sum({term("(i + r)", g.c_si), term("(j0 + c)", g.c_sj)})));
-    }
-    const std::string dst = fmt::format("Y[(i + r) * {} + j0 + c]", N);
-    if (epi) e("{}", epilogue_element(e, val, extras, dst));
-    else e("{} = {};", dst, val);
-    e("}}");
-    e("}}");
-  };
-  if (MF > 0) {
+    extras.push_back(fmt::format("{}[{}]", e.extra(x), epilogue_index(ov, N, broadcast_strides(ov, e.view_of(n.extra_inputs[x])),
+                                                                        batch > 1 ? fmt::format("(bt * {} + i + r)", M) : "(i + r)", "(j0 + c)")));
+  if (p.MF > 0) {
     e("for (int64_t i = i0; i < i1; i += {}) {{", MR);
-    tile(MR);
+    panel_tile_code(e, g, p, MR, extras);
     e("}}");
   }
-  if (MRr > 0) {
-    e.line(NRB > 1 ? fmt::format("if (rb == {}) {{", NRB - 1) : std::string("{"));
-    e("const int64_t i = {};", MF);
-    tile(MRr);
+  if (p.MRr > 0) {
+    e.line(p.NRB > 1 ? fmt::format("if (rb == {}) {{", p.NRB - 1) : std::string("{"));
+    e("const int64_t i = {};", p.MF);
+    panel_tile_code(e, g, p, p.MRr, extras);
     e("}}");
   }
-  for (size_t k = 0; k < tasks.size(); ++k) e("}}");
+  for (size_t k = 0; k < p.tasks.size(); ++k) e("}}");
   if (epi) e.epilogue_done = true;
 }
 
-void emit_gemm(CEmit& e, const GemmSpec& g) {
-  const PanelTile pt = panel_tile(e.target);
-  if (e.in_layout(1).is_panel()) {
-    ONNXC_ASSERT(g.batch_shape.empty() && g.trans_b == (e.in_layout(1).kind == Layout::Kind::PanelT),
-                 e.node.where() + ": panel-packed B of a batched product");
-    ONNXC_ASSERT(pt.NR == e.in_layout(1).block, e.node.where() + ": B packed for another tile width");
-    emit_gemm_panel(e, g, pt, true);
-    return;
+// The other forms' task loops (single trips left out, their variables constants) and the
+// operand pointers; returns the braces to close.
+size_t open_gemm_tasks(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
+  if (p.parallel) e.open_nest({.loops = p.tasks});
+  else
+    for (const NestLoop& l : p.tasks) e("{} {{", l.header());
+  if (p.tasks.empty()) e("{{");
+  const int64_t M = g.M, N = g.N, K = g.K, batch = numel(g.batch_shape);
+  switch (p.form) {
+    case GemmForm::DotVector:
+    case GemmForm::Dot:
+      if (M == 1) e("const int64_t i = 0;");
+      if (p.form == GemmForm::DotVector ? p.NG == 1 : N == 1) e("const int64_t {} = 0;", p.form == GemmForm::DotVector ? "jg" : "j");
+      break;
+    default:
+      if (M <= p.TM) e("const int64_t i0 = 0;");
+      if (N <= p.TN) e("const int64_t j0 = 0;");
   }
-  // B an activation (attention's products): packed per task when its panel fits the stack.
-  if (g.M >= kPanelMinRows && g.K >= 1 && g.N >= 1 && g.K * pt.NR * 4 <= kStackPanelBytes && e.in_dtype(1) == DType::F32) {
-    emit_gemm_panel(e, g, pt, false);
-    return;
-  }
-  const int64_t M = g.M, N = g.N, K = g.K;
-  int64_t batch = numel(g.batch_shape);
-  bool trans_b = g.trans_b;
-  if (N == 1) trans_b = true;  // a K x 1 matrix is also a 1 x K one
-  bool dot = trans_b && (M < 4 || N == 1);
-  double work = static_cast<double>(batch) * M * N * (K ? K : 1);
-  bool par = e.parallel(work);
-  std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
-  std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";
-  std::string yoff = batch > 1 ? term("bt", M * N) : "0";
-  // A(i, k) and the bias term C(i, j) as C expressions.
-  auto A = [&](const std::string& i, const std::string& k) {
-    return g.trans_a ? fmt::format("A[{}]", sum({term(k, M), i})) : fmt::format("A[{}]", sum({term(i, K), k}));
-  };
-  auto bias = [&](const std::string& i, const std::string& j) {
-    return scaled(g.beta, fmt::format("{}[{}]", g.c, sum({term(i, g.c_si), term(j, g.c_sj)})));
-  };
-  auto pointers = [&]() {
-    e("const float* restrict A = {};", aoff == "0" ? g.a : fmt::format("{} + {}", g.a, aoff));
-    e("const float* restrict B = {};", boff == "0" ? g.b : fmt::format("{} + {}", g.b, boff));
-    e("float* restrict Y = {};", yoff == "0" ? g.y : fmt::format("{} + {}", g.y, yoff));
-  };
+  const std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
+  const std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";
+  const std::string yoff = batch > 1 ? term("bt", M * N) : "0";
+  e("const float* restrict A = {};", aoff == "0" ? g.a : fmt::format("{} + {}", g.a, aoff));
+  e("const float* restrict B = {};", boff == "0" ? g.b : fmt::format("{} + {}", g.b, boff));
+  e("float* restrict Y = {};", yoff == "0" ? g.y : fmt::format("{} + {}", g.y, yoff));
+  return std::max<size_t>(p.tasks.size(), 1);
+}
 
-  e.variant = dot ? "dot" : M < 4 ? "row-stream" : "blocked";
-  // The dot forms' parallel loops over (batch, row i of A, `col` over `cols` rows or groups of
-  // rows of B), single trips as constants, and the operand pointers; returns the braces to close.
-  auto dot_loops = [&](const std::string& col, int64_t cols) {
-    ParallelNest nest;
-    if (batch > 1) nest.loops.push_back({"bt", batch});
-    if (M > 1) nest.loops.push_back({"i", M});
-    if (cols > 1) nest.loops.push_back({col, cols});
-    const std::vector<NestLoop>& loops = nest.loops;
-    if (par && !loops.empty()) e.open_nest(nest);
-    else
-      for (const NestLoop& l : loops) e("{} {{", l.header());
-    if (loops.empty()) e("{{");
-    if (M == 1) e("const int64_t i = 0;");
-    if (cols == 1) e("const int64_t {} = 0;", col);
-    pointers();
-    return std::max<size_t>(loops.size(), 1);
-  };
-  // The dot form over vectors: rows of A contiguous (not transposed, or one row), float32.
-  const int64_t DV = std::max<int64_t>(4, e.target.vector_floats());
-  if (dot && N >= 2 && K >= 2 * DV && (!g.trans_a || M == 1) && e.in_dtype(0) == DType::F32 && e.in_dtype(1) == DType::F32) {
-    // kDotRows rows of B at once against one row of A: per step of 2 vectors of k, each A
-    // vector is loaded once for the rows, 2 accumulators per row; the rows are separate
-    // streams, which keeps more of B's reads in flight than one dot product at a time
-    // (vgg19's 4096 x 25088 classifier, one thread: 15 GB/s one row at a time, 18 with 4;
-    // two threads 25 and 35 GB/s).
-    const int64_t R = std::min(kDotRows, N), NG = ceil_div_pos(N, R), RL = N - (NG - 1) * R;
-    const int64_t KF = K / (2 * DV) * (2 * DV);
-    const std::string vt = vector_type(DV), vtu = vt + "u";
-    const size_t open = dot_loops("jg", NG);
-    e("const float* restrict ar = A + {};", term("i", K).empty() ? "0" : term("i", K));
-    auto group = [&](int64_t RR) {
-      e("const float* restrict br = B + jg * {};", R * K);
-      std::string d;
-      for (int64_t r = 0; r < RR; ++r) d += fmt::format("{0}s{1} = ({2}){{0}}, t{1} = ({2}){{0}}", r ? ", " : "", r, vt);
-      e("{} {};", vt, d);
-      e("for (int64_t k = 0; k < {}; k += {}) {{", KF, 2 * DV);
-      e("const {0} a0 = *(const {1}*)(ar + k), a1 = *(const {1}*)(ar + k + {2});", vt, vtu, DV);
-      for (int64_t r = 0; r < RR; ++r)
-        e("s{0} += a0 * *(const {1}*)(br + {2}k); t{0} += a1 * *(const {1}*)(br + {2}k + {3});", r, vtu, r ? fmt::format("{} + ", r * K) : "", DV);
-      e("}}");
-      for (int64_t r = 0; r < RR; ++r) {
-        e("{{");
-        e("const {} u = s{} + t{};", vt, r, r);
-        e("float s = 0.0f;");
-        e("for (int64_t l = 0; l < {}; ++l) s += u[l];", DV);
-        if (KF < K) e("for (int64_t k = {}; k < {}; ++k) s += ar[k] * br[{}k];", KF, K, r ? fmt::format("{} + ", r * K) : "");
-        std::string v = scaled(g.alpha, "s");
-        const std::string j = NG > 1 ? fmt::format("jg * {} + {}", R, r) : std::to_string(r);
-        if (!g.c.empty()) v += " + " + bias("i", "(" + j + ")");
-        e("Y[{}] = {};", sum({term("i", N), j}), v);
-        e("}}");
-      }
-    };
-    if (RL == R) {
-      group(R);
-    } else {
-      e("if (jg < {}) {{", NG - 1);
-      group(R);
-      e("}} else {{");
-      group(RL);
+// A(i, k) and the bias term C(i, j) as C expressions.
+std::string a_at(const GemmSpec& g, const std::string& i, const std::string& k) {
+  return g.trans_a ? fmt::format("A[{}]", sum({term(k, g.M), i})) : fmt::format("A[{}]", sum({term(i, g.K), k}));
+}
+std::string bias_at(const GemmSpec& g, const std::string& i, const std::string& j) {
+  return scaled(g.beta, fmt::format("{}[{}]", g.c, sum({term(i, g.c_si), term(j, g.c_sj)})));
+}
+
+// The dot form over vectors: kDotRows rows of B at once against one row of A: per step of 2
+// vectors of k, each A vector is loaded once for the rows, 2 accumulators per row; the rows
+// are separate streams, which keeps more of B's reads in flight than one dot product at a
+// time (vgg19's 4096 x 25088 classifier, one thread: 15 GB/s one row at a time, 18 with 4;
+// two threads 25 and 35 GB/s).
+void emit_gemm_dot_vector(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
+  const int64_t N = g.N, K = g.K, DV = p.DV, R = p.R, NG = p.NG, KF = p.KF;
+  const std::string vt = vector_type(DV), vtu = vt + "u";
+  const size_t open = open_gemm_tasks(e, g, p);
+  e("const float* restrict ar = A + {};", term("i", K).empty() ? "0" : term("i", K));
+  auto group = [&](int64_t RR) {
+    e("const float* restrict br = B + jg * {};", R * K);
+    std::string d;
+    for (int64_t r = 0; r < RR; ++r) d += fmt::format("{0}s{1} = ({2}){{0}}, t{1} = ({2}){{0}}", r ? ", " : "", r, vt);
+    e("{} {};", vt, d);
+    e("for (int64_t k = 0; k < {}; k += {}) {{", KF, 2 * DV);
+    e("const {0} a0 = *(const {1}*)(ar + k), a1 = *(const {1}*)(ar + k + {2});", vt, vtu, DV);
+    for (int64_t r = 0; r < RR; ++r)
+      e("s{0} += a0 * *(const {1}*)(br + {2}k); t{0} += a1 * *(const {1}*)(br + {2}k + {3});", r, vtu, r ? fmt::format("{} + ", r * K) : "", DV);
+    e("}}");
+    for (int64_t r = 0; r < RR; ++r) {
+      e("{{");
+      e("const {} u = s{} + t{};", vt, r, r);
+      e("float s = 0.0f;");
+      e("for (int64_t l = 0; l < {}; ++l) s += u[l];", DV);
+      if (KF < K) e("for (int64_t k = {}; k < {}; ++k) s += ar[k] * br[{}k];", KF, K, r ? fmt::format("{} + ", r * K) : "");
+      std::string v = scaled(g.alpha, "s");
+      const std::string j = NG > 1 ? fmt::format("jg * {} + {}", R, r) : std::to_string(r);
+      if (!g.c.empty()) v += " + " + bias_at(g, "i", "(" + j + ")");
+      e("Y[{}] = {};", sum({term("i", N), j}), v);
       e("}}");
     }
-    for (size_t k = 0; k < open; ++k) e("}}");
-    return;
+  };
+  if (p.RL == R) {
+    group(R);
+  } else {
+    e("if (jg < {}) {{", NG - 1);
+    group(R);
+    e("}} else {{");
+    group(p.RL);
+    e("}}");
   }
-  if (dot) {
-    // Every Y(i, j) is a dot product of row i of op(A) and row j of B (stored N x K).
-    const size_t open = dot_loops("j", N);
-    e("float s = 0.0f;");
-    e("ONNXC_PRAGMA(omp simd reduction(+:s))");
-    e("for (int64_t k = 0; k < {}; ++k) s += {} * B[{}];", K, A("i", "k"), sum({term("j", K), "k"}));
-    std::string v = scaled(g.alpha, "s");
-    if (!g.c.empty()) v += " + " + bias("i", "j");
-    e("Y[{}] = {};", sum({term("i", N), "j"}), v);
-    for (size_t k = 0; k < open; ++k) e("}}");
-    return;
-  }
+  for (size_t k = 0; k < open; ++k) e("}}");
+}
 
-  // Blocked form: parallel tiles of MB x NB outputs. Few rows (GEMV-like) use long column
-  // chunks and no k blocks, so B streams row by row; otherwise KB x NB blocks of B are
-  // packed into pk (transposed when B is N x K) unless B rows are already short.
-  bool gemv = M < 4;
-  const int64_t MB = gemv ? M : kMB, NB = gemv ? kGemvNB : kNB, KB = gemv ? std::max<int64_t>(K, 1) : kKB;
-  bool pack = K > 0 && (trans_b || (!gemv && N > NB));
-  ParallelNest nest;
-  if (batch > 1) nest.loops.push_back({"bt", batch});
-  if (M > MB) nest.loops.push_back({"i0", M, MB});
-  if (N > NB) nest.loops.push_back({"j0", N, NB});
-  const std::vector<NestLoop>& loops = nest.loops;
-  if (par && !loops.empty()) e.open_nest(nest);
-  else
-    for (const NestLoop& l : loops) e("{} {{", l.header());
-  if (loops.empty()) e("{{");
-  if (M <= MB) e("const int64_t i0 = 0;");
-  if (N <= NB) e("const int64_t j0 = 0;");
-  pointers();
+// Every Y(i, j) is a dot product of row i of op(A) and row j of B (stored N x K).
+void emit_gemm_dot(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
+  const size_t open = open_gemm_tasks(e, g, p);
+  e("float s = 0.0f;");
+  e("ONNXC_PRAGMA(omp simd reduction(+:s))");
+  e("for (int64_t k = 0; k < {}; ++k) s += {} * B[{}];", g.K, a_at(g, "i", "k"), sum({term("j", g.K), "k"}));
+  std::string v = scaled(g.alpha, "s");
+  if (!g.c.empty()) v += " + " + bias_at(g, "i", "j");
+  e("Y[{}] = {};", sum({term("i", g.N), "j"}), v);
+  for (size_t k = 0; k < open; ++k) e("}}");
+}
+
+// Blocked and row-stream forms: parallel tiles of TM x TN outputs. Few rows (GEMV-like) use
+// long column chunks and no k blocks, so B streams row by row; otherwise TK x TN blocks of B
+// are packed into pk (transposed when B is N x K) unless B rows are already short.
+void emit_gemm_blocked(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
+  const int64_t M = g.M, N = g.N, K = g.K, MB = p.TM, NB = p.TN, KB = p.TK;
+  const size_t open = open_gemm_tasks(e, g, p);
   // Tile bounds: literal when every tile is full.
   std::string i1 = M <= MB ? std::to_string(M) : M % MB == 0 ? fmt::format("i0 + {}", MB) : "i1";
   if (i1 == "i1") e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", MB, M);
   std::string nj = N <= NB ? std::to_string(N) : N % NB == 0 ? std::to_string(NB) : "nj";
   if (nj == "nj") e("const int64_t nj = j0 + {0} < {1} ? {0} : {1} - j0;", NB, N);
-  if (pack) e("float pk[{} * {}]; /* block of B as k x j */", KB, NB);
+  if (p.pack) e("float pk[{} * {}]; /* block of B as k x j */", KB, NB);
   // Y tile = beta * C or 0.
   e("for (int64_t i = i0; i < {}; ++i) {{", i1);
   e("ONNXC_PRAGMA(omp simd)");
-  e("for (int64_t jj = 0; jj < {}; ++jj) Y[i * {} + j0 + jj] = {};", nj, N, g.c.empty() ? "0.0f" : bias("i", "(j0 + jj)"));
+  e("for (int64_t jj = 0; jj < {}; ++jj) Y[i * {} + j0 + jj] = {};", nj, N, g.c.empty() ? "0.0f" : bias_at(g, "i", "(j0 + jj)"));
   e("}}");
   if (K > 0) {
     if (K > KB) {
@@ -434,12 +364,12 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
     }
     std::string nk = K <= KB ? std::to_string(K) : K % KB == 0 ? std::to_string(KB) : "nk";
     if (nk == "nk") e("const int64_t nk = k0 + {0} < {1} ? {0} : {1} - k0;", KB, K);
-    if (pack && trans_b) {
+    if (p.pack && p.trans_b) {
       e("for (int64_t jj = 0; jj < {}; ++jj) {{", nj);
       e("const float* restrict Bj = B + (j0 + jj) * {} + k0;", K);
       e("for (int64_t kk = 0; kk < {}; ++kk) pk[kk * {} + jj] = Bj[kk];", nk, NB);
       e("}}");
-    } else if (pack) {
+    } else if (p.pack) {
       e("for (int64_t kk = 0; kk < {}; ++kk) {{", nk);
       e("const float* restrict Bk = B + (k0 + kk) * {} + j0;", N);
       e("ONNXC_PRAGMA(omp simd)");
@@ -449,8 +379,8 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
     e("for (int64_t i = i0; i < {}; ++i) {{", i1);
     e("float* restrict Yi = Y + i * {} + j0;", N);
     e("for (int64_t kk = 0; kk < {}; ++kk) {{", nk);
-    e("const float a = {};", scaled(g.alpha, A("i", "(k0 + kk)")));
-    if (pack) e("const float* restrict Bk = pk + kk * {};", NB);
+    e("const float a = {};", scaled(g.alpha, a_at(g, "i", "(k0 + kk)")));
+    if (p.pack) e("const float* restrict Bk = pk + kk * {};", NB);
     else e("const float* restrict Bk = B + (k0 + kk) * {} + j0;", N);
     e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t jj = 0; jj < {}; ++jj) Yi[jj] = ONNXC_FMA(a, Bk[jj], Yi[jj]);", nj);
@@ -458,7 +388,29 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
     e("}}");
     e("}}");
   }
-  for (size_t k = 0; k < std::max<size_t>(loops.size(), 1); ++k) e("}}");
+  for (size_t k = 0; k < open; ++k) e("}}");
+}
+
+void emit_gemm(CEmit& e, const GemmSpec& g) {
+  GemmShape s;
+  s.M = g.M, s.N = g.N, s.K = g.K, s.batch = numel(g.batch_shape);
+  s.trans_a = g.trans_a, s.trans_b = g.trans_b;
+  s.a_f32 = e.in_dtype(0) == DType::F32, s.b_f32 = e.in_dtype(1) == DType::F32;
+  s.b_panel = e.in_layout(1).is_panel();
+  const GemmPlan p = plan_gemm(s, e.target);
+  if (s.b_panel) {
+    ONNXC_ASSERT(g.batch_shape.empty() && g.trans_b == (e.in_layout(1).kind == Layout::Kind::PanelT),
+                 e.node.where() + ": panel-packed B of a batched product");
+    ONNXC_ASSERT(p.tile.NR == e.in_layout(1).block, e.node.where() + ": B packed for another tile width");
+  }
+  e.variant = gemm_form_name(p.form);
+  switch (p.form) {
+    case GemmForm::Panel: emit_gemm_panel(e, g, p); break;
+    case GemmForm::DotVector: emit_gemm_dot_vector(e, g, p); break;
+    case GemmForm::Dot: emit_gemm_dot(e, g, p); break;
+    case GemmForm::RowStream:
+    case GemmForm::Blocked: emit_gemm_blocked(e, g, p); break;
+  }
 }
 
 void emit_gemm_node(CEmit& e) {
@@ -491,28 +443,6 @@ void emit_matmul(CEmit& e) {
     g.batch_shape.clear(), g.a_bstride.clear(), g.b_bstride.clear();
   }
   emit_gemm(e, g);
-}
-
-// B (input 1) in panels when it is a float32 matrix and the product has enough rows for the
-// register tile (the pack-weights pass asks this of the node before fusion; B is constant).
-Layout gemm_weight_layout(const Node& n, size_t input, const Target& t) {
-  const Value* b = input == 1 ? n.in(1) : nullptr;
-  const Value* a = n.in(0);
-  if (!b || !a || b->dtype != DType::F32 || a->dtype != DType::F32 || b->shape.size() != 2 || !n.out(0) ||
-      n.out(0)->dtype != DType::F32)
-    return Layout::plain();
-  int64_t rows = 0, N = 0, K = 0;
-  bool trans_b = false;
-  if (n.op_type == "Gemm") {
-    const GemmAttrs& g = gemm_attrs(n);
-    rows = g.M, N = g.N, K = g.K, trans_b = g.trans_b != 0;
-  } else {
-    if (a->shape.size() < 2) return Layout::plain();
-    const MatMulGeom& m = matmul_geom(n);
-    rows = numel(m.batch) * m.M, N = m.N, K = m.K;
-  }
-  if (rows < kPanelMinRows || N < 1 || K < 1) return Layout::plain();
-  return Layout::panel(panel_tile(t).NR, trans_b);
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
-// tests/codegen/test_conv_plan.cc — the plans of the NCHWc conv kernels
-// (codegen/c/kernels/conv_nchwc_plan.h) on layers of the zoo's models, against the choices
-// their design states: the register tile a 7-wide row and 8 output chunks get, a masked row's
+// tests/codegen/test_kernel_plans.cc — the plans of the C kernels that have one, on layers of
+// the zoo's models, against the choices their design states. The NCHWc convs
+// (codegen/c/kernels/conv_nchwc_plan.h): the register tile a 7-wide row and 8 output chunks get, a masked row's
 // tiles, the reduction in steps where a tile's weights outgrow the caches, the task order of
 // wide and narrow 1×1 reductions, the balance of a 1×1 line's segments over the threads and
-// the Winograd parts and blocks of a 14×14 output. No C is written or compiled: a plan is numbers.
+// the Winograd parts and blocks of a 14×14 output. Gemm and MatMul
+// (codegen/c/kernels/gemm_plan.h): the form each shape of product takes, the panel form's
+// tile and tasks, and the layout of a constant B. No C is written or compiled: a plan is
+// numbers.
 #include <gtest/gtest.h>
 
 #include "codegen/c/kernels/conv_nchwc_plan.h"
+#include "codegen/c/kernels/gemm_plan.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace onnxc::test {
@@ -197,6 +201,61 @@ TEST(ConvPlan, WinogradPartsBeforeShorterBlocks) {
   int64_t first = 0, second = 0;  // tiles per thread: the first ceil(NTB / 2) blocks, the rest
   for (int64_t i = 0; i < pn.NTB; ++i) (i < (pn.NTB + 1) / 2 ? first : second) += std::min(pn.TB, TT - i * pn.TB);
   EXPECT_LE(std::max(first, second) * 2.0 / TT, 1.05) << pn.NTB << " blocks of " << pn.TB;
+}
+
+GemmShape product(int64_t M, int64_t N, int64_t K, bool trans_b = false) {
+  GemmShape s;
+  s.M = M, s.N = N, s.K = K, s.trans_b = trans_b;
+  return s;
+}
+
+TEST(GemmPlan, FormsByShape) {
+  const Target t = machine(2);
+  // A transformer's projection with packed weights: register tiles of 12 rows x 2 vectors
+  // (24 accumulators of 32 registers), tasks (panel, block of rows) in parallel.
+  GemmShape proj = product(384, 768, 768);
+  proj.b_panel = true;
+  const GemmPlan pp = plan_gemm(proj, t);
+  EXPECT_EQ(pp.form, GemmForm::Panel);
+  EXPECT_TRUE(pp.prepacked);
+  EXPECT_EQ(pp.tile.MR, 12);
+  EXPECT_EQ(pp.tile.NR, 32);
+  EXPECT_EQ(pp.NP, 24);
+  EXPECT_EQ(pp.MB, 48) << "4 tiles of rows per task";
+  EXPECT_EQ(pp.MF + pp.MRr, 384);
+  EXPECT_TRUE(pp.prefetch);
+  EXPECT_TRUE(pp.parallel);
+  EXPECT_EQ(pp.tasks.front().var, "jp");
+  // Attention's scores (an activation B, 64 deep): each task packs its panel, all rows in one
+  // block unless the threads would lack tasks.
+  GemmShape scores = product(128, 128, 64, true);
+  scores.batch = 12;
+  const GemmPlan ps = plan_gemm(scores, t);
+  EXPECT_EQ(ps.form, GemmForm::Panel);
+  EXPECT_FALSE(ps.prepacked || ps.prefetch);
+  EXPECT_EQ(ps.tasks.front().var, "bt");
+  EXPECT_GE(12 * ps.NP * ps.NRB, 4 * t.threads);
+  // A batch-1 classifier (B stored N x K): 4 rows of B per task against the one row of A.
+  const GemmPlan pc = plan_gemm(product(1, 1000, 2048, true), t);
+  EXPECT_EQ(pc.form, GemmForm::DotVector);
+  EXPECT_EQ(pc.R, 4);
+  EXPECT_EQ(pc.NG, 250);
+  EXPECT_EQ(pc.KF, 2048);
+  ASSERT_EQ(pc.tasks.size(), 1u);
+  EXPECT_EQ(pc.tasks[0].var, "jg");
+  // Two rows against a K x N activation B too deep for a stack panel: columns in chunks,
+  // rows of B streamed.
+  const GemmPlan pr = plan_gemm(product(2, 4096, 2048), t);
+  EXPECT_EQ(pr.form, GemmForm::RowStream);
+  EXPECT_EQ(pr.TN, 512);
+  // Int64 operands: no vector forms.
+  GemmShape ints = product(64, 64, 600);
+  ints.a_f32 = ints.b_f32 = false;
+  const GemmPlan pi = plan_gemm(ints, t);
+  EXPECT_EQ(pi.form, GemmForm::Blocked);
+  EXPECT_TRUE(pi.pack == false) << "B rows of 64 are one block wide";
+  // One thread: nothing in parallel.
+  EXPECT_FALSE(plan_gemm(proj, machine(1)).parallel);
 }
 
 }  // namespace
