@@ -5,10 +5,12 @@
 // wide and narrow 1×1 reductions, the balance of a 1×1 line's segments over the threads and
 // the Winograd parts and blocks of a 14×14 output. Gemm and MatMul
 // (codegen/c/kernels/gemm_plan.h): the form each shape of product takes, the panel form's
-// tile and tasks, and the layout of a constant B. No C is written or compiled: a plan is
-// numbers.
+// tile and tasks, and the layout of a constant B. Attention
+// (codegen/c/kernels/attention_plan.h): key tiles of equal width within the stack budget,
+// the register tiles and the tasks. No C is written or compiled: a plan is numbers.
 #include <gtest/gtest.h>
 
+#include "codegen/c/kernels/attention_plan.h"
 #include "codegen/c/kernels/conv_nchwc_plan.h"
 #include "codegen/c/kernels/gemm_plan.h"
 #include "tests/passes/pass_test_util.h"
@@ -256,6 +258,42 @@ TEST(GemmPlan, FormsByShape) {
   EXPECT_TRUE(pi.pack == false) << "B rows of 64 are one block wide";
   // One thread: nothing in parallel.
   EXPECT_FALSE(plan_gemm(proj, machine(1)).parallel);
+}
+
+AttentionGeom heads(int64_t B, int64_t H, int64_t T, int64_t D) {
+  AttentionGeom g;
+  g.B = B, g.Hq = g.Hkv = H, g.Tq = g.Tk = g.Tnew = T, g.D = g.Dv = D;
+  return g;
+}
+
+TEST(AttentionPlan, TilesWithinTheStackBudget) {
+  const Target t = machine(2);
+  // BERT-base (12 heads of 64, 128 tokens): one key tile of 128 (kt and vp 32 KiB each), tasks
+  // of 64 queries (24 of them), score tiles of 5 rows x 4 vectors.
+  const AttentionPlan bert = plan_attention(heads(1, 12, 128, 64), false, t);
+  EXPECT_EQ(bert.BK, 128);
+  EXPECT_EQ(bert.BQ, 64);
+  EXPECT_EQ(bert.NQ, 2);
+  EXPECT_EQ(bert.CV, 4);
+  EXPECT_EQ(bert.CVo, 4);
+  EXPECT_EQ(bert.R, 5);
+  EXPECT_TRUE(bert.parallel);
+  EXPECT_TRUE(bert.unsupported.empty());
+  // ViT's 197 tokens: 2 key tiles of 112, not 128 + 128 with 59 columns idle.
+  const AttentionPlan vit = plan_attention(heads(1, 12, 197, 64), false, t);
+  EXPECT_EQ(vit.BK, 112);
+  for (const AttentionPlan& p : {bert, vit}) {
+    EXPECT_LE(64 * p.BK * 4, kAttentionStackBuffer);
+    EXPECT_LE(p.BQ * p.BK * 4, kAttentionStackBuffer);
+    EXPECT_LE(p.BQ * p.DvP * 4, kAttentionStackBuffer);
+  }
+  // One head of one query (decoding): one task, not worth a thread team.
+  EXPECT_FALSE(plan_attention(heads(1, 1, 1, 64), false, t).parallel);
+  // Key tiles are skipped only when no score of every key is asked for.
+  EXPECT_TRUE(bert.skip);
+  EXPECT_FALSE(plan_attention(heads(1, 12, 128, 64), true, t).skip);
+  // Head sizes past 4096 do not fit the kernel's stack tiles: said, not attempted.
+  EXPECT_FALSE(plan_attention(heads(1, 1, 16, 8192), false, t).unsupported.empty());
 }
 
 }  // namespace

@@ -19,11 +19,13 @@
 // buffers of at most 32 KiB each at the head sizes of common models (more for head sizes
 // above 256), never the Tq x Tk scores.
 // qk_matmul_output (when present) gets each score as the mode asks, written from step 3, and
-// for mode 3 normalised at the end with the row's final maximum and sum.
+// for mode 3 normalised at the end with the row's final maximum and sum. The tiles, tasks and
+// their parallelism are decided in attention_plan.h; this file prints the plan.
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "codegen/c/kernels/attention_plan.h"
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "codegen/c/vector_types.h"
@@ -31,11 +33,6 @@
 
 namespace onnxc {
 namespace {
-
-int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-
-// The largest of 4, 2, 1 vectors that divides `vecs`.
-int64_t chunk_vectors(int64_t vecs) { return vecs % 4 == 0 ? 4 : vecs % 2 == 0 ? 2 : 1; }
 
 // "b * 12 + h * 3 + j * 7" without the zero terms ("0" when all are).
 std::string offset(std::initializer_list<std::pair<std::string, int64_t>> terms) {
@@ -48,71 +45,42 @@ std::string offset(std::initializer_list<std::pair<std::string, int64_t>> terms)
   return s.empty() ? "0" : s;
 }
 
-void emit_attention(CEmit& e) {
-  const AttentionGeom& g = attention_geom(e.node);
-  const int64_t V = std::max<int64_t>(4, e.target.vector_floats());
-  const std::string vt = vector_type(V), vtu = vt + "u";
-  const int64_t DvP = round_up(g.Dv, V);
-  const int64_t budget = 32 << 10;  // bytes per stack buffer
-  int64_t BK = std::min<int64_t>(round_up(std::max<int64_t>(g.Tk, 1), V), 256);
-  while (BK > V && (g.D * BK * 4 > budget || BK * DvP * 4 > budget)) BK -= V;
-  // Tiles of equal width over the keys (197 keys: 2 x 112, not 128 + 128 with 59 columns idle).
-  const int64_t tiles = (std::max<int64_t>(g.Tk, 1) + BK - 1) / BK;
-  BK = round_up((std::max<int64_t>(g.Tk, 1) + tiles - 1) / tiles, V);
-  // The stack buffers hold at least a vector's width of keys by the head size: head sizes up
-  // to 4096 (256 KiB at 16 floats a vector).
-  if (g.D > 4096 || g.Dv > 4096)
-    e.node.unsupported(fmt::format("head sizes {} and {}: the C kernel keeps a key tile of head-size rows on the stack, up to 4096", g.D, g.Dv));
-  int64_t BQ = std::max<int64_t>(1, std::min<int64_t>(g.Tq, 64));
-  while (BQ > 1 && (BQ * BK * 4 > budget || BQ * DvP * 4 > budget)) BQ = (BQ + 1) / 2;
-  const int64_t want = 4 * std::max(1, e.target.threads);
-  while (BQ > 8 && g.B * g.Hq * ((g.Tq + BQ - 1) / BQ) < want) BQ = (BQ + 1) / 2;
-  const int64_t NQ = (g.Tq + BQ - 1) / BQ;
-  const int64_t CV = std::min<int64_t>(4, BK / V), CVo = chunk_vectors(DvP / V);
-  const int64_t regs = std::max(8, e.target.vector_registers) * 3 / 4;
-  const int64_t R = std::clamp<int64_t>(regs / std::max(CV, CVo) - 1, 1, 8);
-  const bool has_qk = e.node.out(3) != nullptr, has_pk = e.node.out(1) != nullptr, has_pv = e.node.out(2) != nullptr;
-  const bool skip = !has_qk;  // skip key tiles no query of the task can see
-  const int64_t G = g.Hq / g.Hkv;
-  const double work = static_cast<double>(g.B) * g.Hq * g.Tq * g.Tk * (g.D + g.Dv + 12);
-  const bool par = e.parallel(work) && g.B * g.Hq * NQ > 1;
-  e.variant = "fused online softmax";
+// A present output (out): the past rows (input past_in), then the new ones (input in), [B,
+// Hkv, Tk, d].
+void copy_present(CEmit& e, const AttentionGeom& g, size_t out, size_t in, size_t past_in, const HeadStrides& s, const HeadStrides& ps, int64_t d) {
+  e("for (int64_t b = 0; b < {}; ++b) {{", g.B);
+  e("for (int64_t hk = 0; hk < {}; ++hk) {{", g.Hkv);
+  e("for (int64_t j = 0; j < {}; ++j) {{", g.Tk);
+  e("float* restrict dst = {} + ((b * {} + hk) * {} + j) * {};", e.out(out), g.Hkv, g.Tk, d);
+  if (g.past > 0) {
+    e("const float* restrict src = j < {} ? {} + {} : {} + {};", g.past, e.in(past_in), offset({{"b", ps.sb}, {"hk", ps.sh}, {"j", ps.st}}),
+      e.in(in), offset({{"b", s.sb}, {"hk", s.sh}, {"(j - " + std::to_string(g.past) + ")", s.st}}));
+  } else {
+    e("const float* restrict src = {} + {};", e.in(in), offset({{"b", s.sb}, {"hk", s.sh}, {"j", s.st}}));
+  }
+  e("for (int64_t d = 0; d < {}; ++d) dst[d] = src[d];", d);
+  e("}}");
+  e("}}");
+  e("}}");
+}
 
-  e("/* Attention: {} batch{} x {} heads ({} key/value heads), {} queries x {} keys ({} past), head sizes {} and {};", g.B,
-    g.B > 1 ? "es" : "", g.Hq, g.Hkv, g.Tq, g.Tk, g.past, g.D, g.Dv);
-  e(" * tasks of {} queries, key tiles of {}, register tiles of {} rows. */", BQ, BK, R);
-  // The present outputs: past rows, then the new ones, [B, Hkv, Tk, D].
-  auto copy_present = [&](size_t out, size_t in, size_t past_in, const HeadStrides& s, const HeadStrides& ps, int64_t d) {
-    e("for (int64_t b = 0; b < {}; ++b) {{", g.B);
-    e("for (int64_t hk = 0; hk < {}; ++hk) {{", g.Hkv);
-    e("for (int64_t j = 0; j < {}; ++j) {{", g.Tk);
-    e("float* restrict dst = {} + ((b * {} + hk) * {} + j) * {};", e.out(out), g.Hkv, g.Tk, d);
-    if (g.past > 0) {
-      e("const float* restrict src = j < {} ? {} + {} : {} + {};", g.past, e.in(past_in), offset({{"b", ps.sb}, {"hk", ps.sh}, {"j", ps.st}}),
-        e.in(in), offset({{"b", s.sb}, {"hk", s.sh}, {"(j - " + std::to_string(g.past) + ")", s.st}}));
-    } else {
-      e("const float* restrict src = {} + {};", e.in(in), offset({{"b", s.sb}, {"hk", s.sh}, {"j", s.st}}));
-    }
-    e("for (int64_t d = 0; d < {}; ++d) dst[d] = src[d];", d);
-    e("}}");
-    e("}}");
-    e("}}");
-  };
-  if (has_pk) copy_present(1, 1, 4, g.k, g.pk, g.D);
-  if (has_pv) copy_present(2, 2, 5, g.v, g.pv, g.Dv);
-  // Row j of the keys (values) of batch b, key/value head hk.
-  auto row = [&](bool key) {
-    const size_t out = key ? 1 : 2, in = key ? 1 : 2, past_in = key ? 4 : 5;
-    const HeadStrides &s = key ? g.k : g.v, &ps = key ? g.pk : g.pv;
-    const int64_t d = key ? g.D : g.Dv;
-    if (key ? has_pk : has_pv) return fmt::format("{} + ((b * {} + hk) * {} + j) * {}", e.out(out), g.Hkv, g.Tk, d);
-    std::string cur = fmt::format("{} + {}", e.in(in), offset({{"b", s.sb}, {"hk", s.sh}, {g.past ? "(j - " + std::to_string(g.past) + ")" : "j", s.st}}));
-    if (g.past == 0) return cur;
-    return fmt::format("(j < {} ? {} + {} : {})", g.past, e.in(past_in), offset({{"b", ps.sb}, {"hk", ps.sh}, {"j", ps.st}}), cur);
-  };
+// Row j of the keys (values) of batch b, key/value head hk: from the present output when
+// there is one, else from K/V or past_key/past_value.
+std::string kv_row(CEmit& e, const AttentionGeom& g, bool key) {
+  const size_t out = key ? 1 : 2, in = key ? 1 : 2, past_in = key ? 4 : 5;
+  const HeadStrides &s = key ? g.k : g.v, &ps = key ? g.pk : g.pv;
+  const int64_t d = key ? g.D : g.Dv;
+  if (e.node.out(out) != nullptr) return fmt::format("{} + ((b * {} + hk) * {} + j) * {}", e.out(out), g.Hkv, g.Tk, d);
+  std::string cur = fmt::format("{} + {}", e.in(in), offset({{"b", s.sb}, {"hk", s.sh}, {g.past ? "(j - " + std::to_string(g.past) + ")" : "j", s.st}}));
+  if (g.past == 0) return cur;
+  return fmt::format("(j < {} ? {} + {} : {})", g.past, e.in(past_in), offset({{"b", ps.sb}, {"hk", ps.sh}, {"j", ps.st}}), cur);
+}
 
-  open_tasks(e, {{"b", g.B, 1}, {"h", g.Hq, 1}, {"qt", NQ, 1}}, par);
-  e("const int64_t hk = h / {};", G);
+// The task's start: its queries, the keys valid for its batch, its buffers, and the range of
+// keys its queries may see.
+void task_prologue(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
+  const int64_t BQ = p.BQ, BK = p.BK, DvP = p.DvP;
+  e("const int64_t hk = h / {};", g.Hq / g.Hkv);
   e("const int64_t q0 = qt * {};", BQ);
   if (g.Tq % BQ == 0) e("const int64_t nq = {};", BQ);
   else e("const int64_t nq = q0 + {0} <= {1} ? {0} : {1} - q0;", BQ, g.Tq);
@@ -140,21 +108,23 @@ void emit_attention(CEmit& e) {
   e("for (int64_t i = 0; i < {}; ++i) o[i] = 0.0f;", BQ * DvP);
   // The keys the task's queries may see.
   e("int64_t kbeg = 0, kend = valid;");
-  if (skip) {
+  if (p.skip) {
     if (g.causal) e("if (q0 + nq + off < kend) kend = q0 + nq + off;");
     if (g.right >= 0) e("if (q0 + nq + off + {} < kend) kend = q0 + nq + off + {};", g.right, g.right);
     if (g.left >= 0) e("if (q0 + off - {} > kbeg) kbeg = q0 + off - {};", g.left, g.left);
   } else {
     e("kend = {};", g.Tk);
   }
-  e("for (int64_t k0 = kbeg; k0 < kend; k0 += {}) {{", BK);
-  e("const int64_t nk = kend - k0 < {0} ? kend - k0 : {0};", BK);
-  // 1. Pack the tile's keys (transposed) and values.
+}
+
+// 1. Pack the tile's keys (transposed) and values.
+void pack_tile(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
+  const int64_t BK = p.BK, DvP = p.DvP;
   e("for (int64_t c = 0; c < {}; ++c) {{", BK);
   e("if (c < nk) {{");
   e("const int64_t j = k0 + c;");
-  e("const float* restrict kr = {};", row(true));
-  e("const float* restrict vr = {};", row(false));
+  e("const float* restrict kr = {};", kv_row(e, g, true));
+  e("const float* restrict vr = {};", kv_row(e, g, false));
   e("for (int64_t d = 0; d < {}; ++d) kt[d * {} + c] = kr[d];", g.D, BK);
   simd(e, g.Dv);
   e("for (int64_t d = 0; d < {}; ++d) vp[c * {} + d] = vr[d];", g.Dv, DvP);
@@ -165,69 +135,52 @@ void emit_attention(CEmit& e) {
   e("for (int64_t d = 0; d < {}; ++d) vp[c * {} + d] = 0.0f;", DvP, DvP);
   e("}}");
   e("}}");
-  // 2. Scores: s[i][c] = Q[q0 + i] · kt[.][c], R rows x CV vectors at a time.
-  // Chunks of CV vectors of keys, then one of the remaining BK / V % CV vectors.
-  auto stile = [&](int64_t rows) {
-    e("{{");
-    e("const float* restrict qr = qb + i * {};", g.q.st);
-    auto chunk = [&](int64_t nv) {
-      std::string decl;
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t v = 0; v < nv; ++v) decl += fmt::format("{}a{}_{} = ({}){{0}}", decl.empty() ? "" : ", ", r, v, vt);
-      e("{} {};", vt, decl);
-      e("const float* restrict kk = kt + c0;");
-      e("for (int64_t d = 0; d < {}; ++d, kk += {}) {{", g.D, BK);
-      std::string kl;
-      for (int64_t v = 0; v < nv; ++v) kl += fmt::format("{}k{} = *(const {}*)(kk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
-      e("const {} {};", vt, kl);
-      for (int64_t r = 0; r < rows; ++r) {
-        std::string l = fmt::format("const float q{} = qr[{}d];", r, r ? fmt::format("{} + ", r * g.q.st) : "");
-        for (int64_t v = 0; v < nv; ++v) l += fmt::format(" a{}_{} += q{} * k{};", r, v, r, v);
-        e("{}", l);
-      }
-      e("}}");
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t v = 0; v < nv; ++v) e("*({}*)(s + (i + {}) * {} + c0 + {}) = a{}_{};", vtu, r, BK, v * V, r, v);
-    };
-    const int64_t main = BK / V / CV * CV * V, tail = BK / V % CV;
-    if (main > 0) {
-      e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", main, CV * V);
-      chunk(CV);
-      e("}}");
-    }
-    if (tail > 0) {
-      e("{{");
-      e("const int64_t c0 = {};", main);
-      chunk(tail);
-      e("}}");
+}
+
+// 2. Scores of `rows` query rows from row i: s[i][c] = Q[q0 + i] · kt[.][c], chunks of CV
+// vectors of keys, then one of the remaining BK / V % CV vectors.
+void score_tile(CEmit& e, const AttentionGeom& g, const AttentionPlan& p, int64_t rows) {
+  const int64_t V = p.V, BK = p.BK, CV = p.CV;
+  const std::string vt = vector_type(V), vtu = vt + "u";
+  e("{{");
+  e("const float* restrict qr = qb + i * {};", g.q.st);
+  auto chunk = [&](int64_t nv) {
+    std::string decl;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v) decl += fmt::format("{}a{}_{} = ({}){{0}}", decl.empty() ? "" : ", ", r, v, vt);
+    e("{} {};", vt, decl);
+    e("const float* restrict kk = kt + c0;");
+    e("for (int64_t d = 0; d < {}; ++d, kk += {}) {{", g.D, BK);
+    std::string kl;
+    for (int64_t v = 0; v < nv; ++v) kl += fmt::format("{}k{} = *(const {}*)(kk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
+    e("const {} {};", vt, kl);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::string l = fmt::format("const float q{} = qr[{}d];", r, r ? fmt::format("{} + ", r * g.q.st) : "");
+      for (int64_t v = 0; v < nv; ++v) l += fmt::format(" a{}_{} += q{} * k{};", r, v, r, v);
+      e("{}", l);
     }
     e("}}");
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v) e("*({}*)(s + (i + {}) * {} + c0 + {}) = a{}_{};", vtu, r, BK, v * V, r, v);
   };
-  e("int64_t i = 0;");
-  if (R > 1) {
-    e("for (; i + {} <= nq; i += {}) {{", R, R);
-    stile(R);
+  const int64_t main = BK / V / CV * CV * V, tail = BK / V % CV;
+  if (main > 0) {
+    e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", main, CV * V);
+    chunk(CV);
     e("}}");
   }
-  e("for (; i < nq; ++i) {{");
-  stile(1);
+  if (tail > 0) {
+    e("{{");
+    e("const int64_t c0 = {};", main);
+    chunk(tail);
+    e("}}");
+  }
   e("}}");
-  // 3. Per row: scale, softcap, bias; the online softmax step.
-  const std::string qk = has_qk ? e.out(3) : "";
-  e("for (int64_t i = 0; i < nq; ++i) {{");
-  e("float* restrict si = s + i * {};", BK);
-  e("const int64_t qi = q0 + i;");
-  e("(void)qi;");
-  if (has_qk) e("float* restrict qo = {} + ((b * {} + h) * {} + qi) * {} + k0;", qk, g.Hq, g.Tq, g.Tk);
-  if (g.has_mask) e("const {}* restrict mk = {} + {};", g.mask_bool ? "uint8_t" : "float", e.in(3), offset({{"b", g.mb}, {"h", g.mh}, {"qi", g.mi}}));
-  simd(e, BK);
-  e("for (int64_t c = 0; c < {}; ++c) {{", BK);
-  e("const int64_t j = k0 + c;");
-  e("(void)j;");
-  e("float x = si[c] * {};", c_float(g.scale));
-  if (has_qk && g.qk_mode == 0) e("if (c < nk) qo[c] = x;");
-  if (g.softcap > 0) e("x = {} * onnxc_tanhf(x * {});", c_float(g.softcap), c_float(1.0 / g.softcap));
-  if (has_qk && g.qk_mode == 1) e("if (c < nk) qo[c] = x;");
+}
+
+// The bias of key j for query qi (attn_mask, causal, window, nonpad) added to x, with the
+// tile's columns past the last key at -inf.
+void key_bias(CEmit& e, const AttentionGeom& g) {
   e("float bj = c < nk ? 0.0f : -INFINITY;");
   if (g.has_mask) {
     // Clamped, so that the tile's columns past the last key (and past a short mask) read in bounds.
@@ -243,6 +196,28 @@ void emit_attention(CEmit& e) {
   if (g.right >= 0) e("bj = -diff > {} ? -INFINITY : bj;", g.right);
   if (g.has_nonpad) e("bj = j >= valid ? -INFINITY : bj;");
   e("x += bj;");
+}
+
+// 3. Per row: scale, softcap, bias (qk_matmul_output written as its mode asks); the online
+// softmax step.
+void softmax_rows(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
+  const int64_t BK = p.BK;
+  const bool has_qk = e.node.out(3) != nullptr;
+  e("for (int64_t i = 0; i < nq; ++i) {{");
+  e("float* restrict si = s + i * {};", BK);
+  e("const int64_t qi = q0 + i;");
+  e("(void)qi;");
+  if (has_qk) e("float* restrict qo = {} + ((b * {} + h) * {} + qi) * {} + k0;", e.out(3), g.Hq, g.Tq, g.Tk);
+  if (g.has_mask) e("const {}* restrict mk = {} + {};", g.mask_bool ? "uint8_t" : "float", e.in(3), offset({{"b", g.mb}, {"h", g.mh}, {"qi", g.mi}}));
+  simd(e, BK);
+  e("for (int64_t c = 0; c < {}; ++c) {{", BK);
+  e("const int64_t j = k0 + c;");
+  e("(void)j;");
+  e("float x = si[c] * {};", c_float(g.scale));
+  if (has_qk && g.qk_mode == 0) e("if (c < nk) qo[c] = x;");
+  if (g.softcap > 0) e("x = {} * onnxc_tanhf(x * {});", c_float(g.softcap), c_float(1.0 / g.softcap));
+  if (has_qk && g.qk_mode == 1) e("if (c < nk) qo[c] = x;");
+  key_bias(e, g);
   if (has_qk && g.qk_mode >= 2) e("if (c < nk) qo[c] = x;");
   e("si[c] = x;");
   e("}}");
@@ -266,56 +241,88 @@ void emit_attention(CEmit& e) {
   e("l[i] = l[i] * al[i] + sum;");
   e("m[i] = mn;");
   e("}}");
-  // 4. o = o * al + p · vp, R rows x CVo vectors at a time.
-  auto otile = [&](int64_t rows) {
-    e("{{");
-    e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", DvP, CVo * V);
-    std::string decl;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < CVo; ++v)
-        decl += fmt::format("{}a{}_{} = al[i + {}] * *(const {}*)(o + (i + {}) * {} + c0 + {})", decl.empty() ? "" : ", ", r, v, r, vtu, r, DvP,
-                            v * V);
-    e("{} {};", vt, decl);
-    e("const float* restrict vv = vp + c0;");
-    e("const float* restrict pr = s + i * {};", BK);
-    e("for (int64_t c = 0; c < nk; ++c, vv += {}) {{", DvP);
-    std::string vl;
-    for (int64_t v = 0; v < CVo; ++v) vl += fmt::format("{}w{} = *(const {}*)(vv{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
-    e("const {} {};", vt, vl);
-    for (int64_t r = 0; r < rows; ++r) {
-      std::string l = fmt::format("const float p{} = pr[{}c];", r, r ? fmt::format("{} + ", r * BK) : "");
-      for (int64_t v = 0; v < CVo; ++v) l += fmt::format(" a{}_{} += p{} * w{};", r, v, r, v);
-      e("{}", l);
-    }
-    e("}}");
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < CVo; ++v) e("*({}*)(o + (i + {}) * {} + c0 + {}) = a{}_{};", vtu, r, DvP, v * V, r, v);
-    e("}}");
-    e("}}");
-  };
-  e("i = 0;");
+}
+
+// 4. o = o * al + p · vp for `rows` rows from row i, CVo vectors at a time.
+void output_tile(CEmit& e, const AttentionPlan& p, int64_t rows) {
+  const int64_t V = p.V, BK = p.BK, DvP = p.DvP, CVo = p.CVo;
+  const std::string vt = vector_type(V), vtu = vt + "u";
+  e("{{");
+  e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", DvP, CVo * V);
+  std::string decl;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < CVo; ++v)
+      decl += fmt::format("{}a{}_{} = al[i + {}] * *(const {}*)(o + (i + {}) * {} + c0 + {})", decl.empty() ? "" : ", ", r, v, r, vtu, r, DvP, v * V);
+  e("{} {};", vt, decl);
+  e("const float* restrict vv = vp + c0;");
+  e("const float* restrict pr = s + i * {};", BK);
+  e("for (int64_t c = 0; c < nk; ++c, vv += {}) {{", DvP);
+  std::string vl;
+  for (int64_t v = 0; v < CVo; ++v) vl += fmt::format("{}w{} = *(const {}*)(vv{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
+  e("const {} {};", vt, vl);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::string l = fmt::format("const float p{} = pr[{}c];", r, r ? fmt::format("{} + ", r * BK) : "");
+    for (int64_t v = 0; v < CVo; ++v) l += fmt::format(" a{}_{} += p{} * w{};", r, v, r, v);
+    e("{}", l);
+  }
+  e("}}");
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < CVo; ++v) e("*({}*)(o + (i + {}) * {} + c0 + {}) = a{}_{};", vtu, r, DvP, v * V, r, v);
+  e("}}");
+  e("}}");
+}
+
+// The task's rows in register tiles of R rows, then one at a time: tile(rows) from row i.
+template <class F>
+void by_row_tiles(CEmit& e, int64_t R, F&& tile) {
   if (R > 1) {
     e("for (; i + {} <= nq; i += {}) {{", R, R);
-    otile(R);
+    tile(R);
     e("}}");
   }
   e("for (; i < nq; ++i) {{");
-  otile(1);
+  tile(1);
   e("}}");
-  e("}}");
-  // Y = o / l; qk_matmul_output's mode 3 normalised with the final maximum and sum.
+}
+
+// Y = o / l; qk_matmul_output's mode 3 normalised with the final maximum and sum.
+void normalise_rows(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
   e("for (int64_t i = 0; i < nq; ++i) {{");
   e("const float r = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;");
   e("float* restrict yr = {} + {};", e.out(0), offset({{"b", g.y.sb}, {"h", g.y.sh}, {"(q0 + i)", g.y.st}}));
   simd(e, g.Dv);
-  e("for (int64_t d = 0; d < {}; ++d) yr[d] = o[i * {} + d] * r;", g.Dv, DvP);
-  if (has_qk && g.qk_mode == 3) {
-    e("float* restrict qo = {} + ((b * {} + h) * {} + q0 + i) * {};", qk, g.Hq, g.Tq, g.Tk);
+  e("for (int64_t d = 0; d < {}; ++d) yr[d] = o[i * {} + d] * r;", g.Dv, p.DvP);
+  if (e.node.out(3) != nullptr && g.qk_mode == 3) {
+    e("float* restrict qo = {} + ((b * {} + h) * {} + q0 + i) * {};", e.out(3), g.Hq, g.Tq, g.Tk);
     e("const float mi = m[i];");
     simd(e, g.Tk);
     e("for (int64_t j = 0; j < {}; ++j) qo[j] = mi == -INFINITY ? 0.0f : onnxc_expf(qo[j] - mi) * r;", g.Tk);
   }
   e("}}");
+}
+
+void emit_attention(CEmit& e) {
+  const AttentionGeom& g = attention_geom(e.node);
+  const AttentionPlan p = plan_attention(g, e.node.out(3) != nullptr, e.target);
+  if (!p.unsupported.empty()) e.node.unsupported(p.unsupported);
+  e.variant = "fused online softmax";
+  e("/* Attention: {} batch{} x {} heads ({} key/value heads), {} queries x {} keys ({} past), head sizes {} and {};", g.B,
+    g.B > 1 ? "es" : "", g.Hq, g.Hkv, g.Tq, g.Tk, g.past, g.D, g.Dv);
+  e(" * tasks of {} queries, key tiles of {}, register tiles of {} rows. */", p.BQ, p.BK, p.R);
+  if (e.node.out(1) != nullptr) copy_present(e, g, 1, 1, 4, g.k, g.pk, g.D);
+  if (e.node.out(2) != nullptr) copy_present(e, g, 2, 2, 5, g.v, g.pv, g.Dv);
+  open_tasks(e, p.tasks, p.parallel);
+  task_prologue(e, g, p);
+  e("for (int64_t k0 = kbeg; k0 < kend; k0 += {}) {{", p.BK);
+  e("const int64_t nk = kend - k0 < {0} ? kend - k0 : {0};", p.BK);
+  pack_tile(e, g, p);
+  e("int64_t i = 0;");
+  by_row_tiles(e, p.R, [&](int64_t rows) { score_tile(e, g, p, rows); });
+  softmax_rows(e, g, p);
+  e("i = 0;");
+  by_row_tiles(e, p.R, [&](int64_t rows) { output_tile(e, p, rows); });
+  e("}}");
+  normalise_rows(e, g, p);
   for (int k = 0; k < 3; ++k) e("}}");
 }
 

@@ -1,0 +1,38 @@
+// codegen/c/kernels/attention_plan.h — the plan of the fused Attention kernel
+// (attention.cc): the key and query tiles, the register tiles of its two products, the tasks
+// and their parallelism, decided from the op's geometry (ir/ops/attention.h) and the target.
+// No C is written here; attention.cc prints the plan and decides nothing itself.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/c/nest.h"
+#include "codegen/target.h"
+#include "ir/ops/attention.h"
+
+namespace onnxc {
+
+struct AttentionPlan {
+  int64_t V = 0;    // floats per vector
+  int64_t DvP = 0;  // Dv rounded up to whole vectors (a packed value row)
+  // Key tiles of BK keys (a multiple of V, equal widths over the keys), each task BQ queries,
+  // NQ tiles of them per head: every stack buffer (kt: D x BK, vp: BK x DvP, s: BQ x BK,
+  // o: BQ x DvP) within kStackBuffer bytes where the head sizes allow.
+  int64_t BK = 0, BQ = 0, NQ = 0;
+  // Register tiles: R query rows x CV key vectors (scores), R rows x CVo value vectors (the
+  // output's update).
+  int64_t CV = 0, CVo = 0, R = 0;
+  bool skip = false;  // skip the key tiles no query of the task can see (causal, window)
+  std::vector<NestLoop> tasks;  // (batch, query head, tile of queries)
+  bool parallel = false;
+  std::string unsupported;  // why the kernel cannot run this geometry ("" when it can)
+};
+
+// The largest stack buffer a task keeps, in bytes.
+constexpr int64_t kAttentionStackBuffer = 32 << 10;
+
+// The plan for geometry g; has_qk: qk_matmul_output is asked for (every key's score).
+AttentionPlan plan_attention(const AttentionGeom& g, bool has_qk, const Target& t);
+
+}  // namespace onnxc
