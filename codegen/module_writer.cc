@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "ir/error.h"
+#include "ir/op.h"
 
 namespace fs = std::filesystem;
 
@@ -68,6 +69,79 @@ std::string weights_file(const std::map<const Value*, uint64_t>& offsets, uint64
   return head + payload;
 }
 
+namespace {
+
+// x + n rounded up to `align`, checked for overflow (what: the block it grows).
+uint64_t place_after(uint64_t x, uint64_t n, uint64_t align, const std::string& what) {
+  const uint64_t end = add_bytes(x, add_bytes(n, align, what), what) - align;
+  return (end + align - 1) / align * align;
+}
+
+}  // namespace
+
+ModuleBuffers::ModuleBuffers(const Graph& g, uint64_t weights_align, uint64_t arena_align)
+    : graph(g), walign_(weights_align), aalign_(arena_align) {
+  for (auto& n : g.nodes)
+    if (!n->folded()) emitted.push_back(n.get());
+}
+
+std::string ModuleBuffers::unique(const std::string& base) {
+  std::string s = base.size() > 48 ? base.substr(0, 48) : base;
+  std::string r = s;
+  // Suffixes continue where the last clash on this stem stopped: many names that share
+  // their first 48 characters stay linear, not quadratic.
+  for (int& k = next_suffix_.try_emplace(s, 2).first->second; !used_names_.insert(r).second; ++k) r = s + "_" + std::to_string(k);
+  return r;
+}
+
+void ModuleBuffers::place(const std::function<void(const Value*)>& io) {
+  const Graph& g = graph;
+  for (const Value* v : g.inputs) {
+    name[v] = unique("v_" + c_identifier(v->name));
+    if (io) io(v);
+  }
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const Value* v = g.outputs[k];
+    if (!out_index.count(v) && !v->constant && !v->is_input) {
+      out_index[v] = k;
+      name[v] = unique("v_" + c_identifier(v->name));
+      if (io) io(v);
+    }
+  }
+  auto need_weight = [&](const Value* v) {
+    if (woff.count(v)) return;
+    woff[v] = wbytes;
+    weights.push_back(v);
+    wbytes = place_after(wbytes, v->constant->nbytes(), walign_, "the weights");
+    check_memory_cap(g, wbytes, "the weights file, with constant '" + v->name + "' " + v->type_str() + ",");
+    name[v] = unique("w_" + c_identifier(v->name));
+  };
+  for (const Node* n : emitted) {
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const Value* v = n->inputs[i];
+      if (v && v->constant && !n->op->static_input(i)) need_weight(v);
+    }
+    for (const Value* v : n->extra_inputs)
+      if (v->constant) need_weight(v);
+    for (const Value* v : n->outputs) {
+      if (!v || name.count(v)) continue;
+      if (g.arena_bytes >= 0) {
+        ONNXC_ASSERT(v->arena_offset >= 0, "value '" + v->name + "' has no place in the memory plan");
+        aoff[v] = static_cast<uint64_t>(v->arena_offset);
+      } else {
+        aoff[v] = abytes;
+        abytes = place_after(abytes, v->nbytes(), aalign_, "the arena");
+        check_memory_cap(g, abytes, "the arena of intermediate tensors, with '" + v->name + "' " + v->type_str() + ",");
+      }
+      arena.push_back(v);
+      name[v] = unique("t_" + c_identifier(v->name));
+    }
+  }
+  if (g.arena_bytes >= 0) abytes = static_cast<uint64_t>(g.arena_bytes);
+  for (const Value* v : g.outputs)
+    if (v->constant) need_weight(v);
+}
+
 ModuleFolder::ModuleFolder(const std::string& outdir) : dir_(outdir) {
   std::error_code ec;
   fs::create_directories(fs::path(outdir), ec);
@@ -88,6 +162,21 @@ void ModuleFolder::put_runtime() {
   put("onnxc_runtime.h", kRuntimeHeader);
   put("onnxc_runtime.c", kRuntimeSource);
   put("onnxc_main.c", kRuntimeMain);
+}
+
+CodegenResult write_module(const CodegenOptions& opt, const ModuleBuffers& m, const ModuleFiles& f) {
+  ModuleFolder folder(opt.outdir);
+  folder.put(opt.name + ".h", f.header);
+  folder.put(opt.name + "." + f.ext, f.source);
+  folder.put(opt.name + ".weights", f.weights);
+  folder.put_runtime();
+  folder.put(opt.makefile, f.makefile(opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile));
+  CodegenResult r = std::move(folder.result);
+  r.weights_bytes = m.wbytes;
+  r.arena_bytes = m.abytes;
+  r.functions = m.emitted.size();
+  r.distinct_functions = f.distinct_functions;
+  return r;
 }
 
 std::string info_entry_points(const std::string& N) {
@@ -116,6 +205,133 @@ std::string profile_ops_table(const std::string& N, const std::string& what, con
                          "  if (!ctx || !seconds) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_profile: ctx or seconds is NULL\");\n"
                          "  memcpy(seconds, ctx->prof, sizeof ctx->prof);\n  return ONNXC_OK;\n}}\n\n",
                          N);
+}
+
+std::string run_params(const std::string& N, const Graph& g) {
+  std::vector<std::string> p{N + "_ctx* ctx"};
+  for (size_t k = 0; k < g.inputs.size(); ++k) p.push_back(fmt::format("const {}* in{}", dtype_ctype(g.inputs[k]->dtype), k));
+  for (size_t k = 0; k < g.outputs.size(); ++k) p.push_back(fmt::format("{}* out{}", dtype_ctype(g.outputs[k]->dtype), k));
+  return fmt::format("{}", fmt::join(p, ", "));
+}
+
+std::string header_open(const std::string& N) {
+  std::string G = N;
+  for (auto& c : G) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return fmt::format(
+      "#ifndef ONNXC_{0}_H\n#define ONNXC_{0}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
+      "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
+      G);
+}
+
+std::string header_close() { return "#ifdef __cplusplus\n}\n#endif\n#endif\n"; }
+
+namespace {
+
+std::string tensor_macros(const std::string& N, const Graph& g, const char* kind, const std::vector<Value*>& vs) {
+  std::string s;
+  for (size_t k = 0; k < vs.size(); ++k) {
+    const Value* v = vs[k];
+    s += fmt::format("#define {}_{}{}_NAME {}\n", N, kind, k, c_string(v->name));
+    s += fmt::format("#define {}_{}{}_DTYPE {} /* {} */\n", N, kind, k, static_cast<int>(v->dtype), dtype_ctype(v->dtype));
+    s += fmt::format("#define {}_{}{}_NDIM {}\n", N, kind, k, v->shape.size());
+    s += fmt::format("#define {}_{}{}_SHAPE {{{}}}\n", N, kind, k, shape_list(g.api_shape(v)));
+    s += fmt::format("#define {}_{}{}_SIZE {} /* elements */\n", N, kind, k, numel(g.api_shape(v)));
+  }
+  return s;
+}
+
+std::string tensor_table(const std::string& N, const Graph& g, const char* kind, const std::vector<Value*>& vs) {
+  if (vs.empty()) return std::string();
+  std::string r;
+  for (size_t k = 0; k < vs.size(); ++k)
+    r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(g.api_shape(vs[k])));
+  r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
+  for (size_t k = 0; k < vs.size(); ++k)
+    r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(), N,
+                     kind, k, numel(g.api_shape(vs[k])));
+  return r + "};\n";
+}
+
+}  // namespace
+
+std::string io_macros(const std::string& N, const Graph& g, uint64_t weights_bytes, uint64_t checksum) {
+  std::string s = fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
+  s += tensor_macros(N, g, "INPUT", g.inputs);
+  s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
+  s += tensor_macros(N, g, "OUTPUT", g.outputs);
+  s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, weights_bytes, N);
+  s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
+  return s;
+}
+
+std::string tensor_tables(const std::string& N, const Graph& g) {
+  return tensor_table(N, g, "input", g.inputs) + tensor_table(N, g, "output", g.outputs) + "\n";
+}
+
+std::string status_functions(const std::string& N) {
+  return fmt::format(
+      "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
+      "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n",
+      N);
+}
+
+std::string create_sharing_function(const std::string& N, const std::string& attrs, const std::string& add_ref, const std::string& instance_args) {
+  return fmt::format(
+      "{1}int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx) {{\n"
+      "  int rc = {0}_check_create(\"{0}_create_sharing\", options, ctx);\n  if (rc) return rc;\n"
+      "  if (!other) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_create_sharing: other is NULL (no instance to share the weights of)\");\n"
+      "  {2};\n"
+      "  return {0}_new_instance(\"{0}_create_sharing\", other->shared{3}, ctx);\n}}\n\n",
+      N, attrs, add_ref, instance_args);
+}
+
+std::string destroy_opening(const std::string& N) {
+  return fmt::format(
+      "int {0}_destroy({0}_ctx** ctx) {{\n"
+      "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: ctx is NULL (pass the address of the handle)\");\n"
+      "  if (!*ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: *ctx is NULL (never created, or already destroyed)\");\n"
+      "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n",
+      N);
+}
+
+std::string run_v_function(const std::string& N, const Graph& g) {
+  std::string s = fmt::format("int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+                              "{1:{2}}const size_t* output_bytes) {{\n"
+                              "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: ctx is NULL (never created, or destroyed)\");\n",
+                              N, "", N.size() + 11);
+  bool rc_declared = false;
+  auto array_checks = [&](const char* kind, const char* bufs, const char* bytes, size_t n, const char* cast) {
+    if (n == 0) return fmt::format("  (void){}; (void){};\n", bufs, bytes);
+    std::string r = fmt::format("  if (!{1} || !{2})\n"
+                                "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: {1} or {2} is NULL (the model has {3} {4}{5})\");\n"
+                                "  {6}rc = onnxc_check_buffers(\"{0}_run_v\", \"{4}\", {0}_{4}s, {3}, {7}{1}, {2});\n  if (rc) return rc;\n",
+                                N, bufs, bytes, n, kind, n == 1 ? "" : "s", rc_declared ? "" : "int ", cast);
+    rc_declared = true;
+    return r;
+  };
+  s += array_checks("input", "inputs", "input_bytes", g.inputs.size(), "");
+  s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
+  std::vector<std::string> args{"ctx"};
+  for (size_t k = 0; k < g.inputs.size(); ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
+  for (size_t k = 0; k < g.outputs.size(); ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
+  return s + fmt::format("  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
+}
+
+std::string model_info(const std::string& N, const Graph& g, const ModuleInfo& info) {
+  std::string s = info_entry_points(N);
+  if (info.profile)
+    s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n", N);
+  s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n{7}"
+                   "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
+                   "  {8},\n  {9},\n  {10}\n}};\n\n",
+                   N, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs", g.outputs.size(),
+                   g.outputs.empty() ? "NULL" : N + "_outputs", info.openmp,
+                   info.profile ? fmt::format("{0}_PROFILE_OPS, {0}_ops, {0}_info_profile", N) : "0, NULL, NULL", info.device, info.target);
+  return s + info.extra +
+         fmt::format("#ifdef ONNXC_MAIN_MODEL\n"
+                     "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
+                     "{1}const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",
+                     N, info.cplusplus ? "extern \"C\" " : "");
 }
 
 }  // namespace onnxc

@@ -1,11 +1,14 @@
 // codegen/module_writer.h — what every backend's module writer (codegen/c/module.cc,
 // codegen/cuda/module.cc) writes the same way: the weights file, C literals and comments,
-// shape lists, the output folder with the runtime's files, NAME_info's type-erased entry
-// points and the --profile table. One definition each, so that a model built by either
-// backend loads with the same runtime.
+// shape lists, the output folder with the runtime's files, the header's guard and tensor
+// macros, the tensor tables, the create/destroy checks, NAME_run_v, NAME_info and its
+// type-erased entry points and the --profile table. One definition each, so that a model
+// built by either backend has the same API and loads with the same runtime.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +48,37 @@ std::string c_identifier(const std::string& s);
 // then the payload of `bytes` bytes, each constant's bytes at its offset. *checksum: the fnv1a.
 std::string weights_file(const std::map<const Value*, uint64_t>& offsets, uint64_t bytes, uint64_t* checksum);
 
+// The buffers of a module and their C names: the graph's inputs and outputs (v_NAME), the
+// constants its functions read, placed one after another in the weights file (w_NAME), and
+// the intermediate tensors in the arena (t_NAME) at the memory plan's offsets, or one after
+// another where there is no plan; each name unique (at most 48 characters and a suffix).
+// Offsets are checked for overflow and the totals against --max-memory as they grow.
+struct ModuleBuffers {
+  // The graph's nodes with code (not folded), in order; weights aligned to weights_align
+  // bytes, arena tensors without a plan to arena_align.
+  ModuleBuffers(const Graph& g, uint64_t weights_align, uint64_t arena_align);
+  // Names and places every buffer; io(v) is called for each graph input, then for each graph
+  // output that is neither a constant nor an input, at its first slot (out_index), after
+  // naming it.
+  void place(const std::function<void(const Value*)>& io = {});
+  std::string unique(const std::string& base);
+
+  const Graph& graph;
+  std::vector<const Node*> emitted;
+  std::map<const Value*, std::string> name;  // C name of each buffer
+  std::map<const Value*, uint64_t> woff;     // weights offsets
+  std::vector<const Value*> weights;         // in file order
+  std::map<const Value*, uint64_t> aoff;     // arena offsets
+  std::vector<const Value*> arena;
+  std::map<const Value*, size_t> out_index;  // value -> first graph output slot it fills
+  uint64_t wbytes = 0, abytes = 0;
+
+ private:
+  uint64_t walign_, aalign_;
+  std::set<std::string> used_names_;
+  std::map<std::string, int> next_suffix_;  // unique(): next suffix to try per stem
+};
+
 // The output folder of a module (created if missing; CompileError Io otherwise): put() writes
 // a file and lists it in result.files; put_runtime() writes the runtime's four files.
 class ModuleFolder {
@@ -57,6 +91,62 @@ class ModuleFolder {
  private:
   std::string dir_;
 };
+
+// "NAME_ctx* ctx, const float* in0, ..., float* out0, ...": NAME_run's parameters.
+std::string run_params(const std::string& N, const Graph& g);
+
+// NAME.h after its opening comment: the include guard, includes and `extern "C"` (header_open),
+// and their end (header_close).
+std::string header_open(const std::string& N);
+std::string header_close();
+
+// NAME.h's macros of the inputs and outputs (NAME_NUM_INPUTS, NAME_INPUT0_NAME, _DTYPE, _NDIM,
+// _SHAPE, _SIZE...) and of the weights file (NAME_WEIGHTS_BYTES, NAME_WEIGHTS_CHECKSUM);
+// shapes as the API sees them (Graph::api_shape).
+std::string io_macros(const std::string& N, const Graph& g, uint64_t weights_bytes, uint64_t checksum);
+
+// The tensor tables NAME_inputs and NAME_outputs (onnxc_tensor_info), which the entry points
+// check buffers against and NAME_info points to; then a blank line.
+std::string tensor_tables(const std::string& N, const Graph& g);
+
+// NAME_status_string and NAME_last_error.
+std::string status_functions(const std::string& N);
+
+// NAME_create_sharing: the module's NAME_check_create, then a new instance (NAME_new_instance
+// with `instance_args` after the shared weights) on other's weights, whose count add_ref
+// raises. `attrs`: what goes before `int` ("ONNXC_BASELINE " or "").
+std::string create_sharing_function(const std::string& N, const std::string& attrs, const std::string& add_ref, const std::string& instance_args);
+
+// The opening of NAME_destroy: the handle's checks, then `N_ctx* c` taken from it and *ctx
+// set to NULL; the module writes the rest.
+std::string destroy_opening(const std::string& N);
+
+// NAME_run_v: the arrays' checks (onnxc_check_buffers on the sizes), then NAME_run.
+std::string run_v_function(const std::string& N, const Graph& g);
+
+// What NAME_info says of the module besides its tensors and entry points.
+struct ModuleInfo {
+  std::string openmp;  // the `openmp` field's initialiser, with its comment or #ifdef
+  std::string device;  // "NULL /* device: the CPU */", "\"cuda\""...
+  std::string target;  // the `target` field's initialiser
+  bool profile = false;
+  bool cplusplus = false;  // the module is C++ (onnxc_main_model is declared extern "C")
+  std::string extra;       // after NAME_info, before onnxc_main_model (NAME_cuda_info...)
+};
+// NAME_info's entry points (info_entry_points, below), the --profile hook when built with it,
+// NAME_info itself and the onnxc_main_model pointer of an executable.
+std::string model_info(const std::string& N, const Graph& g, const ModuleInfo& info);
+
+// A module's files: NAME.h, NAME.EXT and NAME.weights, and its makefile, written from the
+// command that runs it ("make", or "make -f FILE" for another --makefile name).
+struct ModuleFiles {
+  std::string header, ext, source, weights;
+  std::function<std::string(const std::string& make)> makefile;
+  size_t distinct_functions = 0;  // functions or kernels written, identical ones once
+};
+// Writes them and the runtime's files into opt.outdir (NAME.h, the source, the weights, the
+// runtime, the makefile, in that order) and returns the result with the buffers' totals.
+CodegenResult write_module(const CodegenOptions& opt, const ModuleBuffers& m, const ModuleFiles& f);
 
 // NAME_info's entry points: NAME_info_create, _create_from_memory, _run_v and _destroy, the
 // API's functions with the instance type erased (onnxc_model_info, onnxc_types.h).

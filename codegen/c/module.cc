@@ -53,7 +53,6 @@ namespace onnxc {
 namespace {
 
 constexpr uint64_t kAlign = 64;
-uint64_t align_up(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
 // The target as the CPU check names it: "x86-64-avx512", or "host (x86-64 znver4)".
 std::string target_label(const Target& t) { return t.name == "host" ? fmt::format("host ({} {})", t.arch, t.cpu) : t.name; }
@@ -72,78 +71,15 @@ std::set<std::string> identifiers(const std::string& text) {
   return r;
 }
 
-struct Module {
+struct Module : ModuleBuffers {
+  Module(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, kAlign, kAlign), g(graph), opt(o), backend(b) {}
   const Graph& g;
   const CodegenOptions& opt;
   const Backend& backend;
-  std::vector<const Node*> emitted;
-  std::map<const Value*, std::string> name;   // C local name of each buffer
-  std::map<const Value*, uint64_t> woff;       // weights offsets
-  std::vector<const Value*> weights;           // in blob order
-  std::map<const Value*, uint64_t> aoff;       // arena offsets
-  std::vector<const Value*> arena;
-  std::map<const Value*, size_t> out_index;    // value → first graph output slot it fills
-  std::set<std::string> used_names;
-  std::map<std::string, int> next_suffix;     // unique(): next suffix to try per stem
-  uint64_t wbytes = 0, abytes = 0;
   // --profile: one row per emitted function, in call order (onnxc_op_info).
   std::vector<ProfileRow> op_rows;
 
-  std::string unique(const std::string& base) {
-    std::string s = base.size() > 48 ? base.substr(0, 48) : base;
-    std::string r = s;
-    // Suffixes continue where the last clash on this stem stopped: many names that share
-    // their first 48 characters stay linear, not quadratic.
-    for (int& k = next_suffix.try_emplace(s, 2).first->second; !used_names.insert(r).second; ++k) r = s + "_" + std::to_string(k);
-    return r;
-  }
-
-  void plan() {
-    for (auto& n : g.nodes)
-      if (!n->folded()) emitted.push_back(n.get());
-    for (size_t k = 0; k < g.inputs.size(); ++k) name[g.inputs[k]] = unique("v_" + c_identifier(g.inputs[k]->name));
-    for (size_t k = 0; k < g.outputs.size(); ++k) {
-      const Value* v = g.outputs[k];
-      if (!out_index.count(v) && !v->constant && !v->is_input) {
-        out_index[v] = k;
-        name[v] = unique("v_" + c_identifier(v->name));
-      }
-    }
-    // Offsets are checked for overflow and the totals against the --max-memory cap before
-    // weights_blob() allocates the file image.
-    auto need_weight = [&](const Value* v) {
-      if (woff.count(v)) return;
-      woff[v] = wbytes;
-      weights.push_back(v);
-      wbytes = align_up(add_bytes(wbytes, v->constant->nbytes() + kAlign, "the weights") - kAlign);
-      check_memory_cap(g, wbytes, "the weights file, with constant '" + v->name + "' " + v->type_str() + ",");
-      name[v] = unique("w_" + c_identifier(v->name));
-    };
-    for (const Node* n : emitted) {
-      for (size_t i = 0; i < n->inputs.size(); ++i) {
-        const Value* v = n->inputs[i];
-        if (v && v->constant && !n->op->static_input(i)) need_weight(v);
-      }
-      for (const Value* v : n->extra_inputs)
-        if (v->constant) need_weight(v);
-      for (const Value* v : n->outputs) {
-        if (!v || name.count(v)) continue;
-        if (g.arena_bytes >= 0) {
-          ONNXC_ASSERT(v->arena_offset >= 0, "value '" + v->name + "' has no place in the memory plan");
-          aoff[v] = static_cast<uint64_t>(v->arena_offset);
-        } else {
-          aoff[v] = abytes;
-          abytes = align_up(add_bytes(abytes, v->nbytes() + kAlign, "the arena") - kAlign);
-          check_memory_cap(g, abytes, "the arena of intermediate tensors, with '" + v->name + "' " + v->type_str() + ",");
-        }
-        arena.push_back(v);
-        name[v] = unique("t_" + c_identifier(v->name));
-      }
-    }
-    if (g.arena_bytes >= 0) abytes = static_cast<uint64_t>(g.arena_bytes);
-    for (const Value* v : g.outputs)
-      if (v->constant) need_weight(v);
-  }
+  void plan() { place(); }
 
   std::string func_name(size_t k, const Node& n) { return unique("n" + std::to_string(k) + "_" + c_identifier(n.name)); }
 
@@ -285,32 +221,13 @@ struct Module {
     return s;
   }
 
-  std::string run_params() {
-    std::vector<std::string> p{opt.name + "_ctx* ctx"};
-    for (size_t k = 0; k < g.inputs.size(); ++k) p.push_back(fmt::format("const {}* in{}", dtype_ctype(g.inputs[k]->dtype), k));
-    for (size_t k = 0; k < g.outputs.size(); ++k) p.push_back(fmt::format("{}* out{}", dtype_ctype(g.outputs[k]->dtype), k));
-    return fmt::format("{}", fmt::join(p, ", "));
-  }
+  std::string run_params() const { return onnxc::run_params(opt.name, g); }
 
   // The shape and type of a graph input or output as the C API sees them: with --parallel
   // batch (Graph::batch_items), the graph is one item and the API's tensors hold every item.
   Shape api_shape(const Value* v) const { return g.api_shape(v); }
   std::string api_type(const Value* v) const {
     return g.batch_items > 1 ? std::string(dtype_name(v->dtype)) + shape_str(api_shape(v)) : v->type_str();
-  }
-
-  std::string tensor_macros(const char* kind, const std::vector<Value*>& vs) {
-    std::string s;
-    std::string N = opt.name;
-    for (size_t k = 0; k < vs.size(); ++k) {
-      const Value* v = vs[k];
-      s += fmt::format("#define {}_{}{}_NAME {}\n", N, kind, k, c_string(v->name));
-      s += fmt::format("#define {}_{}{}_DTYPE {} /* {} */\n", N, kind, k, static_cast<int>(v->dtype), dtype_ctype(v->dtype));
-      s += fmt::format("#define {}_{}{}_NDIM {}\n", N, kind, k, v->shape.size());
-      s += fmt::format("#define {}_{}{}_SHAPE {{{}}}\n", N, kind, k, shape_list(api_shape(v)));
-      s += fmt::format("#define {}_{}{}_SIZE {} /* elements */\n", N, kind, k, numel(api_shape(v)));
-    }
-    return s;
   }
 
   // The opening comment's example: create, run on zero-filled buffers, print, destroy.
@@ -349,8 +266,7 @@ struct Module {
   }
 
   std::string header(uint64_t checksum) {
-    std::string N = opt.name, G = N;
-    for (auto& c : G) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string N = opt.name;
     std::string s = fmt::format(
         "/* {0}.h — C API of the model compiled by onnxc from {1}.\n"
         " *\n"
@@ -377,17 +293,7 @@ struct Module {
         " *\n",
         N, comment_safe(opt.source));
     s += header_example();
-    s += fmt::format(
-        " */\n"
-        "#ifndef ONNXC_{0}_H\n#define ONNXC_{0}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
-        "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
-        G);
-    s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
-    s += tensor_macros("INPUT", g.inputs);
-    s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
-    s += tensor_macros("OUTPUT", g.outputs);
-    s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, wbytes, N);
-    s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
+    s += " */\n" + header_open(N) + io_macros(N, g, wbytes, checksum);
     s += fmt::format("/* The compile-model target it was built for; {}_create refuses a CPU that lacks what the\n"
                      " * flags it is compiled with let the compiler use (ONNXC_ERR_TARGET). */\n"
                      "#define {}_TARGET {}\n",
@@ -433,8 +339,7 @@ struct Module {
           "#define {0}_PROFILE_OPS {1}\n"
           "int {0}_profile(const {0}_ctx* ctx, double* seconds);\n\n",
           N, emitted.size());
-    s += "#ifdef __cplusplus\n}\n#endif\n#endif\n";
-    return s;
+    return s + header_close();
   }
 
   std::string source() {
@@ -677,24 +582,12 @@ struct Module {
     s += vmath_definitions(functions);  // the inline math helpers the node functions call
     s += functions;
     // Model description: tensor tables (also used by the entry points' checks), then the entry points.
-    auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
-      if (vs.empty()) return std::string();
-      std::string r;
-      for (size_t k = 0; k < vs.size(); ++k)
-        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(api_shape(vs[k])));
-      r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
-      for (size_t k = 0; k < vs.size(); ++k)
-        r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(),
-                         N, kind, k, numel(api_shape(vs[k])));
-      return r + "};\n";
-    };
-    s += infos("input", g.inputs) + infos("output", g.outputs) + "\n";
+    s += tensor_tables(N, g);
     if (opt.profile) {
       s += profile_ops_table(N, "The functions the profile times, in call order", op_rows);
     }
+    s += status_functions(N);
     s += fmt::format(
-        "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
-        "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
         "/* Drops one reference to the weights; the last one frees them. */\n"
         "static void {0}_release({0}_shared* shared) {{\n"
         "  if (atomic_fetch_sub(&shared->refs, 1) == 1) {{\n    onnxc_weights_free(&shared->weights);\n    free(shared);\n  }}\n}}\n\n"
@@ -743,18 +636,8 @@ struct Module {
                 fmt::format("onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
     s += create(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
                 fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
-    s += fmt::format(
-        "ONNXC_BASELINE int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx) {{\n"
-        "  int rc = {0}_check_create(\"{0}_create_sharing\", options, ctx);\n  if (rc) return rc;\n"
-        "  if (!other) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_create_sharing: other is NULL (no instance to share the weights of)\");\n"
-        "  atomic_fetch_add(&other->shared->refs, 1);\n"
-        "  return {0}_new_instance(\"{0}_create_sharing\", other->shared, options, ctx);\n}}\n\n"
-        "int {0}_destroy({0}_ctx** ctx) {{\n"
-        "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: ctx is NULL (pass the address of the handle)\");\n"
-        "  if (!*ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: *ctx is NULL (never created, or already destroyed)\");\n"
-        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n  onnxc_aligned_free(c->arena);\n  {0}_release(c->shared);\n  free(c);\n"
-        "  return ONNXC_OK;\n}}\n\n",
-        N);
+    s += create_sharing_function(N, "ONNXC_BASELINE ", "atomic_fetch_add(&other->shared->refs, 1)", ", options");
+    s += destroy_opening(N) + fmt::format("  onnxc_aligned_free(c->arena);\n  {0}_release(c->shared);\n  free(c);\n  return ONNXC_OK;\n}}\n\n", N);
     // The run function: checks, the instance's threads, the buffers' pointers, the node calls.
     s += fmt::format("int {0}_run({1}) {{\n"
                      "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run: ctx is NULL (never created, or destroyed)\");\n",
@@ -844,40 +727,13 @@ struct Module {
     }
     s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
          "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
-    std::vector<std::string> args{"ctx"};
-    for (size_t k = 0; k < g.inputs.size(); ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
-    for (size_t k = 0; k < g.outputs.size(); ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
-    s += fmt::format("int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
-                     "{1:{2}}const size_t* output_bytes) {{\n"
-                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: ctx is NULL (never created, or destroyed)\");\n",
-                     N, "", N.size() + 11);
-    bool rc_declared = false;
-    auto array_checks = [&](const char* kind, const char* bufs, const char* bytes, size_t n, const char* cast) {
-      if (n == 0) return fmt::format("  (void){}; (void){};\n", bufs, bytes);
-      std::string r = fmt::format("  if (!{1} || !{2})\n"
-                                  "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: {1} or {2} is NULL (the model has {3} {4}{5})\");\n"
-                                  "  {6}rc = onnxc_check_buffers(\"{0}_run_v\", \"{4}\", {0}_{4}s, {3}, {7}{1}, {2});\n  if (rc) return rc;\n",
-                                  N, bufs, bytes, n, kind, n == 1 ? "" : "s", rc_declared ? "" : "int ", cast);
-      rc_declared = true;
-      return r;
-    };
-    s += array_checks("input", "inputs", "input_bytes", g.inputs.size(), "");
-    s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
-    s += fmt::format("  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
-    // generic entry points for onnxc_model_info, and the model description itself.
-    s += info_entry_points(N);
-    if (opt.profile)
-      s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n", N);
-    s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n"
-                     "#ifdef _OPENMP\n  1,\n#else\n  0,\n#endif\n"
-                     "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-                     "  {7},\n  NULL /* device: the CPU */,\n  {0}_TARGET\n}};\n\n"
-                     "#ifdef ONNXC_MAIN_MODEL\n"
-                     "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
-                     "const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",
-                     N, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs",
-                     g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs",
-                     opt.profile ? fmt::format("{0}_PROFILE_OPS, {0}_ops, {0}_info_profile", N) : "0, NULL, NULL");
+    s += run_v_function(N, g);
+    ModuleInfo info;
+    info.openmp = "#ifdef _OPENMP\n  1,\n#else\n  0,\n#endif\n";
+    info.device = "NULL /* device: the CPU */";
+    info.target = N + "_TARGET";
+    info.profile = opt.profile;
+    s += model_info(N, g, info);
     return s;
   }
 
@@ -887,38 +743,32 @@ struct Module {
 }  // namespace
 
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
-  Module m{g, opt, b, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, {}, {}};
+  Module m(g, opt, b);
   m.plan();
   uint64_t checksum = 0;
-  std::string blob = m.weights_blob(&checksum);
-  std::string src = m.source();
-  ModuleFolder folder(opt.outdir);
-  auto put = [&](const std::string& file, const std::string& data) { folder.put(file, data); };
-  put(opt.name + ".h", m.header(checksum));
-  put(opt.name + ".c", src);
-  put(opt.name + ".weights", blob);
-  folder.put_runtime();
-  const std::string make = opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile;
-  put(opt.makefile, fmt::format(
-      "# Builds the model compiled by onnxc: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"
-      "# {0}.c includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
-      "# the model: onnxc_main.o links with any model's C built with -DONNXC_MAIN_MODEL.\n"
-      "# CC and CFLAGS: the compiler and flags compile-model used (its target; `make CC=... CFLAGS=...` overrides).\n"
-      "CC = {2}\nCFLAGS ?= {3}\nOMPFLAGS ?= -fopenmp\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
-      "{0}: {0}.c {0}.h $(RUNTIME) onnxc_main.o\n"
-      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.c onnxc_main.o -lm\n\n"
-      "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
-      "\t$(CC) -std=c11 $(CFLAGS) -c -o $@ onnxc_main.c\n\n"
-      "lib{0}.so: {0}.c {0}.h $(RUNTIME)\n"
-      "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c -lm\n",
-      opt.name, make, b.target().cc.empty() ? std::string("cc") : b.target().cc,
-      b.target().cflags.empty() ? std::string("-O3 -march=native -ffp-contract=fast") : b.target().cflags));
-  CodegenResult r = std::move(folder.result);
-  r.weights_bytes = m.wbytes;
-  r.arena_bytes = m.abytes;
-  r.functions = m.emitted.size();
-  r.distinct_functions = m.fn_texts.size();
-  return r;
+  ModuleFiles f;
+  f.weights = m.weights_blob(&checksum);
+  f.ext = "c";
+  f.source = m.source();
+  f.header = m.header(checksum);
+  f.distinct_functions = m.fn_texts.size();
+  const Target& t = b.target();
+  f.makefile = [&](const std::string& make) {
+    return fmt::format(
+        "# Builds the model compiled by onnxc: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"
+        "# {0}.c includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
+        "# the model: onnxc_main.o links with any model's C built with -DONNXC_MAIN_MODEL.\n"
+        "# CC and CFLAGS: the compiler and flags compile-model used (its target; `make CC=... CFLAGS=...` overrides).\n"
+        "CC = {2}\nCFLAGS ?= {3}\nOMPFLAGS ?= -fopenmp\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
+        "{0}: {0}.c {0}.h $(RUNTIME) onnxc_main.o\n"
+        "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.c onnxc_main.o -lm\n\n"
+        "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
+        "\t$(CC) -std=c11 $(CFLAGS) -c -o $@ onnxc_main.c\n\n"
+        "lib{0}.so: {0}.c {0}.h $(RUNTIME)\n"
+        "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c -lm\n",
+        opt.name, make, t.cc.empty() ? std::string("cc") : t.cc, t.cflags.empty() ? std::string("-O3 -march=native -ffp-contract=fast") : t.cflags);
+  };
+  return write_module(opt, m, f);
 }
 
 std::string locate_c_error(const std::string& c_path, const std::string& compiler_output) {

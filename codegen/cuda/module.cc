@@ -44,37 +44,27 @@ namespace {
 constexpr uint64_t kAlign = 256;  // device buffers: cudaMalloc's alignment
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-struct CudaModule {
-  CudaModule(const Graph& graph, const CodegenOptions& o, const Backend& b) : g(graph), opt(o), backend(b) {}
+struct CudaModule : ModuleBuffers {
+  // Weights at 64 bytes (the file's alignment; cudaMalloc's block is 256-byte aligned), the
+  // arena's tensors at 256.
+  CudaModule(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, 64, kAlign), g(graph), opt(o), backend(b) {}
   const Graph& g;
   const CodegenOptions& opt;
   const Backend& backend;
-  std::vector<const Node*> emitted;
-  std::map<const Value*, std::string> name;  // device pointer name of each buffer
-  std::map<const Value*, uint64_t> woff, aoff, iooff;
-  std::vector<const Value*> weights, arena, io;  // in offset order
-  std::map<const Value*, size_t> out_index;      // value -> first graph output slot it fills
-  std::set<std::string> used_names;
+  std::map<const Value*, uint64_t> iooff;  // device input/output block offsets
+  std::vector<const Value*> io;            // in offset order
   // --gpu-libs: the libraries the launches call, and cuDNN's per-node setup (NAME_create).
   bool uses_cudnn = false, uses_cublas = false;
   size_t convs = 0;
   std::string conv_setup;
-  uint64_t wbytes = 0, abytes = 0, iobytes = 0;
+  uint64_t iobytes = 0;
   // --profile: one row per emitted node, in launch order (onnxc_op_info), written by node_launch.
   std::vector<ProfileRow> op_rows;
   // Nodes whose kernel reports inputs past its precision's range (CudaKernelCode::range_check):
   // index in `emitted`, and the message NAME_run gives (node, ops).
   std::vector<std::pair<size_t, std::string>> range_nodes;
 
-  std::string unique(const std::string& base) {
-    std::string s = base.size() > 48 ? base.substr(0, 48) : base, r = s;
-    for (int k = 2; !used_names.insert(r).second; ++k) r = s + "_" + std::to_string(k);
-    return r;
-  }
-
   void plan() {
-    for (auto& n : g.nodes)
-      if (!n->folded()) emitted.push_back(n.get());
     // Refuse what the CUDA backend cannot run before writing anything.
     for (const Node* n : emitted) {
       bool empty = true;
@@ -83,55 +73,11 @@ struct CudaModule {
       if (empty) continue;
       if (std::string why = cuda_unsupported_reason(*n); !why.empty()) n->unsupported(why);
     }
-    auto need_io = [&](const Value* v) {
+    place([&](const Value* v) {
       iooff[v] = iobytes;
       io.push_back(v);
       iobytes = align_up(add_bytes(iobytes, v->nbytes(), "the device input/output block"), kAlign);
-    };
-    for (const Value* v : g.inputs) {
-      name[v] = unique("v_" + c_identifier(v->name));
-      need_io(v);
-    }
-    for (size_t k = 0; k < g.outputs.size(); ++k) {
-      const Value* v = g.outputs[k];
-      if (!out_index.count(v) && !v->constant && !v->is_input) {
-        out_index[v] = k;
-        name[v] = unique("v_" + c_identifier(v->name));
-        need_io(v);
-      }
-    }
-    auto need_weight = [&](const Value* v) {
-      if (woff.count(v)) return;
-      woff[v] = wbytes;
-      weights.push_back(v);
-      wbytes = align_up(add_bytes(wbytes, v->constant->nbytes(), "the weights"), 64);
-      check_memory_cap(g, wbytes, "the weights file, with constant '" + v->name + "' " + v->type_str() + ",");
-      name[v] = unique("w_" + c_identifier(v->name));
-    };
-    for (const Node* n : emitted) {
-      for (size_t i = 0; i < n->inputs.size(); ++i) {
-        const Value* v = n->inputs[i];
-        if (v && v->constant && !n->op->static_input(i)) need_weight(v);
-      }
-      for (const Value* v : n->extra_inputs)
-        if (v->constant) need_weight(v);
-      for (const Value* v : n->outputs) {
-        if (!v || name.count(v)) continue;
-        if (g.arena_bytes >= 0) {
-          ONNXC_ASSERT(v->arena_offset >= 0, "value '" + v->name + "' has no place in the memory plan");
-          aoff[v] = static_cast<uint64_t>(v->arena_offset);
-        } else {
-          aoff[v] = abytes;
-          abytes = align_up(add_bytes(abytes, v->nbytes(), "the arena"), kAlign);
-          check_memory_cap(g, abytes, "the arena of intermediate tensors, with '" + v->name + "' " + v->type_str() + ",");
-        }
-        arena.push_back(v);
-        name[v] = unique("t_" + c_identifier(v->name));
-      }
-    }
-    if (g.arena_bytes >= 0) abytes = static_cast<uint64_t>(g.arena_bytes);
-    for (const Value* v : g.outputs)
-      if (v->constant) need_weight(v);
+    });
   }
 
   // Kernels in order of first use; identical ones shared (their comments list every node).
@@ -255,29 +201,10 @@ struct CudaModule {
     return s;
   }
 
-  std::string run_params() const {
-    std::vector<std::string> p{opt.name + "_ctx* ctx"};
-    for (size_t k = 0; k < g.inputs.size(); ++k) p.push_back(fmt::format("const {}* in{}", dtype_ctype(g.inputs[k]->dtype), k));
-    for (size_t k = 0; k < g.outputs.size(); ++k) p.push_back(fmt::format("{}* out{}", dtype_ctype(g.outputs[k]->dtype), k));
-    return fmt::format("{}", fmt::join(p, ", "));
-  }
-
-  std::string tensor_macros(const char* kind, const std::vector<Value*>& vs) const {
-    std::string s, N = opt.name;
-    for (size_t k = 0; k < vs.size(); ++k) {
-      const Value* v = vs[k];
-      s += fmt::format("#define {}_{}{}_NAME {}\n", N, kind, k, c_string(v->name));
-      s += fmt::format("#define {}_{}{}_DTYPE {} /* {} */\n", N, kind, k, static_cast<int>(v->dtype), dtype_ctype(v->dtype));
-      s += fmt::format("#define {}_{}{}_NDIM {}\n", N, kind, k, v->shape.size());
-      s += fmt::format("#define {}_{}{}_SHAPE {{{}}}\n", N, kind, k, shape_list(v->shape));
-      s += fmt::format("#define {}_{}{}_SIZE {} /* elements */\n", N, kind, k, numel(v->shape));
-    }
-    return s;
-  }
+  std::string run_params() const { return onnxc::run_params(opt.name, g); }
 
   std::string header(uint64_t checksum) const {
-    std::string N = opt.name, G = N;
-    for (auto& c : G) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string N = opt.name;
     std::string s = fmt::format(
         "/* {0}.h — C API of the model compiled by onnxc for CUDA from {1}.\n"
         " *\n"
@@ -295,12 +222,10 @@ struct CudaModule {
         " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): the C model's\n"
         " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
         " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
-        " * CUDA's message. Nothing prints, aborts or exits.\n{5}"
-        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{3}, or the makefile (ARCH=sm_90).\n{4}"
-        " */\n"
-        "#ifndef ONNXC_{2}_H\n#define ONNXC_{2}_H\n#include <stddef.h>\n#include <stdint.h>\n#include \"onnxc_types.h\"\n"
-        "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
-        N, comment_safe(opt.source), G, link_flags(),
+        " * CUDA's message. Nothing prints, aborts or exits.\n{4}"
+        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{2}, or the makefile (ARCH=sm_90).\n{3}"
+        " */\n",
+        N, comment_safe(opt.source), link_flags(),
         uses_cudnn || uses_cublas ? fmt::format(" * Compiled with --gpu-libs ({}{}{}; see {}.cu): link with{}.\n", uses_cudnn ? "Conv on cuDNN" : "",
                                                 uses_cudnn && uses_cublas ? ", " : "", uses_cublas ? "Gemm and MatMul on cuBLAS" : "", N,
                                                 link_flags())
@@ -311,12 +236,7 @@ struct CudaModule {
                           " * a tensor-core convolution is past half precision's range (65504), and that run's outputs are not valid;\n"
                           " * {0}_run_device does not check.\n",
                           N));
-    s += fmt::format("#define {}_NUM_INPUTS {}\n", N, g.inputs.size());
-    s += tensor_macros("INPUT", g.inputs);
-    s += fmt::format("#define {}_NUM_OUTPUTS {}\n", N, g.outputs.size());
-    s += tensor_macros("OUTPUT", g.outputs);
-    s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, wbytes, N);
-    s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
+    s += header_open(N) + io_macros(N, g, wbytes, checksum);
     s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors in device memory, per instance */\n", N, abytes);
     s += fmt::format("#define {}_IO_BYTES {}ULL /* device copies of the inputs and outputs, per instance */\n\n", N, iobytes);
     s += fmt::format(
@@ -346,8 +266,7 @@ struct CudaModule {
         "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
         "extern const onnxc_model_info {0}_info;\n\n"
         "/* {0}_info and {0}_run_device, for generic drivers that keep the tensors on the GPU (onnxc_split_cuda.h). */\n"
-        "extern const onnxc_cuda_info {0}_cuda_info;\n\n{4}"
-        "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
+        "extern const onnxc_cuda_info {0}_cuda_info;\n\n{4}",
         N, run_params(), "", N.size() + 11,
         opt.profile ? fmt::format("/* Built with compile-model --profile: every {0}_run times each of the model's {1} nodes on the GPU\n"
                                   " * (CUDA events around its launches; {0}_run_device does not time). {0}_profile copies each one's\n"
@@ -357,7 +276,7 @@ struct CudaModule {
                                   "int {0}_profile(const {0}_ctx* ctx, double* seconds);\n\n",
                                   N, emitted.size())
                     : std::string());
-    return s;
+    return s + header_close();
   }
 
   // --gpu-libs: a comment for the file's opening, the per-instance types, members and functions.
@@ -492,18 +411,7 @@ struct CudaModule {
     if (uses_cudnn || uses_cublas) s += cuda_libs_support(N, uses_cudnn, uses_cublas);
     s += kernels_text();
     // Tensor tables (the entry points' checks and NAME_info).
-    auto infos = [&](const char* kind, const std::vector<Value*>& vs) {
-      if (vs.empty()) return std::string();
-      std::string r;
-      for (size_t k = 0; k < vs.size(); ++k)
-        r += fmt::format("static const int64_t {}_{}{}_shape[] = {{{}}};\n", N, kind, k, shape_list(vs[k]->shape));
-      r += fmt::format("static const onnxc_tensor_info {}_{}s[] = {{\n", N, kind);
-      for (size_t k = 0; k < vs.size(); ++k)
-        r += fmt::format("  {{{}, {}, {}, {}_{}{}_shape, {}}},\n", c_string(vs[k]->name), static_cast<int>(vs[k]->dtype), vs[k]->shape.size(),
-                         N, kind, k, numel(vs[k]->shape));
-      return r + "};\n";
-    };
-    s += infos("input", g.inputs) + infos("output", g.outputs) + "\n";
+    s += tensor_tables(N, g);
     // Instances and weights.
     s += fmt::format(
         "/* The device weights, shared by the instances made from one another ({0}_create_sharing), freed with the last. */\n"
@@ -512,8 +420,7 @@ struct CudaModule {
         "struct {0}_ctx {{\n  {0}_shared* shared;\n  unsigned char* arena; /* device, {0}_ARENA_BYTES */\n"
         "  unsigned char* io;    /* device, {0}_IO_BYTES: the inputs and outputs */\n  cudaStream_t stream;\n"
         "  std::atomic<int> busy; /* 1 while a run is in progress */\n{2}{4}{7}}};\n\n"
-        "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
-        "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n"
+        "{9}"
         "static void {0}_release({0}_shared* shared) {{\n"
         "  if (shared->refs.fetch_sub(1) == 1) {{\n    cudaFree(shared->weights);\n    delete shared;\n  }}\n}}\n\n"
         "static int {0}_check_create(const char* fn, const onnxc_options* options, {0}_ctx** ctx) {{\n"
@@ -576,7 +483,8 @@ struct CudaModule {
                           "  if (err == cudaSuccess) err = cudaMemset(c->ovf, 0, sizeof c->ovf_host);\n"
                           "  if (err != cudaSuccess) {{\n    {0}_ctx* failed = c;\n    (void){0}_destroy(&failed);\n"
                           "    return {0}_cuda_fail(err, fn, \"allocating the fp16 range words\");\n  }}\n",
-                          N));
+                          N),
+        status_functions(N));
     auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
       return fmt::format(
           "int {0}({1}) {{\n"
@@ -591,16 +499,9 @@ struct CudaModule {
                 fmt::format("onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &w)", N));
     s += create(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
                 fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &w)", N));
-    s += fmt::format(
-        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx) {{\n"
-        "  int rc = {0}_check_create(\"{0}_create_sharing\", options, ctx);\n  if (rc) return rc;\n"
-        "  if (!other) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_create_sharing: other is NULL (no instance to share the weights of)\");\n"
-        "  other->shared->refs.fetch_add(1);\n"
-        "  return {0}_new_instance(\"{0}_create_sharing\", other->shared, ctx);\n}}\n\n"
-        "int {0}_destroy({0}_ctx** ctx) {{\n"
-        "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: ctx is NULL (pass the address of the handle)\");\n"
-        "  if (!*ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_destroy: *ctx is NULL (never created, or already destroyed)\");\n"
-        "  {0}_ctx* c = *ctx;\n  *ctx = NULL;\n{1}{3}"
+    s += create_sharing_function(N, "", "other->shared->refs.fetch_add(1)", "");
+    s += destroy_opening(N) + fmt::format(
+        "{1}{3}"
         "  const cudaError_t e1 = cudaStreamDestroy(c->stream);\n  const cudaError_t e2 = cudaFree(c->arena);\n"
         "  const cudaError_t e3 = cudaFree(c->io);\n  {0}_release(c->shared);\n  delete c;\n"
         "  const cudaError_t err = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;\n{2}"
@@ -743,24 +644,7 @@ struct CudaModule {
                      "  if (rc) (void)cudaStreamSynchronize(ctx->stream); /* nothing of this run is left in flight */\n"
                      "  ctx->busy = 0;\n  return rc;\n}}\n\n",
                      N, fmt::join(call, ", "));
-    std::vector<std::string> args{"ctx"};
-    for (size_t k = 0; k < g.inputs.size(); ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
-    for (size_t k = 0; k < g.outputs.size(); ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
-    s += fmt::format("int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
-                     "{1:{2}}const size_t* output_bytes) {{\n"
-                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: ctx is NULL (never created, or destroyed)\");\n"
-                     "  int rc = ONNXC_OK;\n",
-                     N, "", N.size() + 11);
-    auto array_checks = [&](const char* kind, const char* bufs, const char* bytes, size_t n, const char* cast) {
-      if (n == 0) return fmt::format("  (void){}; (void){};\n", bufs, bytes);
-      return fmt::format("  if (!{1} || !{2})\n"
-                         "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: {1} or {2} is NULL (the model has {3} {4}{5})\");\n"
-                         "  rc = onnxc_check_buffers(\"{0}_run_v\", \"{4}\", {0}_{4}s, {3}, {6}{1}, {2});\n  if (rc) return rc;\n",
-                         N, bufs, bytes, n, kind, n == 1 ? "" : "s", cast);
-    };
-    s += array_checks("input", "inputs", "input_bytes", g.inputs.size(), "");
-    s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
-    s += fmt::format("  (void)rc;\n  return {}_run({});\n}}\n\n", N, fmt::join(args, ", "));
+    s += run_v_function(N, g);
     auto null_checks = [&](const char* arr, const char* kind, size_t n) -> std::string {
       if (n == 0) return "";
       return fmt::format("  for (int k = 0; k < {2}; ++k)\n"
@@ -780,25 +664,19 @@ struct CudaModule {
         "  ctx->busy = 0;\n  return rc;\n}}\n\n",
         N, g.inputs.size(), g.outputs.size(), null_checks("d_inputs", "input", g.inputs.size()),
         null_checks("d_outputs", "output", g.outputs.size()));
-    if (opt.profile) {
-      s += profile_ops_table(N, "The nodes the profile times, in launch order", op_rows);
-      s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n",
-                       N);
-    }
-    s += info_entry_points(N);
-    s += fmt::format(
-        "const onnxc_model_info {0}_info = {{\n  {3}, {4},\n  {5}, {6},\n  {7}, {8},\n  0, /* no OpenMP */\n"
-        "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-        "  {9},\n  \"cuda\",\n  \"--device cuda\" /* target: the host code is built without CPU-specific flags */\n}};\n\n"
+    if (opt.profile) s += profile_ops_table(N, "The nodes the profile times, in launch order", op_rows);
+    ModuleInfo info;
+    info.openmp = "  0, /* no OpenMP */\n";
+    info.device = "\"cuda\"";
+    info.target = "\"--device cuda\" /* target: the host code is built without CPU-specific flags */";
+    info.profile = opt.profile;
+    info.cplusplus = true;
+    info.extra = fmt::format(
         "static int {0}_info_run_device(void* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs) {{\n"
         "  return {0}_run_device(({0}_ctx*)ctx, stream, d_inputs, d_outputs);\n}}\n\n"
-        "const onnxc_cuda_info {0}_cuda_info = {{&{0}_info, {0}_info_run_device}};\n\n"
-        "#ifdef ONNXC_MAIN_MODEL\n"
-        "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"
-        "extern \"C\" const onnxc_model_info* const onnxc_main_model = &{0}_info;\n#endif\n",
-        N, "", N.size() + 23, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs",
-        g.outputs.size(), g.outputs.empty() ? "NULL" : N + "_outputs",
-        opt.profile ? fmt::format("{0}_PROFILE_OPS, {0}_ops, {0}_info_profile", N) : "0, NULL, NULL");
+        "const onnxc_cuda_info {0}_cuda_info = {{&{0}_info, {0}_info_run_device}};\n\n",
+        N);
+    s += model_info(N, g, info);
     return s;
   }
 
@@ -811,35 +689,30 @@ CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const 
   CudaModule m(g, opt, b);
   m.plan();
   uint64_t checksum = 0;
-  std::string blob = m.weights_blob(&checksum);
-  std::string src = m.source();
-  ModuleFolder folder(opt.outdir);
-  auto put = [&](const std::string& file, const std::string& data) { folder.put(file, data); };
-  put(opt.name + ".h", m.header(checksum));
-  put(opt.name + ".cu", src);
-  put(opt.name + ".weights", blob);
-  folder.put_runtime();
-  const std::string make = opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile;
-  put(opt.makefile, fmt::format(
-      "# Builds the model compiled by onnxc for CUDA: `{3}` (executable {0}), `{3} lib{0}.so` (shared library).\n"
-      "# {0}.cu includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
-      "# the model: onnxc_main.o links with any model built with -DONNXC_MAIN_MODEL.\n"
-      "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n{1}\n"
-      "{0}: {0}.cu {0}.h $(RUNTIME) onnxc_main.o\n"
-      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.cu onnxc_main.o{2}\n\n"
-      "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
-      "\t$(CC) -std=c11 -O2 -c -o $@ onnxc_main.c\n\n"
-      "lib{0}.so: {0}.cu {0}.h $(RUNTIME)\n"
-      "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu{2}\n",
-      opt.name, m.link_flags().empty() ? "" : "# --gpu-libs: the libraries the model calls\nLIBS =" + m.link_flags() + "\n",
-      m.link_flags().empty() ? "" : " $(LIBS)", make));
-  CodegenResult r = std::move(folder.result);
+  ModuleFiles f;
+  f.weights = m.weights_blob(&checksum);
+  f.ext = "cu";
+  f.source = m.source();
+  f.header = m.header(checksum);
+  f.distinct_functions = m.kernels.size();
+  f.makefile = [&](const std::string& make) {
+    return fmt::format(
+        "# Builds the model compiled by onnxc for CUDA: `{3}` (executable {0}), `{3} lib{0}.so` (shared library).\n"
+        "# {0}.cu includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
+        "# the model: onnxc_main.o links with any model built with -DONNXC_MAIN_MODEL.\n"
+        "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n{1}\n"
+        "{0}: {0}.cu {0}.h $(RUNTIME) onnxc_main.o\n"
+        "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.cu onnxc_main.o{2}\n\n"
+        "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
+        "\t$(CC) -std=c11 -O2 -c -o $@ onnxc_main.c\n\n"
+        "lib{0}.so: {0}.cu {0}.h $(RUNTIME)\n"
+        "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu{2}\n",
+        opt.name, m.link_flags().empty() ? "" : "# --gpu-libs: the libraries the model calls\nLIBS =" + m.link_flags() + "\n",
+        m.link_flags().empty() ? "" : " $(LIBS)", make);
+  };
+  CodegenResult r = write_module(opt, m, f);
   if (m.uses_cudnn) r.libraries.push_back("cudnn");
   if (m.uses_cublas) r.libraries.push_back("cublas");
-  r.weights_bytes = m.wbytes;
-  r.arena_bytes = m.abytes;
-  r.functions = m.emitted.size();
-  r.distinct_functions = m.kernels.size();
   return r;
 }
 
