@@ -342,9 +342,241 @@ struct Module : ModuleBuffers {
     return s + header_close();
   }
 
-  std::string source() {
-    std::string N = opt.name;
-    std::string s = fmt::format(
+  // NAME_run's node calls (source()): per position in g.nodes, the call, the function's index
+  // (profile rows) and how it runs in the inference's parallel region; the calls' text and
+  // the forms of fork-join region it uses, whose helpers the file then needs.
+  struct Calls {
+    std::vector<std::string> at;
+    std::vector<size_t> fn;
+    std::vector<RegionRole> role;
+    bool any_shared = false;
+    bool classic_sections = false, thread_groups = false, omp_task_regions = false;
+    std::string text;
+  };
+
+  // Per position in g.nodes: the call, the function's index (profile rows) and how it runs
+  // in the inference's parallel region (codegen/c/region.h). The region is for the loop
+  // schedule: not with --parallel batch (the items' loop is the region), nor for the nodes of
+  // a fork-join region (their lists run on one thread each, the functions as written).
+  Calls plan_calls() {
+    Calls cs;
+    cs.at.assign(g.nodes.size(), "");
+    cs.fn.assign(g.nodes.size(), 0);
+    cs.role.assign(g.nodes.size(), RegionRole::Alone);
+    {
+      std::map<const Node*, size_t> pos;
+      for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].get()] = k;
+      std::vector<bool> in_task_region(g.nodes.size(), false);
+      for (const auto& r : g.task_regions)
+        for (size_t p = r.first; p <= r.last && p < g.nodes.size(); ++p) in_task_region[p] = true;
+      for (size_t k = 0; k < emitted.size(); ++k) {
+        const size_t p = pos.at(emitted[k]);
+        const bool one = opt.one_region && g.batch_items <= 1;
+        node_function(k, *emitted[k], &cs.at[p], one && !in_task_region[p], one && in_task_region[p], &cs.role[p]);
+        cs.fn[p] = k;
+        cs.any_shared = cs.any_shared || cs.role[p] == RegionRole::Shared;
+      }
+      // Fork-join regions run in the one region, as OpenMP tasks or on thread groups.
+      cs.any_shared = cs.any_shared || (opt.one_region && g.batch_items <= 1 && !g.task_regions.empty());
+    }
+    return cs;
+  }
+
+  // Node p's call, timed by the thread that makes it with --profile.
+  std::string timed(const Calls& cs, size_t p) const {
+    return opt.profile ? fmt::format("{{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}", cs.at[p],
+                                     cs.fn[p])
+                       : cs.at[p];
+  }
+
+  // A fork-join region in the one region: each list on a group of the threads
+  // (onnxc_group_join, codegen/c/region.h); every member calls the list's group functions, the
+  // first member the others, followed by the group's barrier; the team's barrier ends it.
+  std::string group_region(Calls& cs, const Graph::TaskRegion& r, size_t index, const std::string& ind) {
+    cs.thread_groups = true;
+    std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, each on a group of the threads (predicted at {} threads: {:.1f} us; "
+                                "{:.1f} us one after another) */\n{}{{\n",
+                                ind, index, r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6, ind);
+    std::string costs;
+    for (size_t l = 0; l < r.groups.size(); ++l)
+      costs += fmt::format("{}{}", l ? ", " : "", std::max<int64_t>(1, std::llround(r.list_seconds.at(l) * 1e9)));
+    c += fmt::format("{}  static const int64_t onnxc_cost[{}] = {{{}}}; /* each list's predicted ns at one thread */\n", ind, r.groups.size(), costs);
+    c += ind + "  onnxc_group onnxc_g;\n";
+    for (size_t l = 0; l < r.groups.size(); ++l) {
+      c += fmt::format("{}  if (onnxc_group_join(&onnxc_g, onnxc_sync{}, {}, onnxc_cost, {})) {{\n", ind, index, r.groups.size(), l);
+      for (size_t q : r.groups[l]) {
+        if (cs.at[q].empty()) continue;
+        const bool all = cs.role[q] == RegionRole::Group;
+        std::string call = all ? cs.at[q] : "if (onnxc_g.rank == 0) { " + cs.at[q] + " } onnxc_group_barrier(&onnxc_g);";
+        if (opt.profile)
+          call = fmt::format("{{ const double t0 = onnxc_now_seconds(); {} if (onnxc_g.rank == 0) ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call,
+                             cs.fn[q]);
+        c += ind + "    " + call + "\n";
+      }
+      c += ind + "  }\n";
+    }
+    return c + ind + "}\n" + ind + "ONNXC_PRAGMA(omp barrier)\n";
+  }
+
+  // The region's nodes with a call, in list order.
+  std::vector<size_t> task_nodes(const Calls& cs, const Graph::TaskRegion& r) const {
+    std::vector<size_t> nodes;
+    for (const auto& list : r.groups)
+      for (size_t q : list)
+        if (!cs.at[q].empty()) nodes.push_back(q);
+    return nodes;
+  }
+
+  // A fork-join region as OpenMP tasks (--task-form omp-tasks): one thread makes each node of
+  // the lists a task, in list order (the longest list first), with `depend` clauses on one
+  // byte per node (onnxc_depR, declared before the parallel region) for the tensors it reads
+  // from the region's other nodes; the team runs them as they become ready. The barrier at
+  // the end of the `single` waits for all of them, and a thread waiting there, the creator
+  // included, takes any task, also the chunks of a Task function's taskloops (a taskwait
+  // would let the creator run only the nodes' tasks, not the chunks).
+  std::string task_region(Calls& cs, const Graph::TaskRegion& r, size_t index, const std::string& ind) {
+    cs.omp_task_regions = true;
+    std::map<const Node*, size_t> at;
+    for (size_t q = r.first; q <= r.last && q < g.nodes.size(); ++q) at[g.nodes[q].get()] = q;
+    const std::vector<size_t> nodes = task_nodes(cs, r);
+    std::vector<size_t> slot(g.nodes.size(), SIZE_MAX);
+    for (size_t i = 0; i < nodes.size(); ++i) slot[nodes[i]] = i;
+    // The tasks node q waits for: the producers of its inputs inside the region (through
+    // nodes with no call of their own).
+    std::function<void(size_t, std::set<size_t>&)> preds = [&](size_t q, std::set<size_t>& out) {
+      for (const Value* v : g.nodes[q]->all_inputs()) {
+        auto it = v && v->producer ? at.find(v->producer) : at.end();
+        if (it == at.end() || it->second == q) continue;
+        if (slot[it->second] != SIZE_MAX) out.insert(slot[it->second]);
+        else preds(it->second, out);
+      }
+    };
+    std::string c = fmt::format("{}/* Fork-join region {}: {} nodes as OpenMP tasks, run as their inputs are ready, made in the order of the "
+                                "schedule's {} lists (predicted at {} threads: {:.1f} us; {:.1f} us one after another) */\n",
+                                ind, index, nodes.size(), r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6);
+    c += fmt::format("{}ONNXC_PRAGMA(omp single)\n{}{{\n", ind, ind);
+    for (size_t q : nodes) {
+      std::set<size_t> in;
+      preds(q, in);
+      std::string deps = fmt::format("depend(out: onnxc_dep{}[{}])", index, slot[q]);
+      if (!in.empty()) {
+        std::vector<std::string> items;
+        for (size_t d : in) items.push_back(fmt::format("onnxc_dep{}[{}]", index, d));
+        deps += fmt::format(" depend(in: {})", fmt::join(items, ", "));
+      }
+      std::string call = cs.at[q];
+      if (opt.profile)
+        call = fmt::format("const double t0 = onnxc_now_seconds(); {} const double dt = onnxc_now_seconds() - t0; ONNXC_PRAGMA(omp atomic) "
+                           "ctx->prof[{}] += dt;",
+                           call, cs.fn[q]);
+      c += fmt::format("{}  ONNXC_PRAGMA(omp task {})\n{}  {{ {} }}\n", ind, deps, ind, call);
+    }
+    return c + ind + "}\n";
+  }
+
+  // A fork-join region outside the one region: `omp parallel sections`, a section per list.
+  std::string sections_region(const Calls& cs, const Graph::TaskRegion& r, size_t index, const std::string& ind) const {
+    std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
+                                ind, index, r.groups.size(), r.task_seconds * 1e6, r.loop_seconds * 1e6);
+    c += fmt::format("{}ONNXC_PRAGMA(omp parallel sections num_threads(onnxc_region_threads({})))\n{}{{\n", ind, r.groups.size(), ind);
+    for (const auto& list : r.groups) {
+      c += ind + "  ONNXC_PRAGMA(omp section)\n" + ind + "  {\n";
+      for (size_t q : list)
+        if (!cs.at[q].empty()) c += ind + "    " + timed(cs, q) + "\n";
+      c += ind + "  }\n";
+    }
+    return c + ind + "}\n";
+  }
+
+  // Calls in graph order. Without the one region (or where no node shares its loops): each
+  // call as it is, a fork-join region (Graph::task_regions) as `omp parallel sections` with
+  // one section per list, each on one thread. With it: the calls between two Alone ones in
+  // one `omp parallel` (when one of them shares its loops): Shared calls made by every
+  // thread, runs of Serial ones in one `omp single`, a fork-join region as OpenMP tasks or on
+  // thread groups. With --profile the region's first thread times each node from the end of
+  // the one before: every node ends at a barrier (in a fork-join region, each task times its
+  // call, or the group's first member the list's calls).
+  void write_calls(Calls& cs) {
+    // The program in order: a node position, or a fork-join region (its first position).
+    struct Step { size_t p; int region; };
+    std::vector<Step> steps;
+    for (size_t p = 0, next = 0; p < g.nodes.size(); ++p) {
+      if (next < g.task_regions.size() && g.task_regions[next].first == p) {
+        steps.push_back({p, static_cast<int>(next)});
+        p = g.task_regions[next++].last;
+      } else if (!cs.at[p].empty()) {
+        steps.push_back({p, -1});
+      }
+    }
+    for (size_t i = 0; i < steps.size();) {
+      const Step& st = steps[i];
+      if (!cs.any_shared || (st.region < 0 && cs.role[st.p] == RegionRole::Alone)) {
+        if (st.region >= 0) cs.text += sections_region(cs, g.task_regions[st.region], st.region, "  "), cs.classic_sections = true;
+        else cs.text += "  " + timed(cs, st.p) + "\n";
+        ++i;
+        continue;
+      }
+      // A run of steps up to the next Alone call: one region when one of them shares its loops.
+      size_t j = i;
+      bool shares = false;
+      for (; j < steps.size() && (steps[j].region >= 0 || cs.role[steps[j].p] != RegionRole::Alone); ++j)
+        shares = shares || steps[j].region >= 0 || cs.role[steps[j].p] == RegionRole::Shared;
+      if (!shares) {
+        for (; i < j; ++i) cs.text += "  " + timed(cs, steps[i].p) + "\n";
+        continue;
+      }
+      for (size_t q = i; q < j; ++q) {
+        if (steps[q].region < 0) continue;
+        const auto& r = g.task_regions[steps[q].region];
+        if (opt.task_form == RegionForm::OmpTasks) {
+          cs.text += fmt::format("  char onnxc_dep{0}[{1}]; /* region {0}'s depend objects, one per node */\n  (void)onnxc_dep{0};\n", steps[q].region,
+                               std::max<size_t>(task_nodes(cs, r).size(), 1));
+        } else {
+          cs.text += fmt::format("  onnxc_group_sync onnxc_sync{0}[{1}];\n  onnxc_group_sync_init(onnxc_sync{0}, {1});\n", steps[q].region,
+                               r.groups.size());
+        }
+      }
+      cs.text += "  /* One parallel region for these nodes (compile-model --omp-region inference): every thread calls the\n"
+               "   * nodes that share their loops, one thread the serial ones; each node ends at a barrier. */\n"
+               "  ONNXC_PRAGMA(omp parallel)\n  {\n";
+      if (opt.profile)
+        cs.text += "#ifdef _OPENMP\n    const int onnxc_lead = omp_get_thread_num() == 0;\n#else\n    const int onnxc_lead = 1;\n#endif\n"
+                 "    double onnxc_t = onnxc_now_seconds();\n";
+      auto mark = [&](const std::string& add) {  // the lead thread's clock after a barrier
+        if (!opt.profile) return std::string();
+        return fmt::format("    if (onnxc_lead) {{ const double t = onnxc_now_seconds(); {}onnxc_t = t; }}\n", add);
+      };
+      std::vector<size_t> serial;  // a run of Serial calls, for one `omp single`
+      auto flush = [&]() {
+        if (serial.empty()) return;
+        cs.text += "    ONNXC_PRAGMA(omp single)\n    {\n";
+        for (size_t q : serial) cs.text += "      " + timed(cs, q) + "\n";
+        cs.text += "    }\n" + mark("");
+        serial.clear();
+      };
+      for (; i < j; ++i) {
+        const Step& s2 = steps[i];
+        if (s2.region >= 0) {
+          flush();
+          const auto& r = g.task_regions[s2.region];
+          cs.text += (opt.task_form == RegionForm::OmpTasks ? task_region(cs, r, s2.region, "    ") : group_region(cs, r, s2.region, "    ")) + mark("");
+        } else if (cs.role[s2.p] == RegionRole::Serial) {
+          serial.push_back(s2.p);
+          if (opt.profile) flush();
+        } else {
+          flush();
+          cs.text += "    " + cs.at[s2.p] + "\n" + mark(fmt::format("ctx->prof[{}] += t - onnxc_t; ", cs.fn[s2.p]));
+        }
+      }
+      flush();
+      cs.text += "  }\n";
+    }
+  }
+
+  // The file's opening: what it is, the runtime, includes and macros, the instance types.
+  std::string source_prelude() {
+    const std::string N = opt.name;
+    return fmt::format(
         "/* {}.c — generated by onnxc from {}. Do not edit.\n"
         " * Plain C: one function per node or fused group (the ONNX nodes it came from in its comment), shapes as\n"
         " * constants, activations in the layouts the passes chose (NCHW or NCHW[x]c), weights in {}.weights.\n"
@@ -366,221 +598,12 @@ struct Module : ModuleBuffers {
         N, comment_safe(opt.source), N, N, N, N, N, N, N, N,
         g.batch_items > 1 ? "  int slots;            /* arenas of --parallel batch: items that can run at once */\n" : "",
         opt.profile ? fmt::format("  double prof[{}_PROFILE_OPS]; /* seconds per function, summed over the runs */\n", N) : "");
-    // Per position in g.nodes: the call, the function's index (profile rows) and how it runs
-    // in the inference's parallel region (codegen/c/region.h). The region is for the loop
-    // schedule: not with --parallel batch (the items' loop is the region), nor for the nodes of
-    // a fork-join region (their lists run on one thread each, the functions as written).
-    std::vector<std::string> call_at(g.nodes.size());
-    std::vector<size_t> fn_at(g.nodes.size(), 0);
-    std::vector<RegionRole> role_at(g.nodes.size(), RegionRole::Alone);
-    bool any_shared = false;
-    {
-      std::map<const Node*, size_t> pos;
-      for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].get()] = k;
-      std::vector<bool> in_task_region(g.nodes.size(), false);
-      for (const auto& r : g.task_regions)
-        for (size_t p = r.first; p <= r.last && p < g.nodes.size(); ++p) in_task_region[p] = true;
-      for (size_t k = 0; k < emitted.size(); ++k) {
-        const size_t p = pos.at(emitted[k]);
-        const bool one = opt.one_region && g.batch_items <= 1;
-        node_function(k, *emitted[k], &call_at[p], one && !in_task_region[p], one && in_task_region[p], &role_at[p]);
-        fn_at[p] = k;
-        any_shared = any_shared || role_at[p] == RegionRole::Shared;
-      }
-      // Fork-join regions run in the one region, as OpenMP tasks or on thread groups.
-      any_shared = any_shared || (opt.one_region && g.batch_items <= 1 && !g.task_regions.empty());
-    }
-    auto timed = [&](size_t p) {  // the call, timed by the thread that makes it
-      return opt.profile ? fmt::format("{{ const double t0 = onnxc_now_seconds(); {} ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call_at[p],
-                                       fn_at[p])
-                         : call_at[p];
-    };
-    // Calls in graph order. Without the one region (or where no node shares its loops): each
-    // call as it is, a fork-join region (Graph::task_regions) as `omp parallel sections` with
-    // one section per list, each on one thread. With it: the calls between two Alone ones in
-    // one `omp parallel` (when one of them shares its loops): Shared calls made by every
-    // thread, runs of Serial ones in one `omp single`, a fork-join region as OpenMP tasks or on
-    // thread groups. With --profile the region's first thread times each node from the end of
-    // the one before: every node ends at a barrier (in a fork-join region, each task times its
-    // call, or the group's first member the list's calls).
-    std::string calls;
-    bool classic_sections = false, thread_groups = false, omp_task_regions = false;
-    // A fork-join region in the one region: each list on a group of the threads
-    // (onnxc_group_join, codegen/c/region.h); every member calls the list's group functions, the
-    // first member the others, followed by the group's barrier; the team's barrier ends it.
-    auto groups = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
-      thread_groups = true;
-      std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, each on a group of the threads (predicted at {} threads: {:.1f} us; "
-                                  "{:.1f} us one after another) */\n{}{{\n",
-                                  ind, index, r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6, ind);
-      std::string costs;
-      for (size_t l = 0; l < r.groups.size(); ++l)
-        costs += fmt::format("{}{}", l ? ", " : "", std::max<int64_t>(1, std::llround(r.list_seconds.at(l) * 1e9)));
-      c += fmt::format("{}  static const int64_t onnxc_cost[{}] = {{{}}}; /* each list's predicted ns at one thread */\n", ind, r.groups.size(), costs);
-      c += ind + "  onnxc_group onnxc_g;\n";
-      for (size_t l = 0; l < r.groups.size(); ++l) {
-        c += fmt::format("{}  if (onnxc_group_join(&onnxc_g, onnxc_sync{}, {}, onnxc_cost, {})) {{\n", ind, index, r.groups.size(), l);
-        for (size_t q : r.groups[l]) {
-          if (call_at[q].empty()) continue;
-          const bool all = role_at[q] == RegionRole::Group;
-          std::string call = all ? call_at[q] : "if (onnxc_g.rank == 0) { " + call_at[q] + " } onnxc_group_barrier(&onnxc_g);";
-          if (opt.profile)
-            call = fmt::format("{{ const double t0 = onnxc_now_seconds(); {} if (onnxc_g.rank == 0) ctx->prof[{}] += onnxc_now_seconds() - t0; }}", call,
-                               fn_at[q]);
-          c += ind + "    " + call + "\n";
-        }
-        c += ind + "  }\n";
-      }
-      return c + ind + "}\n" + ind + "ONNXC_PRAGMA(omp barrier)\n";
-    };
-    // A fork-join region as OpenMP tasks (--task-form omp-tasks): one thread makes each node of
-    // the lists a task, in list order (the longest list first), with `depend` clauses on one
-    // byte per node (onnxc_depR, declared before the parallel region) for the tensors it reads
-    // from the region's other nodes; the team runs them as they become ready. The barrier at
-    // the end of the `single` waits for all of them, and a thread waiting there, the creator
-    // included, takes any task, also the chunks of a Task function's taskloops (a taskwait
-    // would let the creator run only the nodes' tasks, not the chunks).
-    auto task_nodes = [&](const Graph::TaskRegion& r) {  // the region's nodes with a call, in list order
-      std::vector<size_t> nodes;
-      for (const auto& list : r.groups)
-        for (size_t q : list)
-          if (!call_at[q].empty()) nodes.push_back(q);
-      return nodes;
-    };
-    auto omp_tasks = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
-      omp_task_regions = true;
-      std::map<const Node*, size_t> at;
-      for (size_t q = r.first; q <= r.last && q < g.nodes.size(); ++q) at[g.nodes[q].get()] = q;
-      const std::vector<size_t> nodes = task_nodes(r);
-      std::vector<size_t> slot(g.nodes.size(), SIZE_MAX);
-      for (size_t i = 0; i < nodes.size(); ++i) slot[nodes[i]] = i;
-      // The tasks node q waits for: the producers of its inputs inside the region (through
-      // nodes with no call of their own).
-      std::function<void(size_t, std::set<size_t>&)> preds = [&](size_t q, std::set<size_t>& out) {
-        for (const Value* v : g.nodes[q]->all_inputs()) {
-          auto it = v && v->producer ? at.find(v->producer) : at.end();
-          if (it == at.end() || it->second == q) continue;
-          if (slot[it->second] != SIZE_MAX) out.insert(slot[it->second]);
-          else preds(it->second, out);
-        }
-      };
-      std::string c = fmt::format("{}/* Fork-join region {}: {} nodes as OpenMP tasks, run as their inputs are ready, made in the order of the "
-                                  "schedule's {} lists (predicted at {} threads: {:.1f} us; {:.1f} us one after another) */\n",
-                                  ind, index, nodes.size(), r.groups.size(), r.threads, r.task_seconds * 1e6, r.loop_seconds * 1e6);
-      c += fmt::format("{}ONNXC_PRAGMA(omp single)\n{}{{\n", ind, ind);
-      for (size_t q : nodes) {
-        std::set<size_t> in;
-        preds(q, in);
-        std::string deps = fmt::format("depend(out: onnxc_dep{}[{}])", index, slot[q]);
-        if (!in.empty()) {
-          std::vector<std::string> items;
-          for (size_t d : in) items.push_back(fmt::format("onnxc_dep{}[{}]", index, d));
-          deps += fmt::format(" depend(in: {})", fmt::join(items, ", "));
-        }
-        std::string call = call_at[q];
-        if (opt.profile)
-          call = fmt::format("const double t0 = onnxc_now_seconds(); {} const double dt = onnxc_now_seconds() - t0; ONNXC_PRAGMA(omp atomic) "
-                             "ctx->prof[{}] += dt;",
-                             call, fn_at[q]);
-        c += fmt::format("{}  ONNXC_PRAGMA(omp task {})\n{}  {{ {} }}\n", ind, deps, ind, call);
-      }
-      return c + ind + "}\n";
-    };
-    auto sections = [&](const Graph::TaskRegion& r, size_t index, const std::string& ind) {
-      std::string c = fmt::format("{}/* Fork-join region {}: {} lists side by side, one thread each (predicted {:.1f} us; {:.1f} us one after another) */\n",
-                                  ind, index, r.groups.size(), r.task_seconds * 1e6, r.loop_seconds * 1e6);
-      c += fmt::format("{}ONNXC_PRAGMA(omp parallel sections num_threads(onnxc_region_threads({})))\n{}{{\n", ind, r.groups.size(), ind);
-      for (const auto& list : r.groups) {
-        c += ind + "  ONNXC_PRAGMA(omp section)\n" + ind + "  {\n";
-        for (size_t q : list)
-          if (!call_at[q].empty()) c += ind + "    " + timed(q) + "\n";
-        c += ind + "  }\n";
-      }
-      return c + ind + "}\n";
-    };
-    // The program in order: a node position, or a fork-join region (its first position).
-    struct Step { size_t p; int region; };
-    std::vector<Step> steps;
-    for (size_t p = 0, next = 0; p < g.nodes.size(); ++p) {
-      if (next < g.task_regions.size() && g.task_regions[next].first == p) {
-        steps.push_back({p, static_cast<int>(next)});
-        p = g.task_regions[next++].last;
-      } else if (!call_at[p].empty()) {
-        steps.push_back({p, -1});
-      }
-    }
-    for (size_t i = 0; i < steps.size();) {
-      const Step& st = steps[i];
-      if (!any_shared || (st.region < 0 && role_at[st.p] == RegionRole::Alone)) {
-        if (st.region >= 0) calls += sections(g.task_regions[st.region], st.region, "  "), classic_sections = true;
-        else calls += "  " + timed(st.p) + "\n";
-        ++i;
-        continue;
-      }
-      // A run of steps up to the next Alone call: one region when one of them shares its loops.
-      size_t j = i;
-      bool shares = false;
-      for (; j < steps.size() && (steps[j].region >= 0 || role_at[steps[j].p] != RegionRole::Alone); ++j)
-        shares = shares || steps[j].region >= 0 || role_at[steps[j].p] == RegionRole::Shared;
-      if (!shares) {
-        for (; i < j; ++i) calls += "  " + timed(steps[i].p) + "\n";
-        continue;
-      }
-      for (size_t q = i; q < j; ++q) {
-        if (steps[q].region < 0) continue;
-        const auto& r = g.task_regions[steps[q].region];
-        if (opt.task_form == RegionForm::OmpTasks) {
-          calls += fmt::format("  char onnxc_dep{0}[{1}]; /* region {0}'s depend objects, one per node */\n  (void)onnxc_dep{0};\n", steps[q].region,
-                               std::max<size_t>(task_nodes(r).size(), 1));
-        } else {
-          calls += fmt::format("  onnxc_group_sync onnxc_sync{0}[{1}];\n  onnxc_group_sync_init(onnxc_sync{0}, {1});\n", steps[q].region,
-                               r.groups.size());
-        }
-      }
-      calls += "  /* One parallel region for these nodes (compile-model --omp-region inference): every thread calls the\n"
-               "   * nodes that share their loops, one thread the serial ones; each node ends at a barrier. */\n"
-               "  ONNXC_PRAGMA(omp parallel)\n  {\n";
-      if (opt.profile)
-        calls += "#ifdef _OPENMP\n    const int onnxc_lead = omp_get_thread_num() == 0;\n#else\n    const int onnxc_lead = 1;\n#endif\n"
-                 "    double onnxc_t = onnxc_now_seconds();\n";
-      auto mark = [&](const std::string& add) {  // the lead thread's clock after a barrier
-        if (!opt.profile) return std::string();
-        return fmt::format("    if (onnxc_lead) {{ const double t = onnxc_now_seconds(); {}onnxc_t = t; }}\n", add);
-      };
-      std::vector<size_t> serial;  // a run of Serial calls, for one `omp single`
-      auto flush = [&]() {
-        if (serial.empty()) return;
-        calls += "    ONNXC_PRAGMA(omp single)\n    {\n";
-        for (size_t q : serial) calls += "      " + timed(q) + "\n";
-        calls += "    }\n" + mark("");
-        serial.clear();
-      };
-      for (; i < j; ++i) {
-        const Step& s2 = steps[i];
-        if (s2.region >= 0) {
-          flush();
-          const auto& r = g.task_regions[s2.region];
-          calls += (opt.task_form == RegionForm::OmpTasks ? omp_tasks(r, s2.region, "    ") : groups(r, s2.region, "    ")) + mark("");
-        } else if (role_at[s2.p] == RegionRole::Serial) {
-          serial.push_back(s2.p);
-          if (opt.profile) flush();
-        } else {
-          flush();
-          calls += "    " + call_at[s2.p] + "\n" + mark(fmt::format("ctx->prof[{}] += t - onnxc_t; ", fn_at[s2.p]));
-        }
-      }
-      flush();
-      calls += "  }\n";
-    }
-    if (classic_sections)
-      s += "#ifdef _OPENMP\n/* Threads of a fork-join region: one per list, at most the run's threads. */\n"
-           "static int onnxc_region_threads(int lists) {\n  const int t = omp_get_max_threads();\n  return lists < t ? lists : t;\n}\n#endif\n\n";
-    if (thread_groups) s += group_runtime_c();
-    if (omp_task_regions) s += task_runtime_c();
-    const std::string functions = functions_text();
-    s += vector_type_definitions(functions);  // the vector types the node functions name
-    s += vmath_definitions(functions);  // the inline math helpers the node functions call
-    s += functions;
+  }
+
+  // The tensor tables, the --profile table, and the functions that make and free instances.
+  std::string instance_functions() {
+    const std::string N = opt.name;
+    std::string s;
     // Model description: tensor tables (also used by the entry points' checks), then the entry points.
     s += tensor_tables(N, g);
     if (opt.profile) {
@@ -638,7 +661,13 @@ struct Module : ModuleBuffers {
                 fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
     s += create_sharing_function(N, "ONNXC_BASELINE ", "atomic_fetch_add(&other->shared->refs, 1)", ", options");
     s += destroy_opening(N) + fmt::format("  onnxc_aligned_free(c->arena);\n  {0}_release(c->shared);\n  free(c);\n  return ONNXC_OK;\n}}\n\n", N);
-    // The run function: checks, the instance's threads, the buffers' pointers, the node calls.
+    return s;
+  }
+
+  // NAME_run: checks, the instance's threads, the buffers' pointers, the node calls.
+  std::string run_function(const Calls& cs) {
+    const std::string N = opt.name;
+    std::string s;
     s += fmt::format("int {0}_run({1}) {{\n"
                      "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run: ctx is NULL (never created, or destroyed)\");\n",
                      N, run_params());
@@ -673,7 +702,7 @@ struct Module : ModuleBuffers {
                           "#else\n  unsigned char* const arena = ctx->arena;\n#endif\n",
                           N);
     auto row = [&](const Value* v) { return items ? fmt::format(" + item * {}", numel(v->shape)) : std::string(); };
-    const std::set<std::string> called_with = identifiers(calls);
+    const std::set<std::string> called_with = identifiers(cs.text);
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       const Value* v = g.inputs[k];
       body += fmt::format("  const {}* const {} = in{}{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, row(v), comment_safe(v->name),
@@ -694,7 +723,7 @@ struct Module : ModuleBuffers {
     for (const Value* v : arena)
       body += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
                           comment_safe(v->name), v->type_str());
-    body += calls;
+    body += cs.text;
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const Value* v = g.outputs[k];
       auto it = out_index.find(v);
@@ -727,6 +756,25 @@ struct Module : ModuleBuffers {
     }
     s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
          "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
+    return s;
+  }
+
+  std::string source() {
+    const std::string N = opt.name;
+    std::string s = source_prelude();
+    Calls cs = plan_calls();
+    write_calls(cs);
+    if (cs.classic_sections)
+      s += "#ifdef _OPENMP\n/* Threads of a fork-join region: one per list, at most the run's threads. */\n"
+           "static int onnxc_region_threads(int lists) {\n  const int t = omp_get_max_threads();\n  return lists < t ? lists : t;\n}\n#endif\n\n";
+    if (cs.thread_groups) s += group_runtime_c();
+    if (cs.omp_task_regions) s += task_runtime_c();
+    const std::string functions = functions_text();
+    s += vector_type_definitions(functions);  // the vector types the node functions name
+    s += vmath_definitions(functions);  // the inline math helpers the node functions call
+    s += functions;
+    s += instance_functions();
+    s += run_function(cs);
     s += run_v_function(N, g);
     ModuleInfo info;
     info.openmp = "#ifdef _OPENMP\n  1,\n#else\n  0,\n#endif\n";
