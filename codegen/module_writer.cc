@@ -94,6 +94,17 @@ std::string ModuleBuffers::unique(const std::string& base) {
   return r;
 }
 
+std::string ModuleBuffers::weight_and_arena_pointers() const {
+  std::string s;
+  for (const Value* v : weights)
+    s += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), woff.at(v),
+                     comment_safe(v->name), v->type_str());
+  for (const Value* v : arena)
+    s += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
+                     comment_safe(v->name), v->type_str());
+  return s;
+}
+
 void ModuleBuffers::place(const std::function<void(const Value*)>& io) {
   const Graph& g = graph;
   for (const Value* v : g.inputs) {
@@ -140,6 +151,29 @@ void ModuleBuffers::place(const std::function<void(const Value*)>& io) {
   if (g.arena_bytes >= 0) abytes = static_cast<uint64_t>(g.arena_bytes);
   for (const Value* v : g.outputs)
     if (v->constant) need_weight(v);
+}
+
+std::string FunctionTable::add(const std::string& key, const std::string& rest, const std::string& comment,
+                               const std::function<std::string()>& make_name, bool* fresh) {
+  auto [it, added] = index_.emplace(key, fns_.size());
+  if (fresh) *fresh = added;
+  if (!added) {
+    Function& f = fns_[it->second];
+    f.comment += comment;
+    ++f.uses;
+    return f.name;
+  }
+  fns_.push_back({make_name(), comment, rest, 1});
+  return fns_.back().name;
+}
+
+std::string FunctionTable::text(const std::string& decl, const std::string& noun, const std::string& same) const {
+  std::string s;
+  for (const Function& f : fns_) {
+    if (f.uses > 1) s += fmt::format("/* One {} for the {} nodes below (the same {}). */\n", noun, f.uses, same);
+    s += f.comment + decl + f.name + f.rest;
+  }
+  return s;
 }
 
 ModuleFolder::ModuleFolder(const std::string& outdir) : dir_(outdir) {
@@ -273,6 +307,18 @@ std::string status_functions(const std::string& N) {
       "const char* {0}_status_string(int code) {{ return onnxc_status_string(code); }}\n\n"
       "const char* {0}_last_error(void) {{ return onnxc_last_error_detail(); }}\n\n",
       N);
+}
+
+std::string create_functions(const std::string& N, const std::string& attrs, const std::string& dest,
+                             const std::function<std::string(const std::string& fn, const std::string& load)>& body) {
+  auto one = [&](const std::string& fn, const std::string& params, const std::string& load) {
+    return fmt::format("{0}int {1}({2}) {{\n  int rc = {3}_check_create(\"{1}\", options, ctx);\n  if (rc) return rc;\n", attrs, fn, params, N) +
+           body(fn, load) + "}\n\n";
+  };
+  return one(N + "_create", fmt::format("const char* weights_path, const onnxc_options* options, {}_ctx** ctx", N),
+             fmt::format("onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, {1})", N, dest)) +
+         one(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
+             fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, {1})", N, dest));
 }
 
 std::string create_sharing_function(const std::string& N, const std::string& attrs, const std::string& add_ref, const std::string& instance_args) {

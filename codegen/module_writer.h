@@ -62,6 +62,9 @@ struct ModuleBuffers {
   // naming it.
   void place(const std::function<void(const Value*)>& io = {});
   std::string unique(const std::string& base);
+  // The pointers to the weights and the arena tensors, declared at the start of a run from
+  // `weights` and `arena` (the blocks' base pointers): one line each, its comment the tensor.
+  std::string weight_and_arena_pointers() const;
 
   const Graph& graph;
   std::vector<const Node*> emitted;
@@ -77,6 +80,29 @@ struct ModuleBuffers {
   uint64_t walign_, aalign_;
   std::set<std::string> used_names_;
   std::map<std::string, int> next_suffix_;  // unique(): next suffix to try per stem
+};
+
+// The functions of a module's nodes (C functions, CUDA kernels) in order of first use: an
+// identical one (the same key: signature and body, for a kernel its launch too) is written once,
+// its comment naming every node it computes.
+class FunctionTable {
+ public:
+  struct Function {
+    std::string name, comment, rest;  // rest: "(params) {\n body }\n\n"
+    size_t uses = 0;
+  };
+  // The function for `key`: the one already there, whose comment gains `comment`, or a new one
+  // named make_name(); *fresh says which.
+  std::string add(const std::string& key, const std::string& rest, const std::string& comment, const std::function<std::string()>& make_name,
+                  bool* fresh = nullptr);
+  // Every function as `decl` (e.g. "static void ") and its name and rest after its comment;
+  // one that several nodes share first says so: "One NOUN for the N nodes below (the same SAME)".
+  std::string text(const std::string& decl, const std::string& noun, const std::string& same) const;
+  const std::vector<Function>& functions() const { return fns_; }
+
+ private:
+  std::vector<Function> fns_;
+  std::map<std::string, size_t> index_;  // key -> its function in fns_
 };
 
 // The output folder of a module (created if missing; CompileError Io otherwise): put() writes
@@ -112,6 +138,13 @@ std::string tensor_tables(const std::string& N, const Graph& g);
 // NAME_status_string and NAME_last_error.
 std::string status_functions(const std::string& N);
 
+// NAME_create and NAME_create_from_memory: `attrs` (before `int`), the module's
+// NAME_check_create, then body(fn, load): the rest of function fn, where `load` is the call that
+// reads the weights file (onnxc_weights_load_file) or its image (onnxc_weights_from_memory)
+// into `dest`, checked against NAME_WEIGHTS_BYTES and NAME_WEIGHTS_CHECKSUM.
+std::string create_functions(const std::string& N, const std::string& attrs, const std::string& dest,
+                             const std::function<std::string(const std::string& fn, const std::string& load)>& body);
+
 // NAME_create_sharing: the module's NAME_check_create, then a new instance (NAME_new_instance
 // with `instance_args` after the shared weights) on other's weights, whose count add_ref
 // raises. `attrs`: what goes before `int` ("ONNXC_BASELINE " or "").
@@ -144,6 +177,20 @@ struct ModuleFiles {
   std::function<std::string(const std::string& make)> makefile;
   size_t distinct_functions = 0;  // functions or kernels written, identical ones once
 };
+// The files of module m (a ModuleBuffers with plan(), source() and header(checksum)): its
+// buffers placed, then the weights (their checksum goes into the header), the source, the
+// header. The makefile and the count of distinct functions are the caller's to add.
+template <class M>
+ModuleFiles module_files(M& m, const char* ext) {
+  m.plan();
+  ModuleFiles f;
+  uint64_t checksum = 0;
+  f.weights = weights_file(m.woff, m.wbytes, &checksum);
+  f.ext = ext;
+  f.source = m.source();
+  f.header = m.header(checksum);
+  return f;
+}
 // Writes them and the runtime's files into opt.outdir (NAME.h, the source, the weights, the
 // runtime, the makefile, in that order) and returns the result with the buffers' totals.
 CodegenResult write_module(const CodegenOptions& opt, const ModuleBuffers& m, const ModuleFiles& f);

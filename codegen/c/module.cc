@@ -190,36 +190,16 @@ struct Module : ModuleBuffers {
     op_rows.push_back({from, ops, emitted_node.kernel, outs_comment, node_cost(n)});
     const std::string rest = fmt::format("({}) {{\n{}{}}}\n\n", params.empty() ? "void" : fmt::format("{}", fmt::join(params, ", ")), unused, body);
     const std::string comment = fmt::format("/* {}: {}({}) -> {} */\n", comment_safe(from), ops, comment_safe(sig_comment), comment_safe(outs_comment));
-    auto [it, fresh] = shared_fn.emplace(rest, fn_texts.size());
-    if (!fresh) {
-      FnText& f = fn_texts[it->second];
-      f.comment += comment;
-      ++f.uses;
-      *call = fmt::format("{}({});", f.name, fmt::join(args, ", "));
-      return "";
-    }
-    std::string fn = func_name(k, n);
+    bool fresh = false;
+    const std::string fn = functions.add(rest, rest, comment, [&] { return func_name(k, n); }, &fresh);
     *call = fmt::format("{}({});", fn, fmt::join(args, ", "));
-    fn_texts.push_back({fn, comment, rest, 1});
-    return fn;
+    return fresh ? fn : "";
   }
 
   // The node functions in order of first use; a shared one's comment names every node it computes.
-  struct FnText {
-    std::string name, comment, rest;
-    size_t uses = 0;
-  };
-  std::vector<FnText> fn_texts;
-  std::map<std::string, size_t> shared_fn;  // signature + body -> index in fn_texts
+  FunctionTable functions;
 
-  std::string functions_text() const {
-    std::string s;
-    for (const FnText& f : fn_texts) {
-      if (f.uses > 1) s += fmt::format("/* One function for the {} nodes below (the same kernel, shapes and parameters). */\n", f.uses);
-      s += f.comment + "static void " + f.name + f.rest;
-    }
-    return s;
-  }
+  std::string functions_text() const { return functions.text("static void ", "function", "kernel, shapes and parameters"); }
 
   std::string run_params() const { return onnxc::run_params(opt.name, g); }
 
@@ -643,22 +623,16 @@ struct Module : ModuleBuffers {
         g.batch_items > 1 ? fmt::format("(unsigned long long)slots * {}_ARENA_BYTES", N) : N + "_ARENA_BYTES",
         g.batch_items > 1 ? "  c->slots = slots;\n" : "");
     // create and create_from_memory differ in how they load the weights.
-    auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
+    s += create_functions(N, "ONNXC_BASELINE ", "&shared->weights", [&](const std::string& fn, const std::string& load) {
       return fmt::format(
-          "ONNXC_BASELINE int {0}({1}) {{\n"
-          "  int rc = {2}_check_create(\"{0}\", options, ctx);\n  if (rc) return rc;\n"
-          "  {2}_shared* shared = ({2}_shared*)calloc(1, sizeof *shared);\n"
-          "  if (!shared) return onnxc_fail(ONNXC_ERR_NOMEM, \"{0}: out of memory\");\n"
-          "  rc = {3};\n"
-          "  if (rc) {{\n    free(shared);\n    onnxc_prefix_error_detail(\"{0}\");\n    return rc;\n  }}\n"
+          "  {0}_shared* shared = ({0}_shared*)calloc(1, sizeof *shared);\n"
+          "  if (!shared) return onnxc_fail(ONNXC_ERR_NOMEM, \"{1}: out of memory\");\n"
+          "  rc = {2};\n"
+          "  if (rc) {{\n    free(shared);\n    onnxc_prefix_error_detail(\"{1}\");\n    return rc;\n  }}\n"
           "  atomic_init(&shared->refs, 1);\n"
-          "  return {2}_new_instance(\"{0}\", shared, options, ctx);\n}}\n\n",
-          fn, params, N, load);
-    };
-    s += create(N + "_create", fmt::format("const char* weights_path, const onnxc_options* options, {}_ctx** ctx", N),
-                fmt::format("onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
-    s += create(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
-                fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &shared->weights)", N));
+          "  return {0}_new_instance(\"{1}\", shared, options, ctx);\n",
+          N, fn, load);
+    });
     s += create_sharing_function(N, "ONNXC_BASELINE ", "atomic_fetch_add(&other->shared->refs, 1)", ", options");
     s += destroy_opening(N) + fmt::format("  onnxc_aligned_free(c->arena);\n  {0}_release(c->shared);\n  free(c);\n  return ONNXC_OK;\n}}\n\n", N);
     return s;
@@ -717,12 +691,7 @@ struct Module : ModuleBuffers {
       body += fmt::format("  {}* const {} = out{}{}; /* {} {} */\n", dtype_ctype(v->dtype), name.at(v), k, row(v), comment_safe(v->name),
                           v->type_str());
     }
-    for (const Value* v : weights)
-      body += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
-                          woff.at(v), comment_safe(v->name), v->type_str());
-    for (const Value* v : arena)
-      body += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
-                          comment_safe(v->name), v->type_str());
+    body += weight_and_arena_pointers();
     body += cs.text;
     for (size_t k = 0; k < g.outputs.size(); ++k) {
       const Value* v = g.outputs[k];
@@ -784,22 +753,14 @@ struct Module : ModuleBuffers {
     s += model_info(N, g, info);
     return s;
   }
-
-  std::string weights_blob(uint64_t* checksum) const { return weights_file(woff, wbytes, checksum); }
 };
 
 }  // namespace
 
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
   Module m(g, opt, b);
-  m.plan();
-  uint64_t checksum = 0;
-  ModuleFiles f;
-  f.weights = m.weights_blob(&checksum);
-  f.ext = "c";
-  f.source = m.source();
-  f.header = m.header(checksum);
-  f.distinct_functions = m.fn_texts.size();
+  ModuleFiles f = module_files(m, "c");
+  f.distinct_functions = m.functions.functions().size();
   const Target& t = b.target();
   f.makefile = [&](const std::string& make) {
     return fmt::format(

@@ -81,12 +81,7 @@ struct CudaModule : ModuleBuffers {
   }
 
   // Kernels in order of first use; identical ones shared (their comments list every node).
-  struct KernelText {
-    std::string name, comment, rest;
-    size_t uses = 0;
-  };
-  std::vector<KernelText> kernels;
-  std::map<std::string, size_t> shared;  // signature + body -> index in kernels
+  FunctionTable kernels;
 
   // The kernel of node k and the host code launching it.
   std::string node_launch(size_t k, const Node& n) {
@@ -177,29 +172,12 @@ struct CudaModule : ModuleBuffers {
                          const std::vector<std::string>& args, const std::string& comment, const std::string& what) {
     const std::string rest = fmt::format("({}) {{\n{}}}\n\n", fmt::join(params, ", "), code.body);
     const std::string key = code.grid + "|" + code.block + "|" + rest;
-    std::string fn;
-    auto [it, fresh] = shared.emplace(key, kernels.size());
-    if (fresh) {
-      fn = unique("n" + std::to_string(k) + "_" + c_identifier(n.name));
-      kernels.push_back({fn, comment, rest, 1});
-    } else {
-      KernelText& t = kernels[it->second];
-      t.comment += comment;
-      ++t.uses;
-      fn = t.name;
-    }
+    const std::string fn = kernels.add(key, rest, comment, [&] { return unique("n" + std::to_string(k) + "_" + c_identifier(n.name)); });
     return fmt::format("  {}<<<{}, {}, 0, stream>>>({});\n  {}_CHECK(cudaGetLastError(), fn, {});\n", fn, code.grid, code.block,
                        fmt::join(args, ", "), opt.name, what);
   }
 
-  std::string kernels_text() const {
-    std::string s;
-    for (const KernelText& t : kernels) {
-      if (t.uses > 1) s += fmt::format("/* One kernel for the {} nodes below (the same shapes and parameters). */\n", t.uses);
-      s += t.comment + "static __global__ void " + t.name + t.rest;
-    }
-    return s;
-  }
+  std::string kernels_text() const { return kernels.text("static __global__ void ", "kernel", "shapes and parameters"); }
 
   std::string run_params() const { return onnxc::run_params(opt.name, g); }
 
@@ -291,7 +269,7 @@ struct CudaModule : ModuleBuffers {
   }
   // Whether a kernel runs on tensor cores (--gpu-precision tf32 or fp16: Conv's wmma implicit GEMM).
   bool uses_wmma() const {
-    for (const KernelText& k : kernels)
+    for (const FunctionTable::Function& k : kernels.functions())
       if (k.rest.find("wmma::") != std::string::npos) return true;
     return false;
   }
@@ -498,20 +476,14 @@ struct CudaModule : ModuleBuffers {
                           "    return {0}_cuda_fail(err, fn, \"allocating the fp16 range words\");\n  }}\n",
                           N),
         status_functions(N));
-    auto create = [&](const std::string& fn, const std::string& params, const std::string& load) {
+    s += create_functions(N, "", "&w", [&](const std::string& fn, const std::string& load) {
       return fmt::format(
-          "int {0}({1}) {{\n"
-          "  int rc = {2}_check_create(\"{0}\", options, ctx);\n  if (rc) return rc;\n"
-          "  onnxc_weights w;\n  rc = {3};\n"
-          "  if (rc) {{\n    onnxc_prefix_error_detail(\"{0}\");\n    return rc;\n  }}\n"
-          "  {2}_shared* shared = NULL;\n  rc = {2}_upload(\"{0}\", &w, &shared);\n  onnxc_weights_free(&w);\n  if (rc) return rc;\n"
-          "  return {2}_new_instance(\"{0}\", shared, ctx);\n}}\n\n",
-          fn, params, N, load);
-    };
-    s += create(N + "_create", fmt::format("const char* weights_path, const onnxc_options* options, {}_ctx** ctx", N),
-                fmt::format("onnxc_weights_load_file(weights_path, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &w)", N));
-    s += create(N + "_create_from_memory", fmt::format("const void* blob, size_t size, const onnxc_options* options, {}_ctx** ctx", N),
-                fmt::format("onnxc_weights_from_memory(blob, size, {0}_WEIGHTS_BYTES, {0}_WEIGHTS_CHECKSUM, &w)", N));
+          "  onnxc_weights w;\n  rc = {2};\n"
+          "  if (rc) {{\n    onnxc_prefix_error_detail(\"{1}\");\n    return rc;\n  }}\n"
+          "  {0}_shared* shared = NULL;\n  rc = {0}_upload(\"{1}\", &w, &shared);\n  onnxc_weights_free(&w);\n  if (rc) return rc;\n"
+          "  return {0}_new_instance(\"{1}\", shared, ctx);\n",
+          N, fn, load);
+    });
     s += create_sharing_function(N, "", "other->shared->refs.fetch_add(1)", "");
     s += destroy_opening(N) + fmt::format(
         "{1}{3}"
@@ -564,12 +536,7 @@ struct CudaModule : ModuleBuffers {
         s += fmt::format("  {0}* const {1} = ({0}*)dout[{2}]; /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), k, comment_safe(v->name),
                          v->type_str());
       }
-    for (const Value* v : weights)
-      s += fmt::format("  const {0}* const {1} = (const {0}*)(weights + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v),
-                       woff.at(v), comment_safe(v->name), v->type_str());
-    for (const Value* v : arena)
-      s += fmt::format("  {0}* const {1} = ({0}*)(arena + {2}); /* {3} {4} */\n", dtype_ctype(v->dtype), name.at(v), aoff.at(v),
-                       comment_safe(v->name), v->type_str());
+    s += weight_and_arena_pointers();
     for (const auto* list : {&io, &weights, &arena})  // a buffer no kernel reads or writes
       for (const Value* v : *list)
         if (launches.find(name.at(v) + ",") == std::string::npos && launches.find(name.at(v) + ")") == std::string::npos)
@@ -736,22 +703,14 @@ struct CudaModule : ModuleBuffers {
     s += model_info(N, g, info);
     return s;
   }
-
-  std::string weights_blob(uint64_t* checksum) const { return weights_file(woff, wbytes, checksum); }
 };
 
 }  // namespace
 
 CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
   CudaModule m(g, opt, b);
-  m.plan();
-  uint64_t checksum = 0;
-  ModuleFiles f;
-  f.weights = m.weights_blob(&checksum);
-  f.ext = "cu";
-  f.source = m.source();
-  f.header = m.header(checksum);
-  f.distinct_functions = m.kernels.size();
+  ModuleFiles f = module_files(m, "cu");
+  f.distinct_functions = m.kernels.functions().size();
   f.makefile = [&](const std::string& make) {
     return fmt::format(
         "# Builds the model compiled by onnxc for CUDA: `{3}` (executable {0}), `{3} lib{0}.so` (shared library).\n"
