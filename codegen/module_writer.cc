@@ -105,6 +105,42 @@ std::string ModuleBuffers::weight_and_arena_pointers() const {
   return s;
 }
 
+ModuleBuffers::NodeSignature ModuleBuffers::node_signature(const Node& n, const std::function<std::string(const Value*)>& qualifier) const {
+  NodeSignature sg;
+  sg.ins.resize(n.inputs.size()), sg.outs.resize(n.outputs.size()), sg.extras.resize(n.extra_inputs.size());
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value* v = n.inputs[i];
+    if (!v) continue;
+    sg.reads += fmt::format("{}{} {}{}", sg.reads.empty() ? "" : ", ", v->name, v->type_str(), v->constant ? " const" : "");
+    if (n.op->static_input(i)) continue;
+    sg.ins[i] = "x" + std::to_string(i);
+    sg.params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), qualifier(v), sg.ins[i]));
+    sg.args.push_back(name.at(v));
+  }
+  for (size_t j = 0; j < n.outputs.size(); ++j) {
+    const Value* v = n.outputs[j];
+    if (!v) continue;
+    sg.writes += fmt::format("{}{} {}", sg.writes.empty() ? "" : ", ", v->name, v->type_str());
+    sg.outs[j] = "y" + std::to_string(j);
+    sg.params.push_back(fmt::format("{}*{} {}", dtype_ctype(v->dtype), qualifier(v), sg.outs[j]));
+    sg.args.push_back(name.at(v));
+  }
+  for (size_t j = 0; j < n.extra_inputs.size(); ++j) {
+    const Value* v = n.extra_inputs[j];
+    sg.reads += fmt::format(", {} {}{} (fused)", v->name, v->type_str(), v->constant ? " const" : "");
+    sg.extras[j] = "e" + std::to_string(j);
+    sg.params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), qualifier(v), sg.extras[j]));
+    sg.args.push_back(name.at(v));
+  }
+  sg.ops = n.op_type;
+  sg.from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", "));
+  for (auto& st : n.epilogue) {
+    sg.ops += "+" + st->op_type;
+    sg.from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
+  }
+  return sg;
+}
+
 void ModuleBuffers::place(const std::function<void(const Value*)>& io) {
   const Graph& g = graph;
   for (const Value* v : g.inputs) {
@@ -296,6 +332,24 @@ std::string io_macros(const std::string& N, const Graph& g, uint64_t weights_byt
   s += fmt::format("#define {}_WEIGHTS_BYTES {}ULL /* payload of {}.weights */\n", N, weights_bytes, N);
   s += fmt::format("#define {}_WEIGHTS_CHECKSUM 0x{:016x}ULL\n", N, checksum);
   return s;
+}
+
+std::string api_declarations(const std::string& N, const Graph& g, const ApiComments& c) {
+  return fmt::format(
+      "{4}typedef struct {0}_ctx {0}_ctx;\n\n"
+      "{5}int {0}_create(const char* weights_path, const onnxc_options* options, {0}_ctx** ctx);\n"
+      "{6}int {0}_create_from_memory(const void* blob, size_t size, const onnxc_options* options, {0}_ctx** ctx);\n"
+      "{7}int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx);\n"
+      "{8}int {0}_run({1});\n"
+      "{9}int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
+      "{2:{3}}const size_t* output_bytes);\n"
+      "{10}{11}int {0}_destroy({0}_ctx** ctx);\n"
+      "const char* {0}_status_string(int code); /* e.g. \"size mismatch\" */\n"
+      "const char* {0}_last_error(void);        /* detail of the last failure in this thread, \"\" if none */\n"
+      "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
+      "extern const onnxc_model_info {0}_info;\n\n{12}",
+      N, run_params(N, g), "", N.size() + 11, c.ctx, c.create, c.create_from_memory, c.create_sharing, c.run, c.run_v, c.after_run_v, c.destroy,
+      c.after_info);
 }
 
 std::string tensor_tables(const std::string& N, const Graph& g) {

@@ -65,6 +65,16 @@ struct ModuleBuffers {
   // The pointers to the weights and the arena tensors, declared at the start of a run from
   // `weights` and `arena` (the blocks' base pointers): one line each, its comment the tensor.
   std::string weight_and_arena_pointers() const;
+  // Node n's function as the module calls it: the names of its parameters (x0... the inputs
+  // that are not static, y0... the outputs, e0... the fused group's extra inputs), its
+  // parameter list with each pointer qualified by qualifier(v) (" restrict", " __restrict__"
+  // or ""), the call's arguments (the module's buffers), and for its comment the tensors it
+  // reads and writes, its ops ("Conv+Relu") and the ONNX nodes it comes from.
+  struct NodeSignature {
+    std::vector<std::string> ins, outs, extras, params, args;
+    std::string reads, writes, ops, from;
+  };
+  NodeSignature node_signature(const Node& n, const std::function<std::string(const Value*)>& qualifier) const;
 
   const Graph& graph;
   std::vector<const Node*> emitted;
@@ -125,6 +135,15 @@ std::string run_params(const std::string& N, const Graph& g);
 // and their end (header_close).
 std::string header_open(const std::string& N);
 std::string header_close();
+
+// NAME.h's declarations of the API, each after its comment (a whole "/* ... */\n", the
+// backend's words): the instance type, the create functions, NAME_run, NAME_run_v, then
+// `after_run_v` (more declarations, with their comments), NAME_destroy, the status
+// functions and NAME_info, then `after_info`.
+struct ApiComments {
+  std::string ctx, create, create_from_memory, create_sharing, run, run_v, after_run_v, destroy, after_info;
+};
+std::string api_declarations(const std::string& N, const Graph& g, const ApiComments& c);
 
 // NAME.h's macros of the inputs and outputs (NAME_NUM_INPUTS, NAME_INPUT0_NAME, _DTYPE, _NDIM,
 // _SHAPE, _SIZE...) and of the weights file (NAME_WEIGHTS_BYTES, NAME_WEIGHTS_CHECKSUM);

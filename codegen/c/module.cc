@@ -114,39 +114,12 @@ struct Module : ModuleBuffers {
   // form (RegionRole::Task, task_body) with CodegenOptions::task_form OmpTasks, else in group
   // form (RegionRole::Group, taking `onnxc_group* onnxc_g`), where the rewrite can write it.
   std::string node_function(size_t k, const Node& n, std::string* call, bool in_region, bool in_group, RegionRole* role) {
-    std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
-    std::vector<std::string> params, args;
     std::vector<const Value*> all;
     for (const Value* v : n.all_inputs()) all.push_back(v);
     for (const Value* v : n.outputs) all.push_back(v);
     const std::set<const Value*> may_alias = aliased(all);
-    auto restrict_kw = [&](const Value* v) { return may_alias.count(v) ? "" : " restrict"; };
-    std::string sig_comment;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const Value* v = n.inputs[i];
-      if (!v) continue;
-      sig_comment += fmt::format("{}{} {}{}", sig_comment.empty() ? "" : ", ", v->name, v->type_str(), v->constant ? " const" : "");
-      if (n.op->static_input(i)) continue;
-      ins[i] = "x" + std::to_string(i);
-      params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), ins[i]));
-      args.push_back(name.at(v));
-    }
-    std::string outs_comment;
-    for (size_t j = 0; j < n.outputs.size(); ++j) {
-      const Value* v = n.outputs[j];
-      if (!v) continue;
-      outs_comment += fmt::format("{}{} {}", outs_comment.empty() ? "" : ", ", v->name, v->type_str());
-      outs[j] = "y" + std::to_string(j);
-      params.push_back(fmt::format("{}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), outs[j]));
-      args.push_back(name.at(v));
-    }
-    for (size_t j = 0; j < n.extra_inputs.size(); ++j) {
-      const Value* v = n.extra_inputs[j];
-      sig_comment += fmt::format(", {} {}{} (fused)", v->name, v->type_str(), v->constant ? " const" : "");
-      extras[j] = "e" + std::to_string(j);
-      params.push_back(fmt::format("const {}*{} {}", dtype_ctype(v->dtype), restrict_kw(v), extras[j]));
-      args.push_back(name.at(v));
-    }
+    NodeSignature sg = node_signature(n, [&](const Value* v) { return std::string(may_alias.count(v) ? "" : " restrict"); });
+    std::vector<std::string>&ins = sg.ins, &outs = sg.outs, &extras = sg.extras, &params = sg.params, &args = sg.args;
     const CNodeCode emitted_node = emit_c_node(n, {ins, outs, extras}, backend.target());
     RegionBody region{RegionRole::Alone, emitted_node.body, emitted_node.own_region};
     if ((in_region || in_group) && emitted_node.own_region.empty()) region = region_body(emitted_node.body);
@@ -182,11 +155,7 @@ struct Module : ModuleBuffers {
     for (auto* list : {&ins, &outs, &extras, &group_outs})
       for (auto& p : *list)
         if (!p.empty() && !used.count(p)) unused += "  (void)" + p + ";\n";
-    std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", "));
-    for (auto& st : n.epilogue) {
-      ops += "+" + st->op_type;
-      from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
-    }
+    const std::string &ops = sg.ops, &from = sg.from, &sig_comment = sg.reads, &outs_comment = sg.writes;
     op_rows.push_back({from, ops, emitted_node.kernel, outs_comment, node_cost(n)});
     const std::string rest = fmt::format("({}) {{\n{}{}}}\n\n", params.empty() ? "void" : fmt::format("{}", fmt::join(params, ", ")), unused, body);
     const std::string comment = fmt::format("/* {}: {}({}) -> {} */\n", comment_safe(from), ops, comment_safe(sig_comment), comment_safe(outs_comment));
@@ -286,31 +255,19 @@ struct Module : ModuleBuffers {
                        N, g.batch_items, abytes);
     else
       s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors, per instance */\n\n", N, abytes);
-    s += fmt::format(
-        "/* An instance of the model: its arena and a reference to its weights. */\n"
-        "typedef struct {0}_ctx {0}_ctx;\n\n"
-        "/* New instance with the weights of a {0}.weights file; options may be NULL (defaults). On failure\n"
-        " * *ctx is NULL. */\n"
-        "int {0}_create(const char* weights_path, const onnxc_options* options, {0}_ctx** ctx);\n"
-        "/* The same from the image of a weights file. The image is used in place when blob + 64 is 64-byte\n"
-        " * aligned (it must then outlive every instance using it), otherwise copied. */\n"
-        "int {0}_create_from_memory(const void* blob, size_t size, const onnxc_options* options, {0}_ctx** ctx);\n"
-        "/* New instance sharing other's weights (no copy, no reload), with its own arena and options. other may be\n"
-        " * destroyed before or after the new instance, but not during this call. */\n"
-        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx);\n"
-        "/* One inference: in{{k}}/out{{k}} hold {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n"
-        "int {0}_run({1});\n"
-        "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes\n"
-        " * (ONNXC_ERR_SIZE otherwise, naming the tensor, the bytes given and expected). */\n"
-        "int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
-        "{2:{3}}const size_t* output_bytes);\n"
-        "/* Frees *ctx (and the weights when no other instance shares them) and sets *ctx to NULL. */\n"
-        "int {0}_destroy({0}_ctx** ctx);\n"
-        "const char* {0}_status_string(int code); /* e.g. \"size mismatch\" */\n"
-        "const char* {0}_last_error(void);        /* detail of the last failure in this thread, \"\" if none */\n"
-        "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
-        "extern const onnxc_model_info {0}_info;\n\n",
-        N, run_params(), "", N.size() + 11);
+    ApiComments c;
+    c.ctx = "/* An instance of the model: its arena and a reference to its weights. */\n";
+    c.create = fmt::format("/* New instance with the weights of a {}.weights file; options may be NULL (defaults). On failure\n"
+                           " * *ctx is NULL. */\n", N);
+    c.create_from_memory = "/* The same from the image of a weights file. The image is used in place when blob + 64 is 64-byte\n"
+                           " * aligned (it must then outlive every instance using it), otherwise copied. */\n";
+    c.create_sharing = "/* New instance sharing other's weights (no copy, no reload), with its own arena and options. other may be\n"
+                       " * destroyed before or after the new instance, but not during this call. */\n";
+    c.run = fmt::format("/* One inference: in{{k}}/out{{k}} hold {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n", N);
+    c.run_v = "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes\n"
+              " * (ONNXC_ERR_SIZE otherwise, naming the tensor, the bytes given and expected). */\n";
+    c.destroy = "/* Frees *ctx (and the weights when no other instance shares them) and sets *ctx to NULL. */\n";
+    s += api_declarations(N, g, c);
     if (opt.profile)
       s += fmt::format(
           "/* Built with compile-model --profile: every run times each of the model's {1} functions.\n"

@@ -85,38 +85,10 @@ struct CudaModule : ModuleBuffers {
 
   // The kernel of node k and the host code launching it.
   std::string node_launch(size_t k, const Node& n) {
-    std::vector<std::string> ins(n.inputs.size()), outs(n.outputs.size()), extras(n.extra_inputs.size());
-    std::vector<std::string> params, args;
-    std::string sig_comment, outs_comment;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const Value* v = n.inputs[i];
-      if (!v) continue;
-      sig_comment += fmt::format("{}{} {}{}", sig_comment.empty() ? "" : ", ", v->name, v->type_str(), v->constant ? " const" : "");
-      if (n.op->static_input(i)) continue;
-      ins[i] = "x" + std::to_string(i);
-      params.push_back(fmt::format("const {}* __restrict__ {}", dtype_ctype(v->dtype), ins[i]));
-      args.push_back(name.at(v));
-    }
-    for (size_t j = 0; j < n.outputs.size(); ++j) {
-      const Value* v = n.outputs[j];
-      if (!v) continue;
-      outs_comment += fmt::format("{}{} {}", outs_comment.empty() ? "" : ", ", v->name, v->type_str());
-      outs[j] = "y" + std::to_string(j);
-      params.push_back(fmt::format("{}* __restrict__ {}", dtype_ctype(v->dtype), outs[j]));
-      args.push_back(name.at(v));
-    }
-    for (size_t j = 0; j < n.extra_inputs.size(); ++j) {
-      const Value* v = n.extra_inputs[j];
-      sig_comment += fmt::format(", {} {}{} (fused)", v->name, v->type_str(), v->constant ? " const" : "");
-      extras[j] = "e" + std::to_string(j);
-      params.push_back(fmt::format("const {}* __restrict__ {}", dtype_ctype(v->dtype), extras[j]));
-      args.push_back(name.at(v));
-    }
-    std::string ops = n.op_type, from = n.origin.empty() ? n.name : fmt::format("{}", fmt::join(n.origin, ", "));
-    for (auto& st : n.epilogue) {
-      ops += "+" + st->op_type;
-      from += ", " + (st->origin.empty() ? st->name : fmt::format("{}", fmt::join(st->origin, ", ")));
-    }
+    NodeSignature sg = node_signature(n, [](const Value*) { return std::string(" __restrict__"); });
+    const std::vector<std::string>&ins = sg.ins, &outs = sg.outs, &extras = sg.extras;
+    std::vector<std::string>&params = sg.params, &args = sg.args;
+    const std::string &ops = sg.ops, &from = sg.from, &sig_comment = sg.reads, &outs_comment = sg.writes;
     bool empty = true;
     for (const Value* v : n.outputs)
       if (v && numel(v->shape) != 0) empty = false;
@@ -217,43 +189,34 @@ struct CudaModule : ModuleBuffers {
     s += header_open(N) + io_macros(N, g, wbytes, checksum);
     s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors in device memory, per instance */\n", N, abytes);
     s += fmt::format("#define {}_IO_BYTES {}ULL /* device copies of the inputs and outputs, per instance */\n\n", N, iobytes);
-    s += fmt::format(
-        "/* An instance of the model: its device arena and I/O buffers, its stream, a reference to the device weights. */\n"
-        "typedef struct {0}_ctx {0}_ctx;\n\n"
-        "/* New instance with the weights of a {0}.weights file; options may be NULL. On failure *ctx is NULL. */\n"
-        "int {0}_create(const char* weights_path, const onnxc_options* options, {0}_ctx** ctx);\n"
-        "/* The same from the image of a weights file (copied to the device; the image may be freed after). */\n"
-        "int {0}_create_from_memory(const void* blob, size_t size, const onnxc_options* options, {0}_ctx** ctx);\n"
-        "/* New instance sharing other's device weights, with its own arena, buffers and stream. */\n"
-        "int {0}_create_sharing(const {0}_ctx* other, const onnxc_options* options, {0}_ctx** ctx);\n"
-        "/* One inference: in{{k}}/out{{k}} (host memory) hold {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n"
-        "int {0}_run({1});\n"
-        "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes. */\n"
-        "int {0}_run_v({0}_ctx* ctx, const void* const* inputs, const size_t* input_bytes, void* const* outputs,\n"
-        "{2:{3}}const size_t* output_bytes);\n"
+    ApiComments c;
+    c.ctx = "/* An instance of the model: its device arena and I/O buffers, its stream, a reference to the device weights. */\n";
+    c.create = fmt::format("/* New instance with the weights of a {}.weights file; options may be NULL. On failure *ctx is NULL. */\n", N);
+    c.create_from_memory = "/* The same from the image of a weights file (copied to the device; the image may be freed after). */\n";
+    c.create_sharing = "/* New instance sharing other's device weights, with its own arena, buffers and stream. */\n";
+    c.run = fmt::format("/* One inference: in{{k}}/out{{k}} (host memory) hold {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n", N);
+    c.run_v = "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes. */\n";
+    c.after_run_v = fmt::format(
         "/* Enqueues one inference on stream (a cudaStream_t; NULL for the instance's own) reading d_inputs[k] and\n"
         " * writing d_outputs[k], device buffers of {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements, and returns: no host\n"
         " * copy, no synchronisation (wait on the stream, or an event recorded on it, before reading the outputs).\n"
         " * The instance's arena holds the intermediate tensors: its runs must not overlap (enqueue them on one\n"
         " * stream, or order the streams). The launches may be captured in a CUDA graph (stream capture). */\n"
-        "int {0}_run_device({0}_ctx* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs);\n"
-        "/* Frees *ctx (and the device weights when no other instance shares them) and sets *ctx to NULL. */\n"
-        "int {0}_destroy({0}_ctx** ctx);\n"
-        "const char* {0}_status_string(int code); /* e.g. \"size mismatch\" */\n"
-        "const char* {0}_last_error(void);        /* detail of the last failure in this thread, \"\" if none */\n"
-        "/* Names, dtypes, shapes and entry points, for generic drivers (onnxc_main.c). */\n"
-        "extern const onnxc_model_info {0}_info;\n\n"
-        "/* {0}_info and {0}_run_device, for generic drivers that keep the tensors on the GPU (onnxc_split_cuda.h). */\n"
-        "extern const onnxc_cuda_info {0}_cuda_info;\n\n{4}",
-        N, run_params(), "", N.size() + 11,
-        opt.profile ? fmt::format("/* Built with compile-model --profile: every {0}_run times each of the model's {1} nodes on the GPU\n"
-                                  " * (CUDA events around its launches; {0}_run_device does not time). {0}_profile copies each one's\n"
-                                  " * seconds, summed over the instance's runs so far, into seconds[0..{0}_PROFILE_OPS-1]; {0}_info.ops\n"
-                                  " * describes them (nodes, kernel, cost). */\n"
-                                  "#define {0}_PROFILE_OPS {1}\n"
-                                  "int {0}_profile(const {0}_ctx* ctx, double* seconds);\n\n",
-                                  N, emitted.size())
-                    : std::string());
+        "int {0}_run_device({0}_ctx* ctx, void* stream, const void* const* d_inputs, void* const* d_outputs);\n",
+        N);
+    c.destroy = "/* Frees *ctx (and the device weights when no other instance shares them) and sets *ctx to NULL. */\n";
+    c.after_info = fmt::format("/* {0}_info and {0}_run_device, for generic drivers that keep the tensors on the GPU (onnxc_split_cuda.h). */\n"
+                               "extern const onnxc_cuda_info {0}_cuda_info;\n\n",
+                               N);
+    s += api_declarations(N, g, c);
+    if (opt.profile)
+      s += fmt::format("/* Built with compile-model --profile: every {0}_run times each of the model's {1} nodes on the GPU\n"
+                       " * (CUDA events around its launches; {0}_run_device does not time). {0}_profile copies each one's\n"
+                       " * seconds, summed over the instance's runs so far, into seconds[0..{0}_PROFILE_OPS-1]; {0}_info.ops\n"
+                       " * describes them (nodes, kernel, cost). */\n"
+                       "#define {0}_PROFILE_OPS {1}\n"
+                       "int {0}_profile(const {0}_ctx* ctx, double* seconds);\n\n",
+                       N, emitted.size());
     return s + header_close();
   }
 
