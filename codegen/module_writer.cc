@@ -69,19 +69,14 @@ std::string weights_file(const std::map<const Value*, uint64_t>& offsets, uint64
   return head + payload;
 }
 
-namespace {
-
-// x + n rounded up to `align`, checked for overflow (what: the block it grows).
 uint64_t place_after(uint64_t x, uint64_t n, uint64_t align, const std::string& what) {
   const uint64_t end = add_bytes(x, add_bytes(n, align, what), what) - align;
   return (end + align - 1) / align * align;
 }
 
-}  // namespace
-
-ModuleBuffers::ModuleBuffers(const Graph& g, uint64_t weights_align, uint64_t arena_align)
-    : graph(g), walign_(weights_align), aalign_(arena_align) {
-  for (auto& n : g.nodes)
+ModuleBuffers::ModuleBuffers(const Graph& graph, uint64_t weights_align, uint64_t arena_align)
+    : g(graph), walign_(weights_align), aalign_(arena_align) {
+  for (auto& n : graph.nodes)
     if (!n->folded()) emitted.push_back(n.get());
 }
 
@@ -142,7 +137,6 @@ ModuleBuffers::NodeSignature ModuleBuffers::node_signature(const Node& n, const 
 }
 
 void ModuleBuffers::place(const std::function<void(const Value*)>& io) {
-  const Graph& g = graph;
   for (const Value* v : g.inputs) {
     name[v] = unique("v_" + c_identifier(v->name));
     if (io) io(v);

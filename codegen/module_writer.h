@@ -48,6 +48,9 @@ std::string c_identifier(const std::string& s);
 // then the payload of `bytes` bytes, each constant's bytes at its offset. *checksum: the fnv1a.
 std::string weights_file(const std::map<const Value*, uint64_t>& offsets, uint64_t bytes, uint64_t* checksum);
 
+// x + n rounded up to `align`, checked for overflow (what: the block it grows, for the error).
+uint64_t place_after(uint64_t x, uint64_t n, uint64_t align, const std::string& what);
+
 // The buffers of a module and their C names: the graph's inputs and outputs (v_NAME), the
 // constants its functions read, placed one after another in the weights file (w_NAME), and
 // the intermediate tensors in the arena (t_NAME) at the memory plan's offsets, or one after
@@ -56,7 +59,7 @@ std::string weights_file(const std::map<const Value*, uint64_t>& offsets, uint64
 struct ModuleBuffers {
   // The graph's nodes with code (not folded), in order; weights aligned to weights_align
   // bytes, arena tensors without a plan to arena_align.
-  ModuleBuffers(const Graph& g, uint64_t weights_align, uint64_t arena_align);
+  ModuleBuffers(const Graph& graph, uint64_t weights_align, uint64_t arena_align);
   // Names and places every buffer; io(v) is called for each graph input, then for each graph
   // output that is neither a constant nor an input, at its first slot (out_index), after
   // naming it.
@@ -76,7 +79,7 @@ struct ModuleBuffers {
   };
   NodeSignature node_signature(const Node& n, const std::function<std::string(const Value*)>& qualifier) const;
 
-  const Graph& graph;
+  const Graph& g;
   std::vector<const Node*> emitted;
   std::map<const Value*, std::string> name;  // C name of each buffer
   std::map<const Value*, uint64_t> woff;     // weights offsets

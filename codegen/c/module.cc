@@ -72,8 +72,7 @@ std::set<std::string> identifiers(const std::string& text) {
 }
 
 struct Module : ModuleBuffers {
-  Module(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, kAlign, kAlign), g(graph), opt(o), backend(b) {}
-  const Graph& g;
+  Module(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, kAlign, kAlign), opt(o), backend(b) {}
   const CodegenOptions& opt;
   const Backend& backend;
   // --profile: one row per emitted function, in call order (onnxc_op_info).

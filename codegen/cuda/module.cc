@@ -42,13 +42,11 @@ namespace onnxc {
 namespace {
 
 constexpr uint64_t kAlign = 256;  // device buffers: cudaMalloc's alignment
-uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 struct CudaModule : ModuleBuffers {
   // Weights at 64 bytes (the file's alignment; cudaMalloc's block is 256-byte aligned), the
   // arena's tensors at 256.
-  CudaModule(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, 64, kAlign), g(graph), opt(o), backend(b) {}
-  const Graph& g;
+  CudaModule(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, 64, kAlign), opt(o), backend(b) {}
   const CodegenOptions& opt;
   const Backend& backend;
   std::map<const Value*, uint64_t> iooff;  // device input/output block offsets
@@ -76,7 +74,7 @@ struct CudaModule : ModuleBuffers {
     place([&](const Value* v) {
       iooff[v] = iobytes;
       io.push_back(v);
-      iobytes = align_up(add_bytes(iobytes, v->nbytes(), "the device input/output block"), kAlign);
+      iobytes = place_after(iobytes, v->nbytes(), kAlign, "the device input/output block");
     });
   }
 
