@@ -43,6 +43,16 @@ struct Target {
   int64_t parallel_min_work = int64_t{1} << 16;
 
   int vector_floats() const { return vector_bits / 32; }
+  // The vector registers a register tile of vectors of `floats` floats may count on (at least 8).
+  // A generic-vector target is built by a compiler for whatever machine (-O3, no -march): its
+  // long vectors take several registers there, so its tiles hold at most a 512-bit register
+  // file's worth of floats (32 x 16).
+  int64_t tile_registers(int64_t floats) const {
+    const int64_t r = vector_registers > 8 ? vector_registers : 8;
+    if (arch != "generic") return r;
+    const int64_t cap = 32 * 16 / floats;
+    return r < cap ? r : cap > 4 ? cap : 4;
+  }
   // Whether a loop nest doing `work` scalar operations should run on several threads.
   bool parallel(double work) const { return threads > 1 && work >= static_cast<double>(parallel_min_work); }
   // One line for the compile summary and --dump-ir.

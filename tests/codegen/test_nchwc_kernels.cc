@@ -559,7 +559,7 @@ TEST(NchwcConv, LineStepsForL1) {
 }
 
 // A target whose vectors hold 64 floats (generic-vector:64): one chunk per 64-lane block,
-// 4 per 256-lane block; tiles sized for the host's registers (conv_nchwc_plan.cc tile_registers).
+// 4 per 256-lane block; tiles sized for the host's registers (Target::tile_registers).
 TEST(NchwcConv, LongVectorTarget) {
   static const std::unique_ptr<Backend> wide = make_c_backend(parse_target("generic-vector:64"));
   CRunOptions o = native();

@@ -56,15 +56,6 @@ std::vector<RowTile> masked_row(const NchwcConv& c, int64_t RW) {
 
 namespace {
 
-// Vector registers a tile may fill. A generic-vector target is built by a compiler for
-// whatever machine (-O3, no -march): its long vectors take several registers there, so its
-// tiles hold at most a 512-bit register file's worth of floats (32 x 16), fewer pixels.
-int64_t tile_registers(const Target& t, int64_t V) {
-  int64_t R = std::max(8, t.vector_registers);
-  if (t.arch == "generic") R = std::max<int64_t>(4, std::min<int64_t>(R, 32 * 16 / V));
-  return R;
-}
-
 // The busiest thread's share of the work over the mean, when `tasks` tasks in order are cut
 // into T runs of equal count (one more for the first tasks % T threads), as libgomp's
 // schedule(static) does; work(i) is task i's.
@@ -133,7 +124,7 @@ void line_segments(const NchwcConv& c, const Target& target, RowPlan* row, int64
 // tiles takes tiles of ceil(OW / n): a 7-wide row takes 3 × 7 in one tile rather than 4 × 6
 // and 4 × 1; 8 chunks go in tiles of 4, not 6 and 2.
 void pick_tile(const NchwcConv& c, const Target& t, int64_t group_chunks, int64_t* RC, int64_t* RW) {
-  const int64_t R = tile_registers(t, c.V);
+  const int64_t R = t.tile_registers(c.V);
   const int64_t sat = R * 3 / 4;
   double best = -1;
   for (int64_t rc = 1; rc <= std::min<int64_t>(c.QR, 8); ++rc) {
@@ -279,7 +270,7 @@ BroadcastPlan plan_broadcast(const NchwcConv& c, const Target& t) {
 
 DepthwisePlan plan_depthwise(const NchwcConv& c, const Target& t) {
   DepthwisePlan p;
-  const int64_t R = tile_registers(t, c.V);
+  const int64_t R = t.tile_registers(c.V);
   const int64_t RWmax = std::max<int64_t>(1, std::min<int64_t>(R - c.KW - 2, 16));
   // Masked edges: tiles over the whole row; else the interior's.
   const bool masked = !c.line && !masked_row(c, std::min(RWmax, c.OW)).empty();
@@ -298,7 +289,7 @@ WinogradPlan winograd_blocks(const Target& t, const ConvGeom& g, int64_t b, int6
   WinogradPlan p;
   const int64_t MB = ceil_div(g.M, b), Cp = ceil_div(g.C, b) * b;
   const int64_t TT = ceil_div(g.out[0], 2) * ceil_div(g.out[1], 2);
-  const int64_t R = tile_registers(t, V);
+  const int64_t R = t.tile_registers(V);
   p.RC = std::min<int64_t>(MB, 4);
   p.RT = std::max<int64_t>(1, std::min<int64_t>(R * 3 / 4 / p.RC, 12));
   int64_t TB = std::min<int64_t>(8 * p.RT, t.l2_bytes / 2 / (64 * (Cp + p.RC * V)) / p.RT * p.RT);

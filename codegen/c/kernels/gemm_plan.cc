@@ -45,9 +45,7 @@ PanelTile panel_tile(const Target& t) {
   p.V = std::max<int64_t>(4, t.vector_floats());
   p.NV = p.V <= 16 ? 2 : 1;
   p.NR = p.NV * p.V;
-  int64_t R = std::max(8, t.vector_registers);
-  if (t.arch == "generic") R = std::max<int64_t>(4, std::min<int64_t>(R, 32 * 16 / p.V));
-  p.MR = std::max<int64_t>(1, std::min<int64_t>(12, R * 3 / 4 / p.NV));
+  p.MR = std::max<int64_t>(1, std::min<int64_t>(12, t.tile_registers(p.V) * 3 / 4 / p.NV));
   return p;
 }
 

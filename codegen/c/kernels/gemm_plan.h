@@ -25,7 +25,7 @@ struct GemmShape {
 // The register tile of the panel form: V floats per vector, NV vectors per panel row
 // (NR = NV * V columns), MR rows; MR * NV accumulators within 3/4 of the vector registers
 // (the rest holds the panel row and the broadcasts). A generic-vector target's long vectors
-// take several registers of the machine that builds them (as conv_nchwc_plan.cc's).
+// take several registers of the machine that builds them (Target::tile_registers).
 struct PanelTile {
   int64_t V = 0, NV = 0, NR = 0, MR = 0;
 };
