@@ -54,6 +54,9 @@ void emit_group_loop(CEmit& e) {
   for (size_t i = 0; i < n.inputs.size(); ++i)
     shapes.push_back(one && n.in(i) && !n.op->static_input(i) ? e.in_view(i) : e.out_view(0));  // unused slots: any shape
   for (const Value* v : n.extra_inputs) shapes.push_back(e.view_of(v));
+  // After the kernel, at the top of its function: a statement that changes no local (its
+  // values are locals of the loop body), which one thread of a region may run for all.
+  e.serial();
   emit_broadcast(e, e.out_view(0), shapes, [&](const std::vector<std::string>& idx, const std::string& o) {
     // Internal value k of the group is the local t<k>: t0 the anchor's output, t<k> step k's.
     std::map<const Value*, std::string> locals;

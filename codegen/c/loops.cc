@@ -33,8 +33,7 @@ void simd(CEmit& e, int64_t trip, const std::string& clauses) {
 // some single-trip loops). One `}` closes either.
 void open_loop(CEmit& e, const std::string& v, int64_t end, int64_t step) {
   if (end > 0 && end <= step) {
-    e("{{");
-    e("const int64_t {} = 0;", v);
+    e.open_scope(v, 0);
   } else if (step == 1) {
     e("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{", v, end);
   } else {

@@ -36,7 +36,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "codegen/c/emit.h"
@@ -126,7 +125,7 @@ struct Module : ModuleBuffers {
       const bool tasks = opt.task_form == RegionForm::OmpTasks;
       std::string why;
       std::string grouped = region.role != RegionRole::Shared ? "" : tasks ? task_body(region.body, &why) : group_body(region.body, &why);
-      if (!grouped.empty()) region = {tasks ? RegionRole::Task : RegionRole::Group, {std::move(grouped), {}, ""}, ""};
+      if (!grouped.empty()) region = {tasks ? RegionRole::Task : RegionRole::Group, {std::move(grouped), {}, "", {}}, ""};
       else if (region.role == RegionRole::Shared) region = {RegionRole::Alone, emitted_node.body, why};
     }
     *role = region.role;

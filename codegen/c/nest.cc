@@ -1,4 +1,4 @@
-// codegen/c/nest.cc — parallel constructs as data (see nest.h).
+// codegen/c/nest.cc — parallel constructs and statements as data (see nest.h).
 #include "codegen/c/nest.h"
 
 #include <algorithm>
@@ -72,6 +72,11 @@ void CWriter::single_nowait() {
   const std::string text = kb_.text_construct;
   line("ONNXC_PRAGMA(omp single nowait)");
   kb_.text_construct = text;
+}
+
+void CWriter::open_scope(const std::string& var, int64_t value) {
+  line("{");
+  local("const int64_t {} = {};", var, value);
 }
 
 std::string CWriter::fresh(const std::string& base) { return base + std::to_string(fresh_++); }

@@ -1,4 +1,5 @@
-// codegen/c/nest.h — a C kernel's parallel constructs as data, beside the C text it writes.
+// codegen/c/nest.h — a C kernel's parallel constructs and top-level statements as data, beside
+// the C text it writes.
 //
 // A kernel writes its function body line by line (CWriter, below; CEmit in emit.h adds the
 // node). Its parallel constructs do not go in as text: open_nest() writes a parallel loop nest
@@ -10,6 +11,12 @@
 // (codegen/c/region.h) and the schedule's cost model (parallel_iterations, the pieces a
 // node's work splits into). A parallel construct written as text is noted
 // (KernelBody::text_construct) and keeps the function's own fork/join, with that reason.
+//
+// The statements beside the nests are described the same way (StatementMark): local() writes
+// a declaration every thread of a region may make, open_scope() a loop of one trip as a block
+// with its constant, serial() says the next statement may run on one thread for all. The
+// region's forms read those marks to decide how a body is shared; a statement at the top of a
+// body that carries none keeps the body's own fork/join, naming it.
 //
 // `omp simd` stays a line of text: a vector hint on a serial loop, which the forms keep as
 // written.
@@ -64,12 +71,30 @@ struct ParallelMark {
   ParallelNest nest;  // MarkKind::Nest
 };
 
+// What a statement of a body is, said by the kernel that wrote it (CWriter::local, serial).
+enum class StatementKind {
+  // A declaration every thread of a parallel region may make: its initializer calls nothing and
+  // reads only constants and the function's parameters, so each thread computes the same value
+  // (a loop's constant, a table, a pointer into a buffer). Its lines: until its braces close.
+  Local,
+  // A statement one thread may run for all (its lines: until its braces close): it changes no
+  // local of the function (each thread of a region has its own) and leaves the function only
+  // at its end.
+  Serial,
+};
+
+struct StatementMark {
+  size_t line = 0;  // where it starts, from 0
+  StatementKind kind = StatementKind::Local;
+};
+
 // A function body: its text (one statement or brace per line, two spaces per level) and marks.
 struct KernelBody {
   std::string text;
   std::vector<ParallelMark> marks;  // in line order
   // The first parallel pragma written as text rather than through CWriter ("" when none).
   std::string text_construct;
+  std::vector<StatementMark> statements;  // in line order
 };
 
 // The widest nest's iterations: the pieces a body's work can be split into; 1 with no parallel
@@ -94,12 +119,26 @@ class CWriter {
   void open_parallel_block();
   // `omp single nowait`: the next statement runs on one thread of the block.
   void single_nowait();
+  // A declaration every thread of a region may make (StatementKind::Local):
+  // e.local("static const float tab[{}] = {{", n) ... e("}};").
+  template <class... A>
+  void local(fmt::format_string<A...> f, A&&... a) {
+    statement(StatementKind::Local);
+    line(fmt::format(f, std::forward<A>(a)...));
+  }
+  // A loop of one trip as a block: `{` and `const int64_t var = value;` (a Local). One `}`
+  // closes it.
+  void open_scope(const std::string& var, int64_t value);
+  // The next statement may run on one thread for all (StatementKind::Serial): it changes no
+  // local of the function.
+  void serial() { statement(StatementKind::Serial); }
   std::string fresh(const std::string& base);  // a new local identifier
   const std::string& body() const { return kb_.text; }
   const KernelBody& kernel_body() const { return kb_; }
 
  private:
   void mark(MarkKind k, const ParallelNest& n = {});
+  void statement(StatementKind k) { kb_.statements.push_back({lines_, k}); }
   KernelBody kb_;
   size_t lines_ = 0;
   int indent_ = 1;

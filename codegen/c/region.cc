@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -37,67 +36,6 @@ std::string code_of(const std::string& line, bool* in_comment) {
     }
   }
   return trim(r);
-}
-
-// A top-level declaration: `const int64_t n = 49;`, `float* const p = y0 + 16;`,
-// `static const float tab[4] = {` (a table over several lines), `onnxc_vf16 acc[4];`,
-// `const float (*restrict Wm)[4][2] = (const float (*)[4][2])x1;` (a pointer to arrays).
-// shaped: the line has that form; ok: its initializer, if any, calls nothing, so computing it
-// on every thread of the region gives each the same value. `(void)x0;` is one without a name.
-struct Declaration {
-  bool shaped = false, ok = false;
-  std::string name;
-  bool pointer = false;  // a pointer: writes through it reach memory all threads share
-};
-
-Declaration declaration(const std::string& code) {
-  static const std::regex decl(
-      R"(^(?:static\s+)?(?:const\s+)?(?:(?:unsigned|signed)\s+)?(?!(?:return|goto|if|for|while|do|switch|case|break|continue|else|sizeof)\b)[A-Za-z_]\w*)"
-      R"((?:\s+const)?((?:\s*\*\s*(?:const\s+|restrict\s+)*)+|\s+)(?!(?:const|restrict)\b)([A-Za-z_]\w*)(?:\[[^\]]*\])*\s*(=\s*(.*))?$)");
-  static const std::regex call(R"([A-Za-z_]\w*\s*\((?!\s*\*\s*\)))");  // not the `(*)` of a cast's pointer to arrays
-  static const std::regex array_pointer(R"(\(\s*\*\s*((?:(?:const|restrict)\s+)*)([A-Za-z_]\w*)\s*\))");
-  static const std::regex void_cast(R"(^\(void\)\s*[A-Za-z_]\w*;$)");
-  Declaration d;
-  if (std::regex_match(code, void_cast)) {
-    d.shaped = d.ok = true;
-    return d;
-  }
-  if (code.empty() || (code.back() != ';' && code.back() != '{')) return d;
-  std::smatch m;
-  // `T (*restrict p)[4]` declares p as a pointer like `T *restrict p`; its brackets are the arrays'.
-  const std::string head = std::regex_replace(code.substr(0, code.size() - 1), array_pointer, "*$1$2", std::regex_constants::format_first_only);
-  if (!std::regex_match(head, m, decl)) return d;
-  d.shaped = true;
-  d.pointer = m[1].str().find('*') != std::string::npos;
-  d.name = m[2].str();
-  const std::string init = m[4].str();
-  if (code.back() == '{') d.ok = m[3].matched && trim(init).empty();  // `= {`: a table
-  else d.ok = !std::regex_search(init, call);
-  return d;
-}
-
-struct Local {
-  std::string name;
-  bool pointer;
-  long level;  // bare blocks open around its declaration
-};
-
-// Whether a statement may change a local of the function (its value, or an element of a local
-// array or vector): each thread has its own, so the statement cannot run on one thread only.
-bool writes_local(const std::string& stmt, const std::vector<Local>& locals) {
-  for (const Local& l : locals) {
-    const std::string n = l.name;
-    const std::string elements = l.pointer ? "" : R"((?:\s*\[[^\]]*\])*)";
-    const std::regex write("(?:^|[^\\w.>])(?:" + n + elements + R"(\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*)" + n + R"(\b|)" + n +
-                           R"(\s*(?:\+\+|--)|&\s*)" + n + R"(\b))");
-    if (std::regex_search(stmt, write)) return true;
-  }
-  return false;
-}
-
-bool starts_with_word(const std::string& code, const char* w) {
-  const size_t n = std::char_traits<char>::length(w);
-  return code.compare(0, n, w) == 0 && (code.size() == n || !(std::isalnum(static_cast<unsigned char>(code[n])) || code[n] == '_'));
 }
 
 // A body's lines, each with its code (comments removed, code_of); *in_comment says whether the
@@ -137,6 +75,13 @@ const ParallelMark* mark_at(const std::map<size_t, const ParallelMark*>& at, siz
   return it == at.end() ? nullptr : it->second;
 }
 
+// What the kernel said the statement starting on each line is (CWriter::local, serial).
+std::map<size_t, StatementKind> statements_by_line(const KernelBody& kb) {
+  std::map<size_t, StatementKind> at;
+  for (const StatementMark& s : kb.statements) at[s.line] = s.kind;
+  return at;
+}
+
 bool is_simd(const std::string& code) { return code.starts_with("ONNXC_PRAGMA(omp simd"); }
 
 // Lines joined as a body: each ends in '\n' when `text` did.
@@ -166,14 +111,14 @@ RegionBody region_body(const KernelBody& kb) {
     return r;
   }
   const auto at = marks_by_line(kb);
+  const auto said = statements_by_line(kb);
   enum class State { Top, AfterFor, AfterBlock, AfterSimd, InStatement } state = State::Top;
   enum class Kind { Declaration, Loop, Block, Serial } kind = Kind::Declaration;
   long depth = 0;  // of braces within the statement
   long bare = 0;   // bare blocks open around it
-  std::vector<Local> locals;
   std::vector<std::string> out, stmt_lines;
   std::vector<ParallelMark> marks;
-  std::string stmt_code, indent;
+  std::string indent;
   auto put_mark = [&](ParallelMark m) {
     m.line = out.size();
     marks.push_back(std::move(m));
@@ -186,13 +131,11 @@ RegionBody region_body(const KernelBody& kb) {
       if (code.empty() || code == "{" || code == "}") {  // a bare block: a scope for declarations
         bare += code == "{" ? 1 : code == "}" ? -1 : 0;
         if (bare < 0) return alone("a closing brace without its block");
-        while (!locals.empty() && locals.back().level > bare) locals.pop_back();
         out.push_back(line);
         continue;
       }
       indent = line.substr(0, line.find_first_not_of(' '));
       stmt_lines.clear();
-      stmt_code.clear();
       if (m && m->kind == MarkKind::Nest && m->nest.form == NestForm::Fork) {
         ParallelMark shared = *m;
         shared.nest.form = NestForm::Shared;  // an orphaned `omp for`: the same static split, a barrier at its end
@@ -206,24 +149,15 @@ RegionBody region_body(const KernelBody& kb) {
         continue;
       }
       if (m) return alone("a worksharing construct outside a parallel block");
-      if (is_simd(code)) {  // a serial vector loop
-        kind = Kind::Serial;
+      const auto s = said.find(i);
+      if (s == said.end()) return alone("a statement its kernel did not describe as a declaration or a serial statement: " + code);
+      state = State::InStatement;
+      kind = s->second == StatementKind::Local ? Kind::Declaration : Kind::Serial;
+      if (kind == Kind::Serial && is_simd(code)) {  // a serial vector loop
         stmt_lines.push_back("  " + line);
         state = State::AfterSimd;
         continue;
       }
-      if (code.starts_with("ONNXC_PRAGMA") || code.starts_with("#")) return alone("a pragma or preprocessor line: " + code);
-      for (const char* w : {"return", "goto", "else", "case", "default", "break", "continue"})
-        if (starts_with_word(code, w)) return alone(std::string("a statement starting with '") + w + "'");
-      const Declaration d = declaration(code);
-      if (d.shaped && !d.ok) return alone("a declaration that calls a function: " + code);
-      if (d.shaped) {
-        if (!d.name.empty()) locals.push_back({d.name, d.pointer, bare});
-        kind = Kind::Declaration;
-      } else {
-        kind = Kind::Serial;  // a statement for one thread
-      }
-      state = State::InStatement;
     } else if (state == State::AfterFor) {
       if (!code.starts_with("for (")) return alone("a parallel nest without its loop");
       kind = Kind::Loop;
@@ -238,11 +172,7 @@ RegionBody region_body(const KernelBody& kb) {
     } else if ((kind == Kind::Declaration || kind == Kind::Serial) && m) {
       return alone("a parallel construct inside a serial statement");
     }
-    if (kind == Kind::Serial) {
-      if (code.find("return") != std::string::npos || code.find("goto") != std::string::npos) return alone("a return or goto");
-      stmt_lines.push_back((line.empty() || line[0] == '#' ? "" : "  ") + line);
-      stmt_code += code + "\n";
-    }
+    if (kind == Kind::Serial) stmt_lines.push_back((line.empty() || line[0] == '#' ? "" : "  ") + line);
     for (char c : code) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
     if (depth < 0) return alone("braces that do not balance");
     const bool ends = depth == 0 && !code.empty() && (code.back() == ';' || code.back() == '}');
@@ -257,7 +187,6 @@ RegionBody region_body(const KernelBody& kb) {
     }
     if (state == State::InStatement && ends) {
       if (kind == Kind::Serial) {
-        if (writes_local(stmt_code, locals)) return alone("a serial statement that changes a local: " + trim(stmt_code));
         put_mark({0, MarkKind::Single, {}});
         out.push_back(indent + "ONNXC_PRAGMA(omp single)");
         out.push_back(indent + "{");
@@ -269,7 +198,7 @@ RegionBody region_body(const KernelBody& kb) {
   }
   if (state != State::Top || depth != 0 || bare != 0 || in_comment) return alone("a statement, block or comment left open");
   r.role = RegionRole::Shared;
-  r.body = {joined(out, kb.text), marks, ""};
+  r.body = {joined(out, kb.text), marks, "", {}};
   return r;
 }
 

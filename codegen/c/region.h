@@ -6,25 +6,27 @@
 // kernel's body (codegen/c/kernels/, written for a fork/join of its own) becomes one of:
 //
 //   Shared  every statement at the top of the body (or in bare blocks `{ ... }` there, the
-//           scopes of a kernel's constants) is a declaration, a parallel loop nest (`omp
-//           parallel for`, or an `omp parallel` block of `omp for nowait` copies) or a serial
-//           statement that changes no local of the function (zeroing the padding lanes after
-//           a conv, an activation loop after a Gemm). The loops become orphaned worksharing
-//           loops (`omp for`: same static split, an implied barrier at the end), the block a
-//           plain block ending in `omp barrier`, each serial statement an `omp single`; every
-//           thread of the region calls the function, each with its own copies of the locals,
-//           which the declarations compute the same on every thread.
+//           scopes of a kernel's constants) is a parallel loop nest (`omp parallel for`, or an
+//           `omp parallel` block of `omp for nowait` copies), a declaration every thread may
+//           make (CWriter::local, open_scope: a loop's constant, a table, a pointer into a
+//           buffer) or a serial statement (CWriter::serial: zeroing the padding lanes after a
+//           conv, an activation loop after a Gemm; it changes no local). The loops become
+//           orphaned worksharing loops (`omp for`: same static split, an implied barrier at the
+//           end), the block a plain block ending in `omp barrier`, each serial statement an
+//           `omp single`; every thread of the region calls the function, each with its own
+//           copies of the locals, which the declarations compute the same on every thread.
 //           A body with no code at all (a Concat written in place by its inputs) is Shared too.
 //   Serial  no parallel construct: one thread calls it (`omp single`, whose end is a barrier).
-//   Alone   anything else (a serial statement that changes a local, a parallel loop inside
-//           serial code, a declaration that calls a function): the body stays as written and the call runs between two regions,
-//           with its own fork/join as before.
+//   Alone   anything else (a statement at the top its kernel did not describe, a parallel loop
+//           inside serial code): the body stays as written and the call runs between two
+//           regions, with its own fork/join as before.
 //
-// The parallel constructs are the body's marks (codegen/c/nest.h: each nest's loops, bounds,
-// collapse and clauses as data, at the line its pragma is on), never its pragma text; the
-// classification reads the other lines as the C emitter wrote them (codegen/c/emit.h: one
-// statement or brace per line) and says Alone, with the reason, whenever a line is not one of
-// the shapes above, so a body it does not understand keeps its own regions.
+// What each statement is comes from the body's marks, never from its text: the parallel
+// constructs' (codegen/c/nest.h: each nest's loops, bounds, collapse and clauses as data, at the
+// line its pragma is on) and the statements' (StatementMark, said by the kernel that wrote
+// them). The text is read for its layout only (codegen/c/emit.h: one statement or brace per
+// line): where a statement's braces close, comments. A body that does not fit says Alone, with
+// the reason, so a body the forms do not understand keeps its own regions.
 //
 // Thread groups (compile-model --task-form groups). Inside the one region, a fork-join region of the schedule (Graph::task_regions,
 // independent branches side by side) runs each of its lists on a group of the team's threads:

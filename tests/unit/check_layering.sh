@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What an op means (ir/) never depends on how a backend runs it (codegen/): fails, listing
-# the lines, if any file under ir/ includes a header from codegen/ or names it at all, if a
-# C kernel writes a parallel construct as text, or if a kernel printer with a plan of its own
-# reads the target's facts itself (below).
+# the lines, if any file under ir/ includes a header from codegen/ or names it at all, if
+# codegen/ or passes/ use regular expressions, if a C kernel writes a parallel construct as
+# text, or if a kernel printer with a plan of its own reads the target's facts itself (below).
 # Usage: check_layering.sh SOURCE_DIR
 set -euo pipefail
 src=${1:?usage: check_layering.sh SOURCE_DIR}
@@ -20,6 +20,13 @@ if grep -rnE 'ONNXC_PRAGMA\(omp (parallel|for|single|barrier|task)' "$src/codege
   exit 1
 fi
 echo "check_layering: the C kernels write their parallel constructs through codegen/c/nest.h"
+# What reads a kernel's body reads its marks (codegen/c/nest.h), never its text: no regular
+# expressions over generated code, nor anywhere else in codegen/ and passes/.
+if grep -rnE 'std::regex|<regex>' "$src/codegen" "$src/passes"; then
+  echo "check_layering: regular expressions in codegen/ or passes/ (above); describe the code as data (codegen/c/nest.h)" >&2
+  exit 1
+fi
+echo "check_layering: no regular expressions in codegen/ and passes/"
 # Printers do not decide plans: a kernel whose plan has a file of its own (NAME_plan.h beside
 # NAME.cc, e.g. codegen/c/kernels/conv_nchwc_plan.h) hands the target to the plan and reads
 # none of its facts (caches, registers, threads, the parallel threshold) itself.

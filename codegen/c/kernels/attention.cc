@@ -46,8 +46,9 @@ std::string offset(std::initializer_list<std::pair<std::string, int64_t>> terms)
 }
 
 // A present output (out): the past rows (input past_in), then the new ones (input in), [B,
-// Hkv, Tk, d].
+// Hkv, Tk, d]. A statement at the top of the function.
 void copy_present(CEmit& e, const AttentionGeom& g, size_t out, size_t in, size_t past_in, const HeadStrides& s, const HeadStrides& ps, int64_t d) {
+  e.serial();  // before the heads' tasks, which read it: one thread copies, the others wait at its end
   e("for (int64_t b = 0; b < {}; ++b) {{", g.B);
   e("for (int64_t hk = 0; hk < {}; ++hk) {{", g.Hkv);
   e("for (int64_t j = 0; j < {}; ++j) {{", g.Tk);

@@ -250,6 +250,7 @@ void zero_padding_chunks(K& k) {
   CEmit& e = k.e;
   const int64_t l0 = k.QR % k.CPB * k.V;
   e("/* lanes {}..{} of the last output block are padding: zeros */", l0, k.b - 1);
+  e.serial();  // after the tasks, beside them: it changes no local
   e("for (int64_t n = 0; n < {}; ++n) {{", k.g.N);
   e("for (int64_t p = 0; p < {}; ++p) {{", k.OH * k.OW);
   e("float* restrict yp = {} + ((n * {} + {}) * {} + p) * {};", k.Y, k.MB, k.MB - 1, k.OH * k.OW, k.b);
@@ -491,7 +492,7 @@ void masked_tile_columns(K& k, const BroadcastPlan& p, const Tile& t, int64_t la
       xp[static_cast<size_t>(r)] = fmt::format("(xk + ({}) * {})", iw, p.ps);
       continue;
     }
-    if (!zeros) e("static const float zx[{}] = {{0}};  /* what a pixel reads in the padding */", p.bl);
+    if (!zeros) e.local("static const float zx[{}] = {{0}};  /* what a pixel reads in the padding */", p.bl);
     zeros = true;
     e("const int64_t iw{} = {};", r, iw);
     e("const float* restrict xp{0} = (uint64_t)iw{0} < {1} ? xk + iw{0} * {2} : zx;", r, k.IW, p.ps);

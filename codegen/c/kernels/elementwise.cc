@@ -209,7 +209,7 @@ void emit_clip(CEmit& e) {
   std::string bound[3];
   clip_bounds(e.node, t, bound, [&](size_t i) {
     std::string local = i == 1 ? "lo" : "hi";
-    e("const {} {} = {}[0];", ct, local, e.in(i));
+    e.local("const {} {} = {}[0];", ct, local, e.in(i));
     return local;
   });
   emit_broadcast(e, e.out_view(0), {e.in_view(0)}, [&](const std::vector<std::string>& idx, const std::string& o) {

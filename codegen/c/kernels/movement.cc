@@ -184,7 +184,7 @@ void emit_gather(CEmit& e) {
       return;
     }
     bool small = dim <= INT32_MAX;
-    e("static const {} idx[{}] = {{", small ? "int32_t" : "int64_t", k);
+    e.local("static const {} idx[{}] = {{", small ? "int32_t" : "int64_t", k);
     for (int64_t j0 = 0; j0 < k; j0 += 16) {
       std::string row;
       for (int64_t j = j0; j < std::min(k, j0 + 16); ++j) row += (j == j0 ? "" : ", ") + std::to_string(g.idx[static_cast<size_t>(j)]);

@@ -15,7 +15,7 @@ namespace {
 
 // A static const table, several entries per line.
 void emit_table(CEmit& e, const std::string& decl, const std::vector<int64_t>& v) {
-  e("static const {}[{}] = {{", decl, v.size());
+  e.local("static const {}[{}] = {{", decl, v.size());
   std::string line;
   for (size_t i = 0; i < v.size(); ++i) {
     line += std::to_string(v[i]) + (i + 1 < v.size() ? "," : "");
@@ -45,7 +45,7 @@ void emit_pad_nchwc(CEmit& e) {
   for (size_t d = 2; d < r; ++d) IS *= g.axis[d].in, OS *= g.axis[d].out;
   std::string v = c_literal(e.in_dtype(0), g.value);
   if (g.runtime_value) {
-    e("const {} v = {}[0];", ct, e.in(2));
+    e.local("const {} v = {}[0];", ct, e.in(2));
     v = "v";
   }
   static const char* names[] = {"constant", "reflect", "edge", "wrap"};
@@ -95,7 +95,7 @@ void emit_pad(CEmit& e) {
   if (total == 0) { e("/* empty output */"); return; }
   std::string v = c_literal(dt, g.value);
   if (g.runtime_value) {
-    e("const {} v = {}[0];", ct, e.in(2));
+    e.local("const {} v = {}[0];", ct, e.in(2));
     v = "v";
   }
   // Merge runs of unpadded axes; an axis of which nothing is kept makes the output all pad value.

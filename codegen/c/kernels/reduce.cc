@@ -75,6 +75,7 @@ void emit_reduce(CEmit& e) {
     return;
   }
   // General: Y = init; accumulate over a loop nest in input order; Mean divides at the end.
+  e.serial();
   e("for (int64_t o = 0; o < {}; ++o) {}[o] = {};", ny, e.out(0), init);
   Shape xst = strides_of(Shape(size.begin(), size.end()));
   Shape kept;
@@ -109,6 +110,7 @@ void emit_reduce(CEmit& e) {
   }
   for (size_t g = 0; g + 1 < m; ++g) e("}}");
   if (is_mean) {
+    e.serial();
     e("ONNXC_PRAGMA(omp simd)");
     e("for (int64_t o = 0; o < {}; ++o) {}[o] = {};", ny, e.out(0), finish(fmt::format("{}[o]", e.out(0))));
   }

@@ -27,7 +27,7 @@ namespace {
 
 // A static const table of C literals, several per line.
 void emit_table(CEmit& e, const char* type, const char* name, const std::vector<std::string>& v) {
-  e("static const {} {}[{}] = {{", type, name, v.size());
+  e.local("static const {} {}[{}] = {{", type, name, v.size());
   std::string line;
   for (size_t i = 0; i < v.size(); ++i) {
     line += v[i] + (i + 1 < v.size() ? "," : "");
