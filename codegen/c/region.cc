@@ -202,15 +202,41 @@ RegionBody region_body(const KernelBody& kb) {
   return r;
 }
 
-std::string group_body(const KernelBody& shared, std::string* reason) {
-  auto fail = [&](const std::string& why) {
-    if (reason) *reason = why;
-    return std::string();
-  };
-  if (shared.text.find("omp_") != std::string::npos) return fail("the body reads the team's thread numbers or count");
+namespace {
+
+// What the group and task forms rewrite: a Shared body's lines and marks. A body that reads
+// the team's thread numbers or count (omp_get_thread_num...) has no such form: a group or a
+// task is not the team.
+struct FormInput {
+  std::vector<Line> lines;
   bool in_comment = false;
-  const std::vector<Line> lines = body_lines(shared.text, &in_comment);
-  const auto at = marks_by_line(shared);
+  std::map<size_t, const ParallelMark*> at;
+  std::string refusal;  // why neither form can be written, "" when they can be tried
+};
+
+// No form: "", the reason in *reason.
+std::string refuse(std::string* reason, const std::string& why) {
+  if (reason) *reason = why;
+  return "";
+}
+
+FormInput form_input(const KernelBody& shared) {
+  FormInput f;
+  if (shared.text.find("omp_") != std::string::npos) f.refusal = "the body reads the team's thread numbers or count";
+  f.lines = body_lines(shared.text, &f.in_comment);
+  f.at = marks_by_line(shared);
+  return f;
+}
+
+}  // namespace
+
+std::string group_body(const KernelBody& shared, std::string* reason) {
+  auto fail = [&](const std::string& why) { return refuse(reason, why); };
+  const FormInput in = form_input(shared);
+  if (!in.refusal.empty()) return fail(in.refusal);
+  const std::vector<Line>& lines = in.lines;
+  const bool in_comment = in.in_comment;
+  const auto& at = in.at;
   std::vector<std::string> out;
   // The statement after a worksharing construct: when it ends (braces balanced, the line ends
   // in `;` or `}`), the group's barrier unless the construct said nowait.
@@ -302,14 +328,11 @@ std::string group_body(const KernelBody& shared, std::string* reason) {
 }
 
 std::string task_body(const KernelBody& shared, std::string* reason) {
-  auto fail = [&](const std::string& why) {
-    if (reason) *reason = why;
-    return std::string();
-  };
-  if (shared.text.find("omp_") != std::string::npos) return fail("the body reads the team's thread numbers or count");
-  bool in_comment = false;
-  const std::vector<Line> lines = body_lines(shared.text, &in_comment);
-  const auto at = marks_by_line(shared);
+  auto fail = [&](const std::string& why) { return refuse(reason, why); };
+  const FormInput in = form_input(shared);
+  if (!in.refusal.empty()) return fail(in.refusal);
+  const std::vector<Line>& lines = in.lines;
+  const auto& at = in.at;
   std::vector<std::string> out;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i].text;
@@ -329,7 +352,7 @@ std::string task_body(const KernelBody& shared, std::string* reason) {
     out.push_back(indent + "ONNXC_PRAGMA(omp taskloop" + (nest.simd ? " simd" : "") +
                   (nest.loops.size() > 1 ? " collapse(" + std::to_string(nest.loops.size()) + ")" : "") + " num_tasks(onnxc_taskloop_chunks()))");
   }
-  if (in_comment) return fail("a comment left open");
+  if (in.in_comment) return fail("a comment left open");
   return joined(out, shared.text);
 }
 

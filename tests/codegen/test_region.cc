@@ -256,15 +256,19 @@ TEST(Region, BodiesItDoesNotUnderstandKeepTheirForkJoin) {
   }
 }
 
-// The group form of a body that the one region shares ("" and a failure when it does not).
-std::string grouped(const KernelBody& body) {
+// A form (group_body, task_body) of a body that the one region shares ("" and a failure when
+// it does not).
+std::string formed(const KernelBody& body, std::string (*form)(const KernelBody&, std::string*)) {
   const RegionBody r = region_body(body);
   if (r.role != RegionRole::Shared) {
     ADD_FAILURE() << "not a shared body (" << r.reason << "):\n" << body.text;
     return "";
   }
-  return group_body(r.body);
+  return form(r.body, nullptr);
 }
+
+// The group form of a body that the one region shares.
+std::string grouped(const KernelBody& body) { return formed(body, group_body); }
 
 // The pieces a kernel's work splits into, read from its parallel loop nests: the widest nest's
 // iterations (a collapsed nest as one range, a step counted), 1 with no parallel loop (or an
@@ -435,14 +439,7 @@ TEST(Group, CompiledGroupsComputeEveryElementOnce) {
 }
 
 // The task form (--task-form omp-tasks) of a body that the one region shares.
-std::string tasked(const KernelBody& body) {
-  const RegionBody r = region_body(body);
-  if (r.role != RegionRole::Shared) {
-    ADD_FAILURE() << "not a shared body (" << r.reason << "):\n" << body.text;
-    return "";
-  }
-  return task_body(r.body);
-}
+std::string tasked(const KernelBody& body) { return formed(body, task_body); }
 
 // Each worksharing loop becomes a taskloop (simd and collapse kept, onnxc_taskloop_chunks() tasks), which
 // waits for its tasks; the one task runs the serial statement itself and needs no barrier.
