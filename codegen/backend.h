@@ -22,24 +22,11 @@ struct CodegenOptions {
   std::string outdir;
   std::string source;  // model path, for comments
   bool profile = false;  // time every emitted function (compile-model --profile)
-  // C backend, compile-model --omp-region: true (inference) runs NAME_run's node calls in one
-  // OpenMP parallel region, the kernels' loops shared among its threads (codegen/c/region.h);
-  // false (op) gives every parallel loop nest its own fork/join.
-  bool one_region = true;
-  // C backend, compile-model --task-form: how a fork-join region (Graph::task_regions) runs in
-  // the one region: RegionForm::OmpTasks or Groups (ir/graph.h, codegen/c/region.h).
-  RegionForm task_form = RegionForm::OmpTasks;
   // The module's makefile; compile-model --split gives each part its own (NAME_head.mk...) and
   // writes a Makefile that builds them all.
   std::string makefile = "Makefile";
-  // CUDA backend, compile-model --gpu-libs: run Conv with cuDNN, Gemm/MatMul with cuBLAS
-  // (codegen/cuda/libs.cc) instead of the generated kernels.
-  bool cudnn = false, cublas = false;
-  // CUDA backend, compile-model --gpu-precision: the arithmetic of convolutions (generated
-  // implicit GEMM, cuDNN) and of cuBLAS's products: "fp32" (float32 FMAs, the default), "tf32"
-  // (tensor cores, operands rounded to TF32's 10-bit mantissa) or "fp16" (tensor cores,
-  // operands rounded to half precision); always float32 tensors and float32 accumulation.
-  std::string gpu_precision = "fp32";
+  // What only one backend reads is that backend's own: COptions (codegen/c/module.h),
+  // CudaOptions (codegen/cuda/module.h), given when it is made.
 };
 
 struct CodegenResult {
@@ -105,9 +92,11 @@ class Backend {
   Target target_;
 };
 
-// The C backend (codegen/c/backend.cc).
+// The C backend (codegen/c/backend.cc), with its default options (COptions in
+// codegen/c/module.h gives others).
 std::unique_ptr<Backend> make_c_backend(const Target& t);
-// The CUDA backend (codegen/cuda/backend.cc).
+// The CUDA backend (codegen/cuda/backend.cc), with its default options (CudaOptions in
+// codegen/cuda/module.h gives others).
 std::unique_ptr<Backend> make_cuda_backend(const Target& t);
 
 }  // namespace onnxc

@@ -16,7 +16,7 @@ namespace {
 
 class CBackend : public Backend {
  public:
-  using Backend::Backend;
+  CBackend(const Target& t, const COptions& o) : Backend(t), copt_(o) {}
   std::string name() const override { return "c"; }
   bool has_kernel(const std::string& op_type) const override { return find_c_kernel(op_type) != nullptr; }
 
@@ -59,7 +59,10 @@ class CBackend : public Backend {
     return parallel_iterations(emit_c_node(n, p, t).body.marks);
   }
 
-  CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, *this); }
+  CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, copt_, *this); }
+
+ private:
+  COptions copt_;
 };
 
 }  // namespace
@@ -96,6 +99,7 @@ CNodeCode emit_c_node(const Node& n, const NodeParams& p, const Target& t) {
   return {e.kernel_body(), kernel(), e.own_region};
 }
 
-std::unique_ptr<Backend> make_c_backend(const Target& t) { return std::make_unique<CBackend>(t); }
+std::unique_ptr<Backend> make_c_backend(const Target& t, const COptions& o) { return std::make_unique<CBackend>(t, o); }
+std::unique_ptr<Backend> make_c_backend(const Target& t) { return make_c_backend(t, COptions{}); }
 
 }  // namespace onnxc

@@ -16,11 +16,11 @@
 // Entry points: the node functions never see the instance; NAME_run takes the weights and
 // arena pointers from its ctx (a struct private to NAME.c: the arena, a reference-counted
 // holder of the weights, the options, a busy flag) and passes buffers to the node functions
-// as before, in graph order, inside one OpenMP parallel region (CodegenOptions::one_region:
+// as before, in graph order, inside one OpenMP parallel region (COptions::one_region:
 // every thread calls the nodes whose loops it shares, one thread the serial ones; bodies from
 // codegen/c/region.h, and a node that cannot share keeps its own fork/join between regions);
 // the nodes of a fork-join region (Graph::task_regions, the schedule pass) there, each an
-// OpenMP task with depend clauses, its loops taskloops (CodegenOptions::task_form OmpTasks,
+// OpenMP task with depend clauses, its loops taskloops (COptions::task_form OmpTasks,
 // the default), or each list on a group of the threads that share its loops (Groups; both
 // codegen/c/region.h); or as `omp parallel sections` without the one region, a section per list. The runtime is
 // #included at the top of NAME.c, so its functions are static; NAME_info's entry points
@@ -71,8 +71,10 @@ std::set<std::string> identifiers(const std::string& text) {
 }
 
 struct Module : ModuleBuffers {
-  Module(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, kAlign, kAlign), opt(o), backend(b) {}
+  Module(const Graph& graph, const CodegenOptions& o, const COptions& co, const Backend& b)
+      : ModuleBuffers(graph, kAlign, kAlign), opt(o), copt(co), backend(b) {}
   const CodegenOptions& opt;
+  const COptions& copt;
   const Backend& backend;
   // --profile: one row per emitted function, in call order (onnxc_op_info).
   std::vector<ProfileRow> op_rows;
@@ -109,7 +111,7 @@ struct Module : ModuleBuffers {
   // its comment gains this node's names). in_region: the node runs inside the inference's one
   // parallel region (codegen/c/region.h), written in the form *role says.
   // in_group: the node is in a fork-join region inside the one region; its function is in task
-  // form (RegionRole::Task, task_body) with CodegenOptions::task_form OmpTasks, else in group
+  // form (RegionRole::Task, task_body) with COptions::task_form OmpTasks, else in group
   // form (RegionRole::Group, taking `onnxc_group* onnxc_g`), where the rewrite can write it.
   std::string node_function(size_t k, const Node& n, std::string* call, bool in_region, bool in_group, RegionRole* role) {
     std::vector<const Value*> all;
@@ -122,7 +124,7 @@ struct Module : ModuleBuffers {
     RegionBody region{RegionRole::Alone, emitted_node.body, emitted_node.own_region};
     if ((in_region || in_group) && emitted_node.own_region.empty()) region = region_body(emitted_node.body);
     if (in_group) {
-      const bool tasks = opt.task_form == RegionForm::OmpTasks;
+      const bool tasks = copt.task_form == RegionForm::OmpTasks;
       std::string why;
       std::string grouped = region.role != RegionRole::Shared ? "" : tasks ? task_body(region.body, &why) : group_body(region.body, &why);
       if (!grouped.empty()) region = {tasks ? RegionRole::Task : RegionRole::Group, {std::move(grouped), {}, "", {}}, ""};
@@ -306,13 +308,13 @@ struct Module : ModuleBuffers {
         for (size_t p = r.first; p <= r.last && p < g.nodes.size(); ++p) in_task_region[p] = true;
       for (size_t k = 0; k < emitted.size(); ++k) {
         const size_t p = pos.at(emitted[k]);
-        const bool one = opt.one_region && g.batch_items <= 1;
+        const bool one = copt.one_region && g.batch_items <= 1;
         node_function(k, *emitted[k], &cs.at[p], one && !in_task_region[p], one && in_task_region[p], &cs.role[p]);
         cs.fn[p] = k;
         cs.any_shared = cs.any_shared || cs.role[p] == RegionRole::Shared;
       }
       // Fork-join regions run in the one region, as OpenMP tasks or on thread groups.
-      cs.any_shared = cs.any_shared || (opt.one_region && g.batch_items <= 1 && !g.task_regions.empty());
+      cs.any_shared = cs.any_shared || (copt.one_region && g.batch_items <= 1 && !g.task_regions.empty());
     }
     return cs;
   }
@@ -463,7 +465,7 @@ struct Module : ModuleBuffers {
       for (size_t q = i; q < j; ++q) {
         if (steps[q].region < 0) continue;
         const auto& r = g.task_regions[steps[q].region];
-        if (opt.task_form == RegionForm::OmpTasks) {
+        if (copt.task_form == RegionForm::OmpTasks) {
           cs.text += fmt::format("  char onnxc_dep{0}[{1}]; /* region {0}'s depend objects, one per node */\n  (void)onnxc_dep{0};\n", steps[q].region,
                                std::max<size_t>(task_nodes(cs, r).size(), 1));
         } else {
@@ -494,7 +496,7 @@ struct Module : ModuleBuffers {
         if (s2.region >= 0) {
           flush();
           const auto& r = g.task_regions[s2.region];
-          cs.text += (opt.task_form == RegionForm::OmpTasks ? task_region(cs, r, s2.region, "    ") : group_region(cs, r, s2.region, "    ")) + mark("");
+          cs.text += (copt.task_form == RegionForm::OmpTasks ? task_region(cs, r, s2.region, "    ") : group_region(cs, r, s2.region, "    ")) + mark("");
         } else if (cs.role[s2.p] == RegionRole::Serial) {
           serial.push_back(s2.p);
           if (opt.profile) flush();
@@ -712,8 +714,8 @@ struct Module : ModuleBuffers {
 
 }  // namespace
 
-CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
-  Module m(g, opt, b);
+CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const COptions& copt, const Backend& b) {
+  Module m(g, opt, copt, b);
   ModuleFiles f = module_files(m, "c");
   f.distinct_functions = m.functions.functions().size();
   const Target& t = b.target();

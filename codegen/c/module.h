@@ -23,8 +23,22 @@
 
 namespace onnxc {
 
+// The C backend's own options.
+struct COptions {
+  // compile-model --omp-region: true (inference) runs NAME_run's node calls in one OpenMP
+  // parallel region, the kernels' loops shared among its threads (codegen/c/region.h); false
+  // (op) gives every parallel loop nest its own fork/join.
+  bool one_region = true;
+  // compile-model --task-form: how a fork-join region (Graph::task_regions) runs in the one
+  // region: RegionForm::OmpTasks or Groups (ir/graph.h, codegen/c/region.h).
+  RegionForm task_form = RegionForm::OmpTasks;
+};
+
+// The C backend with options o (codegen/c/backend.cc).
+std::unique_ptr<Backend> make_c_backend(const Target& t, const COptions& o);
+
 // Writes the module; `b` emits the node functions (the C backend's write_module calls this).
-CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const Backend& b);
+CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const COptions& copt, const Backend& b);
 
 // Where a C compiler's messages put the first error inside the emitted module `c_path`:
 // the node whose function holds that line, as "node 'NAME' (OPS) at FILE:LINE: MESSAGE"

@@ -59,7 +59,7 @@ namespace {
 
 class CudaBackend : public Backend {
  public:
-  using Backend::Backend;
+  CudaBackend(const Target& t, const CudaOptions& o) : Backend(t), copt_(o) {}
   std::string name() const override { return "cuda"; }
   bool has_kernel(const std::string& op_type) const override { return find_cuda_kernel(op_type) != nullptr; }
   bool supports(const Node& n, const Layout& l) const override { return l.is_plain() && cuda_unsupported_reason(n).empty(); }
@@ -69,11 +69,15 @@ class CudaBackend : public Backend {
     CudaKernelCode c = emit_cuda_kernel(n, p, target());
     return {c.body, c.kernel};
   }
-  CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_cuda_module(g, o, *this); }
+  CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_cuda_module(g, o, copt_, *this); }
+
+ private:
+  CudaOptions copt_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(const Target& t) { return std::make_unique<CudaBackend>(t); }
+std::unique_ptr<Backend> make_cuda_backend(const Target& t, const CudaOptions& o) { return std::make_unique<CudaBackend>(t, o); }
+std::unique_ptr<Backend> make_cuda_backend(const Target& t) { return make_cuda_backend(t, CudaOptions{}); }
 
 }  // namespace onnxc

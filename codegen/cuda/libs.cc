@@ -91,7 +91,7 @@ std::string cublas_refusal(const Node& n) {
 
 }  // namespace
 
-CudaLibChoice cuda_lib_choice(const Node& n, const CodegenOptions& o) {
+CudaLibChoice cuda_lib_choice(const Node& n, const CudaOptions& o) {
   if (n.op_type == "Conv" && o.cudnn) {
     std::string why = cudnn_refusal(n);
     return why.empty() ? CudaLibChoice{"cudnn", ""} : CudaLibChoice{"", "--gpu-libs cudnn does not run " + why};

@@ -46,8 +46,10 @@ constexpr uint64_t kAlign = 256;  // device buffers: cudaMalloc's alignment
 struct CudaModule : ModuleBuffers {
   // Weights at 64 bytes (the file's alignment; cudaMalloc's block is 256-byte aligned), the
   // arena's tensors at 256.
-  CudaModule(const Graph& graph, const CodegenOptions& o, const Backend& b) : ModuleBuffers(graph, 64, kAlign), opt(o), backend(b) {}
+  CudaModule(const Graph& graph, const CodegenOptions& o, const CudaOptions& co, const Backend& b)
+      : ModuleBuffers(graph, 64, kAlign), opt(o), copt(co), backend(b) {}
   const CodegenOptions& opt;
+  const CudaOptions& copt;
   const Backend& backend;
   std::map<const Value*, uint64_t> iooff;  // device input/output block offsets
   std::vector<const Value*> io;            // in offset order
@@ -93,7 +95,7 @@ struct CudaModule : ModuleBuffers {
     op_rows.push_back({from, ops, "nothing (empty outputs)", outs_comment, node_cost(n)});  // its kernel, below
     if (empty) return fmt::format("  /* {}: {}: every output is empty, nothing to compute */\n", comment_safe(from), ops);
     const std::string what = c_string("launching the kernel of node '" + n.name + "' (" + ops + ")");
-    const CudaLibChoice lib = cuda_lib_choice(n, opt);
+    const CudaLibChoice lib = cuda_lib_choice(n, copt);
     if (!lib.lib.empty()) {
       // A library call into the output, then (for a bias or a fused epilogue) an elementwise kernel over it.
       std::vector<std::string> dev_in(n.inputs.size());
@@ -124,7 +126,7 @@ struct CudaModule : ModuleBuffers {
                                               lib.lib == "cudnn" ? "cuDNN" : "cuBLAS", code.kernel, code.grid, code.block);
       return host + add_kernel(k, n, code, kparams, kargs, comment, c_string("launching the epilogue kernel of node '" + n.name + "' (" + ops + ")"));
     }
-    CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target(), opt.gpu_precision);
+    CudaKernelCode code = emit_cuda_kernel(n, {ins, outs, extras}, backend.target(), copt.precision);
     if (!lib.why_not.empty()) code.kernel += " (" + lib.why_not + ")";
     op_rows.back().kernel = code.kernel;
     if (code.range_check) {  // the instance's word for this node
@@ -235,10 +237,10 @@ struct CudaModule : ModuleBuffers {
     return false;
   }
   std::string precision_comment() const {
-    if (opt.gpu_precision == "fp32") return "";
+    if (copt.precision == "fp32") return "";
     return fmt::format("\n * --gpu-precision {}: convolutions{} multiply operands rounded to {} on tensor cores,\n"
                        " * accumulating in float32; every tensor stays float32.",
-                       opt.gpu_precision, uses_cublas ? " and cuBLAS's products" : "", opt.gpu_precision == "tf32" ? "TF32" : "half precision");
+                       copt.precision, uses_cublas ? " and cuBLAS's products" : "", copt.precision == "tf32" ? "TF32" : "half precision");
   }
   std::string lib_types() const {
     if (!uses_cudnn) return "";
@@ -269,7 +271,7 @@ struct CudaModule : ModuleBuffers {
   std::string lib_functions() const {
     if (!uses_cudnn && !uses_cublas) return "";
     const std::string N = opt.name;
-    std::string s = uses_cudnn ? cuda_conv_setup_function(N, opt.gpu_precision) : "";
+    std::string s = uses_cudnn ? cuda_conv_setup_function(N, copt.precision) : "";
     s += fmt::format("/* --gpu-libs: the instance's library handles on its stream{}. */\n"
                      "static int {}_libs_create(const char* fn, {}_ctx* c) {{\n",
                      uses_cudnn ? fmt::format(", the cuDNN descriptors of its {} Conv node{} and their workspace", convs, convs == 1 ? "" : "s") : "",
@@ -285,8 +287,8 @@ struct CudaModule : ModuleBuffers {
       s += fmt::format("  {0}_CUBLAS_CHECK(cublasCreate(&c->cublas), fn, \"cublasCreate\", NULL);\n"
                        "  {0}_CUBLAS_CHECK(cublasSetStream(c->cublas, c->stream), fn, \"cublasSetStream\", NULL);\n"
                        "  {0}_CUBLAS_CHECK(cublasSetMathMode(c->cublas, {1}), fn, \"cublasSetMathMode\", NULL); /* {2} */\n",
-                       N, cuda_cublas_math(opt.gpu_precision),
-                       opt.gpu_precision == "fp32" ? "float32, no TF32" : "--gpu-precision " + opt.gpu_precision);
+                       N, cuda_cublas_math(copt.precision),
+                       copt.precision == "fp32" ? "float32, no TF32" : "--gpu-precision " + copt.precision);
     s += "  return ONNXC_OK;\n}\n\n";
     s += fmt::format("/* Frees what {0}_libs_create made (as far as it got: the instance starts zeroed); returns the first failed\n"
                      " * call, NULL if none. */\nstatic const char* {0}_libs_destroy({0}_ctx* c) {{\n  const char* failed = NULL;\n",
@@ -668,8 +670,8 @@ struct CudaModule : ModuleBuffers {
 
 }  // namespace
 
-CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const Backend& b) {
-  CudaModule m(g, opt, b);
+CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const CudaOptions& copt, const Backend& b) {
+  CudaModule m(g, opt, copt, b);
   ModuleFiles f = module_files(m, "cu");
   f.distinct_functions = m.kernels.functions().size();
   f.makefile = [&](const std::string& make) {

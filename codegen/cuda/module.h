@@ -4,6 +4,7 @@
 // generic driver onnxc_main.c runs it), NAME.weights (the C backend's format) and the runtime
 // files. See module.cc's opening comment.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,21 @@
 #include "ir/graph.h"
 
 namespace onnxc {
+
+// The CUDA backend's own options.
+struct CudaOptions {
+  // compile-model --gpu-libs: run Conv with cuDNN, Gemm/MatMul with cuBLAS (libs.cc) instead of
+  // the generated kernels.
+  bool cudnn = false, cublas = false;
+  // compile-model --gpu-precision: the arithmetic of convolutions (generated implicit GEMM,
+  // cuDNN) and of cuBLAS's products: "fp32" (float32 FMAs, the default), "tf32" (tensor cores,
+  // operands rounded to TF32's 10-bit mantissa) or "fp16" (tensor cores, operands rounded to
+  // half precision); always float32 tensors and float32 accumulation.
+  std::string precision = "fp32";
+};
+
+// The CUDA backend with options o (codegen/cuda/backend.cc).
+std::unique_ptr<Backend> make_cuda_backend(const Target& t, const CudaOptions& o);
 
 // One node's kernel: its body, the kernel's description, and its launch configuration.
 struct CudaKernelCode {
@@ -32,7 +48,7 @@ std::string cuda_unsupported_reason(const Node& n);
 struct CudaLibChoice {
   std::string lib, why_not;
 };
-CudaLibChoice cuda_lib_choice(const Node& n, const CodegenOptions& o);
+CudaLibChoice cuda_lib_choice(const Node& n, const CudaOptions& o);
 // The host code of a node run by a library: `setup` (cuDNN: NAME_create's statements making
 // descriptor set ctx->conv[conv_index]), `run` (the call in NAME_run, on device pointers `in`
 // and `out`; `node` is the node's name as a C string), and `bias`: the expression of the value
@@ -52,6 +68,6 @@ const char* cuda_cublas_math(const std::string& precision);
 // in place over its output y0, one thread per element.
 CudaKernelCode emit_cuda_lib_epilogue(const Node& n, const NodeParams& p, const Target& t, const std::string& bias);
 
-CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const Backend& b);
+CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const CudaOptions& copt, const Backend& b);
 
 }  // namespace onnxc

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "codegen/backend.h"
+#include "codegen/c/module.h"
 #include "ir/graph.h"
 #include "tests/passes/pass_test_util.h"
 
@@ -45,7 +46,7 @@ struct CRunOptions {
   // Functions the model's object code must not call: NAME.c is also compiled alone (-c) and
   // any of these among its undefined symbols (nm -u) fails the test.
   std::vector<std::string> forbid_calls;
-  RegionForm task_form = RegionForm::OmpTasks;  // CodegenOptions::task_form: how fork-join regions run
+  RegionForm task_form = RegionForm::OmpTasks;  // COptions::task_form (codegen/c/module.h): how fork-join regions run
 };
 
 inline std::string c_run_read_file(const std::filesystem::path& p) {
@@ -93,8 +94,11 @@ inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Te
     co.name = name;
     co.outdir = dir.string();
     co.source = g.model_path;
-    co.task_form = o.task_form;
-    (o.backend ? *o.backend : test_backend()).write_module(g, co);
+    const Backend& backend = o.backend ? *o.backend : test_backend();
+    // The C backend's own option, when it is not the default: the same target, that form.
+    std::unique_ptr<Backend> formed;
+    if (o.task_form != COptions{}.task_form) formed = make_c_backend(backend.target(), COptions{.task_form = o.task_form});
+    (formed ? *formed : backend).write_module(g, co);
   } catch (const std::exception& ex) {
     return fail(std::string("write_module: ") + ex.what());
   }

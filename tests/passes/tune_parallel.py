@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""compile-model --parallel tune, end to end (tools/compile_model.cc, compile_tuned).
+"""compile-model --parallel tune, end to end (driver/tune.cc, compile_tuned).
 
 What: two small models, written here with onnx.helper:
   - an inception block at batch 2: --parallel task has fork-join regions and --parallel batch

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What an op means (ir/) never depends on how a backend runs it (codegen/): fails, listing
-# the lines, if any file under ir/ includes a header from codegen/ or names it at all, if
-# codegen/ or passes/ use regular expressions, if a C kernel writes a parallel construct as
-# text, or if a kernel printer with a plan of its own reads the target's facts itself (below).
+# the lines, if any file under ir/ includes a header from codegen/ or names it at all, if a
+# layer of the compiler includes the driver (driver/), if codegen/ or passes/ use regular
+# expressions, if a C kernel writes a parallel construct as text, or if a kernel printer with
+# a plan of its own reads the target's facts itself (below).
 # Usage: check_layering.sh SOURCE_DIR
 set -euo pipefail
 src=${1:?usage: check_layering.sh SOURCE_DIR}
@@ -12,6 +13,12 @@ if grep -rn "codegen" "$src/ir"; then
   exit 1
 fi
 echo "check_layering: ir/ does not refer to codegen/ ($(find "$src/ir" -name '*.cc' -o -name '*.h' | wc -l) files)"
+# The driver (driver/: one compile-model run) sits on top: the compiler's layers never include it.
+if grep -rn '#include "driver/' "$src/frontend" "$src/ir" "$src/passes" "$src/codegen"; then
+  echo "check_layering: the compiler's layers include driver/ (above); the driver calls them, not the other way" >&2
+  exit 1
+fi
+echo "check_layering: frontend/, ir/, passes/ and codegen/ do not include driver/"
 # A C kernel's parallel constructs are data (codegen/c/nest.h: CWriter::open_nest and the
 # parallel block), which the one region's forms and the schedule's cost model read: no kernel
 # writes one as text.

@@ -30,7 +30,7 @@ class CuEmit : public CEmit {
  public:
   using CEmit::CEmit;
   std::string grid = "1", block = "1";  // launch configuration (C++ expressions of dim3)
-  // --gpu-precision (CodegenOptions::gpu_precision): "fp32", "tf32" or "fp16". Read by Conv's
+  // --gpu-precision (CudaOptions::precision, codegen/cuda/module.h): "fp32", "tf32" or "fp16". Read by Conv's
   // implicit GEMM, which runs on tensor cores (nvcuda::wmma) unless fp32.
   std::string precision = "fp32";
   // Set by a kernel whose body reports values past its precision's range through the extra

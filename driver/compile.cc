@@ -1,0 +1,336 @@
+// driver/compile.cc — one compile-model run (see compile.h).
+#include "driver/compile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <memory>
+
+#include "codegen/c/module.h"
+#include "codegen/c/py_module.h"
+#include "codegen/cuda/module.h"
+#include "codegen/module_writer.h"
+#include "driver/build.h"
+#include "driver/command.h"
+#include "driver/split.h"
+#include "driver/tune.h"
+#include "driver/verify.h"
+#include "frontend/onnx_import.h"
+#include "ir/eval.h"
+#include "ir/op.h"
+#include "passes/batch_items.h"
+#include "passes/partition.h"
+#include "passes/schedule.h"
+
+namespace onnxc::driver {
+
+namespace fs = std::filesystem;
+
+Shape parse_dims(const std::string& spec, const std::string& text) {
+  Shape s;
+  size_t p = 0;
+  while (p <= text.size()) {
+    size_t q = text.find(',', p);
+    std::string tok = text.substr(p, q == std::string::npos ? std::string::npos : q - p);
+    try {
+      size_t used = 0;
+      long long v = std::stoll(tok, &used);
+      if (used != tok.size() || v < 0) throw std::invalid_argument("bad");
+      s.push_back(v);
+    } catch (const std::exception&) {
+      throw CompileError(CompileError::Kind::Io, "--input-shape '" + spec + "': '" + tok + "' is not a non-negative integer");
+    }
+    if (q == std::string::npos) break;
+    p = q + 1;
+  }
+  return s;
+}
+
+uint64_t parse_size(const std::string& text) {
+  auto bad = [&]() -> uint64_t {
+    throw CompileError(CompileError::Kind::Io, "--max-memory '" + text + "' is not a size (bytes, or a number with K, M, G or T: 512M, 8G; 0 = no cap)");
+  };
+  size_t p = 0;
+  uint64_t v = 0;
+  while (p < text.size() && std::isdigit(static_cast<unsigned char>(text[p]))) {
+    if (v > (UINT64_MAX - 9) / 10) bad();
+    v = v * 10 + static_cast<uint64_t>(text[p++] - '0');
+  }
+  if (p == 0) bad();
+  std::string unit = text.substr(p);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (!unit.empty() && std::string("KMGT").find(unit[0]) != std::string::npos) {
+    shift = 10 * (1 + static_cast<int>(std::string("KMGT").find(unit[0])));
+    unit = unit.substr(1);
+  }
+  if (!unit.empty() && unit != "B" && (shift == 0 || unit != "IB")) bad();
+  if (shift && v > (uint64_t{1} << (63 - shift))) bad();
+  v <<= shift;
+  if (v > static_cast<uint64_t>(INT64_MAX)) bad();
+  return v;
+}
+
+std::unique_ptr<Backend> make_backend(const Options& o, const Target& t, bool cuda) {
+  if (cuda) {
+    CudaOptions co;
+    co.cudnn = o.cudnn;
+    co.cublas = o.cublas;
+    if (!o.gpu_precision.empty()) co.precision = o.gpu_precision;
+    return make_cuda_backend(t, co);
+  }
+  COptions co;
+  co.one_region = o.omp_region == "inference";
+  co.task_form = o.task_form == "groups" ? RegionForm::Groups : RegionForm::OmpTasks;
+  return make_c_backend(t, co);
+}
+
+bool is_cuda(const Backend& b) { return b.name() == "cuda"; }
+
+PassOptions pass_options(const Options& o, const Backend& backend) {
+  const Target& target = backend.target();
+  const bool cuda = is_cuda(backend);
+  PassOptions po;
+  po.backend = &backend;
+  po.nchwc = o.layout == "nchwc" && !cuda;  // the CUDA backend runs plain NCHW only
+  po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
+  // The CUDA module runs its kernels in graph order. (The graph of one batch item runs on the
+  // one thread of its item: compile_graph makes that "loop".)
+  po.parallel = cuda || o.parallel == "loop" ? TaskRegions::None : o.parallel == "auto" ? TaskRegions::Auto : TaskRegions::Every;
+  po.threads = target.threads;
+  po.region_form = o.omp_region == "op" ? RegionForm::Sections : o.task_form == "groups" ? RegionForm::Groups : RegionForm::OmpTasks;
+  po.measured = o.profile_data.empty() ? nullptr : &o.measured;
+  po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
+  po.print_after.insert(o.print_after.begin(), o.print_after.end());
+#ifndef NDEBUG
+  po.verify_each = true;
+#else
+  po.verify_each = o.verify_passes;
+#endif
+  po.after_pass = [&o](const std::string& pass, bool changed, const Graph& gr) {
+    if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), pass))
+      fmt::print("// IR after {}{}\n{}\n", pass, changed ? "" : " (no change)", dump_ir(gr));
+  };
+  return po;
+}
+
+int compile_graph(const Options& o, Graph& g, const std::string& name, const Backend& backend, const std::string& makefile, bool simplified) {
+  const Target& target = backend.target();
+  const bool cuda = is_cuda(backend);
+  auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
+  PassOptions po = pass_options(o, backend);
+  if (g.batch_items > 1) po.parallel = TaskRegions::None;  // each item runs on one thread
+  if (simplified)
+    for (const char* p : {"fold-constants", "recognize", "simplify"})
+      if (!po.print_after.count(p) && !po.print_after.count("all")) po.disabled.insert(p);
+  const std::string part = name == o.name ? "" : name + ": ";
+  size_t nodes_before = g.nodes.size();
+  Timer t_pass;
+  run_pipeline(g, po);
+  size_t transforms = 0;
+  for (auto& n : g.nodes) transforms += n->op_type == "onnxc.layout_transform";
+  say(fmt::format("{}passes: {} → {} nodes, layout {}{} ({:.2f} s)", part, nodes_before, g.nodes.size(), po.nchwc ? o.layout : "nchw",
+                  po.nchwc ? fmt::format(" with {}-channel blocks, {} layout transform{}", po.channel_block, transforms,
+                                         transforms == 1 ? "" : "s")
+                           : "",
+                  t_pass.seconds()));
+  if (po.verify_each && !po.disabled.count("memory-plan"))
+    if (std::string clash = check_memory_plan(g); !clash.empty()) throw InternalError("memory plan: " + clash);
+  // How the C runs a fork-join region (codegen/c/region.h).
+  const std::string region_form = o.omp_region == "op"        ? "as omp parallel sections (--omp-region op)"
+                                  : o.task_form == "omp-tasks" ? "as OpenMP tasks (--task-form omp-tasks)"
+                                                               : "on thread groups (--task-form groups)";
+  if (!g.task_regions.empty()) {
+    size_t lists = 0;
+    for (auto& r : g.task_regions) lists += r.groups.size();
+    say(fmt::format("{}schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}, run {}", part, g.task_regions.size(),
+                    g.task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel, region_form));
+  }
+  if (g.batch_items > 1)
+    say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, o.parallel));
+  if (o.built) o.built->regions = g.task_regions.size();
+  if (o.dump_ir) {
+    const TaskGraph tg = build_task_graph(g, target, po.measured, &backend);
+    fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target, &backend),
+               describe_regions(g, tg, target.threads, target, po.region_form));
+    if (!g.task_regions.empty())
+      fmt::print("the regions run {}{}\n", region_form,
+                 po.region_form == RegionForm::OmpTasks ? "; the lists above only order the making of the tasks" : "");
+  }
+
+  Timer t_gen;
+  CodegenOptions co{name, o.outdir, o.model};
+  co.makefile = makefile;
+  co.profile = o.profile;
+  CodegenResult r = backend.write_module(g, co);
+  std::string plan = g.arena_bytes >= 0 ? fmt::format(" (memory plan; {:.2f} MB without reuse)", g.arena_tensor_bytes / 1e6) : "";
+  if (g.batch_items > 1) plan += " per item thread";
+  say(fmt::format("{}codegen: {} {}{}, weights {:.2f} MB, arena {:.2f} MB{} -> {}/{}.{} ({:.2f} s)", part, r.functions,
+                  cuda ? "kernels" : "functions",
+                  r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
+                  r.arena_bytes / 1e6, plan, o.outdir, name, cuda ? "cu" : "c", t_gen.seconds()));
+  if (o.emit == "c") return kOk;
+  if (cuda) {
+    double nv_s = 0;
+    std::string nv_out, nvcc;
+    int rc = build_cuda(o, name, r.libraries, &nv_s, &nv_out, &nvcc);
+    if (rc == -1) {
+      fmt::print(stderr, "compile-model: error: nvcc '{}' not found (install the CUDA toolkit, or give --nvcc PATH or $ONNXC_NVCC; "
+                 "--emit c writes the sources only)\n", nvcc);
+      return kCcFailed;
+    }
+    if (rc != 0) {
+      // Errors in the generated file are the compiler's fault; others (a broken toolkit) are not.
+      const bool ours = nv_out.find(name + ".cu(") != std::string::npos;
+      fmt::print(stderr, "compile-model: {}: nvcc failed (exit {}) on {}/{}.cu{}\n", ours ? "internal error" : "error", rc, o.outdir, name,
+                 ours ? fmt::format("; please report it with the model {}", o.model) : "");
+      return ours ? kInternal : kCcFailed;
+    }
+    say(fmt::format("{}nvcc: built {}/{} ({:.2f} s)", part, o.outdir, o.emit == "so" ? "lib" + name + ".so" : name, nv_s));
+    return kOk;
+  }
+  // (Not where a --driver-object FILE is still to be built: that is this build's to write.)
+  std::error_code ec;
+  if (o.emit == "exe" && !o.reuse_dir.empty() && (o.driver_object.empty() || fs::exists(o.driver_object, ec)) &&
+      same_files(o.reuse_dir, o.outdir, {name + ".c", name + ".h"})) {
+    fs::copy_file(o.reuse_dir + "/" + name, o.outdir + "/" + name, fs::copy_options::overwrite_existing, ec);
+    if (!ec) {
+      say(fmt::format("{}cc: the same C as the timed --parallel {} build: its binary -> {}/{}", part, o.parallel, o.outdir, name));
+      return kOk;
+    }
+  }
+  double cc_s = 0;
+  std::string cc_out;
+  int rc = build(o, name, target, &cc_s, &cc_out);
+  if (rc != 0) {
+    // An error inside a node's function is the compiler's fault, not the model's: unless the
+    // user changed the C compiler or its flags, that is an internal error.
+    const std::string where = locate_c_error(o.outdir + "/" + name + ".c", cc_out);
+    if (!where.empty()) {
+      const bool custom = !o.cc.empty() || !o.cflags.empty();
+      fmt::print(stderr, "compile-model: {}: the emitted C does not compile{} (model {}): {}\n", custom ? "error" : "internal error",
+                 custom ? " with the given --cc/--cflags" : "; please report it with the model", o.model, where);
+      return custom ? kCcFailed : kInternal;
+    }
+    fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, name);
+    return kCcFailed;
+  }
+  bool lib = o.emit == "so" || o.emit == "python";
+  say(fmt::format("{}cc: built {}/{} ({:.2f} s)", part, o.outdir, lib ? "lib" + name + ".so" : name, cc_s));
+  if (o.emit == "python") say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
+                                          emit_python_module(g, co), name, name));
+  return kOk;
+}
+
+namespace {
+
+// --parallel batch: the model imported again with every input's first dimension 1, when its
+// batch items can run apart (passes/batch_items.h); g, the model at its batch, gets constant
+// folding and simplification for the comparison. Null, with *why set, when they cannot.
+std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& io, Graph& g, const Backend& backend, std::string* why,
+                                        bool* simplified) {
+  if (is_cuda(backend)) {
+    *why = "the CUDA backend runs the model as one";
+    return nullptr;
+  }
+  if (o.profile) {
+    *why = "--profile times the functions of one run at a time";
+    return nullptr;
+  }
+  const int64_t items = batch_items_of(g);
+  if (!items) {
+    *why = "its inputs do not all have the same first (batch) dimension of 2 or more";
+    return nullptr;
+  }
+  ImportOptions one = io;
+  one.batch_one = true;
+  std::unique_ptr<Graph> g1;
+  try {
+    g1 = import_onnx_file(o.model, one);
+  } catch (const CompileError& e) {
+    *why = std::string("at batch 1 it does not import: ") + e.what();
+    return nullptr;
+  }
+  PassOptions po = pass_options(o, backend);
+  for (auto& p : pass_names())
+    if (p != "fold-constants" && p != "recognize" && p != "simplify") po.disabled.insert(p);
+  po.after_pass = nullptr;
+  run_pipeline(g, po);
+  run_pipeline(*g1, po);
+  *simplified = true;
+  *why = batch_items_check(g, *g1, items);
+  if (!why->empty()) return nullptr;
+  g1->batch_items = items;
+  return g1;
+}
+
+}  // namespace
+
+int compile(Options& o) {
+  Target target = parse_target(o.target);
+  if (!o.cc.empty()) target.cc = o.cc;
+  if (!o.cflags.empty()) target.cflags = o.cflags;
+  if (int rc = check_target_flags(o, target); rc != kOk) return rc;
+  if (o.threads > 0) target.threads = o.threads;
+  if (o.parallel_min_work > 0) target.parallel_min_work = o.parallel_min_work;
+  target.conv_algorithm = o.conv_algorithm;
+  if (o.name.empty()) o.name = fs::path(o.model).stem().string();
+  o.name = c_identifier(o.name);
+  if (o.parallel == "tune") return compile_tuned(o, target);
+  const bool cuda = o.device == "cuda";
+  const std::unique_ptr<Backend> backend = make_backend(o, target, cuda);
+  ImportOptions io;
+  io.max_memory = parse_size(o.max_memory);
+  for (auto& spec : o.input_shapes) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw CompileError(CompileError::Kind::Io, "--input-shape '" + spec + "' must look like NAME=1,3,224,224");
+    io.input_shapes[spec.substr(0, eq)] = parse_dims(spec, spec.substr(eq + 1));
+  }
+  if (!o.profile_data.empty()) o.measured = read_op_profile(o.profile_data);
+  auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
+
+  Timer t_import;
+  auto g = import_onnx_file(o.model, io);
+  size_t params = 0;
+  for (auto& v : g->values)
+    if (v->constant && !v->producer) params += static_cast<size_t>(v->constant->numel());
+  say(fmt::format("import: {} nodes, {} inputs, {} outputs, {:.2f} M parameters, opset {} ({:.2f} s)", g->nodes.size(), g->inputs.size(),
+                  g->outputs.size(), params / 1e6, g->opset, t_import.seconds()));
+  say(cuda ? fmt::format("target: CUDA {} (plain NCHW, float32)", o.gpu_arch) : "target: " + target.describe());
+  VerifyData vd;
+  if (o.verify) vd = verify_prepare(o, *g);
+  if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), "import"))
+    fmt::print("// IR after import\n{}\n", dump_ir(*g));
+  if (!o.split.empty()) return compile_split(o, *g, *backend, o.verify ? &vd : nullptr);
+  // --parallel batch, or auto on a batch of at least as many items as threads: the graph of one
+  // batch item, run once per item side by side.
+  std::unique_ptr<Graph> item;
+  bool simplified = false;  // batch_item_graph folded and simplified g (and the item's graph)
+  const int64_t items = batch_items_of(*g);
+  if (o.parallel == "batch" || (o.parallel == "auto" && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
+    std::string why;
+    item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
+    if (!item && o.parallel == "batch")
+      throw CompileError(CompileError::Kind::Unsupported, "--parallel batch: the batch items of '" + o.model + "' cannot run apart: " + why);
+    if (item && o.parallel == "auto") {
+      // Each item reads the weights of every layer again. That is free for convolutions, whose
+      // weights serve many positions, but a classifier's matrix-vector products read theirs
+      // once per item: past the last-level cache (VGG's 494 MB), loops over the whole batch win.
+      const double once = weight_bytes_used_once(*item);
+      if (once > kBatchItemsMaxOnceBytes) {
+        why = fmt::format("its batch-1 layers read {:.0f} MB of weights only once (matrix-vector products), more than {:.0f} MB",
+                          once / 1e6, kBatchItemsMaxOnceBytes / 1e6);
+        item.reset();
+      }
+    }
+    if (!item) say(fmt::format("schedule: the {} items of the batch run through each layer together (--parallel auto: {})", items, why));
+  }
+  if (int rc = compile_graph(o, item ? *item : *g, o.name, *backend, "Makefile", simplified); rc != kOk) return rc;
+  if (o.verify && o.emit == "exe") return verify(o, *g, vd, {{o.name, vd.args}});
+  return kOk;
+}
+
+}  // namespace onnxc::driver

@@ -1,0 +1,65 @@
+// driver/options.h — what one compile-model run is asked to do (its flags, parsed) and its
+// exit codes. tools/compile_model.cc fills Options from the command line; driver/compile.h
+// runs it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "passes/schedule.h"
+
+namespace onnxc::driver {
+
+// compile-model's exit codes: 0 success; 1 usage or I/O error; 2 invalid model; 3 valid ONNX
+// that onnxc does not support (for --device cuda: an op the CUDA backend does not run), or over
+// a limit (--max-memory); 4 internal compiler error (emitted C or CUDA that does not compile
+// with the target's compiler and flags included: for C the node is named); 5 the C compiler or
+// nvcc failed (not found, or the user's --cc/--cflags); 6 --verify found outputs outside
+// tolerance.
+enum Exit { kOk = 0, kUsage = 1, kInvalid = 2, kUnsupported = 3, kInternal = 4, kCcFailed = 5, kVerifyFailed = 6 };
+
+// What compile_graph built: --parallel tune tells a task build with no fork-join region (the
+// loop build's C) from one with regions.
+struct Built {
+  size_t regions = 0;
+};
+
+struct Options {
+  std::string model, outdir, name, emit = "exe", cc, cflags, target = "host";
+  std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
+  std::vector<std::string> input_shapes, print_after, disable_pass;
+  std::string layout = "nchwc";
+  std::string parallel = "auto";  // --parallel auto|loop|task|batch|tune
+  int tune_rounds = 5;             // --tune-rounds N: --parallel tune's alternating rounds of timed runs
+  std::string omp_region = "inference";  // --omp-region inference|op
+  std::string task_form = "omp-tasks";    // --task-form omp-tasks|groups
+  int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
+  int64_t parallel_min_work = 0;  // --parallel-min-work N: 0 = the target's
+  int64_t channel_block = 0;  // 0 = from the target
+  std::string conv_algorithm = "auto";
+  std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
+  bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
+  double verify_tol = 1e-3;
+  std::string run_with;  // --run-with CMD: --verify runs the binary as `CMD BINARY ...` (an emulator)
+  // --split SPEC (passes/partition.h): compile a head and a tail, NAME_head and NAME_tail.
+  std::string split, gpu = "h100", cpu_profile, gpu_profile;
+  std::string profile_data;  // --profile-data FILE: measured task times for the schedule
+  std::vector<MeasuredOp> measured;
+  double gpu_tflops = 0, gpu_bandwidth = 0, link_bandwidth = 25, latency_budget_ms = 10;
+  int cpu_workers = 0;
+  std::string device = "cpu", gpu_arch = "sm_90", nvcc;  // --device cpu|cuda, --gpu-arch, --nvcc PATH
+  std::string gpu_libs;  // --gpu-libs cudnn,cublas (either or both)
+  bool cudnn = false, cublas = false;
+  std::string gpu_precision;  // --gpu-precision fp32|tf32|fp16 (empty: fp32)
+  struct Built* built = nullptr;  // where compile_graph reports what it built (--parallel tune)
+  // --parallel tune's final build: the folder of the winning candidate (--parallel as here). An
+  // executable whose NAME.c and NAME.h are the same as the candidate's takes its binary.
+  std::string reuse_dir;
+};
+
+// The combinations of flags compile-model refuses (exit 1), and --gpu-libs read into
+// o.cudnn and o.cublas: the message, or "" when the flags fit. task_form_given: --task-form
+// was on the command line (not its default).
+std::string check_options(Options& o, bool task_form_given);
+
+}  // namespace onnxc::driver
