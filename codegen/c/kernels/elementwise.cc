@@ -9,13 +9,15 @@
 // ops with a rank 3..5 output also run on NCHWc activations (the layout pass gives every
 // input a layout the output's view can read, see CEmit::in_view); Pow stays plain.
 // Integer semantics (wrap-around, division by zero, saturating casts) follow the ops' files
-// under ir/ops/, which the C mirrors exactly. Sigmoid, Tanh, Erf, Exp, Log and Elu call the
+// under ir/ops/, which the C mirrors exactly. The float32 formulas are every backend's
+// (codegen/formulas.h, in the C dialect): Sigmoid, Tanh, Erf, Exp, Log and Elu call the
 // inline helpers of codegen/c/vmath.h and the clamps are compare-selects, so their loops
 // vectorize; Pow and Sqrt still call libm.
 #include <cctype>
 
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
+#include "codegen/formulas.h"
 #include "ir/op.h"
 #include "ir/ops/elementwise.h"
 
@@ -40,19 +42,10 @@ std::string subst_x(const std::string& expr, const std::string& arg) {
 
 // ---- unary ----
 
-// min(max(v, 0), 1) as compare-selects (vectorizable, where fmaxf/fminf are libm calls),
-// with the NaN behaviour of the reference's std::max(0, std::min(1, v)): NaN gives 1.
-std::string clamp01(const std::string& v) {
-  std::string p = "(" + v + ")";
-  return fmt::format("({0} < 1.0f ? ({0} > 0.0f ? {0} : 0.0f) : 1.0f)", p);
-}
-
 // The C expression of a unary op over `x`, in dtype t (float32; Relu, Neg, Abs also float64
 // and signed integers).
 std::string unary_expr(const Node& n, DType t) {
-  const UnaryAttrs& u = unary_attrs(n);
   const std::string& k = n.op_type;
-  std::string a = c_float(u.alpha), b = c_float(u.beta);
   if (t != DType::F32) {  // generic ops on float64 / integers
     std::string zero = c_literal(t, 0);
     if (k == "Relu") return "x > " + zero + " ? x : " + zero;
@@ -61,21 +54,7 @@ std::string unary_expr(const Node& n, DType t) {
     if (k == "Neg") return neg;
     return "x < " + zero + " ? " + neg + " : x";
   }
-  if (k == "Relu") return "x > 0.0f ? x : 0.0f";
-  if (k == "LeakyRelu") return "x >= 0.0f ? x : " + a + " * x";
-  if (k == "Sigmoid") return "onnxc_sigmoidf(x)";
-  if (k == "HardSigmoid") return clamp01(a + " * x + " + b);
-  if (k == "HardSwish") return "x * " + clamp01("x * (1.0f / 6.0f) + 0.5f");
-  if (k == "Tanh") return "onnxc_tanhf(x)";
-  if (k == "Elu") return "x > 0.0f ? x : " + a + " * (onnxc_expf(x) - 1.0f)";
-  if (k == "Erf") return "onnxc_erff(x)";
-  if (k == "Exp") return "onnxc_expf(x)";
-  if (k == "Log") return "onnxc_logf(x)";
-  if (k == "Sqrt") return "sqrtf(x)";
-  if (k == "Neg") return "-x";
-  if (k == "Abs") return "fabsf(x)";
-  if (k == "Reciprocal") return "1.0f / x";
-  internal_error(__FILE__, __LINE__, "unary_expr", n.where() + ": no C expression for unary op " + k);
+  return unary_formula(n, MathDialect::C);  // codegen/formulas.h
 }
 
 void emit_unary(CEmit& e) {
@@ -133,12 +112,7 @@ bool binary_nchwc(const Node& n, int64_t b) {
   return n.op_type != "Pow" && elementwise_nchwc_ok(n, b) && n.in(0)->dtype == DType::F32 && n.in(1)->dtype == DType::F32;
 }
 
-std::string binary_element(const Node& n, const std::vector<std::string>& a) {
-  const std::string& k = n.op_type;
-  if (k == "Pow") return fmt::format("powf({}, {})", a.at(0), a.at(1));
-  if (k == "PRelu") return fmt::format("{0} < 0.0f ? {0} * {1} : {0}", "(" + a.at(0) + ")", "(" + a.at(1) + ")");
-  return fmt::format("({}) {} ({})", a.at(0), binary_op(k), a.at(1));
-}
+std::string binary_element(const Node& n, const std::vector<std::string>& a) { return binary_formula(n.op_type, a.at(0), a.at(1)); }
 
 // ---- variadic ----
 
@@ -169,20 +143,11 @@ void emit_variadic(CEmit& e) {
   });
 }
 
-std::string sum_element(const Node& n, const std::vector<std::string>& a) {
-  std::string s;
-  for (auto& x : a) s += (s.empty() ? "(" : " + (") + x + ")";
-  if (n.op_type == "Mean" && a.size() > 1) s = fmt::format("(({}) / {})", s, c_float(static_cast<double>(a.size())));
-  return s;
-}
+std::string sum_element(const Node& n, const std::vector<std::string>& a) { return sum_formula(n, a); }
 
 // Max/Min of float32 elements, NaN-propagating as emit_variadic: a running value in `dst`.
 std::string max_min_element(const Node& n, const std::vector<std::string>& a, const std::string& dst) {
-  const char* cmp = n.op_type == "Max" ? ">" : "<";
-  std::string s = fmt::format("float {} = {};", dst, a.at(0));
-  for (size_t k = 1; k < a.size(); ++k)
-    s += fmt::format(" {0} = ({1}) {2} {0} || ({1}) != ({1}) ? ({1}) : {0};", dst, a[k], cmp);
-  return s;
+  return max_min_statements(n, a, dst);
 }
 
 // ---- Clip ----
@@ -224,10 +189,7 @@ void emit_clip(CEmit& e) {
 std::string clip_element(const Node& n, const std::vector<std::string>& a) {
   std::string bound[3];
   clip_bounds(n, DType::F32, bound, [&](size_t i) { return "(" + a.at(i) + ")"; });
-  std::string x = "(" + a.at(0) + ")";
-  if (!bound[1].empty()) x = fmt::format("({0} < {1} ? {1} : {0})", x, bound[1]);
-  if (!bound[2].empty()) x = fmt::format("({0} > {1} ? {1} : {0})", x, bound[2]);
-  return x;
+  return clip_formula(a.at(0), bound[1], bound[2]);
 }
 
 // ---- Cast, Identity/Dropout ----
@@ -260,9 +222,7 @@ std::string copy_element(const Node&, const std::vector<std::string>& a) { retur
 }  // namespace
 
 void register_elementwise(CKernelTable& t) {
-  for (const char* k : {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Elu", "Erf", "Exp", "Log", "Sqrt",
-                        "Neg", "Abs", "Reciprocal"})
-    t[k] = {emit_unary, elementwise_nchwc_ok, unary_element, nullptr};
+  for (const char* k : unary_formula_ops()) t[k] = {emit_unary, elementwise_nchwc_ok, unary_element, nullptr};
   for (const char* k : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) t[k] = {emit_binary, binary_nchwc, binary_element, nullptr};
   t["Sum"] = {emit_variadic, elementwise_nchwc_ok, sum_element, nullptr};
   t["Mean"] = {emit_variadic, elementwise_nchwc_ok, sum_element, nullptr};

@@ -5,13 +5,14 @@
 // An index-aligned elementwise node (alone, or the anchor of an all-elementwise group such as
 // DenseNet's Mul+Add+Relu) is one kernel, one thread per output element: the anchor's element
 // from its inputs read at their broadcast offsets, then the group's steps, one store. The
-// element formulas follow the C backend's (codegen/c/kernels/elementwise.cc): clamps and
+// element formulas are the C backend's (codegen/formulas.h, in the CUDA dialect): clamps and
 // Max/Min are NaN-propagating compare-selects, Sigmoid is 1 / (1 + exp(-x)) (exactly 0 or 1
 // at the ends, as the C helper); exp, log, tanh, erf and pow are CUDA's float functions
-// (within 2 ulp of the C backend's helpers, not bit-equal).
+// (within 2 ulp of the C backend's helpers, not bit-equal). Gelu's formula is here.
 #include <algorithm>
 
 #include "codegen/cuda/kernels/kernels.h"
+#include "codegen/formulas.h"
 #include "ir/op.h"
 #include "ir/ops/elementwise.h"
 
@@ -53,12 +54,6 @@ std::string cu_bcast_offset(const Shape& in, const Shape& out, const std::string
 
 namespace {
 
-// min(max(v, 0), 1) as compare-selects, NaN giving 1 (as the C backend's clamp01).
-std::string clamp01(const std::string& v) {
-  std::string p = "(" + v + ")";
-  return fmt::format("({0} < 1.0f ? ({0} > 0.0f ? {0} : 0.0f) : 1.0f)", p);
-}
-
 std::string unary_element(const Node& n, const std::vector<std::string>& a, const std::string& dst) {
   const std::string& k = n.op_type;
   if (k == "Gelu") {  // the C backend's formulas (codegen/c/kernels/activation.cc)
@@ -67,49 +62,20 @@ std::string unary_element(const Node& n, const std::vector<std::string>& a, cons
                         : "0.5f * x * (1.0f + erff(x * 0.7071067811865476f))";
     return fmt::format("float {0}; {{ const float x = {1}; {0} = {2}; }}", dst, a.at(0), r);
   }
-  const UnaryAttrs& u = unary_attrs(n);
-  const std::string al = c_float(u.alpha), be = c_float(u.beta);
-  std::string r;
-  if (k == "Relu") r = "x > 0.0f ? x : 0.0f";
-  else if (k == "LeakyRelu") r = "x >= 0.0f ? x : " + al + " * x";
-  else if (k == "Sigmoid") r = "1.0f / (1.0f + expf(-x))";
-  else if (k == "HardSigmoid") r = clamp01(al + " * x + " + be);
-  else if (k == "HardSwish") r = "x * " + clamp01("x * (1.0f / 6.0f) + 0.5f");
-  else if (k == "Tanh") r = "tanhf(x)";
-  else if (k == "Elu") r = "x > 0.0f ? x : " + al + " * (expf(x) - 1.0f)";
-  else if (k == "Erf") r = "erff(x)";
-  else if (k == "Exp") r = "expf(x)";
-  else if (k == "Log") r = "logf(x)";
-  else if (k == "Sqrt") r = "sqrtf(x)";
-  else if (k == "Neg") r = "-x";
-  else if (k == "Abs") r = "fabsf(x)";
-  else if (k == "Reciprocal") r = "1.0f / x";
-  else internal_error(__FILE__, __LINE__, "unary_element", n.where() + ": no CUDA element for " + k);
+  const std::string r = unary_formula(n, MathDialect::Cuda);  // codegen/formulas.h
   return fmt::format("float {0}; {{ const float x = {1}; {0} = {2}; }}", dst, a.at(0), r);
 }
 
 std::string binary_element(const Node& n, const std::vector<std::string>& a, const std::string& dst) {
-  const std::string& k = n.op_type;
-  const std::string x = "(" + a.at(0) + ")", y = "(" + a.at(1) + ")";
-  if (k == "Pow") return fmt::format("const float {} = powf({}, {});", dst, x, y);
-  if (k == "PRelu") return fmt::format("const float {0} = {1} < 0.0f ? {1} * {2} : {1};", dst, x, y);
-  const char* op = k == "Add" ? "+" : k == "Sub" ? "-" : k == "Mul" ? "*" : "/";
-  return fmt::format("const float {} = {} {} {};", dst, x, op, y);
+  return fmt::format("const float {} = {};", dst, binary_formula(n.op_type, a.at(0), a.at(1)));
 }
 
 std::string sum_element(const Node& n, const std::vector<std::string>& a, const std::string& dst) {
-  std::string s;
-  for (auto& x : a) s += (s.empty() ? "(" : " + (") + x + ")";
-  if (n.op_type == "Mean" && a.size() > 1) s = fmt::format("({}) / {}", s, c_float(static_cast<double>(a.size())));
-  return fmt::format("const float {} = {};", dst, s);
+  return fmt::format("const float {} = {};", dst, sum_formula(n, a));
 }
 
-// NaN-propagating running Max/Min (as the C backend's max_min_element).
 std::string max_min_element(const Node& n, const std::vector<std::string>& a, const std::string& dst) {
-  const char* cmp = n.op_type == "Max" ? ">" : "<";
-  std::string s = fmt::format("float {} = {};", dst, a.at(0));
-  for (size_t k = 1; k < a.size(); ++k) s += fmt::format(" {0} = ({1}) {2} {0} || ({1}) != ({1}) ? ({1}) : {0};", dst, a[k], cmp);
-  return s;
+  return max_min_statements(n, a, dst);
 }
 
 // Constant bounds are literals, a runtime bound reads its input (a one-element tensor).
@@ -125,10 +91,7 @@ std::string clip_element(const Node& n, const std::vector<std::string>& a, const
       bound[i] = v->constant ? c_float(v->constant->get(0)) : "(" + a.at(i) + ")";
     }
   }
-  std::string x = "(" + a.at(0) + ")";
-  if (!bound[1].empty()) x = fmt::format("({0} < {1} ? {1} : {0})", x, bound[1]);
-  if (!bound[2].empty()) x = fmt::format("({0} > {1} ? {1} : {0})", x, bound[2]);
-  return fmt::format("const float {} = {};", dst, x);
+  return fmt::format("const float {} = {};", dst, clip_formula(a.at(0), bound[1], bound[2]));
 }
 
 std::string copy_element(const Node&, const std::vector<std::string>& a, const std::string& dst) {
@@ -204,9 +167,8 @@ bool cu_epilogue_ok(const Node& n) {
 }
 
 void register_cuda_elementwise(CuKernelTable& t) {
-  for (const char* k : {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Elu", "Erf", "Exp", "Log", "Sqrt",
-                        "Neg", "Abs", "Reciprocal", "Gelu"})
-    t[k] = {emit_elementwise, nullptr, unary_element};
+  for (const char* k : unary_formula_ops()) t[k] = {emit_elementwise, nullptr, unary_element};
+  t["Gelu"] = {emit_elementwise, nullptr, unary_element};
   for (const char* k : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) t[k] = {emit_elementwise, nullptr, binary_element};
   t["Sum"] = {emit_elementwise, nullptr, sum_element};
   t["Mean"] = {emit_elementwise, nullptr, sum_element};
