@@ -85,6 +85,9 @@ class Backend {
   // widest parallel loop nest (the schedule's cost model, passes/schedule.h); 1 for a kernel
   // that runs on one thread, 0 where the backend cannot say.
   virtual int64_t parallel_items(const Node&, int /*threads*/) const { return 0; }
+  // The kernel the backend runs n with and, where the kernel has one, its plan (tiles, blocks,
+  // tasks), in one line: compile-model --dump-ir prints it per node. "" where it cannot say.
+  virtual std::string describe_node(const Node&) const { return ""; }
   // Writes the module of the whole graph into o.outdir.
   virtual CodegenResult write_module(const Graph& g, const CodegenOptions& o) const = 0;
 

@@ -116,6 +116,21 @@ PassOptions pass_options(const Options& o, const Backend& backend) {
   return po;
 }
 
+namespace {
+
+// --dump-ir: the kernel each node gets, and its plan where the kernel has one (Backend::describe_node).
+std::string describe_kernels(const Graph& g, const Backend& backend) {
+  std::string s;
+  for (const auto& n : g.nodes) {
+    const std::string d = backend.describe_node(*n);
+    if (d.empty() || !n->out(0)) continue;
+    s += fmt::format("  %{}: {}\n", n->out(0)->name, d);
+  }
+  return s.empty() ? "" : "kernels (the backend's choice per node; a plan: register tiles, blocks, tasks):\n" + s;
+}
+
+}  // namespace
+
 int compile_graph(const Options& o, Graph& g, const std::string& name, const Backend& backend, const std::string& makefile, bool simplified) {
   const Target& target = backend.target();
   const bool cuda = is_cuda(backend);
@@ -153,8 +168,8 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
   if (o.built) o.built->regions = g.task_regions.size();
   if (o.dump_ir) {
     const TaskGraph tg = build_task_graph(g, target, po.measured, &backend);
-    fmt::print("{}target {}\n{}{}{}", part, target.describe(), dump_ir(g), describe_schedule(tg, target.threads, target, &backend),
-               describe_regions(g, tg, target.threads, target, po.region_form));
+    fmt::print("{}target {}\n{}{}{}{}", part, target.describe(), dump_ir(g), describe_kernels(g, backend),
+               describe_schedule(tg, target.threads, target, &backend), describe_regions(g, tg, target.threads, target, po.region_form));
     if (!g.task_regions.empty())
       fmt::print("the regions run {}{}\n", region_form,
                  po.region_form == RegionForm::OmpTasks ? "; the lists above only order the making of the tasks" : "");

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
                  "Python wrapper, the split runtime) refuses one that lacks an extension the flags let the compiler use, or runs "
                  "SVE at another length (ONNXC_ERR_TARGET, naming it; onnxc_options.unsafe_skip_cpu_check skips that, unsafely)")
       ->capture_default_str();
-  app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads; then the fork-join regions with their predicted times in the form they run in");
+  app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the kernel each node gets and, for the kernels that plan (NCHWc convolutions, Gemm/MatMul, Attention), its plan: register tile, reduction blocks, tasks; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads; then the fork-join regions with their predicted times in the form they run in");
   app.add_option("--parallel", o.parallel,
                  "how the generated code uses its threads: loop (each node in turn, its loops split across the threads), "
                  "task (independent branches - inception branches, shortcut convs - side by side in fork-join regions, "

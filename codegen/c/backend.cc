@@ -47,21 +47,31 @@ class CBackend : public Backend {
   }
 
   // The node's function emitted for `threads` threads: its widest parallel loop nest's
-  // iterations (parallel_iterations, codegen/c/nest.h); parameter names as emit_c_module gives them.
+  // iterations (parallel_iterations, codegen/c/nest.h).
   int64_t parallel_items(const Node& n, int threads) const override {
-    NodeParams p;
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      p.inputs.push_back(n.inputs[i] && !n.op->static_input(i) ? "x" + std::to_string(i) : "");
-    for (size_t j = 0; j < n.outputs.size(); ++j) p.outputs.push_back(n.outputs[j] ? "y" + std::to_string(j) : "");
-    for (size_t j = 0; j < n.extra_inputs.size(); ++j) p.extras.push_back("e" + std::to_string(j));
     Target t = target();
     t.threads = threads;
-    return parallel_iterations(emit_c_node(n, p, t).body.marks);
+    return parallel_iterations(emit_c_node(n, params_of(n), t).body.marks);
+  }
+
+  std::string describe_node(const Node& n) const override {
+    const CNodeCode c = emit_c_node(n, params_of(n), target());
+    return c.kernel + (c.plan.empty() ? "" : "; " + c.plan);
   }
 
   CodegenResult write_module(const Graph& g, const CodegenOptions& o) const override { return emit_c_module(g, o, copt_, *this); }
 
  private:
+  // The parameter names emit_c_module gives a node's function.
+  static NodeParams params_of(const Node& n) {
+    NodeParams p;
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      p.inputs.push_back(n.inputs[i] && !n.op->static_input(i) ? "x" + std::to_string(i) : "");
+    for (size_t j = 0; j < n.outputs.size(); ++j) p.outputs.push_back(n.outputs[j] ? "y" + std::to_string(j) : "");
+    for (size_t j = 0; j < n.extra_inputs.size(); ++j) p.extras.push_back("e" + std::to_string(j));
+    return p;
+  }
+
   COptions copt_;
 };
 
@@ -86,7 +96,7 @@ CNodeCode emit_c_node(const Node& n, const NodeParams& p, const Target& t) {
     if (v && numel(v->shape) != 0) empty = false;
   if (empty) {
     e("/* every output is empty: nothing to compute */");
-    return {e.kernel_body(), n.op_type + " (empty)", ""};
+    return {e.kernel_body(), n.op_type + " (empty)", "", ""};
   }
   const CKernel* k = find_c_kernel(n.op_type);
   ONNXC_ASSERT(k && k->emit, n.where() + ": the C backend has no kernel for " + n.op_type);
@@ -96,7 +106,7 @@ CNodeCode emit_c_node(const Node& n, const NodeParams& p, const Target& t) {
     if (!is_index_aligned_elementwise(n)) k->emit(e);
     if (!e.epilogue_done) emit_group_loop(e);
   }
-  return {e.kernel_body(), kernel(), e.own_region};
+  return {e.kernel_body(), kernel(), e.own_region, e.plan};
 }
 
 std::unique_ptr<Backend> make_c_backend(const Target& t, const COptions& o) { return std::make_unique<CBackend>(t, o); }

@@ -40,6 +40,9 @@ class CEmit : public CWriter {
   bool epilogue_done = false;
   // The variant a kernel chose ("plane", "nchwc depthwise"...), named in the per-op profile.
   std::string variant;
+  // A kernel with a plan of its own (codegen/c/kernels/*_plan.h): the plan in one line
+  // (describe()), which compile-model --dump-ir prints per node.
+  std::string plan;
   // Set by a kernel whose loops keep their own fork/join inside the run's one parallel region
   // (codegen/c/region.h), saying why: the module calls it between two regions, as written.
   std::string own_region;

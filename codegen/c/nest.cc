@@ -26,6 +26,18 @@ std::string ParallelNest::pragma() const {
   return "ONNXC_PRAGMA(" + p + ")";
 }
 
+std::string describe_tasks(const std::vector<NestLoop>& loops, bool parallel) {
+  std::string s;
+  int64_t n = 1;
+  for (const NestLoop& l : loops) {
+    if (l.trips() == 1) continue;
+    s += fmt::format("{}{} {}", s.empty() ? "" : " x ", l.trips(), l.var);
+    n *= l.trips();
+  }
+  if (s.empty()) return "one task";
+  return fmt::format("{} tasks ({}), {}", n, s, parallel ? "parallel" : "serial");
+}
+
 int64_t parallel_iterations(const std::vector<ParallelMark>& marks) {
   int64_t most = 0;
   for (const ParallelMark& m : marks)

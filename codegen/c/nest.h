@@ -97,6 +97,9 @@ struct KernelBody {
   std::vector<StatementMark> statements;  // in line order
 };
 
+// "224 tasks (4 grp x 56 oh), parallel": the task loops of a plan, as --dump-ir prints them.
+std::string describe_tasks(const std::vector<NestLoop>& loops, bool parallel);
+
 // The widest nest's iterations: the pieces a body's work can be split into; 1 with no parallel
 // nest. The schedule's cost model reads it (Backend::parallel_items, passes/schedule.h).
 int64_t parallel_iterations(const std::vector<ParallelMark>& marks);

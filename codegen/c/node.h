@@ -15,6 +15,7 @@ struct CNodeCode {
   KernelBody body;
   std::string kernel;       // "Conv nchw16c regular + epilogue", for comments and the profile
   std::string own_region;  // CEmit::own_region: why the kernel keeps its own fork/join ("" when it does not)
+  std::string plan;        // CEmit::plan: the kernel's plan in one line ("" for a kernel without one)
 };
 
 // The function body computing n (a plain node or a fused group) for target t, through the

@@ -7,7 +7,8 @@
 // (codegen/c/kernels/gemm_plan.h): the form each shape of product takes, the panel form's
 // tile and tasks, and the layout of a constant B. Attention
 // (codegen/c/kernels/attention_plan.h): key tiles of equal width within the stack budget,
-// the register tiles and the tasks. No C is written or compiled: a plan is numbers.
+// the register tiles and the tasks. The one-line descriptions compile-model --dump-ir prints.
+// No C is written or compiled: a plan is numbers.
 #include <gtest/gtest.h>
 
 #include "codegen/c/kernels/attention_plan.h"
@@ -79,6 +80,18 @@ TEST(ConvPlan, SevenWideRowInOneTileOfThreeChunks) {
   EXPECT_EQ(p.row.tiles[0].start, 0);
   EXPECT_EQ(p.row.tiles[0].len, 7);
   EXPECT_TRUE(p.row.tiles[0].masked);
+}
+
+// --dump-ir's line for a plan (describe): the numbers the plan holds, in words.
+TEST(ConvPlan, DescriptionSaysTheTileTheReductionAndTheTasks) {
+  EXPECT_EQ(describe_tasks({{"n", 1}, {"grp", 4}, {"oh", 56}}, true), "224 tasks (4 grp x 56 oh), parallel");
+  EXPECT_EQ(describe_tasks({{"n", 1}}, false), "one task");
+  EXPECT_EQ(describe_tasks({{.var = "seg", .end = 90, .step = 3}}, false), "30 tasks (30 seg), serial");
+  GraphBuilder b;
+  const Target t = machine(1);
+  const BroadcastPlan p = plan_broadcast(conv_of({512, 512, 7, 7}, t, b), t);
+  EXPECT_EQ(describe(p).rfind("register tile 3 chunks x 7 pixels (masked row); reduction over 32 blocks of 16 lanes", 0), 0u) << describe(p);
+  EXPECT_NE(describe(p).find(describe_tasks(p.tasks, p.parallel)), std::string::npos) << describe(p);
 }
 
 TEST(ConvPlan, EightChunksInTilesOfFour) {

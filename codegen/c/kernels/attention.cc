@@ -305,6 +305,7 @@ void normalise_rows(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
 void emit_attention(CEmit& e) {
   const AttentionGeom& g = attention_geom(e.node);
   const AttentionPlan p = plan_attention(g, e.node.out(3) != nullptr, e.target);
+  e.plan = describe(p);
   if (!p.unsupported.empty()) e.node.unsupported(p.unsupported);
   e.variant = "fused online softmax";
   e("/* Attention: {} batch{} x {} heads ({} key/value heads), {} queries x {} keys ({} past), head sizes {} and {};", g.B,

@@ -46,4 +46,9 @@ AttentionPlan plan_attention(const AttentionGeom& g, bool has_qk, const Target& 
   return p;
 }
 
+std::string describe(const AttentionPlan& p) {
+  return fmt::format("{} queries x {} keys per tile, register tiles of {} rows{}; {}", p.BQ, p.BK, p.R, p.skip ? ", key tiles no query sees skipped" : "",
+                     describe_tasks(p.tasks, p.parallel));
+}
+
 }  // namespace onnxc

@@ -34,5 +34,6 @@ constexpr int64_t kAttentionStackBuffer = 32 << 10;
 
 // The plan for geometry g; has_qk: qk_matmul_output is asked for (every key's score).
 AttentionPlan plan_attention(const AttentionGeom& g, bool has_qk, const Target& t);
+std::string describe(const AttentionPlan& p);  // one line, as --dump-ir prints it
 
 }  // namespace onnxc

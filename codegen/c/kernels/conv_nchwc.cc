@@ -585,6 +585,7 @@ void emit_broadcast_kernel(K& k) {
   CEmit& e = k.e;
   const ConvGeom& g = k.g;
   const BroadcastPlan p = plan_broadcast(k, e.target);
+  e.plan = describe(p);
   broadcast_comment(k, p);
   open_tasks(e, p.tasks, p.parallel);
   e("const int64_t q0 = {};", affine("grp", p.RC, 0));
@@ -795,6 +796,7 @@ void emit_winograd_kernel(K& k) {
   const int64_t b = k.b, V = k.V, Cp = k.CB * b;
   const int64_t TH = ceil_div(k.OH, 2), TW = ceil_div(k.OW, 2), TT = TH * TW;
   const WinogradPlan wp = winograd_plan(e.target, g, b, V);
+  e.plan = describe(wp);
   const int64_t RC = wp.RC, NG = ceil_div(k.MB, RC), RCL = k.MB - (NG - 1) * RC;
   e.variant += " winograd";
   e("/* NCHW{}c convolution as Winograd F(2x2,3x3): {} x {} tiles of 2x2 output pixels, {} per task; per task the", b, TH, TW, wp.TB);
@@ -828,6 +830,7 @@ void emit_depthwise_kernel(K& k) {
   CEmit& e = k.e;
   const int64_t b = k.b, V = k.V, KS = k.KH * k.KW;
   const DepthwisePlan p = plan_depthwise(k, e.target);
+  e.plan = describe(p);
   const int64_t RW = p.row.RW, SEG = p.row.SEG;
   e("/* NCHW{}c depthwise convolution, register tile {} pixels of one chunk of {} lanes ({}); per kernel row the {} weight", b, RW,
     V, k.vt, k.KW);

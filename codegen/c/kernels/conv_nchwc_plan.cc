@@ -380,4 +380,23 @@ bool conv_winograd(const Node& n, const Target& t) {
   return g.N * ceil_div(g.out[0], 2) * ceil_div(g.out[1], 2) >= 40;
 }
 
+std::string describe(const RowPlan& r) {
+  return fmt::format("{} pixels{}{}", r.RW, r.masked ? " (masked row)" : "", r.SEG > 0 ? fmt::format(", the line in {} segments of {}", r.NSEG, r.SEG) : "");
+}
+
+std::string describe(const BroadcastPlan& p) {
+  return fmt::format("register tile {} chunk{} x {}; reduction over {} block{} of {} lane{}{}; {}", p.RC, p.RC > 1 ? "s" : "", describe(p.row),
+                     p.NB, p.NB > 1 ? "s" : "", p.bl, p.bl > 1 ? "s" : "",
+                     p.steps ? fmt::format(" in steps of {} (weights in L{})", p.NBB, p.for_l1 ? 1 : 2) : "", describe_tasks(p.tasks, p.parallel));
+}
+
+std::string describe(const DepthwisePlan& p) {
+  return fmt::format("register tile {} of one chunk; {}", describe(p.row), describe_tasks(p.tasks, p.parallel));
+}
+
+std::string describe(const WinogradPlan& p) {
+  return fmt::format("Winograd F(2x2,3x3): register tile {} tiles x {} chunks, {} tiles per task{}; {}", p.RT, p.RC, p.TB,
+                     p.NOG > 1 ? fmt::format(", filter in {} parts", p.NOG) : "", describe_tasks(p.tasks, p.parallel));
+}
+
 }  // namespace onnxc

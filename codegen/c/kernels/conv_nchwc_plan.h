@@ -90,6 +90,7 @@ struct BroadcastPlan {
   bool parallel = false;
 };
 BroadcastPlan plan_broadcast(const NchwcConv& c, const Target& t);
+std::string describe(const BroadcastPlan& p);  // one line, as --dump-ir prints it
 
 // The depthwise kernel: a tile of row.RW pixels of one chunk; tasks (image, chunk, row task).
 struct DepthwisePlan {
@@ -98,6 +99,7 @@ struct DepthwisePlan {
   bool parallel = false;
 };
 DepthwisePlan plan_depthwise(const NchwcConv& c, const Target& t);
+std::string describe(const DepthwisePlan& p);
 
 // The blocking of a Winograd conv (conv_nchwc.cc's emit_winograd_kernel): register tiles of
 // RT tiles × RC chunks within 3/4 of the vector registers; TB tiles per task (NTB blocks of
@@ -120,5 +122,6 @@ struct WinogradPlan {
   bool parallel = false;
 };
 WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_t V);
+std::string describe(const WinogradPlan& p);
 
 }  // namespace onnxc

@@ -398,6 +398,7 @@ void emit_gemm(CEmit& e, const GemmSpec& g) {
   s.a_f32 = e.in_dtype(0) == DType::F32, s.b_f32 = e.in_dtype(1) == DType::F32;
   s.b_panel = e.in_layout(1).is_panel();
   const GemmPlan p = plan_gemm(s, e.target);
+  e.plan = describe(p);
   if (s.b_panel) {
     ONNXC_ASSERT(g.batch_shape.empty() && g.trans_b == (e.in_layout(1).kind == Layout::Kind::PanelT),
                  e.node.where() + ": panel-packed B of a batched product");

@@ -119,4 +119,19 @@ Layout gemm_weight_layout(const Node& n, size_t input, const Target& t) {
   return Layout::panel(panel_tile(t).NR, trans_b);
 }
 
+std::string describe(const GemmPlan& p) {
+  std::string f;
+  switch (p.form) {
+    case GemmForm::Panel:
+      f = fmt::format("register tile {} rows x {} columns, B in {} panel{} ({}), {} rows per task", p.tile.MR, p.tile.NR, p.NP, p.NP > 1 ? "s" : "",
+                      p.prepacked ? "packed at compile time" : "packed by each task", p.MB);
+      break;
+    case GemmForm::DotVector: f = fmt::format("{} rows of B at once, {} groups", p.R, p.NG); break;
+    case GemmForm::Dot: f = "one dot product at a time"; break;
+    case GemmForm::RowStream:
+    case GemmForm::Blocked: f = fmt::format("tiles of {} rows x {} columns, K in blocks of {}{}", p.TM, p.TN, p.TK, p.pack ? ", blocks of B packed" : ""); break;
+  }
+  return fmt::format("{}; {}", f, describe_tasks(p.tasks, p.parallel));  // the form is the kernel variant
+}
+
 }  // namespace onnxc

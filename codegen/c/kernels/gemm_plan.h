@@ -62,6 +62,7 @@ struct GemmPlan {
   bool parallel = false;
 };
 GemmPlan plan_gemm(const GemmShape& s, const Target& t);
+std::string describe(const GemmPlan& p);  // one line, as --dump-ir prints it
 
 // The layout of a Gemm's or MatMul's input `input` that the pack-weights pass stores a
 // constant in: B (input 1) in panels when it is a float32 matrix and the product has enough
