@@ -2,8 +2,9 @@
 # What an op means (ir/) never depends on how a backend runs it (codegen/): fails, listing
 # the lines, if any file under ir/ includes a header from codegen/ or names it at all, if a
 # layer of the compiler includes the driver (driver/), if codegen/ or passes/ use regular
-# expressions, if a C kernel writes a parallel construct as text, or if a kernel printer with
-# a plan of its own reads the target's facts itself (below).
+# expressions, if a C kernel writes a parallel construct as text, if a kernel printer with a
+# plan of its own reads the target's facts itself, or if a kernel includes another kernel's
+# files (below).
 # Usage: check_layering.sh SOURCE_DIR
 set -euo pipefail
 src=${1:?usage: check_layering.sh SOURCE_DIR}
@@ -49,3 +50,18 @@ for plan in "$src"/codegen/c/kernels/*_plan.h; do
   fi
 done
 echo "check_layering: $planned kernel printer(s) with a plan read no target facts themselves"
+# Kernels do not reach into each other's files: a file under codegen/c/kernels/ includes, of
+# that folder, the table (kernels.h), the elementwise loop helper (ew_loop.h), the conv family's
+# header (conv.h, for conv*.cc) and its own plan (NAME_plan.h for NAME.cc and NAME_plan.cc).
+for f in "$src"/codegen/c/kernels/*.cc; do
+  base=$(basename "$f" .cc)
+  own=${base%_plan}_plan.h
+  while IFS= read -r inc; do
+    case "$inc" in
+      kernels.h | ew_loop.h | "$own") ;;
+      conv.h) case "$base" in conv*) ;; *) echo "check_layering: $f includes the conv family's conv.h" >&2; exit 1 ;; esac ;;
+      *) echo "check_layering: $f includes another kernel's file, codegen/c/kernels/$inc" >&2; exit 1 ;;
+    esac
+  done < <(sed -n 's|^#include "codegen/c/kernels/\([^"]*\)".*|\1|p' "$f")
+done
+echo "check_layering: the C kernels include of each other only the table, the shared loop helpers and their own plans"
