@@ -228,13 +228,22 @@ void ModuleFolder::put_runtime() {
   put("onnxc_main.c", kRuntimeMain);
 }
 
+std::string makefile_text(const std::string& name, const std::string& ext, const Makefile& mk, const std::string& make) {
+  return fmt::format(
+      "{2}{3}RUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n{4}\n"
+      "{0}: {0}.{1} {0}.h $(RUNTIME) onnxc_main.o\n\t{5}\n\n"
+      "onnxc_main.o: onnxc_main.c $(RUNTIME)\n\t{6}\n\n"
+      "lib{0}.so: {0}.{1} {0}.h $(RUNTIME)\n\t{7}\n",
+      name, ext, mk.comment(make), mk.variables, mk.after_runtime, mk.executable, mk.driver, mk.library);
+}
+
 CodegenResult write_module(const CodegenOptions& opt, const ModuleBuffers& m, const ModuleFiles& f) {
   ModuleFolder folder(opt.outdir);
   folder.put(opt.name + ".h", f.header);
   folder.put(opt.name + "." + f.ext, f.source);
   folder.put(opt.name + ".weights", f.weights);
   folder.put_runtime();
-  folder.put(opt.makefile, f.makefile(opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile));
+  folder.put(opt.makefile, makefile_text(opt.name, f.ext, f.makefile, opt.makefile == "Makefile" ? "make" : "make -f " + opt.makefile));
   CodegenResult r = std::move(folder.result);
   r.weights_bytes = m.wbytes;
   r.arena_bytes = m.abytes;

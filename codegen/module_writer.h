@@ -192,18 +192,29 @@ struct ModuleInfo {
 // NAME_info itself and the onnxc_main_model pointer of an executable.
 std::string model_info(const std::string& N, const Graph& g, const ModuleInfo& info);
 
-// A module's files: NAME.h, NAME.EXT and NAME.weights, and its makefile, written from the
-// command that runs it ("make", or "make -f FILE" for another --makefile name).
+// A module's makefile: its opening comment (from the command that runs it: "make", or
+// "make -f FILE" for another --makefile name), its variables before and after RUNTIME (the
+// runtime's files), and the recipes of its three rules: the executable NAME (NAME.EXT with the
+// generic driver onnxc_main.o), onnxc_main.o, and libNAME.so.
+struct Makefile {
+  std::function<std::string(const std::string& make)> comment;
+  std::string variables, after_runtime;
+  std::string executable, driver, library;
+};
+std::string makefile_text(const std::string& name, const std::string& ext, const Makefile& mk, const std::string& make);
+
+// A module's files: NAME.h, NAME.EXT and NAME.weights, and its makefile.
 struct ModuleFiles {
   std::string header, ext, source, weights;
-  std::function<std::string(const std::string& make)> makefile;
+  Makefile makefile;
   size_t distinct_functions = 0;  // functions or kernels written, identical ones once
 };
 // The files of module m (a ModuleBuffers with plan(), source() and header(checksum)): its
 // buffers placed, then the weights (their checksum goes into the header), the source, the
-// header. The makefile and the count of distinct functions are the caller's to add.
-template <class M>
-ModuleFiles module_files(M& m, const char* ext) {
+// header; `distinct` functions or kernels written (M's table of them, after source()). The
+// makefile is the caller's to add.
+template <class M, class Distinct>
+ModuleFiles module_files(M& m, const char* ext, Distinct distinct) {
   m.plan();
   ModuleFiles f;
   uint64_t checksum = 0;
@@ -211,6 +222,7 @@ ModuleFiles module_files(M& m, const char* ext) {
   f.ext = ext;
   f.source = m.source();
   f.header = m.header(checksum);
+  f.distinct_functions = distinct(m);
   return f;
 }
 // Writes them and the runtime's files into opt.outdir (NAME.h, the source, the weights, the

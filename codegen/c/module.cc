@@ -715,25 +715,23 @@ struct Module : ModuleBuffers {
 }  // namespace
 
 CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const COptions& copt, const Backend& b) {
-  Module m(g, opt, copt, b);
-  ModuleFiles f = module_files(m, "c");
-  f.distinct_functions = m.functions.functions().size();
   const Target& t = b.target();
-  f.makefile = [&](const std::string& make) {
+  const std::string& N = opt.name;
+  Module m(g, opt, copt, b);
+  ModuleFiles f = module_files(m, "c", [](const Module& mm) { return mm.functions.functions().size(); });
+  f.makefile.comment = [&](const std::string& make) {
     return fmt::format(
         "# Builds the model compiled by onnxc: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"
         "# {0}.c includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
         "# the model: onnxc_main.o links with any model's C built with -DONNXC_MAIN_MODEL.\n"
-        "# CC and CFLAGS: the compiler and flags compile-model used (its target; `make CC=... CFLAGS=...` overrides).\n"
-        "CC = {2}\nCFLAGS ?= {3}\nOMPFLAGS ?= -fopenmp\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n\n"
-        "{0}: {0}.c {0}.h $(RUNTIME) onnxc_main.o\n"
-        "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.c onnxc_main.o -lm\n\n"
-        "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
-        "\t$(CC) -std=c11 $(CFLAGS) -c -o $@ onnxc_main.c\n\n"
-        "lib{0}.so: {0}.c {0}.h $(RUNTIME)\n"
-        "\t$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {0}.c -lm\n",
-        opt.name, make, t.cc.empty() ? std::string("cc") : t.cc, t.cflags.empty() ? std::string("-O3 -march=native -ffp-contract=fast") : t.cflags);
+        "# CC and CFLAGS: the compiler and flags compile-model used (its target; `make CC=... CFLAGS=...` overrides).\n",
+        N, make);
   };
+  f.makefile.variables = fmt::format("CC = {}\nCFLAGS ?= {}\nOMPFLAGS ?= -fopenmp\n", t.cc.empty() ? std::string("cc") : t.cc,
+                                     t.cflags.empty() ? std::string("-O3 -march=native -ffp-contract=fast") : t.cflags);
+  f.makefile.executable = fmt::format("$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -DONNXC_MAIN_MODEL -o $@ {}.c onnxc_main.o -lm", N);
+  f.makefile.driver = "$(CC) -std=c11 $(CFLAGS) -c -o $@ onnxc_main.c";
+  f.makefile.library = fmt::format("$(CC) -std=c11 $(CFLAGS) $(OMPFLAGS) -shared -fPIC -o $@ {}.c -lm", N);
   return write_module(opt, m, f);
 }
 

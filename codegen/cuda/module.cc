@@ -672,23 +672,21 @@ struct CudaModule : ModuleBuffers {
 
 CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const CudaOptions& copt, const Backend& b) {
   CudaModule m(g, opt, copt, b);
-  ModuleFiles f = module_files(m, "cu");
-  f.distinct_functions = m.kernels.functions().size();
-  f.makefile = [&](const std::string& make) {
+  ModuleFiles f = module_files(m, "cu", [](const CudaModule& mm) { return mm.kernels.functions().size(); });
+  const std::string& N = opt.name;
+  f.makefile.comment = [&](const std::string& make) {
     return fmt::format(
-        "# Builds the model compiled by onnxc for CUDA: `{3}` (executable {0}), `{3} lib{0}.so` (shared library).\n"
+        "# Builds the model compiled by onnxc for CUDA: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"
         "# {0}.cu includes the runtime (onnxc_runtime.c), private to it. The driver onnxc_main.c does not depend on\n"
-        "# the model: onnxc_main.o links with any model built with -DONNXC_MAIN_MODEL.\n"
-        "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\nRUNTIME = onnxc_types.h onnxc_runtime.h onnxc_runtime.c\n{1}\n"
-        "{0}: {0}.cu {0}.h $(RUNTIME) onnxc_main.o\n"
-        "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -DONNXC_MAIN_MODEL -o $@ {0}.cu onnxc_main.o{2}\n\n"
-        "onnxc_main.o: onnxc_main.c $(RUNTIME)\n"
-        "\t$(CC) -std=c11 -O2 -c -o $@ onnxc_main.c\n\n"
-        "lib{0}.so: {0}.cu {0}.h $(RUNTIME)\n"
-        "\t$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {0}.cu{2}\n",
-        opt.name, m.link_flags().empty() ? "" : "# --gpu-libs: the libraries the model calls\nLIBS =" + m.link_flags() + "\n",
-        m.link_flags().empty() ? "" : " $(LIBS)", make);
+        "# the model: onnxc_main.o links with any model built with -DONNXC_MAIN_MODEL.\n",
+        N, make);
   };
+  const std::string libs = m.link_flags().empty() ? "" : " $(LIBS)";
+  f.makefile.variables = "NVCC ?= nvcc\nCC ?= cc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3\n";
+  if (!libs.empty()) f.makefile.after_runtime = "# --gpu-libs: the libraries the model calls\nLIBS =" + m.link_flags() + "\n";
+  f.makefile.executable = fmt::format("$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -DONNXC_MAIN_MODEL -o $@ {}.cu onnxc_main.o{}", N, libs);
+  f.makefile.driver = "$(CC) -std=c11 -O2 -c -o $@ onnxc_main.c";
+  f.makefile.library = fmt::format("$(NVCC) -arch=$(ARCH) $(NVCCFLAGS) -Xcompiler -fPIC -shared -o $@ {}.cu{}", N, libs);
   CodegenResult r = write_module(opt, m, f);
   if (m.uses_cudnn) r.libraries.push_back("cudnn");
   if (m.uses_cublas) r.libraries.push_back("cublas");
