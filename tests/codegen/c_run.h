@@ -75,6 +75,24 @@ inline std::vector<std::string> undefined_symbols(const std::string& object) {
   return r;
 }
 
+// Builds the C program `source` (one file) with `gcc -std=c11 -Wall -Wextra -Werror ... FLAGS` in
+// a fresh temporary folder and runs it; its standard output (and error) in *out. Returns ""
+// when both succeed, else what failed: the command and the compiler's or program's messages.
+inline std::string build_and_run_c(const std::string& source, const std::string& flags, std::string* out) {
+  namespace fs = std::filesystem;
+  std::string t = (fs::temp_directory_path() / "onnxc_program_XXXXXX").string();
+  if (mkdtemp(t.data()) == nullptr) return "cannot make a temporary folder";
+  const std::string d = t + "/";
+  std::ofstream(d + "p.c") << source;
+  const std::string cmd = "gcc -std=c11 -Wall -Wextra -Werror " + d + "p.c -o " + d + "p " + flags + " > " + d + "log.txt 2>&1 && " + d +
+                          "p > " + d + "out.txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  *out = c_run_read_file(d + "out.txt");
+  const std::string failure = rc == 0 ? "" : cmd + "\n" + c_run_read_file(d + "log.txt") + *out;
+  fs::remove_all(t);
+  return failure;
+}
+
 // Emits, builds and runs g on `in` (keyed by graph input Value); returns the outputs.
 inline std::vector<Tensor> run_c(const Graph& g, const std::map<const Value*, Tensor>& in, const CRunOptions& o = {}) {
   namespace fs = std::filesystem;

@@ -8,17 +8,14 @@
 // functions.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "codegen/formulas.h"
+#include "tests/codegen/c_run.h"
 #include "tests/passes/pass_test_util.h"
 
 namespace onnxc::test {
@@ -57,12 +54,6 @@ Case make_case(const std::string& op, size_t arity, const std::function<std::str
   return c;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 TEST(Formulas, CudaDialectMatchesTheReferenceOnTheCpu) {
   std::vector<Case> cases;
@@ -99,16 +90,9 @@ TEST(Formulas, CudaDialectMatchesTheReferenceOnTheCpu) {
   for (auto& [name, b] : clips) print_case(name);
   prog += "  return 0;\n}\n";
 
-  namespace fs = std::filesystem;
-  std::string t = (fs::temp_directory_path() / "onnxc_formulas_XXXXXX").string();
-  ASSERT_NE(mkdtemp(t.data()), nullptr);
-  const std::string d = t + "/";
-  std::ofstream(d + "f.c") << prog;
-  const std::string cmd = "gcc -std=c11 -O1 -Wall -Wextra -Werror " + d + "f.c -o " + d + "f -lm > " + d + "log.txt 2>&1 && " + d + "f > " +
-                          d + "out.txt";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_text(d + "log.txt") << "\n" << prog;
-  std::istringstream out(read_text(d + "out.txt"));
-  fs::remove_all(t);
+  std::string printed;
+  ASSERT_EQ(build_and_run_c(prog, "-O1 -lm", &printed), "") << prog;
+  std::istringstream out(printed);
 
   auto expect_row = [&](const std::string& name, const Tensor& ref) {
     std::string line;

@@ -5,16 +5,13 @@
 // and taskloops), each compiled and run by gcc with OpenMP at 1-5 threads; the iterations of a
 // body's parallel loops, which the schedule's cost model reads.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 
 #include "codegen/c/region.h"
 #include "passes/schedule.h"
+#include "tests/codegen/c_run.h"
 
 namespace onnxc::test {
 namespace {
@@ -359,13 +356,6 @@ TEST(Group, UnknownConstructsKeepTheFunctionAsWritten) {
   }
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // The body the compiled tests rewrite: y0[i] += x0[i] + 1 over a 7 x 13 collapsed nest (the
 // inner loop in steps of 2), then y1[j] += the sum of all of y0 (needs the loop before it
 // complete), then one thread adds 1 to y1[5].
@@ -411,15 +401,8 @@ std::string compiled_program(const char* runtime, const std::string& params, con
 // Compiles `program` with gcc -fopenmp -Wall -Wextra -Werror and runs it: it must exit 0
 // (`shown` goes with a failure).
 void expect_program_runs(const std::string& program, const std::string& shown) {
-  namespace fs = std::filesystem;
-  std::string t = (fs::temp_directory_path() / "onnxc_region_XXXXXX").string();
-  ASSERT_NE(mkdtemp(t.data()), nullptr);
-  const std::string d = t + "/";
-  std::ofstream(d + "p.c") << program;
-  const std::string cmd = "gcc -std=c11 -O2 -fopenmp -Wall -Wextra -Werror " + d + "p.c -o " + d + "p > " + d + "log.txt 2>&1 && " + d + "p > " +
-                          d + "out.txt 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(d + "log.txt") << read_text(d + "out.txt") << "\n" << shown;
-  fs::remove_all(t);
+  std::string out;
+  EXPECT_EQ(build_and_run_c(program, "-O2 -fopenmp", &out), "") << shown;
 }
 
 // The group form, compiled with gcc -fopenmp and run with teams of 1-5 threads split into
