@@ -8,9 +8,11 @@
 // through operator() (CWriter, codegen/c/nest.h):
 //   e("for (int64_t i = 0; i < {}; ++i) {{", n);  ... e("}}");
 // Lines ending in '{' indent what follows; lines starting with '}' dedent. Parallel loop
-// nests go in as data (e.open_nest, nest.h), vector hints as ONNXC_PRAGMA(omp simd) lines
-// (pragmas vanish without OpenMP); whether a loop nest goes parallel is the target's
-// answer (parallel(work), codegen/target.h). c_float()/c_int() print exact C literals.
+// nests go in as data (e.open_nest, nest.h), and so do the statements beside them at the top
+// of the body (e.local, e.open_scope, e.serial: what the one parallel region's forms read);
+// vector hints as ONNXC_PRAGMA(omp simd) lines (pragmas vanish without OpenMP); whether a
+// loop nest goes parallel is the target's answer (parallel(work), codegen/target.h).
+// c_float()/c_int() print exact C literals.
 #pragma once
 #include <fmt/format.h>
 
