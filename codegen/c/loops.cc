@@ -254,6 +254,7 @@ int tiled_dim(const CopyNest& c) {
 void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const StridedView& dv, const std::string& src,
                     const StridedView& sv, DType t, bool in_region) {
   if (in_region && c.n.empty()) e.single_nowait();
+  if (!in_region && !c.parallel) e.serial();  // a copy changes no local: one thread may make it for all
   const int tp = tiled_dim(c);
   const size_t L = c.n.size() - 1;
   const int64_t T = std::max<int64_t>(8, 64 / std::max<int64_t>(1, static_cast<int64_t>(dtype_size(t))));
