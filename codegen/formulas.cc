@@ -46,12 +46,15 @@ std::string unary_formula(const Node& n, MathDialect d) {
   internal_error(__FILE__, __LINE__, "unary_formula", n.where() + ": no elementwise formula for unary op " + k);
 }
 
+const char* binary_operator(const std::string& op_type) {
+  return op_type == "Add" ? "+" : op_type == "Sub" ? "-" : op_type == "Mul" ? "*" : "/";
+}
+
 std::string binary_formula(const std::string& op_type, const std::string& a, const std::string& b) {
   if (op_type == "Pow") return fmt::format("powf({}, {})", a, b);
   const std::string x = "(" + a + ")", y = "(" + b + ")";
   if (op_type == "PRelu") return fmt::format("{0} < 0.0f ? {0} * {1} : {0}", x, y);
-  const char* op = op_type == "Add" ? "+" : op_type == "Sub" ? "-" : op_type == "Mul" ? "*" : "/";
-  return fmt::format("{} {} {}", x, op, y);
+  return fmt::format("{} {} {}", x, binary_operator(op_type), y);
 }
 
 std::string sum_formula(const Node& n, const std::vector<std::string>& a) {

@@ -29,6 +29,9 @@ std::string clamp01(const std::string& v);
 std::string unary_formula(const Node& n, MathDialect d);
 const std::vector<const char*>& unary_formula_ops();
 
+// The C operator of Add, Sub, Mul and Div ("+", "-", "*", "/").
+const char* binary_operator(const std::string& op_type);
+
 // a OP b of a binary op (Add, Sub, Mul, Div, PRelu; each operand parenthesised), or powf(a, b).
 std::string binary_formula(const std::string& op_type, const std::string& a, const std::string& b);
 

@@ -211,10 +211,9 @@ struct ModuleFiles {
 };
 // The files of module m (a ModuleBuffers with plan(), source() and header(checksum)): its
 // buffers placed, then the weights (their checksum goes into the header), the source, the
-// header; `distinct` functions or kernels written (M's table of them, after source()). The
-// makefile is the caller's to add.
-template <class M, class Distinct>
-ModuleFiles module_files(M& m, const char* ext, Distinct distinct) {
+// header. The makefile and the count of distinct functions are the caller's to add.
+template <class M>
+ModuleFiles module_files(M& m, const char* ext) {
   m.plan();
   ModuleFiles f;
   uint64_t checksum = 0;
@@ -222,7 +221,6 @@ ModuleFiles module_files(M& m, const char* ext, Distinct distinct) {
   f.ext = ext;
   f.source = m.source();
   f.header = m.header(checksum);
-  f.distinct_functions = distinct(m);
   return f;
 }
 // Writes them and the runtime's files into opt.outdir (NAME.h, the source, the weights, the

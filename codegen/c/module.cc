@@ -718,7 +718,8 @@ CodegenResult emit_c_module(const Graph& g, const CodegenOptions& opt, const COp
   const Target& t = b.target();
   const std::string& N = opt.name;
   Module m(g, opt, copt, b);
-  ModuleFiles f = module_files(m, "c", [](const Module& mm) { return mm.functions.functions().size(); });
+  ModuleFiles f = module_files(m, "c");
+  f.distinct_functions = m.functions.functions().size();
   f.makefile.comment = [&](const std::string& make) {
     return fmt::format(
         "# Builds the model compiled by onnxc: `{1}` (executable {0}), `{1} lib{0}.so` (shared library).\n"

@@ -672,7 +672,8 @@ struct CudaModule : ModuleBuffers {
 
 CodegenResult emit_cuda_module(const Graph& g, const CodegenOptions& opt, const CudaOptions& copt, const Backend& b) {
   CudaModule m(g, opt, copt, b);
-  ModuleFiles f = module_files(m, "cu", [](const CudaModule& mm) { return mm.kernels.functions().size(); });
+  ModuleFiles f = module_files(m, "cu");
+  f.distinct_functions = m.kernels.functions().size();
   const std::string& N = opt.name;
   f.makefile.comment = [&](const std::string& make) {
     return fmt::format(

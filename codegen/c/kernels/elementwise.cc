@@ -71,8 +71,6 @@ std::string unary_element(const Node& n, const std::vector<std::string>& args) {
 
 // ---- binary ----
 
-const char* binary_op(const std::string& k) { return k == "Add" ? "+" : k == "Sub" ? "-" : k == "Mul" ? "*" : "/"; }
-
 std::string pow_stmt(CEmit& e, const std::string& a, const std::string& b, const std::string& y) {
   DType t = e.in_dtype(0), et = e.in_dtype(1);
   if (t == DType::F32)
@@ -90,7 +88,7 @@ std::string pow_stmt(CEmit& e, const std::string& a, const std::string& b, const
 
 void emit_binary(CEmit& e) {
   const std::string& k = e.node.op_type;
-  const char* op = binary_op(k);
+  const char* op = binary_operator(k);  // codegen/formulas.h
   DType t = e.out_dtype(0);
   const char* ct = e.out_ctype(0);
   const char* ut = dtype_size(t) <= 4 ? "uint32_t" : "uint64_t";
