@@ -21,6 +21,10 @@
 
 namespace onnxc {
 
+// 3×3 convolutions: Winograd F(2×2, 3×3) where conv_winograd predicts a gain (Auto), never
+// (Direct), or wherever the kernel applies (Winograd).
+enum class ConvAlgorithm { Auto, Direct, Winograd };
+
 struct Target {
   std::string name;                   // "host" or the --target spec
   std::string arch;                   // "x86-64", "aarch64" or "generic"
@@ -33,9 +37,7 @@ struct Target {
   int64_t l2_bytes = 1 << 20;         // per core
   int64_t l3_bytes = 8 << 20;         // shared
   int threads = 1;                    // cores the generated code plans for
-  // 3×3 convs: "auto" (Winograd F(2×2, 3×3) where conv_winograd predicts a gain), "direct"
-  // (never) or "winograd" (wherever the kernel applies); compile-model --conv-algorithm.
-  std::string conv_algorithm = "auto";
+  ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto;  // compile-model --conv-algorithm
   std::string cc = "cc";              // C compiler that builds the generated code
   std::string cflags;                 // its optimisation and architecture flags
   // The fewest scalar operations a loop nest must do before it is split across threads

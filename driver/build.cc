@@ -25,7 +25,7 @@ int build(const Options& o, const std::string& name, const Target& t, double* se
     return run_command(cmd, &out);
   };
   std::string driver = dir + "onnxc_main.c";
-  if (o.emit == "exe" && !o.driver_object.empty()) {
+  if (o.emit == Emit::Exe && !o.driver_object.empty()) {
     driver = quote(o.driver_object);
     std::error_code ec;
     if (!fs::exists(o.driver_object, ec)) {
@@ -41,7 +41,7 @@ int build(const Options& o, const std::string& name, const Target& t, double* se
     }
   }
   std::string cmd = cc;
-  if (o.emit == "so" || o.emit == "python")
+  if (o.emit == Emit::So || o.emit == Emit::Python)
     cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, name, dir, name);
   else
     cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {} -lm", dir, name, dir, name, driver);
@@ -68,7 +68,7 @@ int build_cuda(const Options& o, const std::string& name, const std::vector<std:
   output->clear();
   const std::string dir = quote(o.outdir) + "/";
   std::string cmd = fmt::format("{} -arch={} -O3 -Xcompiler -fPIC,-Wall,-Wextra -I{}", quote(nvcc), o.gpu_arch, quote(o.outdir));
-  if (o.emit == "so")
+  if (o.emit == Emit::So)
     cmd += fmt::format(" -shared -o {}lib{}.so {}{}.cu", dir, name, dir, name);
   else
     cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.cu {}onnxc_main.c", dir, name, dir, name, dir);
@@ -81,7 +81,7 @@ int build_cuda(const Options& o, const std::string& name, const std::vector<std:
 }
 
 int check_target_flags(const Options& o, const Target& t) {
-  if (o.emit == "c" || o.device == "cuda" || (o.target == "host" && o.cc.empty() && o.cflags.empty())) return kOk;
+  if (o.emit == Emit::C || o.device == Device::Cuda || (o.target == "host" && o.cc.empty() && o.cflags.empty())) return kOk;
   const char* example_cc = t.arch == "aarch64" ? "aarch64-linux-gnu-gcc" : "x86_64-linux-gnu-gcc";  // a compiler for t.arch
   std::string out;
   if (run_command(fmt::format("{} {} -dM -E -x c /dev/null", t.cc, t.cflags), &out) != 0) {

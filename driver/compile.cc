@@ -73,17 +73,17 @@ uint64_t parse_size(const std::string& text) {
   return v;
 }
 
-std::unique_ptr<Backend> make_backend(const Options& o, const Target& t, bool cuda) {
-  if (cuda) {
+std::unique_ptr<Backend> make_backend(const Options& o, const Target& t, Device device) {
+  if (device == Device::Cuda) {
     CudaOptions co;
     co.cudnn = o.cudnn;
     co.cublas = o.cublas;
-    if (!o.gpu_precision.empty()) co.precision = o.gpu_precision;
+    co.precision = o.gpu_precision.value_or(GpuPrecision::Fp32);
     return make_cuda_backend(t, co);
   }
   COptions co;
-  co.one_region = o.omp_region == "inference";
-  co.task_form = o.task_form == "groups" ? RegionForm::Groups : RegionForm::OmpTasks;
+  co.one_region = o.omp_region == OmpRegion::Inference;
+  co.task_form = o.task_form;
   return make_c_backend(t, co);
 }
 
@@ -94,13 +94,15 @@ PassOptions pass_options(const Options& o, const Backend& backend) {
   const bool cuda = is_cuda(backend);
   PassOptions po;
   po.backend = &backend;
-  po.nchwc = o.layout == "nchwc" && !cuda;  // the CUDA backend runs plain NCHW only
+  po.nchwc = o.layout == ActivationLayout::Nchwc && !cuda;  // the CUDA backend runs plain NCHW only
   po.channel_block = o.channel_block ? o.channel_block : std::max(4, target.vector_floats());
   // The CUDA module runs its kernels in graph order. (The graph of one batch item runs on the
   // one thread of its item: compile_graph makes that "loop".)
-  po.parallel = cuda || o.parallel == "loop" ? TaskRegions::None : o.parallel == "auto" ? TaskRegions::Auto : TaskRegions::Every;
+  po.parallel = cuda || o.parallel == Parallel::Loop   ? TaskRegions::None
+                : o.parallel == Parallel::Auto ? TaskRegions::Auto
+                                               : TaskRegions::Every;
   po.threads = target.threads;
-  po.region_form = o.omp_region == "op" ? RegionForm::Sections : o.task_form == "groups" ? RegionForm::Groups : RegionForm::OmpTasks;
+  po.region_form = region_form(o);
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
   po.print_after.insert(o.print_after.begin(), o.print_after.end());
@@ -146,7 +148,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
   run_pipeline(g, po);
   size_t transforms = 0;
   for (auto& n : g.nodes) transforms += n->op_type == "onnxc.layout_transform";
-  say(fmt::format("{}passes: {} → {} nodes, layout {}{} ({:.2f} s)", part, nodes_before, g.nodes.size(), po.nchwc ? o.layout : "nchw",
+  say(fmt::format("{}passes: {} → {} nodes, layout {}{} ({:.2f} s)", part, nodes_before, g.nodes.size(), po.nchwc ? "nchwc" : "nchw",
                   po.nchwc ? fmt::format(" with {}-channel blocks, {} layout transform{}", po.channel_block, transforms,
                                          transforms == 1 ? "" : "s")
                            : "",
@@ -154,24 +156,25 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
   if (po.verify_each && !po.disabled.count("memory-plan"))
     if (std::string clash = check_memory_plan(g); !clash.empty()) throw InternalError("memory plan: " + clash);
   // How the C runs a fork-join region (codegen/c/region.h).
-  const std::string region_form = o.omp_region == "op"        ? "as omp parallel sections (--omp-region op)"
-                                  : o.task_form == "omp-tasks" ? "as OpenMP tasks (--task-form omp-tasks)"
-                                                               : "on thread groups (--task-form groups)";
+  const RegionForm form = region_form(o);
+  const std::string runs_as = form == RegionForm::Sections   ? "as omp parallel sections (--omp-region op)"
+                              : form == RegionForm::OmpTasks ? "as OpenMP tasks (--task-form omp-tasks)"
+                                                             : "on thread groups (--task-form groups)";
   if (!g.task_regions.empty()) {
     size_t lists = 0;
     for (auto& r : g.task_regions) lists += r.groups.size();
     say(fmt::format("{}schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}, run {}", part, g.task_regions.size(),
-                    g.task_regions.size() == 1 ? "" : "s", lists, target.threads, o.parallel, region_form));
+                    g.task_regions.size() == 1 ? "" : "s", lists, target.threads, flag_name(o.parallel), runs_as));
   }
   if (g.batch_items > 1)
-    say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, o.parallel));
+    say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, flag_name(o.parallel)));
   if (o.built) o.built->regions = g.task_regions.size();
   if (o.dump_ir) {
     const TaskGraph tg = build_task_graph(g, target, po.measured, &backend);
     fmt::print("{}target {}\n{}{}{}{}", part, target.describe(), dump_ir(g), describe_kernels(g, backend),
                describe_schedule(tg, target.threads, target, &backend), describe_regions(g, tg, target.threads, target, po.region_form));
     if (!g.task_regions.empty())
-      fmt::print("the regions run {}{}\n", region_form,
+      fmt::print("the regions run {}{}\n", runs_as,
                  po.region_form == RegionForm::OmpTasks ? "; the lists above only order the making of the tasks" : "");
   }
 
@@ -186,7 +189,7 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
                   cuda ? "kernels" : "functions",
                   r.distinct_functions < r.functions ? fmt::format(" ({} distinct)", r.distinct_functions) : std::string(), r.weights_bytes / 1e6,
                   r.arena_bytes / 1e6, plan, o.outdir, name, cuda ? "cu" : "c", t_gen.seconds()));
-  if (o.emit == "c") return kOk;
+  if (o.emit == Emit::C) return kOk;
   if (cuda) {
     double nv_s = 0;
     std::string nv_out, nvcc;
@@ -203,16 +206,16 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
                  ours ? fmt::format("; please report it with the model {}", o.model) : "");
       return ours ? kInternal : kCcFailed;
     }
-    say(fmt::format("{}nvcc: built {}/{} ({:.2f} s)", part, o.outdir, o.emit == "so" ? "lib" + name + ".so" : name, nv_s));
+    say(fmt::format("{}nvcc: built {}/{} ({:.2f} s)", part, o.outdir, o.emit == Emit::So ? "lib" + name + ".so" : name, nv_s));
     return kOk;
   }
   // (Not where a --driver-object FILE is still to be built: that is this build's to write.)
   std::error_code ec;
-  if (o.emit == "exe" && !o.reuse_dir.empty() && (o.driver_object.empty() || fs::exists(o.driver_object, ec)) &&
+  if (o.emit == Emit::Exe && !o.reuse_dir.empty() && (o.driver_object.empty() || fs::exists(o.driver_object, ec)) &&
       same_files(o.reuse_dir, o.outdir, {name + ".c", name + ".h"})) {
     fs::copy_file(o.reuse_dir + "/" + name, o.outdir + "/" + name, fs::copy_options::overwrite_existing, ec);
     if (!ec) {
-      say(fmt::format("{}cc: the same C as the timed --parallel {} build: its binary -> {}/{}", part, o.parallel, o.outdir, name));
+      say(fmt::format("{}cc: the same C as the timed --parallel {} build: its binary -> {}/{}", part, flag_name(o.parallel), o.outdir, name));
       return kOk;
     }
   }
@@ -232,9 +235,9 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
     fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, name);
     return kCcFailed;
   }
-  bool lib = o.emit == "so" || o.emit == "python";
+  bool lib = o.emit == Emit::So || o.emit == Emit::Python;
   say(fmt::format("{}cc: built {}/{} ({:.2f} s)", part, o.outdir, lib ? "lib" + name + ".so" : name, cc_s));
-  if (o.emit == "python") say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
+  if (o.emit == Emit::Python) say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
                                           emit_python_module(g, co), name, name));
   return kOk;
 }
@@ -293,9 +296,9 @@ int compile(Options& o) {
   target.conv_algorithm = o.conv_algorithm;
   if (o.name.empty()) o.name = fs::path(o.model).stem().string();
   o.name = c_identifier(o.name);
-  if (o.parallel == "tune") return compile_tuned(o, target);
-  const bool cuda = o.device == "cuda";
-  const std::unique_ptr<Backend> backend = make_backend(o, target, cuda);
+  if (o.parallel == Parallel::Tune) return compile_tuned(o, target);
+  const bool cuda = o.device == Device::Cuda;
+  const std::unique_ptr<Backend> backend = make_backend(o, target, o.device);
   ImportOptions io;
   io.max_memory = parse_size(o.max_memory);
   for (auto& spec : o.input_shapes) {
@@ -325,12 +328,12 @@ int compile(Options& o) {
   std::unique_ptr<Graph> item;
   bool simplified = false;  // batch_item_graph folded and simplified g (and the item's graph)
   const int64_t items = batch_items_of(*g);
-  if (o.parallel == "batch" || (o.parallel == "auto" && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
+  if (o.parallel == Parallel::Batch || (o.parallel == Parallel::Auto && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
     std::string why;
     item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
-    if (!item && o.parallel == "batch")
+    if (!item && o.parallel == Parallel::Batch)
       throw CompileError(CompileError::Kind::Unsupported, "--parallel batch: the batch items of '" + o.model + "' cannot run apart: " + why);
-    if (item && o.parallel == "auto") {
+    if (item && o.parallel == Parallel::Auto) {
       // Each item reads the weights of every layer again. That is free for convolutions, whose
       // weights serve many positions, but a classifier's matrix-vector products read theirs
       // once per item: past the last-level cache (VGG's 494 MB), loops over the whole batch win.
@@ -344,7 +347,7 @@ int compile(Options& o) {
     if (!item) say(fmt::format("schedule: the {} items of the batch run through each layer together (--parallel auto: {})", items, why));
   }
   if (int rc = compile_graph(o, item ? *item : *g, o.name, *backend, "Makefile", simplified); rc != kOk) return rc;
-  if (o.verify && o.emit == "exe") return verify(o, *g, vd, {{o.name, vd.args}});
+  if (o.verify && o.emit == Emit::Exe) return verify(o, *g, vd, {{o.name, vd.args}});
   return kOk;
 }
 

@@ -27,7 +27,7 @@ PassOptions pass_options(const Options& o, const Backend& backend);
 
 // The backend o asks for (--device), C or CUDA, with its own options from o (--omp-region and
 // --task-form; --gpu-libs and --gpu-precision), planning for target t.
-std::unique_ptr<Backend> make_backend(const Options& o, const Target& t, bool cuda);
+std::unique_ptr<Backend> make_backend(const Options& o, const Target& t, Device device);
 // Whether b is the CUDA backend (plain NCHW, built with nvcc).
 bool is_cuda(const Backend& b);
 

@@ -3,9 +3,13 @@
 // runs it.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "codegen/cuda/precision.h"
+#include "codegen/target.h"
 #include "passes/schedule.h"
 
 namespace onnxc::driver {
@@ -18,6 +22,35 @@ namespace onnxc::driver {
 // tolerance.
 enum Exit { kOk = 0, kUsage = 1, kInvalid = 2, kUnsupported = 3, kInternal = 4, kCcFailed = 5, kVerifyFailed = 6 };
 
+// The flags that choose among a few values, as types. Each has its names on the command line
+// (choices(), in the order --help lists them) and flag_name() for messages.
+enum class Emit { C, So, Exe, Python };                 // --emit
+enum class Device { Cpu, Cuda };                        // --device
+enum class Parallel { Auto, Loop, Task, Batch, Tune };  // --parallel
+enum class OmpRegion { Inference, Op };                 // --omp-region
+enum class ActivationLayout { Nchwc, Nchw };            // --layout
+// --task-form: RegionForm::OmpTasks or Groups (ir/graph.h); --gpu-precision: GpuPrecision
+// (codegen/cuda/precision.h); --conv-algorithm: ConvAlgorithm (codegen/target.h).
+
+template <class E>
+using Choices = std::vector<std::pair<std::string, E>>;
+const Choices<Emit>& choices(Emit);
+const Choices<Device>& choices(Device);
+const Choices<Parallel>& choices(Parallel);
+const Choices<OmpRegion>& choices(OmpRegion);
+const Choices<ActivationLayout>& choices(ActivationLayout);
+const Choices<RegionForm>& choices(RegionForm);
+const Choices<GpuPrecision>& choices(GpuPrecision);
+const Choices<ConvAlgorithm>& choices(ConvAlgorithm);
+
+// The command line's name of v.
+template <class E>
+std::string flag_name(E v) {
+  for (auto& [n, e] : choices(v))
+    if (e == v) return n;
+  return "?";
+}
+
 // What compile_graph built: --parallel tune tells a task build with no fork-join region (the
 // loop build's C) from one with regions.
 struct Built {
@@ -25,18 +58,19 @@ struct Built {
 };
 
 struct Options {
-  std::string model, outdir, name, emit = "exe", cc, cflags, target = "host";
+  std::string model, outdir, name, cc, cflags, target = "host";
+  Emit emit = Emit::Exe;
   std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
   std::vector<std::string> input_shapes, print_after, disable_pass;
-  std::string layout = "nchwc";
-  std::string parallel = "auto";  // --parallel auto|loop|task|batch|tune
+  ActivationLayout layout = ActivationLayout::Nchwc;
+  Parallel parallel = Parallel::Auto;
   int tune_rounds = 5;             // --tune-rounds N: --parallel tune's alternating rounds of timed runs
-  std::string omp_region = "inference";  // --omp-region inference|op
-  std::string task_form = "omp-tasks";    // --task-form omp-tasks|groups
+  OmpRegion omp_region = OmpRegion::Inference;
+  RegionForm task_form = RegionForm::OmpTasks;  // --task-form omp-tasks|groups
   int threads = 0;  // --threads N: threads the code is planned for, 0 = the target's
   int64_t parallel_min_work = 0;  // --parallel-min-work N: 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
-  std::string conv_algorithm = "auto";
+  ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto;
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;
@@ -47,15 +81,19 @@ struct Options {
   std::vector<MeasuredOp> measured;
   double gpu_tflops = 0, gpu_bandwidth = 0, link_bandwidth = 25, latency_budget_ms = 10;
   int cpu_workers = 0;
-  std::string device = "cpu", gpu_arch = "sm_90", nvcc;  // --device cpu|cuda, --gpu-arch, --nvcc PATH
+  Device device = Device::Cpu;
+  std::string gpu_arch = "sm_90", nvcc;  // --gpu-arch, --nvcc PATH
   std::string gpu_libs;  // --gpu-libs cudnn,cublas (either or both)
   bool cudnn = false, cublas = false;
-  std::string gpu_precision;  // --gpu-precision fp32|tf32|fp16 (empty: fp32)
+  std::optional<GpuPrecision> gpu_precision;  // --gpu-precision (not given: fp32)
   struct Built* built = nullptr;  // where compile_graph reports what it built (--parallel tune)
   // --parallel tune's final build: the folder of the winning candidate (--parallel as here). An
   // executable whose NAME.c and NAME.h are the same as the candidate's takes its binary.
   std::string reuse_dir;
 };
+
+// How a fork-join region runs inside the one region: --omp-region op's sections, else --task-form.
+RegionForm region_form(const Options& o);
 
 // The combinations of flags compile-model refuses (exit 1), and --gpu-libs read into
 // o.cudnn and o.cublas: the message, or "" when the flags fit. task_form_given: --task-form

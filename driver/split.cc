@@ -41,7 +41,7 @@ int compile_split(const Options& o, Graph& g, const Backend& backend, const Veri
   std::ofstream(json) << split_json(plan, o.name, o.model);
   if (ec || !fs::exists(json)) throw CompileError(CompileError::Kind::Io, "cannot write '" + json.string() + "'");
   SplitGraphs parts = split_graph(g, plan.chosen);
-  const std::unique_ptr<Backend> c_backend = make_backend(o, target, false);
+  const std::unique_ptr<Backend> c_backend = make_backend(o, target, Device::Cpu);
   std::vector<std::string> names{o.name + "_head", o.name + "_tail"};
   if (cuda) names.push_back(o.name + "_tail_gpu");
   if (int rc = compile_graph(o, *parts.head, names[0], backend, names[0] + ".mk"); rc != kOk) return rc;

@@ -19,6 +19,23 @@
 using namespace onnxc;
 using namespace onnxc::driver;
 
+// A flag taking one of a few names (driver/options.h's choices()): --help lists them and the
+// default, a name not among them is a usage error, the value is stored as its type.
+template <class E>
+CLI::Option* add_choice(CLI::App& app, const std::string& flag, E& value, const std::string& help) {
+  std::vector<std::string> names;
+  for (auto& [n, e] : choices(value)) names.push_back(n);
+  return app
+      .add_option_function<std::string>(
+          flag,
+          [&value](const std::string& s) {
+            for (auto& [n, e] : choices(value))
+              if (n == s) value = e;
+          },
+          help)
+      ->check(CLI::IsMember(names));
+}
+
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
@@ -38,21 +55,22 @@ int main(int argc, char** argv) {
   app.add_option("model", o.model, "ONNX model file (.onnx)");
   app.add_option("-o,--output-dir", o.outdir, "folder for the generated files (created if missing)");
   app.add_option("--name", o.name, "C name of the model: file and symbol prefix (default: the model file's stem)");
-  app.add_option("--emit", o.emit,
+  add_choice(app, "--emit", o.emit,
                  "what to produce: c (sources only), so (shared library), exe (executable), python (shared library and "
                  "NAME.py, a ctypes + numpy wrapper)")
-      ->check(CLI::IsMember({"c", "so", "exe", "python"}))->capture_default_str();
-  app.add_option("--device", o.device,
+      ->default_str(flag_name(o.emit));
+  add_choice(app, "--device", o.device,
                  "what the model runs on: cpu (C, the default) or cuda (CUDA C++ for one NVIDIA GPU, plain NCHW float32; "
                  "an op the CUDA backend does not run is exit 3; --emit c, so or exe)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+      ->default_str(flag_name(o.device));
   app.add_option("--gpu-arch", o.gpu_arch, "--device cuda: the GPU architecture nvcc builds for (-arch)")->capture_default_str();
   app.add_option("--gpu-libs", o.gpu_libs,
                  "--device cuda: run Conv with cuDNN and/or Gemm and MatMul with cuBLAS instead of the generated kernels "
                  "(cudnn, cublas or cudnn,cublas; default none), each followed by a generated kernel for its bias and fused "
                  "epilogue; links -lcudnn / -lcublas. For comparing both on a GPU")
       ->type_name("LIBS");
-  app.add_option("--gpu-precision", o.gpu_precision,
+  GpuPrecision precision = GpuPrecision::Fp32;
+  CLI::Option* precision_opt = add_choice(app, "--gpu-precision", precision,
                  "--device cuda: the arithmetic of convolutions (generated or cuDNN) and cuBLAS's products: fp32 (float32 "
                  "multiply-adds, the default; outputs within 1e-3 of the CPU's), tf32 (tensor cores, operands rounded to "
                  "TF32's 10-bit mantissa) or fp16 (tensor cores, operands rounded to half precision, whose range ends at 65504: "
@@ -61,7 +79,6 @@ int main(int argc, char** argv) {
                  "sums are float32; tf32 and fp16 trade accuracy (on an H200 the zoo's CNNs differed from float32 references by 3e-4 to 7e-4 of the "
                  "output's magnitude) for speed. "
                  "The generated Gemm/MatMul, pools and elementwise kernels stay float32")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16"}))
       ->type_name("P");
   app.add_option("--nvcc", o.nvcc, "--device cuda: the nvcc to build with (default: $ONNXC_NVCC, else /usr/local/cuda/bin/nvcc)")
       ->type_name("PATH");
@@ -81,7 +98,7 @@ int main(int argc, char** argv) {
                  "SVE at another length (ONNXC_ERR_TARGET, naming it; onnxc_options.unsafe_skip_cpu_check skips that, unsafely)")
       ->capture_default_str();
   app.add_flag("--dump-ir", o.dump_ir, "print the final IR (after all passes): values with their layouts, fused groups with the ONNX nodes they came from; then the kernel each node gets and, for the kernels that plan (NCHWc convolutions, Gemm/MatMul, Attention), its plan: register tile, reduction blocks, tasks; then the macro-task graph: each task's cost, the critical path, a static schedule onto thread groups at the target's threads and the predicted speed-up at 1-16 threads; then the fork-join regions with their predicted times in the form they run in");
-  app.add_option("--parallel", o.parallel,
+  add_choice(app, "--parallel", o.parallel,
                  "how the generated code uses its threads: loop (each node in turn, its loops split across the threads), "
                  "task (independent branches - inception branches, shortcut convs - side by side in fork-join regions, "
                  "their nodes OpenMP tasks run as their inputs are ready, or each branch on a group of the threads: see "
@@ -94,24 +111,24 @@ int main(int argc, char** argv) {
                  "task and batch (those that differ), time each on this machine at --threads in alternating rounds "
                  "(--tune-rounds) and compile with the fastest; loop unless another is at least 3% faster (--target host; "
                  "the model is built up to three times, and an executable keeps the winner's binary)")
-      ->check(CLI::IsMember({"auto", "loop", "task", "batch", "tune"}))->capture_default_str();
+      ->default_str(flag_name(o.parallel));
   app.add_option("--tune-rounds", o.tune_rounds, "--parallel tune: rounds of timed runs, each build once per round")
       ->check(CLI::Range(1, 100))->capture_default_str();
-  app.add_option("--omp-region", o.omp_region,
+  add_choice(app, "--omp-region", o.omp_region,
                  "OpenMP parallel regions of the generated C: inference (one region per run: the threads start once, "
                  "the kernels split their loops among them with `omp for` and the serial nodes run on one of them, a "
                  "barrier between nodes) or op (a fork/join per parallel loop nest, for comparison). A node whose "
                  "function the region cannot share (codegen/c/region.h; in NCHW, strided convs) keeps its own "
                  "fork/join between two regions")
-      ->check(CLI::IsMember({"inference", "op"}))->capture_default_str();
-  CLI::Option* task_form_opt = app.add_option("--task-form", o.task_form,
+      ->default_str(flag_name(o.omp_region));
+  CLI::Option* task_form_opt = add_choice(app, "--task-form", o.task_form,
                  "how a fork-join region (--parallel task or auto) runs inside the one region (--omp-region inference): "
                  "omp-tasks (each node an OpenMP task with depend clauses on the tensors it reads, its loops taskloops: "
                  "the OpenMP runtime runs them as they become ready and idle threads take loop chunks) or groups (each "
                  "list of the schedule on a group of the threads, split at compile time in proportion to the lists' "
                  "predicted times; the group's members split its loops and wait only for each other). --omp-region op "
                  "runs a region as `omp parallel sections`")
-      ->check(CLI::IsMember({"omp-tasks", "groups"}))->capture_default_str();
+      ->default_str(flag_name(o.task_form));
   app.add_option("--threads", o.threads,
                  "threads the generated code is planned for: when loops go parallel and how many lists a fork-join region "
                  "gets (default: the target's, host = this machine's cores). The binary's --threads sets how many it runs on")
@@ -125,8 +142,8 @@ int main(int argc, char** argv) {
                  "measured task times for the schedule (--parallel, --dump-ir): the model compiled with --profile and run on "
                  "one thread as `NAME --threads 1 --profile-out FILE` (with the same flags, so that its functions are the tasks)")
       ->type_name("FILE");
-  app.add_option("--layout", o.layout, "activation layout: nchwc (blocked channels, the default) or nchw (plain, for ablations)")
-      ->check(CLI::IsMember({"nchwc", "nchw"}))->capture_default_str();
+  add_choice(app, "--layout", o.layout, "activation layout: nchwc (blocked channels, the default) or nchw (plain, for ablations)")
+      ->default_str(flag_name(o.layout));
   app.add_option("--channel-block", o.channel_block,
                  "NCHWc channel block: a power of two from 4 to 256 (default: the target's vector length in floats, at least 4)")
       ->check([](const std::string& s) {
@@ -137,12 +154,12 @@ int main(int argc, char** argv) {
         }
         return "--channel-block must be a power of two from 4 to 256, got '" + s + "'";
       });
-  app.add_option("--conv-algorithm", o.conv_algorithm,
+  add_choice(app, "--conv-algorithm", o.conv_algorithm,
                  "3x3 convolutions (stride 1, NCHWc, a block of one vector): auto runs them as Winograd F(2x2,3x3) (2.25x "
                  "fewer multiply-adds; filters transformed at compile time; outputs differ from direct convolution by "
                  "rounding, about 1e-6 relative) where the transformed filter stays in L2 or the batch has at least 40 tiles of 2x2 output pixels to "
                  "amortise it; direct never; winograd wherever it applies")
-      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
+      ->default_str(flag_name(o.conv_algorithm));
   std::string pass_list;
   for (auto& p : pass_names()) pass_list += (pass_list.empty() ? "" : ", ") + p;
   app.add_option("--print-after", o.print_after, "print the IR after pass PASS (repeatable; 'all' for every pass, 'import' for the imported graph). Passes: " + pass_list)
@@ -202,8 +219,9 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kUsage;
   }
+  if (precision_opt->count() > 0) o.gpu_precision = precision;
   if (o.list_ops) {
-    for (auto& op : o.device == "cuda" ? cuda_supported_ops() : supported_ops()) fmt::print("{}\n", op);
+    for (auto& op : o.device == Device::Cuda ? cuda_supported_ops() : supported_ops()) fmt::print("{}\n", op);
     return kOk;
   }
   if (o.model.empty() || o.outdir.empty()) {

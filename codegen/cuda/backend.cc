@@ -31,7 +31,7 @@ std::string cuda_unsupported_reason(const Node& n) {
   return "";
 }
 
-CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t, const std::string& precision) {
+CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t, GpuPrecision precision) {
   if (std::string why = cuda_unsupported_reason(n); !why.empty()) n.unsupported(why);
   const CuKernel* k = find_cuda_kernel(n.op_type);
   CuEmit e(n, t, p.inputs, p.outputs, p.extras);

@@ -210,15 +210,15 @@ std::string cuda_libs_support(const std::string& N, bool cudnn, bool cublas) {
   return s + "\n";
 }
 
-std::string cuda_conv_setup_function(const std::string& N, const std::string& precision) {
+std::string cuda_conv_setup_function(const std::string& N, GpuPrecision precision) {
   // --gpu-precision: cuDNN's math type, and which of the heuristics' results it takes.
-  const bool fp32 = precision == "fp32";
-  const std::string math = fp32 ? "CUDNN_FMA_MATH" : precision == "tf32" ? "CUDNN_TENSOR_OP_MATH" : "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+  const bool fp32 = precision == GpuPrecision::Fp32;
+  const std::string math = fp32 ? "CUDNN_FMA_MATH" : precision == GpuPrecision::Tf32 ? "CUDNN_TENSOR_OP_MATH" : "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
   const std::string what = fp32 ? "FMA math (float32, no TF32)"
-                                : precision == "tf32" ? "tensor-op math (TF32 operands, --gpu-precision tf32)"
+                                : precision == GpuPrecision::Tf32 ? "tensor-op math (TF32 operands, --gpu-precision tf32)"
                                                       : "tensor-op math allowing conversion to half (--gpu-precision fp16)";
   const std::string accept = fp32 ? "(perf[k].mathType == CUDNN_FMA_MATH || perf[k].mathType == CUDNN_DEFAULT_MATH)"
-                             : precision == "tf32" ? "perf[k].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION"
+                             : precision == GpuPrecision::Tf32 ? "perf[k].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION"
                                                    : "1";
   return fmt::format(
       "/* cuDNN: the descriptors of one Conv node (nd = 4 or 5 dimensions: N, C, spatial...), {3},\n"
@@ -263,8 +263,8 @@ std::string cuda_conv_setup_function(const std::string& N, const std::string& pr
       N, "", N.size() + 23, what, math, accept);
 }
 
-const char* cuda_cublas_math(const std::string& precision) {
-  return precision == "fp32" ? "CUBLAS_DEFAULT_MATH" : precision == "tf32" ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_TENSOR_OP_MATH";
+const char* cuda_cublas_math(GpuPrecision precision) {
+  return precision == GpuPrecision::Fp32 ? "CUBLAS_DEFAULT_MATH" : precision == GpuPrecision::Tf32 ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_TENSOR_OP_MATH";
 }
 
 }  // namespace onnxc

@@ -237,10 +237,11 @@ struct CudaModule : ModuleBuffers {
     return false;
   }
   std::string precision_comment() const {
-    if (copt.precision == "fp32") return "";
+    if (copt.precision == GpuPrecision::Fp32) return "";
     return fmt::format("\n * --gpu-precision {}: convolutions{} multiply operands rounded to {} on tensor cores,\n"
                        " * accumulating in float32; every tensor stays float32.",
-                       copt.precision, uses_cublas ? " and cuBLAS's products" : "", copt.precision == "tf32" ? "TF32" : "half precision");
+                       precision_name(copt.precision), uses_cublas ? " and cuBLAS's products" : "",
+                       copt.precision == GpuPrecision::Tf32 ? "TF32" : "half precision");
   }
   std::string lib_types() const {
     if (!uses_cudnn) return "";
@@ -288,7 +289,7 @@ struct CudaModule : ModuleBuffers {
                        "  {0}_CUBLAS_CHECK(cublasSetStream(c->cublas, c->stream), fn, \"cublasSetStream\", NULL);\n"
                        "  {0}_CUBLAS_CHECK(cublasSetMathMode(c->cublas, {1}), fn, \"cublasSetMathMode\", NULL); /* {2} */\n",
                        N, cuda_cublas_math(copt.precision),
-                       copt.precision == "fp32" ? "float32, no TF32" : "--gpu-precision " + copt.precision);
+                       copt.precision == GpuPrecision::Fp32 ? "float32, no TF32" : fmt::format("--gpu-precision {}", precision_name(copt.precision)));
     s += "  return ONNXC_OK;\n}\n\n";
     s += fmt::format("/* Frees what {0}_libs_create made (as far as it got: the instance starts zeroed); returns the first failed\n"
                      " * call, NULL if none. */\nstatic const char* {0}_libs_destroy({0}_ctx* c) {{\n  const char* failed = NULL;\n",

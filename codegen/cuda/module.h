@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/backend.h"
+#include "codegen/cuda/precision.h"
 #include "ir/graph.h"
 
 namespace onnxc {
@@ -18,11 +19,8 @@ struct CudaOptions {
   // compile-model --gpu-libs: run Conv with cuDNN, Gemm/MatMul with cuBLAS (libs.cc) instead of
   // the generated kernels.
   bool cudnn = false, cublas = false;
-  // compile-model --gpu-precision: the arithmetic of convolutions (generated implicit GEMM,
-  // cuDNN) and of cuBLAS's products: "fp32" (float32 FMAs, the default), "tf32" (tensor cores,
-  // operands rounded to TF32's 10-bit mantissa) or "fp16" (tensor cores, operands rounded to
-  // half precision); always float32 tensors and float32 accumulation.
-  std::string precision = "fp32";
+  // compile-model --gpu-precision (codegen/cuda/precision.h).
+  GpuPrecision precision = GpuPrecision::Fp32;
 };
 
 // The CUDA backend with options o (codegen/cuda/backend.cc).
@@ -37,7 +35,8 @@ struct CudaKernelCode {
 };
 // The kernel of node n (codegen/cuda/backend.cc) at --gpu-precision `precision`; throws
 // Unsupported, naming the node and op, for what the CUDA backend does not run.
-CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t, const std::string& precision = "fp32");
+CudaKernelCode emit_cuda_kernel(const Node& n, const NodeParams& p, const Target& t,
+                                GpuPrecision precision = GpuPrecision::Fp32);
 // The op types the CUDA backend has kernels for, sorted (compile-model --device cuda --list-ops).
 std::vector<std::string> cuda_supported_ops();
 // Why the CUDA backend cannot run n ("" when it can).
@@ -61,9 +60,9 @@ CudaLibCode cuda_lib_code(const Node& n, const std::string& lib, const std::stri
                           const std::vector<std::string>& in, const std::string& out, const std::string& node);
 // The module's error helpers for the libraries used, and cuDNN's per-node setup function.
 std::string cuda_libs_support(const std::string& N, bool cudnn, bool cublas);
-std::string cuda_conv_setup_function(const std::string& N, const std::string& precision);
+std::string cuda_conv_setup_function(const std::string& N, GpuPrecision precision);
 // cuBLAS's math mode for --gpu-precision `precision`.
-const char* cuda_cublas_math(const std::string& precision);
+const char* cuda_cublas_math(GpuPrecision precision);
 // The kernel applying a library-run node's bias (`bias`, see CudaLibCode) and fused epilogue
 // in place over its output y0, one thread per element.
 CudaKernelCode emit_cuda_lib_epilogue(const Node& n, const NodeParams& p, const Target& t, const std::string& bias);

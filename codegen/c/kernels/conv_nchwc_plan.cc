@@ -354,7 +354,7 @@ WinogradPlan winograd_plan(const Target& t, const ConvGeom& g, int64_t b, int64_
 }
 
 bool conv_winograd(const Node& n, const Target& t) {
-  if (t.conv_algorithm == "direct") return false;
+  if (t.conv_algorithm == ConvAlgorithm::Direct) return false;
   const Value *x = n.in(0), *w = n.in(1), *y = n.out(0);
   if (!x || !w || !y || !w->constant || x->dtype != DType::F32 || !y->layout.is_nchwc()) return false;
   const int64_t b = y->layout.block;
@@ -365,7 +365,7 @@ bool conv_winograd(const Node& n, const Target& t) {
   for (size_t i = 0; i < 2; ++i)
     if (g.s[i] != 1 || g.d[i] != 1 || g.pb[i] > 1 || g.pe[i] > 1 || g.out[i] < 4) return false;
   if (conv_blocking(n, b, false).kind != ConvBlocking::Regular) return false;
-  if (t.conv_algorithm == "winograd") return true;
+  if (t.conv_algorithm == ConvAlgorithm::Winograd) return true;
   // Each task reads the transformed filter U (16/9 of the filter's bytes) once: where U stays
   // in half of L2 that is free. Else it comes from L3 or memory, streamed by position while the
   // products run, and the saving (20 of 36 multiply-adds per 2×2 tile and channel pair) needs

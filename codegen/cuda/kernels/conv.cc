@@ -312,7 +312,7 @@ void emit_tensor_core(CuEmit& e) {
   const ConvGeom& g = conv_geom(e.node);
   const int64_t K = g.CG * g.k_size(), P = g.N * g.out_size();
   constexpr int64_t kSlice = 32, kThreads = 256;
-  const bool half = e.precision == "fp16";
+  const bool half = e.precision == GpuPrecision::Fp16;
   const int64_t KF = half ? 16 : 8, pad = half ? 8 : 4;
   const std::string T = half ? "__half" : "float", AT = half ? "__half" : "wmma::precision::tf32";
   const std::string round = half ? "__float2half" : "wmma::__float_to_tf32";
@@ -334,7 +334,7 @@ void emit_tensor_core(CuEmit& e) {
     }
     e.range_check = true;
   }
-  e.variant = fmt::format("implicit GEMM{}, {} tensor cores, tile {}x{}", one_by_one ? " 1x1" : "", e.precision, TM, TP);
+  e.variant = fmt::format("implicit GEMM{}, {} tensor cores, tile {}x{}", one_by_one ? " 1x1" : "", precision_name(e.precision), TM, TP);
   e.grid = fmt::format("dim3({}, {}, {})", (P + TP - 1) / TP, (g.MG + TM - 1) / TM, g.G);
   e.block = "dim3(32, 8)";
   e("__shared__ __align__(32) {} ws[{}][{} + {}];  // ws[mm][kk] = W[m0 + mm, k0 + kk], {}", T, TM, kSlice, pad, half ? "half precision" : "rounded to TF32");
@@ -403,7 +403,7 @@ void emit_tensor_core(CuEmit& e) {
 
 void emit_conv(CuEmit& e) {
   if (!use_implicit_gemm(conv_geom(e.node))) emit_direct(e);
-  else if (e.precision == "fp32") emit_implicit_gemm(e);
+  else if (e.precision == GpuPrecision::Fp32) emit_implicit_gemm(e);
   else emit_tensor_core(e);
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "codegen/c/emit.h"
+#include "codegen/cuda/precision.h"
 
 namespace onnxc {
 
@@ -30,9 +31,9 @@ class CuEmit : public CEmit {
  public:
   using CEmit::CEmit;
   std::string grid = "1", block = "1";  // launch configuration (C++ expressions of dim3)
-  // --gpu-precision (CudaOptions::precision, codegen/cuda/module.h): "fp32", "tf32" or "fp16". Read by Conv's
-  // implicit GEMM, which runs on tensor cores (nvcuda::wmma) unless fp32.
-  std::string precision = "fp32";
+  // --gpu-precision (codegen/cuda/precision.h). Read by Conv's implicit GEMM, which runs on
+  // tensor cores (nvcuda::wmma) unless fp32.
+  GpuPrecision precision = GpuPrecision::Fp32;
   // Set by a kernel whose body reports values past its precision's range through the extra
   // parameter `unsigned int* __restrict__ ovf` (atomicOr(ovf, 1u)); the module passes the
   // instance's word for the node and NAME_run reports it (ONNXC_ERR_RANGE).
