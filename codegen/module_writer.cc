@@ -287,6 +287,10 @@ std::string run_params(const std::string& N, const Graph& g) {
   return fmt::format("{}", fmt::join(p, ", "));
 }
 
+std::string header_comment(const std::string& N, const std::string& source, const std::string& compiled_for, const std::string& body) {
+  return fmt::format("/* {}.h — C API of the model compiled by onnxc{} from {}.\n *\n{} */\n", N, compiled_for, comment_safe(source), body);
+}
+
 std::string header_open(const std::string& N) {
   std::string G = N;
   for (auto& c : G) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

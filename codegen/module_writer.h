@@ -134,6 +134,9 @@ class ModuleFolder {
 // "NAME_ctx* ctx, const float* in0, ..., float* out0, ...": NAME_run's parameters.
 std::string run_params(const std::string& N, const Graph& g);
 
+// NAME.h's opening comment: its title, naming the model's source file (and what it was compiled
+// for, e.g. " for CUDA"), then `body` (lines " * ...\n", the backend's words).
+std::string header_comment(const std::string& N, const std::string& source, const std::string& compiled_for, const std::string& body);
 // NAME.h after its opening comment: the include guard, includes and `extern "C"` (header_open),
 // and their end (header_close).
 std::string header_open(const std::string& N);

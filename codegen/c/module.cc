@@ -51,6 +51,30 @@ namespace fs = std::filesystem;
 namespace onnxc {
 namespace {
 
+// NAME.h's paragraph on instances, threads, the CPU check, errors and symbols ({0}: NAME).
+constexpr const char* kHeaderAbout = R"( * Instances: {0}_create() loads {0}.weights ({0}_create_from_memory() takes the file's image) into a
+ * new instance with its own arena of intermediate tensors ({0}_ARENA_BYTES). {0}_create_sharing()
+ * makes another instance that shares an existing one's read-only weights; they are reference-counted
+ * and released with the last instance using them. {0}_run() takes typed pointers, {0}_run_v() arrays
+ * of buffers with their sizes in bytes (checked). {0}_destroy() frees an instance and sets the handle
+ * to NULL, so a second destroy or a run through that handle is an error, not a crash.
+ * Threads: different instances run concurrently from different threads. One instance runs one
+ * inference at a time: it is not meant to run concurrently with itself (a second run while one is in
+ * progress returns ONNXC_ERR_STATE). onnxc_options.num_threads sets the instance's OpenMP threads
+ * for the duration of each of its runs.
+ * CPU: each create function first checks that this CPU has what the flags {0}.c was compiled
+ * with let the compiler use (instruction set extensions, SVE's vector length), and returns
+ * ONNXC_ERR_TARGET naming what it lacks rather than die of an illegal instruction or compute
+ * garbage; onnxc_options.unsafe_skip_cpu_check skips it (unsafe).
+ * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): a NULL handle
+ * or buffer, a wrong size, weights of another model or of another format version, out of memory.
+ * {0}_status_string(code) names the code; {0}_last_error() is the detail of the last failure in the
+ * calling thread. Nothing prints, aborts or exits.
+ * Symbols: every external symbol of the model starts with {0}_; its runtime is private to {0}.c, so
+ * any number of models link into one program, statically or as shared libraries.
+ *
+)";
+
 constexpr uint64_t kAlign = 64;
 
 // The target as the CPU check names it: "x86-64-avx512", or "host (x86-64 znver4)".
@@ -216,33 +240,9 @@ struct Module : ModuleBuffers {
 
   std::string header(uint64_t checksum) {
     const std::string N = opt.name;
-    std::string s = fmt::format(
-        "/* {0}.h — C API of the model compiled by onnxc from {1}.\n"
-        " *\n"
-        " * Instances: {0}_create() loads {0}.weights ({0}_create_from_memory() takes the file's image) into a\n"
-        " * new instance with its own arena of intermediate tensors ({0}_ARENA_BYTES). {0}_create_sharing()\n"
-        " * makes another instance that shares an existing one's read-only weights; they are reference-counted\n"
-        " * and released with the last instance using them. {0}_run() takes typed pointers, {0}_run_v() arrays\n"
-        " * of buffers with their sizes in bytes (checked). {0}_destroy() frees an instance and sets the handle\n"
-        " * to NULL, so a second destroy or a run through that handle is an error, not a crash.\n"
-        " * Threads: different instances run concurrently from different threads. One instance runs one\n"
-        " * inference at a time: it is not meant to run concurrently with itself (a second run while one is in\n"
-        " * progress returns ONNXC_ERR_STATE). onnxc_options.num_threads sets the instance's OpenMP threads\n"
-        " * for the duration of each of its runs.\n"
-        " * CPU: each create function first checks that this CPU has what the flags {0}.c was compiled\n"
-        " * with let the compiler use (instruction set extensions, SVE's vector length), and returns\n"
-        " * ONNXC_ERR_TARGET naming what it lacks rather than die of an illegal instruction or compute\n"
-        " * garbage; onnxc_options.unsafe_skip_cpu_check skips it (unsafe).\n"
-        " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): a NULL handle\n"
-        " * or buffer, a wrong size, weights of another model or of another format version, out of memory.\n"
-        " * {0}_status_string(code) names the code; {0}_last_error() is the detail of the last failure in the\n"
-        " * calling thread. Nothing prints, aborts or exits.\n"
-        " * Symbols: every external symbol of the model starts with {0}_; its runtime is private to {0}.c, so\n"
-        " * any number of models link into one program, statically or as shared libraries.\n"
-        " *\n",
-        N, comment_safe(opt.source));
-    s += header_example();
-    s += " */\n" + header_open(N) + io_macros(N, g, wbytes, checksum);
+    const std::string about = fmt::format(fmt::runtime(kHeaderAbout), N);
+    std::string s = header_comment(N, opt.source, "", about + header_example());
+    s += header_open(N) + io_macros(N, g, wbytes, checksum);
     s += fmt::format("/* The compile-model target it was built for; {}_create refuses a CPU that lacks what the\n"
                      " * flags it is compiled with let the compiler use (ONNXC_ERR_TARGET). */\n"
                      "#define {}_TARGET {}\n",

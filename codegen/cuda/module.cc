@@ -155,9 +155,7 @@ struct CudaModule : ModuleBuffers {
 
   std::string header(uint64_t checksum) const {
     const std::string N = opt.name;
-    std::string s = fmt::format(
-        "/* {0}.h — C API of the model compiled by onnxc for CUDA from {1}.\n"
-        " *\n"
+    const std::string about = fmt::format(
         " * The same API as a model compiled to C: {0}_create() loads {0}.weights, checks it and uploads it to\n"
         " * the GPU ({0}_create_from_memory() takes the file's image) into a new instance with its own device\n"
         " * arena of intermediate tensors ({0}_ARENA_BYTES), device input/output buffers and CUDA stream, on the\n"
@@ -172,10 +170,9 @@ struct CudaModule : ModuleBuffers {
         " * Errors: every function returns ONNXC_OK (0) or an onnxc_status code (onnxc_types.h): the C model's\n"
         " * codes, plus ONNXC_ERR_NOMEM when device memory runs out and ONNXC_ERR_DEVICE for any other CUDA\n"
         " * error (no CUDA device, a failed kernel launch...). {0}_last_error() names the failed call and\n"
-        " * CUDA's message. Nothing prints, aborts or exits.\n{4}"
-        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{2}, or the makefile (ARCH=sm_90).\n{3}"
-        " */\n",
-        N, comment_safe(opt.source), link_flags(),
+        " * CUDA's message. Nothing prints, aborts or exits.\n{3}"
+        " * Build: nvcc -arch=ARCH -O3 -Xcompiler -fPIC -shared -o lib{0}.so {0}.cu{1}, or the makefile (ARCH=sm_90).\n{2}",
+        N, link_flags(),
         uses_cudnn || uses_cublas ? fmt::format(" * Compiled with --gpu-libs ({}{}{}; see {}.cu): link with{}.\n", uses_cudnn ? "Conv on cuDNN" : "",
                                                 uses_cudnn && uses_cublas ? ", " : "", uses_cublas ? "Gemm and MatMul on cuBLAS" : "", N,
                                                 link_flags())
@@ -186,6 +183,7 @@ struct CudaModule : ModuleBuffers {
                           " * a tensor-core convolution is past half precision's range (65504), and that run's outputs are not valid;\n"
                           " * {0}_run_device does not check.\n",
                           N));
+    std::string s = header_comment(N, opt.source, " for CUDA", about);
     s += header_open(N) + io_macros(N, g, wbytes, checksum);
     s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors in device memory, per instance */\n", N, abytes);
     s += fmt::format("#define {}_IO_BYTES {}ULL /* device copies of the inputs and outputs, per instance */\n\n", N, iobytes);
