@@ -166,7 +166,11 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
     say(fmt::format("{}schedule: {} fork-join region{} ({} lists side by side) at {} threads, --parallel {}, run {}", part, g.task_regions.size(),
                     g.task_regions.size() == 1 ? "" : "s", lists, target.threads, flag_name(o.parallel), runs_as));
   }
-  if (g.batch_items > 1)
+  if (g.dynamic_batch)
+    say(fmt::format("{}schedule: a batch of 1 to {} items given at run time (--dynamic): as many items as the threads side by side, "
+                    "one thread each, the rest one after another on all the threads",
+                    part, g.batch_items));
+  else if (g.batch_items > 1)
     say(fmt::format("{}schedule: the {} items of the batch side by side, one thread each (--parallel {})", part, g.batch_items, flag_name(o.parallel)));
   if (o.built) o.built->regions = g.task_regions.size();
   if (o.dump_ir) {
@@ -264,6 +268,7 @@ std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& i
   }
   ImportOptions one = io;
   one.batch_one = true;
+  one.dynamic_uses = nullptr;
   std::unique_ptr<Graph> g1;
   try {
     g1 = import_onnx_file(o.model, one);
@@ -282,6 +287,20 @@ std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& i
   if (!why->empty()) return nullptr;
   g1->batch_items = items;
   return g1;
+}
+
+// --dynamic: "" when io's dynamic dimensions are one batch, the first dimension of every graph
+// input of g; else what is not.
+std::string dynamic_batch_check(const Graph& g, const std::vector<DynamicDim>& dynamic, const std::vector<DynamicUse>& uses) {
+  if (dynamic.size() > 1) return "more than one run-time size";
+  for (const DynamicUse& u : uses)
+    if (u.axis != 0) return fmt::format("it is dimension {} of input '{}', not the first (the batch)", u.axis, u.input);
+  for (const Value* v : g.inputs) {
+    bool first = false;
+    for (const DynamicUse& u : uses) first = first || u.input == v->name;
+    if (!first) return fmt::format("input '{}' {} does not have it as its first dimension", v->name, v->type_str());
+  }
+  return "";
 }
 
 }  // namespace
@@ -307,6 +326,13 @@ int compile(Options& o) {
       throw CompileError(CompileError::Kind::Io, "--input-shape '" + spec + "' must look like NAME=1,3,224,224");
     io.input_shapes[spec.substr(0, eq)] = parse_dims(spec, spec.substr(eq + 1));
   }
+  std::vector<DynamicUse> dynamic_uses;
+  for (const std::string& spec : o.dynamic) {
+    DynamicDim d;
+    if (std::string why = parse_dynamic(spec, &d); !why.empty()) throw CompileError(CompileError::Kind::Io, why);
+    io.dynamic.push_back(d);
+  }
+  io.dynamic_uses = &dynamic_uses;
   if (!o.profile_data.empty()) o.measured = read_op_profile(o.profile_data);
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
 
@@ -328,7 +354,17 @@ int compile(Options& o) {
   std::unique_ptr<Graph> item;
   bool simplified = false;  // batch_item_graph folded and simplified g (and the item's graph)
   const int64_t items = batch_items_of(*g);
-  if (o.parallel == Parallel::Batch || (o.parallel == Parallel::Auto && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
+  if (!io.dynamic.empty()) {
+    // --dynamic: the batch at run time, as a loop over the items of the batch-1 model.
+    const std::string spec = "--dynamic " + io.dynamic[0].spec();
+    std::string why = dynamic_batch_check(*g, io.dynamic, dynamic_uses);
+    if (why.empty()) item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
+    if (!item)
+      throw CompileError(CompileError::Kind::Unsupported, spec + ": " + why +
+                                                              " (onnxc keeps one run-time size, the batch: the first dimension "
+                                                              "of every input, whose items run apart)");
+    item->dynamic_batch = true;
+  } else if (o.parallel == Parallel::Batch || (o.parallel == Parallel::Auto && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
     std::string why;
     item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
     if (!item && o.parallel == Parallel::Batch)

@@ -47,6 +47,28 @@ const Choices<ConvAlgorithm>& choices(ConvAlgorithm) {
   return c;
 }
 
+std::string parse_dynamic(const std::string& spec, DynamicDim* d) {
+  const std::string usage = "--dynamic '" + spec + "' must look like SYMBOL=MAX (batch=16) or INPUT:AXIS=MAX (input:0=16)";
+  const size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) return usage;
+  const std::string name = spec.substr(0, eq), max = spec.substr(eq + 1);
+  if (max.find_first_not_of("0123456789") != std::string::npos || max.size() > 9) return usage;
+  *d = DynamicDim{};
+  d->max = std::stoll(max);
+  if (d->max < 2 || d->max > kDynamicMax)
+    return fmt::format("--dynamic '{}': MAX must be from 2 to {} (a size that is always 1 is a static one: --input-shape)", spec, kDynamicMax);
+  const size_t colon = name.rfind(':');
+  const std::string axis = colon == std::string::npos ? "" : name.substr(colon + 1);
+  if (colon != std::string::npos && colon > 0 && !axis.empty() && axis.size() < 4 &&
+      axis.find_first_not_of("0123456789") == std::string::npos) {
+    d->input = name.substr(0, colon);
+    d->axis = std::stoi(axis);
+  } else {
+    d->symbol = name;
+  }
+  return "";
+}
+
 RegionForm region_form(const Options& o) { return o.omp_region == OmpRegion::Op ? RegionForm::Sections : o.task_form; }
 
 std::string check_options(Options& o, bool task_form_given) {
@@ -95,6 +117,21 @@ std::string check_options(Options& o, bool task_form_given) {
     return "--device cuda does not support --emit python";
   if (o.verify && o.emit != Emit::Exe)
     return "--verify needs --emit exe";
+  for (const std::string& spec : o.dynamic) {
+    DynamicDim d;
+    if (std::string why = parse_dynamic(spec, &d); !why.empty()) return why;
+  }
+  if (!o.dynamic.empty()) {
+    const char* what = o.device == Device::Cuda ? "--device cuda"
+                       : !o.split.empty()       ? "--split"
+                       : o.profile              ? "--profile"
+                       : o.parallel != Parallel::Auto ? "--parallel other than auto"
+                                                      : nullptr;
+    if (what)
+      return fmt::format("--dynamic is not for {}: a run-time batch runs on the CPU, its items side by side on one thread each "
+                         "(as many as the threads) and the rest one after another on all the threads",
+                         what);
+  }
   return "";
 }
 

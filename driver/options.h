@@ -10,6 +10,7 @@
 
 #include "codegen/cuda/precision.h"
 #include "codegen/target.h"
+#include "frontend/onnx_import.h"
 #include "passes/schedule.h"
 
 namespace onnxc::driver {
@@ -62,6 +63,7 @@ struct Options {
   Emit emit = Emit::Exe;
   std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
   std::vector<std::string> input_shapes, print_after, disable_pass;
+  std::vector<std::string> dynamic;  // --dynamic SYMBOL=MAX or INPUT:AXIS=MAX (repeatable)
   ActivationLayout layout = ActivationLayout::Nchwc;
   Parallel parallel = Parallel::Auto;
   int tune_rounds = 5;             // --tune-rounds N: --parallel tune's alternating rounds of timed runs
@@ -94,6 +96,12 @@ struct Options {
 
 // How a fork-join region runs inside the one region: --omp-region op's sections, else --task-form.
 RegionForm region_form(const Options& o);
+
+// --dynamic SPEC read into *d: SYMBOL=MAX (a symbolic dimension by its name) or INPUT:AXIS=MAX
+// (INPUT's dimension AXIS; INPUT may contain ':', AXIS is what follows the last one). The
+// message, or "" when it reads.
+constexpr int64_t kDynamicMax = int64_t{1} << 20;
+std::string parse_dynamic(const std::string& spec, DynamicDim* d);
 
 // The combinations of flags compile-model refuses (exit 1), and --gpu-libs read into
 // o.cudnn and o.cublas: the message, or "" when the flags fit. task_form_given: --task-form

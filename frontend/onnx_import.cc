@@ -255,6 +255,7 @@ class Importer {
       }
       if (!found || g_->find(name)) fail_invalid("--input-shape names '" + name + "', which is not a graph input (inputs: " + names + ")");
     }
+    check_dynamic(gp);
     std::set<std::string> seen;
     for (const auto& in : gp.input()) {
       if (!seen.insert(in.name()).second) fail_invalid("graph input '" + in.name() + "' is listed twice");
@@ -271,11 +272,26 @@ class Importer {
       Shape shape;
       for (int k = 0; tt.has_shape() && k < tt.shape().dim_size(); ++k) {
         const auto& d = tt.shape().dim(k);
+        const std::string param = d.has_dim_param() ? d.dim_param() : "";
+        const DynamicDim* dyn = nullptr;
+        for (const DynamicDim& dd : opt_.dynamic)
+          if ((!dd.symbol.empty() && dd.symbol == param && !(d.has_dim_value() && d.dim_value() >= 0)) ||
+              (dd.input == in.name() && dd.axis == k))
+            dyn = &dd;
+        if (dyn && ov != opt_.input_shapes.end())
+          fail_invalid("--dynamic " + dyn->spec() + " names dimension " + std::to_string(k) + " of " + what +
+                       ", whose shape --input-shape also gives: give it with one of them");
+        if (dyn) {
+          if (opt_.dynamic_uses) opt_.dynamic_uses->push_back({dyn, in.name(), k});
+          shape.push_back(dyn->max);
+          continue;
+        }
         if (d.has_dim_value() && d.dim_value() >= 0) { shape.push_back(d.dim_value()); continue; }
         if (ov != opt_.input_shapes.end()) { shape.push_back(-1); continue; }
-        std::string sym = d.has_dim_param() && !d.dim_param().empty() ? "'" + d.dim_param() + "'" : "(unnamed)";
-        fail_invalid(what + " dimension " + std::to_string(k) + " " + sym +
-                     " is symbolic; fix it with --input-shape " + in.name() + "=d0,d1,...");
+        std::string sym = !param.empty() ? "'" + param + "'" : "(unnamed)";
+        fail_invalid(what + " dimension " + std::to_string(k) + " " + sym + " is symbolic; fix it with --input-shape " + in.name() +
+                     "=d0,d1,... or keep it a run-time size with --dynamic " +
+                     (!param.empty() ? param : in.name() + ":" + std::to_string(k)) + "=MAX");
       }
       if (ov != opt_.input_shapes.end()) {
         const Shape& o = ov->second;
@@ -297,6 +313,38 @@ class Importer {
       g_->inputs.push_back(v);
       if (v->dtype == DType::F16) alias_[v->name] = edge_cast(v, DType::F32);  // the nodes read its float32 copy
     }
+  }
+
+  // --dynamic: each names a symbolic dimension of a graph input (not an initializer listed as
+  // one), else the error says what the model has.
+  void check_dynamic(const onnx::GraphProto& gp) {
+    std::set<std::string> symbols;  // "'batch' (input:0)"
+    std::set<const DynamicDim*> found;
+    for (const auto& in : gp.input()) {
+      if (g_->find(in.name()) || !in.has_type() || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+      const auto& shape = in.type().tensor_type().shape();
+      for (int k = 0; k < shape.dim_size(); ++k) {
+        const auto& d = shape.dim(k);
+        const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
+        const std::string param = d.has_dim_param() ? d.dim_param() : "";
+        if (!fixed && !param.empty()) symbols.insert("'" + param + "' (" + in.name() + ":" + std::to_string(k) + ")");
+        for (const DynamicDim& dd : opt_.dynamic) {
+          const bool named = dd.symbol.empty() ? dd.input == in.name() && dd.axis == k : !fixed && dd.symbol == param;
+          if (!named) continue;
+          if (fixed)
+            fail_invalid("--dynamic " + dd.spec() + ": graph input '" + in.name() + "' dimension " + std::to_string(k) + " is fixed to " +
+                         std::to_string(d.dim_value()) + " in the model");
+          found.insert(&dd);
+        }
+      }
+    }
+    for (const DynamicDim& dd : opt_.dynamic)
+      if (!found.count(&dd)) {
+        std::string list;
+        for (auto& s : symbols) list += (list.empty() ? "" : ", ") + s;
+        fail_invalid("--dynamic " + dd.spec() + " names no symbolic dimension of a graph input (symbolic dimensions: " +
+                     (list.empty() ? std::string("none") : list) + ")");
+      }
   }
 
   // float16 at the edges (ir/dtype.h): a Cast of `from` to `to` (F32 or F16), placed at the end
@@ -468,6 +516,10 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
   if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     fail_invalid("not a valid ONNX model (the protobuf could not be parsed: truncated or not an ONNX file)");
   return Importer(model_dir, opt).run(m, display_name);
+}
+
+std::string DynamicDim::spec() const {
+  return (symbol.empty() ? input + ":" + std::to_string(axis) : symbol) + "=" + std::to_string(max);
 }
 
 std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& opt) {

@@ -124,6 +124,9 @@ struct Graph {
   // with its own arena; its graph inputs and outputs are the first of batch_items rows of the
   // model's. 1 = the graph is the whole model.
   int64_t batch_items = 1;
+  // compile-model --dynamic (a run-time batch): batch_items is the most items a run takes, and
+  // each run says how many (1 to batch_items); the API's shapes hold the most.
+  bool dynamic_batch = false;
   // The shape of graph input or output v as the generated API sees it: with batch_items > 1,
   // the first dimension holds every item's rows.
   Shape api_shape(const Value* v) const {

@@ -13,7 +13,10 @@ everything is seeded per model from a fixed base seed and the model name, torch 
 so two runs on the same torch/torchvision versions give identical files. --batch N (for the
 batch throughput of bench/run_bench.py) writes NAME_bN.onnx, NAME_bN.input.npy and NAME_bN.ref.npy
 instead: the same weights (the seeds do not depend on the batch), a static batch of N images
-whose first is the batch-1 input, output batch N (N x 1000 for the classifiers). BatchNorm is made
+whose first is the batch-1 input, output batch N (N x 1000 for the classifiers). --dynamic-batch
+writes NAME_dyn.* (NAME_bN_dyn.* with --batch N): the model exported with a symbolic first
+dimension 'batch' on its input and output (dynamic_axes, for compile-model --dynamic), the input
+and reference at the given batch. BatchNorm is made
 non-trivial: its running statistics are first calibrated on a separate seeded random batch (so a
 randomly initialised deep net neither explodes nor vanishes -- depthwise convs with PyTorch's
 default init would otherwise shrink activations to almost nothing), then gamma, beta and the running
@@ -23,7 +26,7 @@ only when all three files exist. Gaps: 224x224 only; one batch size per file; ou
 class-meaningful; references depend on the torch version (1.13 on Debian) and on its CPU kernels,
 so compare with a tolerance (compare.py), not bit-exactly.
 
-Usage: /usr/bin/python3 models/export_zoo.py [--out DIR] [--force] [--batch N] [NAME ...]
+Usage: /usr/bin/python3 models/export_zoo.py [--out DIR] [--force] [--batch N] [--dynamic-batch] [NAME ...]
 """
 
 import argparse
@@ -195,8 +198,8 @@ def op_types(path):
     return ops, [(o.domain or "ai.onnx", o.version) for o in m.opset_import]
 
 
-def export_one(name, out_dir, force, batch=1):
-    stem = name if batch == 1 else f"{name}_b{batch}"
+def export_one(name, out_dir, force, batch=1, dynamic=False):
+    stem = (name if batch == 1 else f"{name}_b{batch}") + ("_dyn" if dynamic else "")
     paths = {k: os.path.join(out_dir, f"{stem}.{k}") for k in ("onnx", "input.npy", "ref.npy")}
     if not force and all(os.path.exists(p) for p in paths.values()):
         print(f"{stem}: skipped (all three files exist in {out_dir}; --force to redo)", flush=True)
@@ -239,7 +242,8 @@ def export_one(name, out_dir, force, batch=1):
     with torch.enable_grad() if mha else torch.no_grad():
         torch.onnx.export(model, x, tmp["onnx"], export_params=True, opset_version=opset,
                           do_constant_folding=True, input_names=["input"], output_names=["output"],
-                          training=torch.onnx.TrainingMode.EVAL)
+                          training=torch.onnx.TrainingMode.EVAL,
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}} if dynamic else None)
     t3 = time.time()
     ops, opsets = op_types(tmp["onnx"])
     # np.save appends ".npy" unless the name already ends in it, so save through file objects.
@@ -270,6 +274,8 @@ def main():
     ap.add_argument("--force", action="store_true", help="re-export even if the files exist")
     ap.add_argument("--batch", type=int, default=1,
                     help="static batch size; other than 1 the files are NAME_bN.* (default 1)")
+    ap.add_argument("--dynamic-batch", action="store_true",
+                    help="export with a symbolic batch dimension 'batch' (files NAME[_bN]_dyn.*)")
     ap.add_argument("names", nargs="*", metavar="NAME",
                     help=f"models to export (default all: {' '.join(MODELS)})")
     args = ap.parse_args()
@@ -286,7 +292,7 @@ def main():
     t0 = time.time()
     for name in names:
         try:
-            ok = export_one(name, args.out, args.force, args.batch)
+            ok = export_one(name, args.out, args.force, args.batch, args.dynamic_batch)
         except Exception as e:  # report and carry on with the other models
             print(f"{name}: ERROR: {type(e).__name__}: {e}", flush=True)
             ok = False

@@ -9,7 +9,7 @@
  * (or in one step: cc ... -DONNXC_MAIN_MODEL resnet50.c onnxc_main.c -lm -o resnet50). It needs no
  * OpenMP itself: --threads becomes the instance's onnxc_options.num_threads.
  * Usage: NAME [--weights FILE] [--input NAME=FILE]... [--output NAME=FILE]... [--bench N]
- *             [--threads N] [--seed S] [--profile] [--profile-out FILE] [--quiet]
+ *             [--threads N] [--seed S] [--batch N] [--profile] [--profile-out FILE] [--quiet]
  *             [--unsafe-skip-cpu-check] [--help]
  *
  * Conventions: options also accept the --opt=VALUE form; inputs not given are filled
@@ -21,6 +21,9 @@
  * otherwise; --unsafe-skip-cpu-check skips it and the model's own check, at the user's risk).
  * Tensor files are read and written by this file's own private copy of the runtime; the
  * model's failures are described by its last_error().
+ * A model compiled with --dynamic (max_batch > 0) runs the batch its input files hold (their
+ * first dimension, the same for all), else --batch N's, else its most; the outputs have that
+ * many items.
  * --profile (models built with compile-model --profile): after the timed runs, a table of the
  * model's functions sorted by time, with GFLOP/s or GB/s from the compiler's counts and the
  * share of this machine's peak, measured here by two probes: one core's FMA throughput (12
@@ -91,6 +94,8 @@ static void usage(FILE* out) {
           "  --bench N           after the first run, time N more runs; print median/min latency\n"
           "  --threads N         number of OpenMP threads\n"
           "  --seed S            seed for the random inputs (default %u)\n"
+          "  --batch N           a model compiled with --dynamic: run N items (default: as many as\n"
+          "                      the input files hold, else the most the model takes)\n"
           "  --profile           time each of the model's functions over the --bench runs (default 10)\n"
           "                      and print them sorted by time (needs compile-model --profile)\n"
           "  --profile-out FILE  --profile, and write the times to FILE (tab-separated: seconds\n"
@@ -105,6 +110,10 @@ static void usage(FILE* out) {
   print_tensor_list(out, MODEL.inputs, MODEL.num_inputs);
   fprintf(out, "outputs:\n");
   print_tensor_list(out, MODEL.outputs, MODEL.num_outputs);
+  if (MODEL.max_batch > 0)
+    fprintf(out, "batch: the first dimension of every input and output is 1 to %lld items, given at run time\n"
+                 "(compile-model --dynamic): the input files' first dimension, else --batch N\n",
+            (long long)MODEL.max_batch);
 }
 
 static void list_names(const char* kind, const onnxc_tensor_info* t, int n) {
@@ -461,6 +470,41 @@ static int run_model(void* ctx, void** in, const size_t* in_bytes, void** out, c
   return rc ? report_error("inference failed", rc, 1) : 0;
 }
 
+/* A model compiled with --dynamic: the batch of this run in *batch, from the input files (the
+ * same for all), else --batch (batch_opt, 0 if not given), else the model's most. 0 or an exit
+ * status, having said why. */
+static int choose_batch(const onnxc_model_info* m, const char** in_files, uint64_t batch_opt, int quiet, int64_t* batch) {
+  int64_t from_files = 0;
+  const char* first = NULL;
+  for (int k = 0; k < m->num_inputs; ++k) {
+    if (!in_files[k]) continue;
+    int64_t b = 0;
+    onnxc_clear_error_detail();
+    int rc = onnxc_tensor_file_batch(in_files[k], &m->inputs[k], m->max_batch, &b);
+    if (rc) {
+      char what[300];
+      snprintf(what, sizeof what, "cannot read input '%s'", m->inputs[k].name);
+      return report_error(what, rc, 0);
+    }
+    if (from_files && b != from_files) {
+      error_msg("input '%s' holds %lld items but input '%s' %lld: a run's inputs have one batch", m->inputs[k].name, (long long)b, first,
+                (long long)from_files);
+      return 1;
+    }
+    from_files = b;
+    first = m->inputs[k].name;
+  }
+  if (from_files && batch_opt && (int64_t)batch_opt != from_files) {
+    error_msg("--batch %llu, but input '%s' holds %lld items", (unsigned long long)batch_opt, first, (long long)from_files);
+    return 2;
+  }
+  *batch = from_files ? from_files : batch_opt ? (int64_t)batch_opt : m->max_batch;
+  if (!quiet)
+    printf("batch: %lld of 1 to %lld items (%s)\n", (long long)*batch, (long long)m->max_batch,
+           from_files ? "as the input files hold" : batch_opt ? "--batch" : "the most");
+  return 0;
+}
+
 /* ---------------------------------------------------------------- main */
 
 /* What main runs once the CPU check has passed (or was skipped: skip_cpu_check). */
@@ -479,7 +523,8 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
   int status = 0, quiet = 0, rc = 0, profile = 0;
   double *prof_before = NULL, *prof_after = NULL;
   void* ctx = NULL;
-  uint64_t bench = 0, threads = 0, seed = DEFAULT_SEED, rng = 0;
+  uint64_t bench = 0, threads = 0, seed = DEFAULT_SEED, rng = 0, batch_opt = 0;
+  int64_t batch = 0;
   const char* weights = NULL;
   const char* profile_out = NULL;
   char* weights_alloc = NULL;
@@ -491,7 +536,10 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
   void** out_bufs = (void**)calloc(nout + 1, sizeof *out_bufs);
   size_t* in_bytes = (size_t*)calloc(nin + 1, sizeof *in_bytes);
   size_t* out_bytes = (size_t*)calloc(nout + 1, sizeof *out_bytes);
-  if (!in_files || !out_files || !in_bufs || !out_bufs || !in_bytes || !out_bytes) {
+  /* The tensors of this run: the model's, or at the run's batch (--dynamic) */
+  onnxc_tensor_info* run_info = (onnxc_tensor_info*)calloc(nin + nout + 1, sizeof *run_info);
+  int64_t* run_shapes = (int64_t*)calloc((nin + nout + 1) * ONNXC_MAX_NDIM, sizeof *run_shapes);
+  if (!in_files || !out_files || !in_bufs || !out_bufs || !in_bytes || !out_bytes || !run_info || !run_shapes) {
     error_msg("out of memory");
     status = 1;
     goto done;
@@ -515,7 +563,7 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
     int known = take_option(argc, argv, &i, "--weights", &v) || take_option(argc, argv, &i, "--input", &v) ||
                 take_option(argc, argv, &i, "--output", &v) || take_option(argc, argv, &i, "--bench", &v) ||
                 take_option(argc, argv, &i, "--threads", &v) || take_option(argc, argv, &i, "--seed", &v) ||
-                take_option(argc, argv, &i, "--profile-out", &v);
+                take_option(argc, argv, &i, "--profile-out", &v) || take_option(argc, argv, &i, "--batch", &v);
     if (!known) {
       error_msg(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
       status = 2;
@@ -539,6 +587,14 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
     } else if (strncmp(a, "--threads", 9) == 0) {
       if (!parse_u64(v, &threads) || threads < 1 || threads > 65536) {
         error_msg("--threads needs a thread count >= 1, got '%s'", v);
+        status = 2;
+      }
+    } else if (strncmp(a, "--batch", 7) == 0) {
+      if (m->max_batch <= 0) {
+        error_msg("--batch is for a model compiled with --dynamic; this one runs the batch of its shapes");
+        status = 2;
+      } else if (!parse_u64(v, &batch_opt) || batch_opt < 1 || batch_opt > (uint64_t)m->max_batch) {
+        error_msg("--batch needs 1 to %lld items, got '%s'", (long long)m->max_batch, v);
         status = 2;
       }
     } else if (!parse_u64(v, &seed)) {
@@ -576,12 +632,17 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
     }
   }
 
+  for (size_t k = 0; k < nin + nout; ++k) run_info[k] = k < nin ? m->inputs[k] : m->outputs[k - nin];
+  if (m->max_batch > 0 && (status = choose_batch(m, in_files, batch_opt, quiet, &batch)) != 0) goto done;
+  for (size_t k = 0; k < nin + nout && batch > 0; ++k)
+    onnxc_tensor_info_batch(k < nin ? &m->inputs[k] : &m->outputs[k - nin], batch, &run_info[k], run_shapes + k * ONNXC_MAX_NDIM);
+
   /* inputs: read or fill; outputs: allocate */
   rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; /* xorshift state must not be 0 */
   if (!rng) rng = 1;
   for (size_t k = 0; k < nin + nout && !status; ++k) {
     int is_in = k < nin;
-    const onnxc_tensor_info* t = is_in ? &m->inputs[k] : &m->outputs[k - nin];
+    const onnxc_tensor_info* t = &run_info[k];
     size_t es = onnxc_dtype_size(t->dtype);
     void* buf = es && t->numel <= SIZE_MAX / es ? onnxc_aligned_alloc(t->numel * es) : NULL;
     if (!buf) {
@@ -632,10 +693,10 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
   if ((status = run_model(ctx, in_bufs, in_bytes, out_bufs, out_bytes)) != 0) goto done;
 
   for (size_t k = 0; k < nout && !status; ++k) {
-    if (!quiet) summarize(&m->outputs[k], out_bufs[k]);
+    if (!quiet) summarize(&run_info[nin + k], out_bufs[k]);
     if (out_files[k]) {
       onnxc_clear_error_detail();
-      rc = onnxc_write_tensor_file(out_files[k], &m->outputs[k], out_bufs[k]);
+      rc = onnxc_write_tensor_file(out_files[k], &run_info[nin + k], out_bufs[k]);
       if (rc) {
         char what[300];
         snprintf(what, sizeof what, "cannot write output '%s'", m->outputs[k].name);
@@ -678,6 +739,8 @@ done:
   free(out_bufs);
   free(in_bytes);
   free(out_bytes);
+  free(run_info);
+  free(run_shapes);
   free(in_files);
   free(out_files);
   free(weights_alloc);

@@ -520,6 +520,39 @@ int onnxc_check_buffers(const char* fn, const char* kind, const onnxc_tensor_inf
   return ONNXC_OK;
 }
 
+int onnxc_batch_of_sizes(const char* fn, const char* kind, const onnxc_tensor_info* t, int n, const size_t* bytes,
+                         int64_t max_batch, int64_t* batch) {
+  for (int k = 0; k < n; ++k) {
+    char type[512];
+    onnxc_format_type(type, sizeof type, t[k].dtype, t[k].ndim, t[k].shape);
+    const size_t item = max_batch > 0 ? t[k].numel / (size_t)max_batch * onnxc_dtype_size(t[k].dtype) : 0;
+    if (item == 0) {
+      if (bytes[k] != 0) return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s) is empty: %zu bytes given, 0 expected", fn, kind, k, t[k].name, type, bytes[k]);
+      continue;
+    }
+    const size_t b = bytes[k] / item;
+    if (bytes[k] % item != 0 || b < 1 || b > (size_t)max_batch)
+      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, expected 1 to %lld items of %zu bytes", fn, kind, k, t[k].name,
+                  type, bytes[k], (long long)max_batch, item);
+    if (*batch != 0 && (int64_t)b != *batch)
+      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, %zu items of %zu bytes, but the batch is %lld items", fn, kind, k,
+                  t[k].name, type, bytes[k], b, item, (long long)*batch);
+    *batch = (int64_t)b;
+  }
+  if (*batch == 0 && n > 0) *batch = max_batch;  /* every item empty: any batch is none */
+  return ONNXC_OK;
+}
+
+void onnxc_tensor_info_batch(const onnxc_tensor_info* info, int64_t batch, onnxc_tensor_info* out, int64_t* shape) {
+  *out = *info;
+  for (int d = 0; d < info->ndim && d < ONNXC_MAX_NDIM; ++d) shape[d] = info->shape[d];
+  if (info->ndim > 0 && info->shape[0] > 0) {
+    out->numel = info->numel / (size_t)info->shape[0] * (size_t)batch;
+    shape[0] = batch;
+  }
+  out->shape = shape;
+}
+
 /* ---------------------------------------------------------------- .npy header parsing */
 
 typedef struct {
@@ -650,7 +683,10 @@ static int check_info(const onnxc_tensor_info* info, const void* buf, size_t* by
   return ONNXC_OK;
 }
 
-static int read_npy(FILE* f, uint64_t fsize, const char* path, const onnxc_tensor_info* info, void* dst, size_t bytes) {
+/* Reads a .npy file's prefix and header (f at its start, fsize bytes): its descr, shape and
+ * fortran_order, leaving f at the data, *data_bytes of them. */
+static int npy_header(FILE* f, uint64_t fsize, const char* path, char* descr, size_t descr_cap, int64_t* shape, int* ndim,
+                      uint64_t* data_bytes) {
   unsigned char pre[12];
   if (fsize < 10) return fail(ONNXC_ERR_FORMAT, "file '%s' is %llu bytes, too short for a .npy file", path, (unsigned long long)fsize);
   int rc = read_exact(f, pre, 10, "tensor file", path);
@@ -675,18 +711,21 @@ static int read_npy(FILE* f, uint64_t fsize, const char* path, const onnxc_tenso
   char* h = (char*)malloc((size_t)hlen + 1);
   if (!h) return fail(ONNXC_ERR_NOMEM, "cannot allocate .npy header");
   rc = read_exact(f, h, (size_t)hlen, "tensor file", path);
-  char descr[16] = "";
-  int fortran = 0, ndim = 0;
-  int64_t shape[ONNXC_MAX_NDIM];
+  int fortran = 0;
   if (!rc) {
     cursor c = {h, (size_t)hlen, 0};
-    if (!parse_npy_dict(&c, descr, sizeof descr, &fortran, shape, &ndim))
+    if (!parse_npy_dict(&c, descr, descr_cap, &fortran, shape, ndim))
       rc = fail(ONNXC_ERR_FORMAT, "file '%s': malformed .npy header near byte %zu", path, (size_t)prefix + c.i);
   }
   free(h);
   if (rc) return rc;
   if (fortran) return fail(ONNXC_ERR_FORMAT, "file '%s' is in Fortran order; save it in C order", path);
+  *data_bytes = fsize - prefix - hlen;
+  return ONNXC_OK;
+}
 
+/* A .npy descr against info's dtype: ONNXC_OK with the file's dtype row in *row. */
+static int npy_dtype(const char* path, const char* descr, const onnxc_tensor_info* info, const dtype_row** row) {
   /* dtype: byte-order character then kind+size; 1-byte types take any byte-order character */
   const dtype_row* want = dtype_find(info->dtype);
   const dtype_row* got = NULL;
@@ -700,6 +739,20 @@ static int read_npy(FILE* f, uint64_t fsize, const char* path, const onnxc_tenso
   }
   if (!got) return fail(ONNXC_ERR_DTYPE, "file '%s' has unsupported .npy dtype '%s', expected %s", path, descr, want->name);
   if (got != want) return fail(ONNXC_ERR_DTYPE, "file '%s' holds %s data, expected %s", path, got->name, want->name);
+  *row = got;
+  return ONNXC_OK;
+}
+
+static int read_npy(FILE* f, uint64_t fsize, const char* path, const onnxc_tensor_info* info, void* dst, size_t bytes) {
+  char descr[16] = "";
+  int ndim = 0;
+  int64_t shape[ONNXC_MAX_NDIM];
+  uint64_t have = 0;
+  int rc = npy_header(f, fsize, path, descr, sizeof descr, shape, &ndim, &have);
+  if (rc) return rc;
+  const dtype_row* got = NULL;
+  rc = npy_dtype(path, descr, info, &got);
+  if (rc) return rc;
 
   char fs[600], es[600];
   onnxc_format_type(fs, sizeof fs, got->code, ndim, shape);
@@ -712,7 +765,6 @@ static int read_npy(FILE* f, uint64_t fsize, const char* path, const onnxc_tenso
   if (!same_shape_mod_ones(shape, ndim, info->shape, info->ndim))
     return fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected %s", path, fs, es);
 
-  uint64_t have = fsize - prefix - hlen;
   if (have != bytes)
     return fail(ONNXC_ERR_SIZE, "file '%s' has %llu bytes of data after its .npy header, expected %zu for %s", path,
                 (unsigned long long)have, bytes, es);
@@ -735,6 +787,47 @@ int onnxc_read_tensor_file(const char* path, const onnxc_tensor_info* info, void
               bytes, onnxc_format_type(es, sizeof es, info->dtype, info->ndim, info->shape));
   } else {
     rc = read_exact(f, dst, bytes, "tensor file", path);
+  }
+  fclose(f);
+  return rc;
+}
+
+int onnxc_tensor_file_batch(const char* path, const onnxc_tensor_info* info, int64_t max_batch, int64_t* batch) {
+  size_t bytes = 0;
+  int rc = check_info(info, info, &bytes); /* no buffer here: info stands in for it */
+  if (rc) return rc;
+  if (info->ndim < 1 || max_batch < 1 || info->shape[0] != max_batch)
+    return fail(ONNXC_ERR_ARG, "tensor '%s' does not hold a batch of %lld items", info->name ? info->name : "?", (long long)max_batch);
+  const size_t item = bytes / (size_t)max_batch;
+  char es[600];  /* one item's type: "float32[3,224,224]" */
+  onnxc_format_type(es, sizeof es, info->dtype, info->ndim - 1, info->shape + 1);
+  FILE* f = NULL;
+  uint64_t fsize = 0;
+  rc = open_read(path, "tensor file", &f, &fsize);
+  if (rc) return rc;
+  if (ends_with_npy(path)) {
+    char descr[16] = "", fs[600];
+    int ndim = 0;
+    int64_t shape[ONNXC_MAX_NDIM];
+    uint64_t have = 0;
+    const dtype_row* got = NULL;
+    rc = npy_header(f, fsize, path, descr, sizeof descr, shape, &ndim, &have);
+    if (!rc) rc = npy_dtype(path, descr, info, &got);
+    if (!rc) {
+      onnxc_format_type(fs, sizeof fs, got->code, ndim, shape);
+      int same = ndim == info->ndim;
+      for (int d = 1; same && d < ndim; ++d) same = shape[d] == info->shape[d];
+      if (!same || shape[0] < 1 || shape[0] > max_batch)
+        rc = fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld items of %s (its first dimension is the batch)", path, fs,
+                  (long long)max_batch, es);
+      else
+        *batch = shape[0];
+    }
+  } else if (item == 0 || fsize % item != 0 || fsize / item < 1 || fsize / item > (uint64_t)max_batch) {
+    rc = fail(ONNXC_ERR_SIZE, "raw file '%s' is %llu bytes, expected 1 to %lld items of %zu bytes for %s", path, (unsigned long long)fsize,
+              (long long)max_batch, item, es);
+  } else {
+    *batch = (int64_t)(fsize / item);
   }
   fclose(f);
   return rc;

@@ -105,6 +105,19 @@ ONNXC_RT_FN void onnxc_weights_free(onnxc_weights* w); /* idempotent; zeroes *w 
 ONNXC_RT_FN int onnxc_check_buffers(const char* fn, const char* kind, const onnxc_tensor_info* t, int n,
                                     const void* const* bufs, const size_t* bytes);
 
+/* compile-model --dynamic (a batch given at run time): the batch of entry point `fn`'s n buffers
+ * from their sizes. Tensor t[k] holds max_batch items (its first dimension); bytes[k] must be
+ * a whole number b of its items, the same b for every tensor, 1 <= b <= max_batch, and the
+ * same as *batch unless that is 0 (a tensor whose item is empty must have 0 bytes and says
+ * nothing). Sets *batch; ONNXC_ERR_SIZE otherwise, the detail naming fn, the `kind`, the
+ * tensor, the bytes given and one item's. */
+ONNXC_RT_FN int onnxc_batch_of_sizes(const char* fn, const char* kind, const onnxc_tensor_info* t, int n, const size_t* bytes,
+                                     int64_t max_batch, int64_t* batch);
+
+/* info with its first dimension set to `batch` (a --dynamic model's run of batch items): a copy
+ * in *out whose shape is `shape` (ONNXC_MAX_NDIM entries). */
+ONNXC_RT_FN void onnxc_tensor_info_batch(const onnxc_tensor_info* info, int64_t batch, onnxc_tensor_info* out, int64_t* shape);
+
 /* The CPU check. ONNXC_BASELINE marks a function to be compiled for the architecture's
  * baseline (x86-64, armv8-a), whatever the translation unit's flags, and never inlined: the
  * code that checks for an instruction set extension must not use it. onnxc_check_cpu compares
@@ -133,6 +146,12 @@ ONNXC_RT_FN ONNXC_BASELINE int onnxc_check_cpu(const char* model, const char* bu
  * raw little-endian bytes whose size must equal numel * dtype_size (ONNXC_ERR_SIZE otherwise).
  * dst/src hold info->numel elements. Writing produces .npy v1.0 for ".npy" paths, else raw. */
 ONNXC_RT_FN int onnxc_read_tensor_file(const char* path, const onnxc_tensor_info* info, void* dst);
+/* The items in the tensor file at path for a tensor like info whose first dimension holds at
+ * most max_batch items (a --dynamic model): a .npy file's first dimension, its other dimensions
+ * those of info; a raw file's size over the bytes of one item. ONNXC_ERR_SHAPE (or _SIZE, raw)
+ * when that is not a whole number from 1 to max_batch, with the same checks of the file as
+ * onnxc_read_tensor_file. */
+ONNXC_RT_FN int onnxc_tensor_file_batch(const char* path, const onnxc_tensor_info* info, int64_t max_batch, int64_t* batch);
 ONNXC_RT_FN int onnxc_write_tensor_file(const char* path, const onnxc_tensor_info* info, const void* src);
 
 #ifdef __cplusplus

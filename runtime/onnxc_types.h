@@ -149,6 +149,10 @@ typedef struct {
   /* The compile-model target the model was built for, "x86-64-avx512" or "host (x86-64
    * znver4)": the CPU check's message names it. */
   const char* target;
+  /* compile-model --dynamic: the most items a run takes (the first dimension of every input and
+   * output, at its most in the shapes above); run_v takes 1 to this many, as the buffers' sizes
+   * say. 0 for a build of one batch. */
+  int64_t max_batch;
 } onnxc_model_info;
 
 /* Models compiled with --device cuda also export `const onnxc_cuda_info NAME_cuda_info`, the

@@ -88,8 +88,19 @@ int main(int argc, char** argv) {
                  "--emit exe: link the generic command-line driver from FILE (an object file), compiling it there first "
                  "if FILE does not exist; it is the same for every model built with the same C compiler and flags")
       ->type_name("FILE");
-  app.add_option("--input-shape", o.input_shapes, "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); needed for symbolic dims")
+  app.add_option("--input-shape", o.input_shapes,
+                 "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); a symbolic dimension needs it or --dynamic")
       ->allow_extra_args(false);
+  app.add_option("--dynamic", o.dynamic,
+                 "SYMBOL=MAX keeps the model's symbolic dimension SYMBOL a run-time size from 1 to MAX (e.g. batch=16); "
+                 "INPUT:AXIS=MAX names it by an input and axis (input:0=16). The batch only so far: the first dimension of "
+                 "every input, whose items run apart (otherwise exit 3, saying why). A run of b items runs the batch-1 model "
+                 "b times: as many items side by side as the threads, one thread each, the rest one after another on all the "
+                 "threads. NAME_run_batch(ctx, b, ...) takes b, NAME_run_v reads it from the buffers' sizes and NAME_run runs "
+                 "MAX; the executable takes it from its input files' first dimension (or its --batch N), the Python wrapper "
+                 "from the arrays. Not with --device cuda, --split, --profile or a --parallel other than auto")
+      ->allow_extra_args(false)
+      ->type_name("SPEC");
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +
                  ". host is detected with LLVM; the target sets the channel block, the C compiler flags and when loops go parallel. "
                  "A --cc/--cflags that compile for another architecture, or for SVE off or at another length than aarch64-sve:BITS, "

@@ -22,9 +22,12 @@
 // the nodes of a fork-join region (Graph::task_regions, the schedule pass) there, each an
 // OpenMP task with depend clauses, its loops taskloops (COptions::task_form OmpTasks,
 // the default), or each list on a group of the threads that share its loops (Groups; both
-// codegen/c/region.h); or as `omp parallel sections` without the one region, a section per list. The runtime is
-// #included at the top of NAME.c, so its functions are static; NAME_info's entry points
-// are small static adapters with the instance type erased.
+// codegen/c/region.h); or as `omp parallel sections` without the one region, a section per list. With
+// --parallel batch (Graph::batch_items) NAME_run runs those calls once per item of the batch,
+// side by side; with --dynamic (Graph::dynamic_batch) NAME_run_batch runs them as
+// NAME_run_item for a batch given at run time, the one region kept inside each item. The
+// runtime is #included at the top of NAME.c, so its functions are static; NAME_info's entry
+// points are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
 
 #include <fmt/format.h>
@@ -195,6 +198,11 @@ struct Module : ModuleBuffers {
   std::string functions_text() const { return functions.text("static void ", "function", "kernel, shapes and parameters"); }
 
   std::string run_params() const { return onnxc::run_params(opt.name, g); }
+  // NAME_run_batch's parameters (--dynamic): NAME_run's with the batch after ctx.
+  std::string batch_params() const {
+    const std::string ctx = opt.name + "_ctx* ctx";
+    return ctx + ", int64_t batch" + run_params().substr(ctx.size());
+  }
 
   // The shape and type of a graph input or output as the C API sees them: with --parallel
   // batch (Graph::batch_items), the graph is one item and the API's tensors hold every item.
@@ -247,7 +255,16 @@ struct Module : ModuleBuffers {
                      " * flags it is compiled with let the compiler use (ONNXC_ERR_TARGET). */\n"
                      "#define {}_TARGET {}\n",
                      N, N, c_string(target_label(backend.target())));
-    if (g.batch_items > 1)
+    if (g.dynamic_batch)
+      s += fmt::format("/* compile-model --dynamic: a run takes a batch of 1 to {1} items, given to {0}_run_batch (or read from\n"
+                       " * the buffers' sizes by {0}_run_v; {0}_run runs {1}), and runs the batch-1 model once per item: as many\n"
+                       " * items side by side as the instance's threads, one thread each, the rest one after another on all of\n"
+                       " * them. The shapes above hold {1} items; a batch of b uses the first b of each tensor's {1} rows. An\n"
+                       " * instance holds an arena of {0}_ARENA_BYTES for each thread it runs on (at most {1}). */\n"
+                       "#define {0}_MAX_BATCH {1}\n"
+                       "#define {0}_ARENA_BYTES {2}ULL /* intermediate tensors of one item, per thread of an instance */\n\n",
+                       N, g.batch_items, abytes);
+    else if (g.batch_items > 1)
       s += fmt::format("/* compile-model --parallel batch: a run computes the {1} items of the batch side by side, one thread\n"
                        " * each; an instance holds an arena of {0}_ARENA_BYTES for each thread it runs on (at most {1}). */\n"
                        "#define {0}_BATCH_ITEMS {1}\n"
@@ -267,6 +284,19 @@ struct Module : ModuleBuffers {
     c.run_v = "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes\n"
               " * (ONNXC_ERR_SIZE otherwise, naming the tensor, the bytes given and expected). */\n";
     c.destroy = "/* Frees *ctx (and the weights when no other instance shares them) and sets *ctx to NULL. */\n";
+    if (g.dynamic_batch) {
+      c.run = fmt::format("/* One inference of {0}_MAX_BATCH items: {0}_run_batch(ctx, {0}_MAX_BATCH, ...). */\n", N);
+      c.run_v = fmt::format(
+          "/* The same with buffers in arrays, their sizes in bytes giving the batch: input_bytes[k] and output_bytes[k]\n"
+          " * must be the same number of items, 1 to {0}_MAX_BATCH, of each tensor (ONNXC_ERR_SIZE otherwise, naming\n"
+          " * the tensor, the bytes given and one item's). */\n",
+          N);
+      c.after_run_v = fmt::format(
+          "/* One inference of `batch` items (1 to {0}_MAX_BATCH, ONNXC_ERR_ARG otherwise): in{{k}}/out{{k}} hold the first\n"
+          " * batch of the {0}_MAX_BATCH rows of {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n"
+          "int {0}_run_batch({1});\n",
+          N, batch_params());
+    }
     s += api_declarations(N, g, c);
     if (opt.profile)
       s += fmt::format(
@@ -308,13 +338,13 @@ struct Module : ModuleBuffers {
         for (size_t p = r.first; p <= r.last && p < g.nodes.size(); ++p) in_task_region[p] = true;
       for (size_t k = 0; k < emitted.size(); ++k) {
         const size_t p = pos.at(emitted[k]);
-        const bool one = copt.one_region && g.batch_items <= 1;
+        const bool one = copt.one_region && (g.batch_items <= 1 || g.dynamic_batch);
         node_function(k, *emitted[k], &cs.at[p], one && !in_task_region[p], one && in_task_region[p], &cs.role[p]);
         cs.fn[p] = k;
         cs.any_shared = cs.any_shared || cs.role[p] == RegionRole::Shared;
       }
       // Fork-join regions run in the one region, as OpenMP tasks or on thread groups.
-      cs.any_shared = cs.any_shared || (copt.one_region && g.batch_items <= 1 && !g.task_regions.empty());
+      cs.any_shared = cs.any_shared || (copt.one_region && (g.batch_items <= 1 || g.dynamic_batch) && !g.task_regions.empty());
     }
     return cs;
   }
@@ -575,7 +605,7 @@ struct Module : ModuleBuffers {
         g.batch_items > 1 ? fmt::format("  /* --parallel batch: an arena per thread, as many as the instance's threads and at most the items */\n"
                                         "  int slots = options && options->num_threads > 0 ? options->num_threads : 1;\n"
                                         "#ifdef _OPENMP\n  if (!(options && options->num_threads > 0)) slots = omp_get_max_threads();\n#endif\n"
-                                        "  if (slots > {0}_BATCH_ITEMS) slots = {0}_BATCH_ITEMS;\n", N)
+                                        "  if (slots > {0}_{1}) slots = {0}_{1};\n", N, g.dynamic_batch ? "MAX_BATCH" : "BATCH_ITEMS")
                           : "",
         g.batch_items > 1 ? fmt::format("(unsigned long long)slots * {}_ARENA_BYTES", N) : N + "_ARENA_BYTES",
         g.batch_items > 1 ? "  c->slots = slots;\n" : "");
@@ -595,43 +625,96 @@ struct Module : ModuleBuffers {
     return s;
   }
 
-  // NAME_run: checks, the instance's threads, the buffers' pointers, the node calls.
+  // NAME_run (NAME_run_batch with --dynamic): the checks, the instance's threads, then the
+  // buffers' pointers and the node calls: once, once per item side by side (--parallel batch),
+  // or through NAME_run_item (--dynamic).
   std::string run_function(const Calls& cs) {
     const std::string N = opt.name;
-    std::string s;
-    s += fmt::format("int {0}_run({1}) {{\n"
-                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run: ctx is NULL (never created, or destroyed)\");\n",
-                     N, run_params());
+    const bool dynamic = g.dynamic_batch;
+    const std::string fn = N + (dynamic ? "_run_batch" : "_run");
+    std::string s = dynamic ? item_function(cs) : "";
+    s += fmt::format("int {}({}) {{\n", fn, dynamic ? batch_params() : run_params());
+    s += run_checks(fn);
+    if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights.data;\n";
+    if (dynamic) {
+      s += dynamic_items();
+    } else if (g.batch_items <= 1) {
+      s += (arena.empty() ? "" : "  unsigned char* const arena = ctx->arena;\n") + item_body(cs, false);
+    } else {
+      // One parallel loop over the items, each thread on its own arena; the node functions' own
+      // parallel loops run on the item's one thread (nthreads 1 for the regions it starts).
+      const std::string body =
+          (arena.empty() ? "" : fmt::format("#ifdef _OPENMP\n  unsigned char* const arena = ctx->arena + (size_t)omp_get_thread_num() * {0}_ARENA_BYTES;\n"
+                                            "#else\n  unsigned char* const arena = ctx->arena;\n#endif\n", N)) +
+          item_body(cs, true);
+      s += fmt::format("  /* --parallel batch: the {1} items side by side, one thread each (at most ctx->slots, one arena each) */\n"
+                       "#ifdef _OPENMP\n  const int item_threads = omp_get_max_threads() < ctx->slots ? omp_get_max_threads() : ctx->slots;\n#endif\n"
+                       "  ONNXC_PRAGMA(omp parallel for num_threads(item_threads) schedule(static))\n"
+                       "  for (int64_t item = 0; item < {0}_BATCH_ITEMS; ++item) {{\n"
+                       "#ifdef _OPENMP\n    omp_set_num_threads(1);\n#endif\n",
+                       N, g.batch_items);
+      for (size_t p = 0; p < body.size();) {
+        size_t e = body.find('\n', p);
+        if (e == std::string::npos) e = body.size();
+        const std::string line = body.substr(p, e - p);
+        s += (line.empty() || line[0] == '#' ? "" : "  ") + line + "\n";
+        p = e + 1;
+      }
+      s += "  }\n";
+    }
+    s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
+         "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
+    if (dynamic)
+      s += fmt::format("int {0}_run({1}) {{\n  return {0}_run_batch(ctx, {0}_MAX_BATCH{2});\n}}\n\n", N, run_params(),
+                       io_arguments(", "));
+    return s;
+  }
+
+  // ", in0, in1, out0" after `lead` (", " or ""): the buffers NAME_run passes on.
+  std::string io_arguments(const std::string& lead) const {
+    std::vector<std::string> r;
+    for (size_t k = 0; k < g.inputs.size(); ++k) r.push_back(fmt::format("in{}", k));
+    for (size_t k = 0; k < g.outputs.size(); ++k) r.push_back(fmt::format("out{}", k));
+    return r.empty() ? "" : lead + fmt::format("{}", fmt::join(r, ", "));
+  }
+
+  // The checks of NAME_run (fn): the buffers, --dynamic's batch, one run at a time; then the
+  // instance's threads for the run.
+  std::string run_checks(const std::string& fn) const {
+    const std::string N = opt.name;
+    std::string s = fmt::format("  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}: ctx is NULL (never created, or destroyed)\");\n", fn);
     auto buffer_list = [](const char* var, size_t n) {
       std::vector<std::string> r;
       for (size_t k = 0; k < n; ++k) r.push_back(fmt::format("{}{}", var, k));
       return fmt::format("{}", fmt::join(r, ", "));
     };
     if (!g.inputs.empty())
-      s += fmt::format("  int rc = onnxc_check_buffers(\"{0}_run\", \"input\", {0}_inputs, {1}, (const void* const[]){{{2}}}, NULL);\n", N,
+      s += fmt::format("  int rc = onnxc_check_buffers(\"{0}\", \"input\", {1}_inputs, {2}, (const void* const[]){{{3}}}, NULL);\n", fn, N,
                        g.inputs.size(), buffer_list("in", g.inputs.size()));
     else
       s += "  int rc = ONNXC_OK;\n";
     if (!g.outputs.empty())
-      s += fmt::format("  if (!rc) rc = onnxc_check_buffers(\"{0}_run\", \"output\", {0}_outputs, {1}, (const void* const[]){{{2}}}, NULL);\n",
-                       N, g.outputs.size(), buffer_list("out", g.outputs.size()));
+      s += fmt::format("  if (!rc) rc = onnxc_check_buffers(\"{0}\", \"output\", {1}_outputs, {2}, (const void* const[]){{{3}}}, NULL);\n",
+                       fn, N, g.outputs.size(), buffer_list("out", g.outputs.size()));
     s += "  if (rc) return rc;\n";
+    if (g.dynamic_batch)
+      s += fmt::format("  if (batch < 1 || batch > {1}_MAX_BATCH)\n"
+                       "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}: batch %lld is outside 1..%d (the model was compiled with --dynamic up to %d)\",\n"
+                       "                      (long long)batch, {1}_MAX_BATCH, {1}_MAX_BATCH);\n",
+                       fn, N);
     s += fmt::format("  if (atomic_exchange(&ctx->busy, 1))\n"
-                     "    return onnxc_fail(ONNXC_ERR_STATE, \"{0}_run: the instance is already running (one run at a time per instance: \"\n"
-                     "                      \"give each thread its own, {0}_create_sharing shares the weights)\");\n"
+                     "    return onnxc_fail(ONNXC_ERR_STATE, \"{0}: the instance is already running (one run at a time per instance: \"\n"
+                     "                      \"give each thread its own, {1}_create_sharing shares the weights)\");\n"
                      "#ifdef _OPENMP\n  const int caller_threads = omp_get_max_threads();\n"
                      "  if (ctx->num_threads > 0) omp_set_num_threads(ctx->num_threads);\n#endif\n",
-                     N);
-    if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights.data;\n";
-    // The buffers' pointers and the calls: once, or (--parallel batch) once per item, the
-    // inputs and outputs at the item's rows and the arena of the thread.
-    const bool items = g.batch_items > 1;
+                     fn, N);
+    return s;
+  }
+
+  // The buffers' pointers (at the item's rows with `items`), the weights' and arena's, the
+  // node calls and the copies into outputs that are not written in place.
+  std::string item_body(const Calls& cs, bool items) const {
     std::string body;
-    if (!arena.empty() && !items) body += "  unsigned char* const arena = ctx->arena;\n";
-    if (!arena.empty() && items)
-      body += fmt::format("#ifdef _OPENMP\n  unsigned char* const arena = ctx->arena + (size_t)omp_get_thread_num() * {0}_ARENA_BYTES;\n"
-                          "#else\n  unsigned char* const arena = ctx->arena;\n#endif\n",
-                          N);
     auto row = [&](const Value* v) { return items ? fmt::format(" + item * {}", numel(v->shape)) : std::string(); };
     const std::set<std::string> called_with = identifiers(cs.text);
     for (size_t k = 0; k < g.inputs.size(); ++k) {
@@ -660,29 +743,39 @@ struct Module : ModuleBuffers {
       else
         body += fmt::format("  (void)out{}; (void){}; /* empty: nothing to copy */\n", k, name.at(v));
     }
-    if (!items) {
-      s += body;
-    } else {
-      // One parallel loop over the items, each thread on its own arena; the node functions' own
-      // parallel loops run on the item's one thread (nthreads 1 for the regions it starts).
-      s += fmt::format("  /* --parallel batch: the {1} items side by side, one thread each (at most ctx->slots, one arena each) */\n"
-                       "#ifdef _OPENMP\n  const int item_threads = omp_get_max_threads() < ctx->slots ? omp_get_max_threads() : ctx->slots;\n#endif\n"
-                       "  ONNXC_PRAGMA(omp parallel for num_threads(item_threads) schedule(static))\n"
-                       "  for (int64_t item = 0; item < {0}_BATCH_ITEMS; ++item) {{\n"
-                       "#ifdef _OPENMP\n    omp_set_num_threads(1);\n#endif\n",
-                       N, g.batch_items);
-      for (size_t p = 0; p < body.size();) {
-        size_t e = body.find('\n', p);
-        if (e == std::string::npos) e = body.size();
-        const std::string line = body.substr(p, e - p);
-        s += (line.empty() || line[0] == '#' ? "" : "  ") + line + "\n";
-        p = e + 1;
-      }
-      s += "  }\n";
-    }
-    s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
-         "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
-    return s;
+    return body;
+  }
+
+  // --dynamic: one item of a run's batch, on its thread's arena.
+  std::string item_function(const Calls& cs) const {
+    const std::string N = opt.name;
+    if (identifiers(cs.text).count("ctx")) throw InternalError("--dynamic: a node call reads the instance (ctx)");
+    const std::string ctx = N + "_ctx* ctx";
+    return fmt::format("/* --dynamic: item `item` of a run's batch on arena, the arena of the thread that runs it. */\n"
+                       "static void {0}_run_item(const unsigned char* weights, unsigned char* arena, int64_t item{1}) {{\n"
+                       "  (void)weights; (void)arena;\n{2}}}\n\n",
+                       N, run_params().substr(ctx.size()), item_body(cs, true));
+  }
+
+  // --dynamic: a run's batch, as many items side by side as the threads and the rest one
+  // after another on all of them (the items' node functions then split their loops).
+  std::string dynamic_items() const {
+    const std::string N = opt.name, io = io_arguments(", "), weights_arg = weights.empty() ? "NULL" : "weights";
+    return fmt::format(
+        "  /* --dynamic: as many items side by side as the threads (at most ctx->slots, one arena each), one thread each;\n"
+        "   * the rest one after another on all the threads */\n"
+        "  int64_t side = 0;\n"
+        "#ifdef _OPENMP\n"
+        "  const int item_threads = omp_get_max_threads() < ctx->slots ? omp_get_max_threads() : ctx->slots;\n"
+        "  if (item_threads > 1) side = batch - batch % item_threads;\n"
+        "  ONNXC_PRAGMA(omp parallel for num_threads(item_threads) schedule(static) if(side > 0))\n"
+        "  for (int64_t item = 0; item < side; ++item) {{\n"
+        "    omp_set_num_threads(1);\n"
+        "    {0}_run_item({2}, ctx->arena + (size_t)omp_get_thread_num() * {0}_ARENA_BYTES, item{1});\n"
+        "  }}\n"
+        "#endif\n"
+        "  for (int64_t item = side; item < batch; ++item) {0}_run_item({2}, ctx->arena, item{1});\n",
+        N, io, weights_arg);
   }
 
   std::string source() {

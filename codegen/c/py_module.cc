@@ -86,7 +86,7 @@ constexpr const char* kTemplate = R"PY('''@NAME@ — Python wrapper of the model
 
 Inputs:
 @INPUT_DOC@Outputs:
-@OUTPUT_DOC@
+@OUTPUT_DOC@@BATCH_DOC@
 run() takes one numpy array per input, of exactly that dtype (TypeError otherwise) and shape
 (ValueError otherwise), and returns new arrays: one, or a tuple when the model has several
 outputs. Model(num_threads=N) sets the OpenMP threads of the instance's runs (0: OpenMP's
@@ -111,6 +111,9 @@ INPUTS = (
 @INPUTS@)
 OUTPUTS = (
 @OUTPUTS@)
+# compile-model --dynamic: the most items a run takes, the first dimension of every input and
+# output (the shapes above hold the most); 0: the shapes are fixed.
+MAX_BATCH = @MAX_BATCH@
 _DIR = os.path.dirname(os.path.abspath(__file__))
 LIBRARY = os.path.join(_DIR, "lib@NAME@.so")
 WEIGHTS = os.path.join(_DIR, "@NAME@.weights")
@@ -206,7 +209,13 @@ class Model:
             raise TypeError(f"run() is missing input{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
                             f"the inputs are {_names(INPUTS)}")
         ins = [_input(spec, a) for spec, a in zip(INPUTS, arrays)]
-        outs = [np.empty(shape, dtype) for _, dtype, shape in OUTPUTS]
+        batch, first = None, None  # MAX_BATCH: the items of this run, as the inputs hold them
+        for (name, _, _), a in zip(INPUTS, ins):
+            if MAX_BATCH and batch is None:
+                batch, first = a.shape[0], name
+            elif MAX_BATCH and a.shape[0] != batch:
+                raise ValueError(f"input {name!r} holds {a.shape[0]} items but input {first!r} {batch}: a run's inputs have one batch")
+        outs = [np.empty(shape if batch is None else (batch,) + shape[1:], dtype) for _, dtype, shape in OUTPUTS]
         in_ptrs = (ctypes.c_void_p * max(n, 1))(*[a.ctypes.data for a in ins])
         in_bytes = (ctypes.c_size_t * max(n, 1))(*[a.nbytes for a in ins])
         out_ptrs = (ctypes.c_void_p * max(len(outs), 1))(*[a.ctypes.data for a in outs])
@@ -248,7 +257,11 @@ def _input(spec, a):
         raise TypeError(f"input {name!r}: expected a numpy array of {dtype} {shape}, got {type(a).__name__}")
     if a.dtype != dtype:
         raise TypeError(f"input {name!r}: expected dtype {dtype}, got {a.dtype} (convert with .astype(np.{dtype}))")
-    if a.shape != shape:
+    if MAX_BATCH:
+        if a.ndim != len(shape) or a.shape[1:] != shape[1:] or not 1 <= a.shape[0] <= MAX_BATCH:
+            raise ValueError(f"input {name!r}: expected shape {('b',) + shape[1:]} with a batch b of 1 to {MAX_BATCH} items, "
+                             f"got {a.shape}")
+    elif a.shape != shape:
         raise ValueError(f"input {name!r}: expected shape {shape}, got {a.shape}")
     return np.ascontiguousarray(a)
 )PY";
@@ -288,7 +301,13 @@ std::string emit_python_module(const Graph& g, const CodegenOptions& opt) {
                                       {"INPUTS", ins},
                                       {"OUTPUTS", outs},
                                       {"INPUT_DOC", in_doc.empty() ? "    (none)\n" : in_doc},
-                                      {"OUTPUT_DOC", out_doc.empty() ? "    (none)\n" : out_doc}});
+                                      {"OUTPUT_DOC", out_doc.empty() ? "    (none)\n" : out_doc},
+                                      {"MAX_BATCH", std::to_string(g.dynamic_batch ? g.batch_items : 0)},
+                                      {"BATCH_DOC", g.dynamic_batch ? fmt::format("The first dimension of every input and output is the batch: "
+                                                                                  "1 to {} items, as the inputs hold\n(compile-model "
+                                                                                  "--dynamic; the shapes above hold the most).\n",
+                                                                                  g.batch_items)
+                                                                    : ""}});
   std::string file = opt.name + ".py";
   fs::path p = fs::path(opt.outdir) / file;
   std::ofstream f(p, std::ios::binary);

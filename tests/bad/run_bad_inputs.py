@@ -198,10 +198,62 @@ def _(d):
     return save(m, os.path.join(d, "conv_channels.onnx"))
 
 
-@case("symbolic dimension without override", INVALID, "'x'", "'batch'", "--input-shape")
+@case("symbolic dimension without override", INVALID, "'x'", "'batch'", "--input-shape", "--dynamic batch=MAX")
 def _(d):
     m = model([helper.make_node("Relu", ["x"], ["y"], name="relu_1")], [vi("x", ["batch", 3])], [vi("y", ["batch", 3])])
     return save(m, os.path.join(d, "symbolic.onnx"))
+
+
+def seq_model():  # x [batch, seq, 4] -> Softmax over the tokens: items apart, the sequence mixed
+    n = helper.make_node("Softmax", ["x"], ["y"], name="softmax_seq", axis=1)
+    return model([n], [vi("x", ["batch", "seq", 4])], [vi("y", ["batch", "seq", 4])])
+
+
+@case("--dynamic without MAX", USAGE, "--dynamic 'batch' must look like SYMBOL=MAX")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_spec.onnx")), ["--emit", "c", "--dynamic", "batch"]
+
+
+@case("--dynamic with MAX 1", USAGE, "MAX must be from 2", "--input-shape")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_one.onnx")), ["--emit", "c", "--dynamic", "batch=1"]
+
+
+@case("--dynamic with --device cuda", USAGE, "--dynamic is not for --device cuda")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_cuda.onnx")), ["--emit", "c", "--device", "cuda", "--dynamic", "batch=4"]
+
+
+@case("--dynamic naming a symbol the model lacks", INVALID, "--dynamic tokens=8 names no symbolic dimension",
+      "'batch' (x:0)", "'seq' (x:1)")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_unknown.onnx")), ["--emit", "c", "--dynamic", "tokens=8"]
+
+
+@case("--dynamic naming a fixed dimension", INVALID, "--dynamic x:2=8", "dimension 2 is fixed to 4")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_fixed.onnx")), ["--emit", "c", "--dynamic", "x:2=8", "--input-shape", "x=1,5,4"]
+
+
+@case("--dynamic on a dimension other than the batch", UNSUPPORTED, "--dynamic seq=16", "dimension 1 of input 'x'",
+      "the first dimension of every input")
+def _(d):
+    n = helper.make_node("Softmax", ["x"], ["y"], name="softmax_seq", axis=1)
+    m = model([n], [vi("x", [2, "seq", 4])], [vi("y", [2, "seq", 4])])
+    return save(m, os.path.join(d, "dyn_seq.onnx")), ["--emit", "c", "--dynamic", "seq=16"]
+
+
+@case("--dynamic and --input-shape on one input", INVALID, "--dynamic batch=8", "--input-shape")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_both.onnx")), ["--emit", "c", "--dynamic", "batch=8", "--input-shape", "x=2,16,4"]
+
+
+@case("--dynamic batch whose items do not run apart", UNSUPPORTED, "--dynamic batch=8", "'softmax_batch' (Softmax",
+      "along the batch axis", "whose items run apart")
+def _(d):
+    n = helper.make_node("Softmax", ["x"], ["y"], name="softmax_batch", axis=0)
+    m = model([n], [vi("x", ["batch", 4])], [vi("y", ["batch", 4])])
+    return save(m, os.path.join(d, "dyn_mixed.onnx")), ["--emit", "c", "--dynamic", "batch=8"]
 
 
 @case("external data outside the model folder", INVALID, "outside the model's folder")

@@ -194,6 +194,44 @@ TEST(Runtime, CheckBuffers) {
   EXPECT_EQ(Detail(), "m_run: output 1 'b' (int64[4]): the buffer is NULL");
 }
 
+// --dynamic: the batch of a run_v call from its buffers' sizes (tensors of at most 4 items).
+TEST(Runtime, BatchOfSizes) {
+  const int64_t s43[] = {4, 3}, s4[] = {4}, s40[] = {4, 0};
+  const onnxc_tensor_info in[] = {{"a", ONNXC_F32, 2, s43, 12}, {"b", ONNXC_I64, 1, s4, 4}};
+  const onnxc_tensor_info empty[] = {{"e", ONNXC_F32, 2, s40, 0}};
+  int64_t batch = 0;
+  const size_t three[] = {36, 24};  // 3 items of 12 and of 8 bytes
+  ASSERT_EQ(onnxc_batch_of_sizes("m_run_v", "input", in, 2, three, 4, &batch), ONNXC_OK) << Detail();
+  EXPECT_EQ(batch, 3);
+  const size_t out_three[] = {36};
+  EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "output", in, 1, out_three, 4, &batch), ONNXC_OK) << Detail();
+  const size_t out_two[] = {24};
+  EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "output", in, 1, out_two, 4, &batch), ONNXC_ERR_SIZE);
+  EXPECT_EQ(Detail(), "m_run_v: output 0 'a' (float32[4,3]): 24 bytes given, 2 items of 12 bytes, but the batch is 3 items");
+  batch = 0;
+  const size_t mixed[] = {36, 16};
+  EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "input", in, 2, mixed, 4, &batch), ONNXC_ERR_SIZE);
+  EXPECT_EQ(Detail(), "m_run_v: input 1 'b' (int64[4]): 16 bytes given, 2 items of 8 bytes, but the batch is 3 items");
+  for (size_t bad : {size_t{0}, size_t{13}, size_t{60}}) {  // none, not whole items, past 4 items
+    batch = 0;
+    const size_t sizes[] = {bad, 8};
+    EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "input", in, 2, sizes, 4, &batch), ONNXC_ERR_SIZE) << bad;
+    EXPECT_EQ(Detail(), "m_run_v: input 0 'a' (float32[4,3]): " + std::to_string(bad) + " bytes given, expected 1 to 4 items of 12 bytes");
+  }
+  batch = 2;  // an empty item says nothing, and must get no bytes
+  const size_t none[] = {0}, some[] = {4};
+  EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "output", empty, 1, none, 4, &batch), ONNXC_OK) << Detail();
+  EXPECT_EQ(batch, 2);
+  EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "output", empty, 1, some, 4, &batch), ONNXC_ERR_SIZE);
+  onnxc_tensor_info two;
+  int64_t shape[ONNXC_MAX_NDIM];
+  onnxc_tensor_info_batch(&in[0], 2, &two, shape);
+  EXPECT_EQ(two.numel, 6u);
+  EXPECT_EQ(two.shape[0], 2);
+  EXPECT_EQ(two.shape[1], 3);
+  EXPECT_STREQ(two.name, "a");
+}
+
 TEST(Runtime, AlignedAlloc) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{1000}}) {
     auto* p = static_cast<unsigned char*>(onnxc_aligned_alloc(n));
@@ -514,6 +552,40 @@ TEST(TensorFile, RawWrongSize) {
     EXPECT_NE(Detail().find("24"), std::string::npos) << Detail();
   }
   EXPECT_EQ(onnxc_read_tensor_file(TmpPath("nope.bin").c_str(), &kF32_23, dst.data()), ONNXC_ERR_IO);
+}
+
+// --dynamic: how many items a file holds for a tensor of at most 2 x 3 floats (items of 3).
+TEST(TensorFile, BatchOfFiles) {
+  int64_t batch = 0;
+  std::string one = TmpPath("batch1.npy"), two = TmpPath("batch2.npy"), three = TmpPath("batch3.npy");
+  std::string other = TmpPath("batch_other.npy"), f64 = TmpPath("batch_f64.npy");
+  WriteFile(one, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", Bytes(12)));
+  WriteFile(two, MakeNpy(kDictF32, Bytes(24)));
+  WriteFile(three, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }", Bytes(36)));
+  WriteFile(other, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", Bytes(32)));
+  WriteFile(f64, MakeNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 3), }", Bytes(24)));
+  ASSERT_EQ(onnxc_tensor_file_batch(one.c_str(), &kF32_23, 2, &batch), ONNXC_OK) << Detail();
+  EXPECT_EQ(batch, 1);
+  ASSERT_EQ(onnxc_tensor_file_batch(two.c_str(), &kF32_23, 2, &batch), ONNXC_OK) << Detail();
+  EXPECT_EQ(batch, 2);
+  EXPECT_EQ(onnxc_tensor_file_batch(three.c_str(), &kF32_23, 2, &batch), ONNXC_ERR_SHAPE);
+  EXPECT_NE(Detail().find("holds float32[3,3], expected 1 to 2 items of float32[3]"), std::string::npos) << Detail();
+  EXPECT_EQ(onnxc_tensor_file_batch(other.c_str(), &kF32_23, 2, &batch), ONNXC_ERR_SHAPE);
+  EXPECT_EQ(onnxc_tensor_file_batch(f64.c_str(), &kF32_23, 2, &batch), ONNXC_ERR_DTYPE);
+  for (size_t n : {size_t{12}, size_t{24}}) {  // raw: whole items
+    std::string path = TmpPath("batch" + std::to_string(n) + ".bin");
+    WriteFile(path, Bytes(n));
+    ASSERT_EQ(onnxc_tensor_file_batch(path.c_str(), &kF32_23, 2, &batch), ONNXC_OK) << Detail();
+    EXPECT_EQ(static_cast<size_t>(batch), n / 12);
+  }
+  for (size_t n : {size_t{0}, size_t{16}, size_t{36}}) {
+    std::string path = TmpPath("batchbad" + std::to_string(n) + ".bin");
+    WriteFile(path, Bytes(n));
+    EXPECT_EQ(onnxc_tensor_file_batch(path.c_str(), &kF32_23, 2, &batch), ONNXC_ERR_SIZE) << n;
+    EXPECT_NE(Detail().find("expected 1 to 2 items of 12 bytes"), std::string::npos) << Detail();
+  }
+  // the tensor must hold the batch in its first dimension
+  EXPECT_EQ(onnxc_tensor_file_batch(one.c_str(), &kF32_23, 4, &batch), ONNXC_ERR_ARG);
 }
 
 TEST(TensorFile, BadInfo) {
