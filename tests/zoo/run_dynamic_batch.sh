@@ -9,7 +9,8 @@
 # and sizes out of range must fail with a clear message and no crash: through the executable
 # (MAX+1 items, another item shape, input files disagreeing with --batch, a raw file that is not
 # a whole number of items), the Python wrapper (ValueError) and the C API (NAME_run_batch outside
-# 1..MAX: ONNXC_ERR_ARG; NAME_run_v with sizes that are not one batch: ONNXC_ERR_SIZE).
+# 1..MAX: ONNXC_ERR_ARG; NAME_run_v with sizes that are not one batch: ONNXC_ERR_SIZE). Last, a
+# two-input model (a + b, written here) refuses inputs of different batches, executable and Python.
 # Usage: run_dynamic_batch.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR MAX [COMPILE_MODEL_FLAGS...]
 set -euo pipefail
 cc_model=$1 zoo=$2 name=$3 work=$4 max=$5
@@ -116,5 +117,42 @@ expect_fail "but input 'input' holds 3 items" --batch 2 --input "$work/in_3.npy"
 expect_fail "--batch needs 1 to $max items" --batch $((max + 1))
 "$work/exe/$name" --quiet --input "$work/two.raw" --output "output=$work/two.npy"
 "$py" -c "import numpy as np, sys; assert np.load(sys.argv[1]).shape[0] == 2" "$work/two.npy"
+
+# Two inputs of one batch (a + b, [batch, 5]): inputs of different batches are refused by the
+# executable and the wrapper; the sum is numpy's.
+"$py" - "$work" <<'EOF'
+import os, sys
+import numpy as np
+from onnx import TensorProto, helper, save
+work = sys.argv[1]
+vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch", 5])  # noqa: E731
+g = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"], name="add_ab")], "two", [vi("a"), vi("b")], [vi("y")])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(work, "two.onnx"))
+np.save(os.path.join(work, "a3.npy"), np.arange(15, dtype=np.float32).reshape(3, 5))
+np.save(os.path.join(work, "b3.npy"), np.full((3, 5), 0.5, np.float32))
+np.save(os.path.join(work, "b2.npy"), np.ones((2, 5), np.float32))
+EOF
+"$cc_model" "$work/two.onnx" -o "$work/two" --dynamic batch=4 --emit python -q "$@"
+"$cc_model" "$work/two.onnx" -o "$work/two" --dynamic batch=4 -q "$@"
+"$work/two/two" --quiet --input "a=$work/a3.npy" --input "b=$work/b3.npy" --output "y=$work/y3.npy"
+if "$work/two/two" --quiet --input "a=$work/a3.npy" --input "b=$work/b2.npy" > "$work/bad.log" 2>&1; then fail "two inputs of 3 and 2 items ran"; fi
+grep -q "input 'b' holds 2 items but input 'a' 3" "$work/bad.log" || { cat "$work/bad.log" >&2; fail "no message for inputs of different batches"; }
+"${preload[@]}" "$py" - "$work" <<'EOF'
+import os, sys
+import numpy as np
+work = sys.argv[1]
+sys.path.insert(0, os.path.join(work, "two"))
+import two
+a, b = np.load(os.path.join(work, "a3.npy")), np.load(os.path.join(work, "b3.npy"))
+assert np.array_equal(np.load(os.path.join(work, "y3.npy")), a + b), "executable: a + b"
+with two.Model() as m:
+    assert np.array_equal(m.run(a, b), a + b), "python: a + b"
+    try:
+        m.run(a, np.load(os.path.join(work, "b2.npy")))
+    except ValueError as e:
+        assert "input 'b' holds 2 items but input 'a' 3" in str(e), e
+    else:
+        raise AssertionError("python: inputs of 3 and 2 items ran")
+EOF
 echo "dynamic batch $name: compiled once with --dynamic batch=$max; batches 1, 3 and $items give PyTorch's output and" \
   "the static builds' bit for bit; bad sizes refused"
