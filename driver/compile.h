@@ -3,7 +3,8 @@
 // cuda, the CUDA one (codegen/cuda/, plain NCHW), and build it (driver/build.h). --split cuts
 // the model first (driver/split.h), --parallel tune compiles it with the fastest way of using
 // its threads (driver/tune.h), --verify checks the passes and the generated code together
-// against the reference evaluator (driver/verify.h).
+// against the reference evaluator (driver/verify.h). --dynamic (the batch at run time) compiles
+// the model at batch 1, as --parallel batch does, and marks it Graph::dynamic_batch.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -1,5 +1,6 @@
 // passes/batch_items.h — running the items of a batch side by side (compile-model
-// --parallel batch).
+// --parallel batch), and a batch given at run time (--dynamic: the same check, then a batch of
+// 1 to N items as runs of the batch-1 model).
 //
 // A model whose every graph input has a batch dimension N >= 2 first, and whose nodes each act
 // on every batch item apart, can be compiled as the same model at batch 1 and run once per
