@@ -105,6 +105,13 @@ std::string batch_offset(const GemmSpec& g, const Shape& st, int64_t mat) {
   return s;
 }
 
+// Item bt's matrix of operand `base` (a batched product: base + its offset), or base itself
+// where every item reads the same one.
+std::string item_pointer(const GemmSpec& g, const std::string& base, const Shape& st, int64_t mat) {
+  const std::string off = numel(g.batch_shape) > 1 ? batch_offset(g, st, mat) : "0";
+  return off == "0" ? base : fmt::format("{} + {}", base, off);
+}
+
 std::string scaled(double f, const std::string& x) {
   return f == 1.0 ? x : fmt::format("{} * {}", c_float(f), x);
 }
@@ -136,9 +143,9 @@ std::string epilogue_index(const Shape& ov, int64_t N, const Shape& st, const st
 }
 
 // The task's panel of an activation B: pk[k][c] = op(B)(k, j0 + c), zeros past N.
-void pack_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p, const std::string& boff) {
+void pack_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p, const std::string& b) {
   const int64_t N = g.N, K = g.K, NR = p.tile.NR;
-  e("const float* restrict B = {};", boff == "0" ? g.b : fmt::format("{} + {}", g.b, boff));
+  e("const float* restrict B = {};", b);
   e("float pk[{}] __attribute__((aligned(64)));", K * NR);
   if (g.trans_b) {
     e("for (int64_t c = 0; c < {}; ++c) {{", NR);
@@ -212,15 +219,13 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
     p.prepacked ? " packed at compile time (" + e.in_layout(1).str(2) + ")" : ", each packed by its task");
   e(" * tasks ({}panel, block of {} rows){}. */", batch > 1 ? "batch, " : "", p.MB, epi ? "; epilogue on each tile" : "");
   open_tasks(e, p.tasks, p.parallel);
-  const std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
-  const std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";
-  e("const float* restrict A = {};", aoff == "0" ? g.a : fmt::format("{} + {}", g.a, aoff));
+  e("const float* restrict A = {};", item_pointer(g, g.a, g.a_bstride, M * K));
   e("float* restrict Y = {};", batch > 1 ? fmt::format("{} + {}", g.y, term("bt", M * N)) : g.y);
   e("const int64_t j0 = {};", term("jp", NR) == "" ? "0" : term("jp", NR));
   if (N % NR == 0) e("const int64_t nc = {};", NR);
   else e("const int64_t nc = j0 + {0} <= {1} ? {0} : {1} - j0;", NR, N);
   if (p.prepacked) e("const float* restrict Bp = {} + {};", g.b, term("jp", K * NR));
-  else pack_panel(e, g, p, boff);
+  else pack_panel(e, g, p, item_pointer(g, g.b, g.b_bstride, K * N));
   if (p.MF > 0) {
     e("const int64_t i0 = {};", p.NRB > 1 ? term("rb", p.MB) : "0");
     e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, p.MF);
@@ -264,11 +269,9 @@ size_t open_gemm_tasks(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
       if (M <= p.TM) e("const int64_t i0 = 0;");
       if (N <= p.TN) e("const int64_t j0 = 0;");
   }
-  const std::string aoff = batch > 1 ? batch_offset(g, g.a_bstride, M * K) : "0";
-  const std::string boff = batch > 1 ? batch_offset(g, g.b_bstride, K * N) : "0";
   const std::string yoff = batch > 1 ? term("bt", M * N) : "0";
-  e("const float* restrict A = {};", aoff == "0" ? g.a : fmt::format("{} + {}", g.a, aoff));
-  e("const float* restrict B = {};", boff == "0" ? g.b : fmt::format("{} + {}", g.b, boff));
+  e("const float* restrict A = {};", item_pointer(g, g.a, g.a_bstride, M * K));
+  e("const float* restrict B = {};", item_pointer(g, g.b, g.b_bstride, K * N));
   e("float* restrict Y = {};", yoff == "0" ? g.y : fmt::format("{} + {}", g.y, yoff));
   return std::max<size_t>(p.tasks.size(), 1);
 }
