@@ -273,11 +273,7 @@ class Importer {
       for (int k = 0; tt.has_shape() && k < tt.shape().dim_size(); ++k) {
         const auto& d = tt.shape().dim(k);
         const std::string param = d.has_dim_param() ? d.dim_param() : "";
-        const DynamicDim* dyn = nullptr;
-        for (const DynamicDim& dd : opt_.dynamic)
-          if ((!dd.symbol.empty() && dd.symbol == param && !(d.has_dim_value() && d.dim_value() >= 0)) ||
-              (dd.input == in.name() && dd.axis == k))
-            dyn = &dd;
+        const DynamicDim* dyn = dynamic_dim(in.name(), k, d);
         if (dyn && ov != opt_.input_shapes.end())
           fail_invalid("--dynamic " + dyn->spec() + " names dimension " + std::to_string(k) + " of " + what +
                        ", whose shape --input-shape also gives: give it with one of them");
@@ -315,6 +311,16 @@ class Importer {
     }
   }
 
+  // The --dynamic dimension that names dimension k of graph input `input` (by its symbol, when
+  // the model leaves it symbolic, or by input and axis), or null.
+  const DynamicDim* dynamic_dim(const std::string& input, int k, const onnx::TensorShapeProto_Dimension& d) const {
+    const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
+    const std::string param = d.has_dim_param() ? d.dim_param() : "";
+    for (const DynamicDim& dd : opt_.dynamic)
+      if (dd.symbol.empty() ? dd.input == input && dd.axis == k : !fixed && dd.symbol == param) return &dd;
+    return nullptr;
+  }
+
   // --dynamic: each names a symbolic dimension of a graph input (not an initializer listed as
   // one), else the error says what the model has.
   void check_dynamic(const onnx::GraphProto& gp) {
@@ -328,14 +334,11 @@ class Importer {
         const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
         const std::string param = d.has_dim_param() ? d.dim_param() : "";
         if (!fixed && !param.empty()) symbols.insert("'" + param + "' (" + in.name() + ":" + std::to_string(k) + ")");
-        for (const DynamicDim& dd : opt_.dynamic) {
-          const bool named = dd.symbol.empty() ? dd.input == in.name() && dd.axis == k : !fixed && dd.symbol == param;
-          if (!named) continue;
-          if (fixed)
-            fail_invalid("--dynamic " + dd.spec() + ": graph input '" + in.name() + "' dimension " + std::to_string(k) + " is fixed to " +
-                         std::to_string(d.dim_value()) + " in the model");
-          found.insert(&dd);
-        }
+        const DynamicDim* dd = dynamic_dim(in.name(), k, d);
+        if (dd && fixed)
+          fail_invalid("--dynamic " + dd->spec() + ": graph input '" + in.name() + "' dimension " + std::to_string(k) + " is fixed to " +
+                       std::to_string(d.dim_value()) + " in the model");
+        if (dd) found.insert(dd);
       }
     }
     for (const DynamicDim& dd : opt_.dynamic)
