@@ -327,11 +327,7 @@ int compile(Options& o) {
     io.input_shapes[spec.substr(0, eq)] = parse_dims(spec, spec.substr(eq + 1));
   }
   std::vector<DynamicUse> dynamic_uses;
-  for (const std::string& spec : o.dynamic) {
-    DynamicDim d;
-    if (std::string why = parse_dynamic(spec, &d); !why.empty()) throw CompileError(CompileError::Kind::Io, why);
-    io.dynamic.push_back(d);
-  }
+  io.dynamic = o.dynamic_dims;
   io.dynamic_uses = &dynamic_uses;
   if (!o.profile_data.empty()) o.measured = read_op_profile(o.profile_data);
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };

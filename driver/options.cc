@@ -117,9 +117,11 @@ std::string check_options(Options& o, bool task_form_given) {
     return "--device cuda does not support --emit python";
   if (o.verify && o.emit != Emit::Exe)
     return "--verify needs --emit exe";
+  o.dynamic_dims.clear();
   for (const std::string& spec : o.dynamic) {
     DynamicDim d;
     if (std::string why = parse_dynamic(spec, &d); !why.empty()) return why;
+    o.dynamic_dims.push_back(d);
   }
   if (!o.dynamic.empty()) {
     const char* what = o.device == Device::Cuda ? "--device cuda"

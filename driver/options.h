@@ -64,6 +64,7 @@ struct Options {
   std::string driver_object;  // --driver-object FILE: a prebuilt onnxc_main.o, built on first use
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::vector<std::string> dynamic;  // --dynamic SYMBOL=MAX or INPUT:AXIS=MAX (repeatable)
+  std::vector<DynamicDim> dynamic_dims;  // --dynamic as read by check_options
   ActivationLayout layout = ActivationLayout::Nchwc;
   Parallel parallel = Parallel::Auto;
   int tune_rounds = 5;             // --tune-rounds N: --parallel tune's alternating rounds of timed runs
@@ -103,9 +104,9 @@ RegionForm region_form(const Options& o);
 constexpr int64_t kDynamicMax = int64_t{1} << 20;
 std::string parse_dynamic(const std::string& spec, DynamicDim* d);
 
-// The combinations of flags compile-model refuses (exit 1), and --gpu-libs read into
-// o.cudnn and o.cublas: the message, or "" when the flags fit. task_form_given: --task-form
-// was on the command line (not its default).
+// The combinations of flags compile-model refuses (exit 1), --gpu-libs read into o.cudnn
+// and o.cublas, and --dynamic into o.dynamic_dims: the message, or "" when the flags fit.
+// task_form_given: --task-form was on the command line (not its default).
 std::string check_options(Options& o, bool task_form_given);
 
 }  // namespace onnxc::driver
