@@ -666,16 +666,23 @@ struct Module : ModuleBuffers {
          "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
     if (dynamic)
       s += fmt::format("int {0}_run({1}) {{\n  return {0}_run_batch(ctx, {0}_MAX_BATCH{2});\n}}\n\n", N, run_params(),
-                       io_arguments(", "));
+                       io_arguments());
     return s;
   }
 
-  // ", in0, in1, out0" after `lead` (", " or ""): the buffers NAME_run passes on.
-  std::string io_arguments(const std::string& lead) const {
+  // "in0, in1" for var "in" and n 2: NAME_run's buffer parameters.
+  static std::string buffer_list(const char* var, size_t n) {
     std::vector<std::string> r;
-    for (size_t k = 0; k < g.inputs.size(); ++k) r.push_back(fmt::format("in{}", k));
-    for (size_t k = 0; k < g.outputs.size(); ++k) r.push_back(fmt::format("out{}", k));
-    return r.empty() ? "" : lead + fmt::format("{}", fmt::join(r, ", "));
+    for (size_t k = 0; k < n; ++k) r.push_back(fmt::format("{}{}", var, k));
+    return fmt::format("{}", fmt::join(r, ", "));
+  }
+
+  // ", in0, in1, out0": the buffers NAME_run passes on, after the arguments before them.
+  std::string io_arguments() const {
+    std::string r;
+    if (!g.inputs.empty()) r += ", " + buffer_list("in", g.inputs.size());
+    if (!g.outputs.empty()) r += ", " + buffer_list("out", g.outputs.size());
+    return r;
   }
 
   // The checks of NAME_run (fn): the buffers, --dynamic's batch, one run at a time; then the
@@ -683,11 +690,6 @@ struct Module : ModuleBuffers {
   std::string run_checks(const std::string& fn) const {
     const std::string N = opt.name;
     std::string s = fmt::format("  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}: ctx is NULL (never created, or destroyed)\");\n", fn);
-    auto buffer_list = [](const char* var, size_t n) {
-      std::vector<std::string> r;
-      for (size_t k = 0; k < n; ++k) r.push_back(fmt::format("{}{}", var, k));
-      return fmt::format("{}", fmt::join(r, ", "));
-    };
     if (!g.inputs.empty())
       s += fmt::format("  int rc = onnxc_check_buffers(\"{0}\", \"input\", {1}_inputs, {2}, (const void* const[]){{{3}}}, NULL);\n", fn, N,
                        g.inputs.size(), buffer_list("in", g.inputs.size()));
@@ -760,7 +762,7 @@ struct Module : ModuleBuffers {
   // --dynamic: a run's batch, as many items side by side as the threads and the rest one
   // after another on all of them (the items' node functions then split their loops).
   std::string dynamic_items() const {
-    const std::string N = opt.name, io = io_arguments(", "), weights_arg = weights.empty() ? "NULL" : "weights";
+    const std::string N = opt.name, io = io_arguments(), weights_arg = weights.empty() ? "NULL" : "weights";
     return fmt::format(
         "  /* --dynamic: as many items side by side as the threads (at most ctx->slots, one arena each), one thread each;\n"
         "   * the rest one after another on all the threads */\n"
