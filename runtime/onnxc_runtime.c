@@ -506,37 +506,43 @@ void onnxc_weights_free(onnxc_weights* w) {
 
 /* ---------------------------------------------------------------- entry point arguments */
 
+/* t's type, "float32[1,3,224,224]", in buf. */
+static const char* type_of(char* buf, size_t cap, const onnxc_tensor_info* t) {
+  return onnxc_format_type(buf, cap, t->dtype, t->ndim, t->shape);
+}
+
 int onnxc_check_buffers(const char* fn, const char* kind, const onnxc_tensor_info* t, int n,
                         const void* const* bufs, const size_t* bytes) {
+  char type[512]; /* the tensor's type, written for a failure only: this runs on every inference */
   for (int k = 0; k < n; ++k) {
-    char type[512];
-    onnxc_format_type(type, sizeof type, t[k].dtype, t[k].ndim, t[k].shape);
-    if (!bufs[k]) return fail(ONNXC_ERR_ARG, "%s: %s %d '%s' (%s): the buffer is NULL", fn, kind, k, t[k].name, type);
+    if (!bufs[k])
+      return fail(ONNXC_ERR_ARG, "%s: %s %d '%s' (%s): the buffer is NULL", fn, kind, k, t[k].name, type_of(type, sizeof type, &t[k]));
     size_t want = t[k].numel * onnxc_dtype_size(t[k].dtype);
     if (bytes && bytes[k] != want)
-      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, %zu expected", fn, kind, k, t[k].name, type,
-                  bytes[k], want);
+      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, %zu expected", fn, kind, k, t[k].name,
+                  type_of(type, sizeof type, &t[k]), bytes[k], want);
   }
   return ONNXC_OK;
 }
 
 int onnxc_batch_of_sizes(const char* fn, const char* kind, const onnxc_tensor_info* t, int n, const size_t* bytes,
                          int64_t max_batch, int64_t* batch) {
+  char type[512]; /* as in onnxc_check_buffers: for a failure only */
   for (int k = 0; k < n; ++k) {
-    char type[512];
-    onnxc_format_type(type, sizeof type, t[k].dtype, t[k].ndim, t[k].shape);
     const size_t item = max_batch > 0 ? t[k].numel / (size_t)max_batch * onnxc_dtype_size(t[k].dtype) : 0;
     if (item == 0) {
-      if (bytes[k] != 0) return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s) is empty: %zu bytes given, 0 expected", fn, kind, k, t[k].name, type, bytes[k]);
+      if (bytes[k] != 0)
+        return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s) is empty: %zu bytes given, 0 expected", fn, kind, k, t[k].name,
+                    type_of(type, sizeof type, &t[k]), bytes[k]);
       continue;
     }
     const size_t b = bytes[k] / item;
     if (bytes[k] % item != 0 || b < 1 || b > (size_t)max_batch)
       return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, expected 1 to %lld items of %zu bytes", fn, kind, k, t[k].name,
-                  type, bytes[k], (long long)max_batch, item);
+                  type_of(type, sizeof type, &t[k]), bytes[k], (long long)max_batch, item);
     if (*batch != 0 && (int64_t)b != *batch)
       return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, %zu items of %zu bytes, but the batch is %lld items", fn, kind, k,
-                  t[k].name, type, bytes[k], b, item, (long long)*batch);
+                  t[k].name, type_of(type, sizeof type, &t[k]), bytes[k], b, item, (long long)*batch);
     *batch = (int64_t)b;
   }
   if (*batch == 0 && n > 0) *batch = max_batch;  /* every item empty: any batch is none */
