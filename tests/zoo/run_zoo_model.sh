@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Zoo model test: compile ZOO/NAME.onnx with compile-model, run the generated binary on
 # NAME.input.npy and compare its output with PyTorch's own (NAME.ref.npy, written by
-# models/export_zoo.py): max abs error <= 1e-3 of the reference's max magnitude. Also checks
+# models/export_zoo.py): max abs error <= 1e-3 of the reference's max magnitude (a quantized
+# model: in steps of its output's scale, see below). Also checks
 # that a second compile gives byte-identical C and weights (the emitter is deterministic) and
 # that gcc and clang (at -O3) find no warning in the C with -Wall -Wextra, and that neither
 # gcc's binary nor clang's object code calls libm's exp, log, tanh, erf or max/min functions
@@ -52,10 +53,14 @@ if grep -q -e "runtime error:" -e "Sanitizer" "$work/$name/run.log"; then
   echo "zoo $name: sanitizer report in the binary's output" >&2
   exit 1
 fi
-/usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output.npy" --tol 1e-3
+# A quantized model (models/quantize_zoo.py) is compared in steps of its output's scale
+# (NAME.step.txt), at most ONNXC_ZOO_STEPS (default 1) steps off ONNX Runtime's output.
+tol=(--tol 1e-3)
+if [ -f "$zoo/$name.step.txt" ]; then tol=(--step "$(cat "$zoo/$name.step.txt")" --steps "${ONNXC_ZOO_STEPS:-1}"); fi
+/usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output.npy" "${tol[@]}"
 for t in ${ONNXC_ZOO_RUN_THREADS:+${ONNXC_ZOO_RUN_THREADS//,/ }}; do
   echo "zoo $name: --threads $t"
   "$work/$name/$name" --input "input=$zoo/$name.input.npy" --output "output=$work/$name/output_t$t.npy" --threads "$t" --quiet
-  /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output_t$t.npy" --tol 1e-3
+  /usr/bin/python3 "$here/../../models/compare.py" "$zoo/$name.ref.npy" "$work/$name/output_t$t.npy" "${tol[@]}"
 done
 echo "zoo $name: total $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
