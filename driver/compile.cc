@@ -105,6 +105,7 @@ PassOptions pass_options(const Options& o, const Backend& backend) {
   po.region_form = region_form(o);
   po.measured = o.profile_data.empty() ? nullptr : &o.measured;
   po.disabled.insert(o.disable_pass.begin(), o.disable_pass.end());
+  if (o.quantized == Quantized::Float) po.disabled.insert("integer-ops");
   po.print_after.insert(o.print_after.begin(), o.print_after.end());
 #ifndef NDEBUG
   po.verify_each = true;
@@ -140,8 +141,8 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
   PassOptions po = pass_options(o, backend);
   if (g.batch_items > 1) po.parallel = TaskRegions::None;  // each item runs on one thread
   if (simplified)
-    for (const char* p : {"fold-constants", "recognize", "simplify"})
-      if (!po.print_after.count(p) && !po.print_after.count("all")) po.disabled.insert(p);
+    for (const std::string& p : pass_names())
+      if (rewrites_ops_only(p) && !po.print_after.count(p) && !po.print_after.count("all")) po.disabled.insert(p);
   const std::string part = name == o.name ? "" : name + ": ";
   size_t nodes_before = g.nodes.size();
   Timer t_pass;
@@ -278,7 +279,7 @@ std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& i
   }
   PassOptions po = pass_options(o, backend);
   for (auto& p : pass_names())
-    if (p != "fold-constants" && p != "recognize" && p != "simplify") po.disabled.insert(p);
+    if (!rewrites_ops_only(p)) po.disabled.insert(p);
   po.after_pass = nullptr;
   run_pipeline(g, po);
   run_pipeline(*g1, po);

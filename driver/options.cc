@@ -30,6 +30,10 @@ const Choices<ActivationLayout>& choices(ActivationLayout) {
   static const Choices<ActivationLayout> c = {{"nchwc", ActivationLayout::Nchwc}, {"nchw", ActivationLayout::Nchw}};
   return c;
 }
+const Choices<Quantized>& choices(Quantized) {
+  static const Choices<Quantized> c = {{"float", Quantized::Float}, {"integer", Quantized::Integer}};
+  return c;
+}
 const Choices<RegionForm>& choices(RegionForm) {
   static const Choices<RegionForm> c = {{"omp-tasks", RegionForm::OmpTasks}, {"groups", RegionForm::Groups}};
   return c;

@@ -30,6 +30,7 @@ enum class Device { Cpu, Cuda };                        // --device
 enum class Parallel { Auto, Loop, Task, Batch, Tune };  // --parallel
 enum class OmpRegion { Inference, Op };                 // --omp-region
 enum class ActivationLayout { Nchwc, Nchw };            // --layout
+enum class Quantized { Float, Integer };                // --quantized
 // --task-form: RegionForm::OmpTasks or Groups (ir/graph.h); --gpu-precision: GpuPrecision
 // (codegen/cuda/precision.h); --conv-algorithm: ConvAlgorithm (codegen/target.h).
 
@@ -40,6 +41,7 @@ const Choices<Device>& choices(Device);
 const Choices<Parallel>& choices(Parallel);
 const Choices<OmpRegion>& choices(OmpRegion);
 const Choices<ActivationLayout>& choices(ActivationLayout);
+const Choices<Quantized>& choices(Quantized);
 const Choices<RegionForm>& choices(RegionForm);
 const Choices<GpuPrecision>& choices(GpuPrecision);
 const Choices<ConvAlgorithm>& choices(ConvAlgorithm);
@@ -74,6 +76,7 @@ struct Options {
   int64_t parallel_min_work = 0;  // --parallel-min-work N: 0 = the target's
   int64_t channel_block = 0;  // 0 = from the target
   ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto;
+  Quantized quantized = Quantized::Float;  // integer: the integer-ops pass runs
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;

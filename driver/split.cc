@@ -22,7 +22,7 @@ int compile_split(const Options& o, Graph& g, const Backend& backend, const Veri
   const bool cuda = is_cuda(backend);
   PassOptions po = pass_options(o, backend);
   for (auto& p : pass_names())
-    if (p != "fold-constants" && p != "recognize" && p != "simplify") po.disabled.insert(p);
+    if (!rewrites_ops_only(p)) po.disabled.insert(p);
   run_pipeline(g, po);
   SplitCosts costs;
   set_gpu_preset(costs, o.gpu);

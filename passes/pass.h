@@ -47,10 +47,14 @@ struct PassOptions {
 
 // The pipeline's passes, in order (names accepted by --disable-pass / --print-after).
 const std::vector<std::string>& pass_names();
+// Whether pass p only rewrites ops (integer-ops, fold-constants, recognize, simplify): the
+// passes a graph goes through before it is cut (split models, batch items), not again after.
+bool rewrites_ops_only(const std::string& p);
 // Runs the pipeline; returns the names of the passes that changed the graph.
 std::vector<std::string> run_pipeline(Graph& g, const PassOptions& o);
 
 // The passes (one file each).
+bool integer_ops(Graph& g, const PassOptions& o);      // passes/integer_ops.cc
 bool fold_constants(Graph& g, const PassOptions& o);   // passes/fold_constants.cc
 bool recognize_ops(Graph& g, const PassOptions& o);    // passes/recognize.cc
 bool simplify(Graph& g, const PassOptions& o);         // passes/simplify.cc

@@ -21,6 +21,7 @@ struct Entry {
 
 const std::vector<Entry>& pipeline() {
   static const std::vector<Entry> p = {
+      {"integer-ops", integer_ops},  // QLinearConv from DQ → Conv → Q (before folding turns DQ(W) into floats)
       {"fold-constants", fold_constants},
       {"recognize", recognize_ops},  // LayerNormalization, RMSNormalization, Gelu from their chains
       {"simplify", simplify},
@@ -52,6 +53,10 @@ const std::vector<std::string>& pass_names() {
     return r;
   }();
   return names;
+}
+
+bool rewrites_ops_only(const std::string& p) {
+  return p == "integer-ops" || p == "fold-constants" || p == "recognize" || p == "simplify";
 }
 
 std::vector<std::string> run_pipeline(Graph& g, const PassOptions& o) {

@@ -171,6 +171,13 @@ int main(int argc, char** argv) {
                  "rounding, about 1e-6 relative) where the transformed filter stays in L2 or the batch has at least 40 tiles of 2x2 output pixels to "
                  "amortise it; direct never; winograd wherever it applies")
       ->default_str(flag_name(o.conv_algorithm));
+  add_choice(app, "--quantized", o.quantized,
+             "quantized (QDQ) models: float computes each DequantizeLinear -> Conv -> QuantizeLinear as written, a float "
+             "convolution of dequantized values rounded back (the NCHWc kernels); integer makes it the QLinearConv it stands "
+             "for (pass integer-ops): 8-bit activations, exact int32 accumulation, ONNX Runtime's requantization, so "
+             "results equal ONNX Runtime's integer kernels where those are exact; its kernel is plain integer loops, "
+             "about 15x slower than float on resnet50 until int8 NCHWc kernels exist")
+      ->default_str(flag_name(o.quantized));
   std::string pass_list;
   for (auto& p : pass_names()) pass_list += (pass_list.empty() ? "" : ", ") + p;
   app.add_option("--print-after", o.print_after, "print the IR after pass PASS (repeatable; 'all' for every pass, 'import' for the imported graph). Passes: " + pass_list)

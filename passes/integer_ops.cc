@@ -1,0 +1,195 @@
+// passes/integer_ops.cc — integer convolutions from quantized (QDQ) models. Quantization tools
+// (ONNX Runtime's quantize_static, NNCF, Neural Compressor) write an int8 model as float ops
+// between DequantizeLinear and QuantizeLinear nodes; computed as written, every convolution
+// runs in float on dequantized copies and is rounded back. This pass puts the integer op the
+// sandwich stands for in its place, as ONNX Runtime's QDQ selectors do, so activations stay
+// 8-bit between layers and the products accumulate exactly in int32:
+//
+//   x = DQ(xq, sx, zx); w = DQ(wq, sw, zw); b = DQ(bq, sb); y = Conv(x, w, b) [; y = Relu(y)];
+//   yq = Q(y, sy, zy)
+//     ⇒   yq = QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, bq)        (Conv's attributes)
+//
+// Conditions (a sandwich that does not meet them stays as written, which is always correct):
+// xq and yq are uint8 or int8; sx, zx, sy, zy are constants of one value each (zero points
+// given); wq is a constant int8 or uint8 with constant scales and zero points, per tensor or
+// per output channel (axis 0, no blocks); the bias, when there is one, is a constant int32
+// dequantized with no zero point (or zero) by scales within 1e-6 (relative) of sx * sw[m],
+// the bias scale QLinearConv implies; the Conv's output (and the Relu's) has the Q as its one
+// reader. A Relu between Conv and Q goes only when zy is the lowest value of yq's type, where
+// the saturation already gives Q(Relu(y)) = max(Q(y), zy). The DQ nodes stay for their other
+// readers and go with the dead code otherwise.
+// Arithmetic: QLinearConv (ir/ops/quantize.cc) accumulates in int32 and requantizes with
+// the float32 multiplier sx * sw[m] / sy, rounding half to even, as ONNX Runtime's
+// QLinearConv; the float sandwich it replaces rounds differently only where the float
+// convolution's rounding error moves a value across a rounding boundary (one step).
+// Runs first: constant folding would otherwise turn DQ(wq) into float weights. The new node
+// lists the sandwich's nodes in Node::origin.
+// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), Add, pools and Concat stay float between
+// their DQ and Q; Clip other than by the zero point is not folded.
+#include <cmath>
+
+#include "codegen/backend.h"
+#include "ir/op.h"
+#include "passes/pass.h"
+
+namespace onnxc {
+namespace {
+
+bool const_one(const Value* v) { return v && v->constant && v->shape.size() <= 1 && numel(v->shape) == 1; }
+bool int8_type(DType t) { return t == DType::U8 || t == DType::I8; }
+
+// The attribute `name` of n, or `def` when absent.
+int64_t int_attr(const Node& n, const char* name, int64_t def) {
+  auto it = n.attrs.find(name);
+  return it == n.attrs.end() ? def : it->second.i;
+}
+
+// n is a DequantizeLinear with constant scale (and zero point, when `need_zp`) and no blocks.
+bool dequantize(const Node* n, bool need_zp) {
+  return n && n->op_type == "DequantizeLinear" && n->epilogue.empty() && n->in(1) && n->in(1)->constant &&
+         (!need_zp || (n->in(2) && n->in(2)->constant)) && (!n->in(2) || n->in(2)->constant) &&
+         int_attr(*n, "block_size", 0) == 0;
+}
+
+struct Sandwich {
+  Node* q = nullptr;     // QuantizeLinear
+  Node* relu = nullptr;  // optional
+  Node* conv = nullptr;
+  Node* dx = nullptr;  // DQ of x
+  Node* dw = nullptr;  // DQ of W
+  Node* db = nullptr;  // DQ of B, optional
+};
+
+class Matcher {
+ public:
+  explicit Matcher(Graph& g) : g_(g) {
+    for (auto& n : g.nodes)
+      for (Value* v : n->all_inputs())
+        if (v) ++readers_[v];
+  }
+
+  // The sandwich ending in QuantizeLinear q, if it meets the conditions above.
+  bool match(Node* q, Sandwich* s) const {
+    if (q->op_type != "QuantizeLinear" || !q->epilogue.empty() || !q->in(0) || !const_one(q->in(1)) ||
+        !const_one(q->in(2)) || !int8_type(q->out(0)->dtype) || q->in(0)->dtype != DType::F32)
+      return false;
+    s->q = q;
+    Node* c = sole_reader_producer(q->in(0));
+    if (c && c->op_type == "Relu" && c->epilogue.empty()) {
+      double lo = q->out(0)->dtype == DType::U8 ? 0 : -128;
+      if (q->in(2)->constant->get(0) != lo) return false;
+      s->relu = c;
+      c = sole_reader_producer(c->in(0));
+    }
+    if (!c || c->op_type != "Conv" || !c->epilogue.empty() || c->inputs.size() < 2) return false;
+    s->conv = c;
+    s->dx = c->in(0) ? c->in(0)->producer : nullptr;
+    s->dw = c->in(1) ? c->in(1)->producer : nullptr;
+    s->db = c->in(2) ? c->in(2)->producer : nullptr;
+    if (!dequantize(s->dx, true) || !const_one(s->dx->in(1)) || !const_one(s->dx->in(2)) || !int8_type(s->dx->in(0)->dtype))
+      return false;
+    if (!dequantize(s->dw, true) || !s->dw->in(0)->constant || !int8_type(s->dw->in(0)->dtype)) return false;
+    const Value* wq = s->dw->in(0);
+    const int64_t M = wq->shape.empty() ? 0 : wq->shape[0];
+    if (!per_channel(*s->dw, M)) return false;
+    if (c->in(2)) return bias_ok(*s, M);
+    return true;
+  }
+
+  // Replaces the sandwich by QLinearConv, which takes over yq.
+  void replace(const Sandwich& s) {
+    std::map<std::string, Attr> attrs;
+    for (const char* a : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}) {
+      auto it = s.conv->attrs.find(a);
+      if (it != s.conv->attrs.end()) attrs[a] = it->second;
+    }
+    std::vector<Value*> in = {s.dx->in(0), s.dx->in(1), s.dx->in(2), s.dw->in(0), s.dw->in(1), s.dw->in(2), s.q->in(1), s.q->in(2)};
+    if (s.db) in.push_back(s.db->in(0));
+    auto n = std::make_unique<Node>();
+    n->name = s.conv->name;
+    n->op_type = "QLinearConv";
+    n->attrs = std::move(attrs);
+    n->inputs = in;
+    Value* y = s.q->out(0);
+    n->outputs = {y};
+    n->op = find_op("QLinearConv")();
+    n->opset = std::max<int64_t>(g_.opset, n->op->min_opset());
+    AttrReader a(*n);
+    n->op->parse(a);
+    a.done();
+    n->op->infer(*n);
+    for (const Node* m : {s.dx, s.dw, s.db, s.conv, s.relu, s.q})
+      if (m) {
+        if (m->origin.empty()) n->origin.push_back(m->name);
+        else n->origin.insert(n->origin.end(), m->origin.begin(), m->origin.end());
+      }
+    y->producer = n.get();
+    s.q->outputs[0] = nullptr;
+    for (auto& p : g_.nodes)
+      if (p.get() == s.q) {
+        removed_.push_back(std::move(p));  // the rest of the sandwich is now dead (or read elsewhere)
+        p = std::move(n);
+        break;
+      }
+  }
+
+ private:
+  // The producer of v when v's one reader is the node asking (v is not a graph output).
+  Node* sole_reader_producer(const Value* v) const {
+    if (!v || v->is_output) return nullptr;
+    auto it = readers_.find(v);
+    return it != readers_.end() && it->second == 1 ? v->producer : nullptr;
+  }
+
+  // dw's scale and zero point: one value, or one per output channel along axis 0.
+  static bool per_channel(const Node& dw, int64_t M) {
+    const Value* s = dw.in(1);
+    const Value* z = dw.in(2);
+    if (const_one(s) && const_one(z)) return true;
+    const int64_t axis = int_attr(dw, "axis", 1);
+    const int64_t rank = static_cast<int64_t>(dw.in(0)->shape.size());
+    return (axis == 0 || axis == -rank) && s->shape == Shape{M} && z->shape == Shape{M};
+  }
+
+  static bool bias_ok(const Sandwich& s, int64_t M) {
+    const Node& db = *s.db;
+    if (!dequantize(&db, false) || !db.in(0)->constant || db.in(0)->dtype != DType::I32 || db.in(0)->shape != Shape{M})
+      return false;
+    if (db.in(2))
+      for (int64_t i = 0; i < numel(db.in(2)->shape); ++i)
+        if (db.in(2)->constant->get(i) != 0) return false;
+    const Tensor& sb = *db.in(1)->constant;
+    const Tensor& sw = *s.dw->in(1)->constant;
+    if (sb.numel() != 1 && sb.numel() != M) return false;
+    const float sx = static_cast<float>(s.dx->in(1)->constant->get(0));
+    for (int64_t m = 0; m < M; ++m) {
+      const float want = sx * static_cast<float>(sw.get(sw.numel() == 1 ? 0 : m));
+      const double have = sb.get(sb.numel() == 1 ? 0 : m);
+      if (!(std::fabs(have - want) <= 1e-6 * std::fabs(want))) return false;
+    }
+    return true;
+  }
+
+  Graph& g_;
+  std::map<const Value*, int64_t> readers_;
+  std::vector<std::unique_ptr<Node>> removed_;
+};
+
+}  // namespace
+
+bool integer_ops(Graph& g, const PassOptions& o) {
+  if (o.backend && !o.backend->has_kernel("QLinearConv")) return false;
+  Matcher m(g);
+  std::vector<Sandwich> found;
+  for (auto& n : g.nodes) {
+    Sandwich s;
+    if (m.match(n.get(), &s)) found.push_back(s);
+  }
+  for (const Sandwich& s : found) m.replace(s);
+  if (found.empty()) return false;
+  remove_dead_nodes(g);
+  g.drop_unused_values();
+  return true;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,173 @@
+// tests/passes/test_integer_ops.cc — the integer-ops pass (passes/integer_ops.cc): which
+// DQ → Conv → Q sandwiches become QLinearConv, with which inputs, which stay, and that the
+// reference evaluator's outputs after the pass (QLinearConv's integer arithmetic) are within
+// one output step of those before it (a float convolution of dequantized values, rounded),
+// equal for most elements; the generated C of the result matches the reference.
+// tests/zoo (NAME_qdq models) checks ONNX Runtime's quantized models end to end.
+#include <cmath>
+
+#include "tests/codegen/c_run.h"
+#include "tests/passes/pass_test_util.h"
+
+namespace onnxc::test {
+namespace {
+
+constexpr float kYScale = 0.05f;
+
+Value* scalar_f32(GraphBuilder& b, const std::string& name, float v) { return b.constant(name, Tensor::from_f32({v}, {})); }
+Value* scalar_int(GraphBuilder& b, const std::string& name, int64_t v, DType t) { return b.constant(name, Tensor::from_i64({v}, t, {})); }
+
+struct Options {
+  DType act = DType::U8;   // activations' type
+  bool per_channel = true;
+  bool bias = true;
+  float bias_scale_error = 0;  // relative error put into the bias scale
+  bool relu = false;
+  int64_t y_zero = 3;
+  int64_t group = 1;
+  bool conv_read_twice = false;
+};
+
+// x (float) → Q → DQ → Conv(DQ(W int8), DQ(B int32)) [→ Relu] → Q → DQ → output, M = 6
+// output channels, C = 4 input channels, 3×3 kernel, pads 1, stride 2 over 9×7.
+Graph& sandwich(GraphBuilder& b, const Options& o) {
+  const int64_t M = 6, C = 4, CG = C / o.group;
+  const int64_t xz = o.act == DType::U8 ? 128 : -5;
+  const float sx = 0.02f;
+  Value* x = b.input("x", {1, C, 9, 7});
+  Value* xq = b.node("QuantizeLinear", {x, scalar_f32(b, "sx", sx), scalar_int(b, "zx", xz, o.act)});
+  Value* xf = b.node("DequantizeLinear", {xq, scalar_f32(b, "sx2", sx), scalar_int(b, "zx2", xz, o.act)});
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> wd(-127, 127);
+  Tensor w(DType::I8, {M, CG, 3, 3});
+  for (int64_t i = 0; i < w.numel(); ++i) w.set(i, wd(rng));
+  std::vector<float> sw;
+  for (int64_t m = 0; m < M; ++m) sw.push_back(0.004f + 0.001f * static_cast<float>(m));
+  Value* ws = o.per_channel ? b.constant("sw", Tensor::from_f32(sw, {M})) : scalar_f32(b, "sw", sw[0]);
+  Value* wz = o.per_channel ? b.constant("zw", Tensor::from_i64(std::vector<int64_t>(M, 0), DType::I8, {M}))
+                            : scalar_int(b, "zw", 0, DType::I8);
+  Value* wf = b.node("DequantizeLinear", {b.constant("wq", w), ws, wz}, {{"axis", attr_int(0)}});
+  std::vector<Value*> conv_in = {xf, wf};
+  if (o.bias) {
+    Tensor bq(DType::I32, {M});
+    std::vector<float> sb;
+    for (int64_t m = 0; m < M; ++m) {
+      bq.set(m, static_cast<double>(wd(rng) * 40));
+      sb.push_back(sx * sw[o.per_channel ? m : 0] * (1 + o.bias_scale_error));
+    }
+    conv_in.push_back(b.node("DequantizeLinear", {b.constant("bq", bq), b.constant("sb", Tensor::from_f32(sb, {M})),
+                                                  b.constant("zb", Tensor::from_i64(std::vector<int64_t>(M, 0), DType::I32, {M}))},
+                             {{"axis", attr_int(0)}}));
+  }
+  Value* y = b.node("Conv", conv_in,
+                    {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({2, 2})},
+                     {"group", attr_int(o.group)}},
+                    "conv");
+  if (o.conv_read_twice) b.output(b.node("Relu", {y}));
+  if (o.relu) y = b.node("Relu", {y});
+  Value* yq = b.node("QuantizeLinear", {y, scalar_f32(b, "sy", kYScale), scalar_int(b, "zy", o.y_zero, o.act)});
+  b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", kYScale), scalar_int(b, "zy2", o.y_zero, o.act)}));
+  return *b.g;
+}
+
+// Runs the pass; the outputs before and after are at most one step apart.
+bool integer(Graph& g) {
+  return run_pass_checked(g, [](Graph& gr) { return integer_ops(gr, test_pass_options()); }, kYScale * 1.001);
+}
+
+TEST(IntegerOps, PerChannelConvWithBias) {
+  GraphBuilder b;
+  Graph& g = sandwich(b, {});
+  EXPECT_TRUE(integer(g));
+  ASSERT_EQ(count_ops(g, "QLinearConv"), 1u);
+  EXPECT_EQ(count_ops(g, "Conv"), 0u);
+  EXPECT_EQ(count_ops(g, "QuantizeLinear"), 1u);    // the input's
+  EXPECT_EQ(count_ops(g, "DequantizeLinear"), 1u);  // the output's
+  for (auto& n : g.nodes)
+    if (n->op_type == "QLinearConv") {
+      EXPECT_EQ(n->inputs.size(), 9u);
+      EXPECT_EQ(n->in(0)->dtype, DType::U8);
+      EXPECT_EQ(n->in(3)->dtype, DType::I8);
+      EXPECT_EQ(n->in(8)->dtype, DType::I32);
+      EXPECT_EQ(n->out(0)->dtype, DType::U8);
+      EXPECT_EQ(n->attrs.at("strides").ints, (std::vector<int64_t>{2, 2}));
+      EXPECT_EQ(n->origin.size(), 5u);  // DQ x, DQ W, DQ B, Conv, Q
+    }
+  expect_c_matches_reference(g, "integer_ops_conv", 3);
+}
+
+// The integer result is exact where the float one is not: most elements agree exactly.
+TEST(IntegerOps, MostElementsEqualTheFloatSandwich) {
+  GraphBuilder b;
+  Graph& g = sandwich(b, {});
+  auto in = random_inputs(g);
+  auto before = reference_outputs(g, in);
+  ASSERT_TRUE(integer_ops(g, test_pass_options()));
+  auto after = reference_outputs(g, in);
+  int64_t same = 0, n = before[0].numel();
+  for (int64_t i = 0; i < n; ++i) same += before[0].get(i) == after[0].get(i);
+  EXPECT_GE(same, n * 9 / 10) << same << " of " << n << " equal";
+}
+
+TEST(IntegerOps, Int8ActivationsPerTensorNoBias) {
+  GraphBuilder b;
+  Options o;
+  o.act = DType::I8;
+  o.per_channel = false;
+  o.bias = false;
+  Graph& g = sandwich(b, o);
+  EXPECT_TRUE(integer(g));
+  EXPECT_EQ(count_ops(g, "QLinearConv"), 1u);
+  expect_c_matches_reference(g, "integer_ops_s8", 4);
+}
+
+TEST(IntegerOps, GroupedConv) {
+  GraphBuilder b;
+  Options o;
+  o.group = 2;
+  Graph& g = sandwich(b, o);
+  EXPECT_TRUE(integer(g));
+  EXPECT_EQ(count_ops(g, "QLinearConv"), 1u);
+}
+
+// Relu goes when the output zero point is the type's lowest value (saturation is the Relu).
+TEST(IntegerOps, ReluAtTheZeroPointGoes) {
+  GraphBuilder b;
+  Options o;
+  o.relu = true;
+  o.y_zero = 0;
+  Graph& g = sandwich(b, o);
+  EXPECT_TRUE(integer(g));
+  EXPECT_EQ(count_ops(g, "QLinearConv"), 1u);
+  EXPECT_EQ(count_ops(g, "Relu"), 0u);
+}
+
+TEST(IntegerOps, ReluAboveTheZeroPointStays) {
+  GraphBuilder b;
+  Options o;
+  o.relu = true;
+  Graph& g = sandwich(b, o);
+  EXPECT_FALSE(integer(g));
+  EXPECT_EQ(count_ops(g, "Conv"), 1u);
+}
+
+TEST(IntegerOps, BiasAtAnotherScaleStays) {
+  GraphBuilder b;
+  Options o;
+  o.bias_scale_error = 1e-3f;
+  Graph& g = sandwich(b, o);
+  EXPECT_FALSE(integer(g));
+  EXPECT_EQ(count_ops(g, "QLinearConv"), 0u);
+}
+
+TEST(IntegerOps, ConvReadElsewhereStays) {
+  GraphBuilder b;
+  Options o;
+  o.conv_read_twice = true;
+  Graph& g = sandwich(b, o);
+  EXPECT_FALSE(integer(g));
+  EXPECT_EQ(count_ops(g, "Conv"), 1u);
+}
+
+}  // namespace
+}  // namespace onnxc::test
