@@ -42,12 +42,12 @@ std::vector<std::string> defined(const std::string& defs) {
 TEST(VMath, DefinitionsOfTheHelpersCalledOnly) {
   EXPECT_EQ(vmath_definitions("y[i] = x[i] > 0.0f ? x[i] : 0.0f; z = expf(w); m = fmaxf(a, b);"), "");
   EXPECT_EQ(vmath_definitions("my_onnxc_expf(x) + onnxc_expf2(y)"), "");  // whole identifiers only
-  const std::vector<std::string> sig = {"onnxc_bits", "onnxc_float", "onnxc_expf", "onnxc_sigmoidf"};
+  const std::vector<std::string> sig = {"onnxc_bits", "onnxc_float", "onnxc_select", "onnxc_expf", "onnxc_sigmoidf"};
   EXPECT_EQ(defined(vmath_definitions("const float t1 = onnxc_sigmoidf((t0));")), sig);
-  EXPECT_EQ(defined(vmath_definitions("onnxc_logf(s)")), (std::vector<std::string>{"onnxc_bits", "onnxc_float", "onnxc_logf"}));
+  EXPECT_EQ(defined(vmath_definitions("onnxc_logf(s)")), (std::vector<std::string>{"onnxc_bits", "onnxc_float", "onnxc_select", "onnxc_logf"}));
   // Fixed order whatever the order of the calls, each definition once.
   std::string both = vmath_definitions("onnxc_erff(a) + onnxc_tanhf(b) + onnxc_expf(c) + onnxc_erff(d)");
-  EXPECT_EQ(defined(both), (std::vector<std::string>{"onnxc_bits", "onnxc_float", "onnxc_expf", "onnxc_tanhf", "onnxc_erff"}));
+  EXPECT_EQ(defined(both), (std::vector<std::string>{"onnxc_bits", "onnxc_float", "onnxc_select", "onnxc_expf", "onnxc_tanhf", "onnxc_erff"}));
   std::string all;
   for (auto& n : vmath_helper_names()) all += n + " ";
   EXPECT_EQ(defined(vmath_definitions(all)), vmath_helper_names());
