@@ -166,6 +166,10 @@ class QuantDequant : public Op {
         }
   }
 
+  // Per tensor, each element maps alone (the layout pass may run it on blocked channels).
+  FusionKind kind() const override {
+    return g_.s_outer == 0 && g_.s_axis == 0 && g_.s_inner == 0 ? FusionKind::Elementwise : FusionKind::Opaque;
+  }
   int64_t min_opset() const override { return 10; }
   const QuantGeom& geom() const { return g_; }
 

@@ -700,5 +700,39 @@ TEST(LayoutCodegen, ElementwiseChainsOnNchwc) {
     }
 }
 
+// A QDQ model's QuantizeLinear / DequantizeLinear pairs (per tensor) between blocked convs
+// run on the blocked channels, uint8 between them: no transform but the output's. Per axis
+// they stay plain. Built and run in C, padding lanes included (C = b + 3).
+TEST(LayoutCodegen, QuantizeDequantizePerTensorOnNchwc) {
+  for (int64_t b : {8, 16})
+    for (bool per_axis : {false, true}) {
+      SCOPED_TRACE("b=" + std::to_string(b) + (per_axis ? " per axis" : " per tensor"));
+      const int64_t C = b + 3;
+      GraphBuilder gb;
+      Value* x = gb.input("x", {1, 3, 6, 6});
+      Value* c1 = conv(gb, x, C, 3);
+      Value* s = per_axis ? gb.random_constant("s", {C}, 0.01f, 0.02f) : gb.constant("s", Tensor::from_f32({0.02f}, {}));
+      Value* z = per_axis ? gb.constant("z", Tensor::from_i64(std::vector<int64_t>(static_cast<size_t>(C), 7), DType::U8, {C}))
+                          : gb.constant("z", Tensor::from_i64({7}, DType::U8, {}));
+      Value* q = gb.node("QuantizeLinear", {c1, s, z}, {{"axis", attr_int(1)}});
+      Value* d = gb.node("DequantizeLinear", {q, s, z}, {{"axis", attr_int(1)}});
+      Value* c2 = conv(gb, d, 4, 3, 1, "c2");
+      gb.output(c2);
+      Graph& g = *gb.g;
+      auto in = random_inputs(g);
+      auto ref = reference_outputs(g, in);
+      PassOptions o = test_pass_options();
+      o.channel_block = b;
+      EXPECT_TRUE(layout_nchwc(g, o));
+      verify_graph(g);
+      check_contract(g, b);
+      EXPECT_EQ(q->layout, per_axis ? Layout::plain() : Layout::nchwc(b));
+      EXPECT_EQ(q->dtype, DType::U8);
+      EXPECT_EQ(transforms(g), per_axis ? 3u : 1u);  // per axis: c1 → plain, d → blocked, c2 → plain
+      expect_close(ref, reference_outputs(g, in));
+      expect_c_matches(g, in, ref, "qdq_b" + std::to_string(b) + (per_axis ? "_axis" : "_tensor"));
+    }
+}
+
 }  // namespace
 }  // namespace onnxc::test

@@ -1,7 +1,7 @@
 // codegen/c/kernels/quantize.cc — the quantization ops in C (ir/ops/quantize.cc says what
 // they mean, ir/ops/quantize.h the views read here):
 //  - QuantizeLinear / DequantizeLinear: x as [outer, len, inner]; per-tensor scales give one
-//    flat loop (tasks of kFlatChunk elements when parallel), others a loop nest whose innermost loop (inner, or the axis when inner is 1)
+//    flat loop over the stored elements (also on blocked channels, quant_nchwc) (tasks of kFlatChunk elements when parallel), others a loop nest whose innermost loop (inner, or the axis when inner is 1)
 //    is `omp simd`, the scale and zero point loaded once per row where they do not vary along
 //    it.
 //  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
@@ -107,9 +107,11 @@ void emit_quant(CEmit& e) {
   e("/* {}, {}: x as [{}, {}, {}] around the axis; nearbyintf rounds half to even */", e.node.op_type, form, g.outer, g.len, g.inner);
   const double work = static_cast<double>(total) * (q ? 4 : 2);
   if (g.s_outer == 0 && g.s_axis == 0 && g.s_inner == 0) {  // per tensor: one flat loop
+    // over every stored element: on blocked channels (quant_nchwc) the padding lanes too
+    const int64_t stored = numel(e.node.out(0)->physical_shape());
     e("const float s = {}[0];", S);
     e("const {} z = {};", zt, zp_at("0"));
-    flat_loop(e, total, work, stmt("i", "s", "z"));
+    flat_loop(e, stored, work, stmt("i", "s", "z"));
     return;
   }
   const std::string a_div = g.block > 1 ? fmt::format("(a / {})", g.block) : "a";
@@ -140,6 +142,14 @@ void emit_quant(CEmit& e) {
     e("}}");
     e("}}");
   }
+}
+
+// Per tensor, Q and DQ run on blocked channels as they are stored (the padding lanes map to
+// whatever they map to; no consumer reads them as real lanes).
+bool quant_nchwc(const Node& n, int64_t) {
+  const QuantGeom& g = quant_geom(n);
+  const Value* o = n.out(0);
+  return g.s_outer == 0 && g.s_axis == 0 && g.s_inner == 0 && o && o->shape.size() >= 3 && o->shape.size() <= 5;
 }
 
 // ---------------------------------------------------------------- DynamicQuantizeLinear
@@ -364,8 +374,8 @@ void emit_qconv(CEmit& e) {
 }  // namespace
 
 void register_quantize(CKernelTable& t) {
-  t["QuantizeLinear"] = {emit_quant, nullptr, nullptr, nullptr};
-  t["DequantizeLinear"] = {emit_quant, nullptr, nullptr, nullptr};
+  t["QuantizeLinear"] = {emit_quant, quant_nchwc, nullptr, nullptr};
+  t["DequantizeLinear"] = {emit_quant, quant_nchwc, nullptr, nullptr};
   t["DynamicQuantizeLinear"] = {emit_dynamic_quant, nullptr, nullptr, nullptr};
   t["MatMulInteger"] = {emit_qmatmul, nullptr, nullptr, nullptr};
   t["QLinearMatMul"] = {emit_qmatmul, nullptr, nullptr, nullptr};
