@@ -9,6 +9,11 @@ not need the newer schemas) and its inputs, then:
     model: tests/ort/ort_run.py) runs the model; onnxc compiles it (--emit exe), the binary runs
     on the same .npy inputs, and each output must match ONNX Runtime's (same dtype kind and
     shape; floats within rtol/atol, everything else equal).
+    Integer products of uint8 by int8 (MatMulInteger, ConvInteger, QLinearConv, QLinearMatMul
+    with uint8 A or X and int8 B or W) are exact in ONNX Runtime only on a CPU with VNNI: its AVX2 kernels use
+    vpmaddubsw, whose int16 pair sums saturate. Without VNNI, ONNX Runtime runs the model's
+    uint8 twin instead (u8_twin: each int8 B or W and its zero point plus 128, as uint8, the
+    same differences and so the same products), whose kernels are exact there.
   - numpy cases: for legacy forms ONNX Runtime no longer loads, a numpy expression is the
     reference.
   - refusal cases: compile-model must exit with the given code and print the given words
@@ -1457,6 +1462,65 @@ def compare(name, got, want, rtol, atol):
     return f"output {name}: {int((~ok).sum())}/{want.size} differ; at {tuple(int(v) for v in i)}: got {got[i]!r} expected {want[i]!r}"
 
 
+# Operands of the integer products whose int8 form ONNX Runtime computes exactly only with VNNI
+# (the right-hand operand and its zero point), by op.
+INT8_OPERANDS = {"MatMulInteger": (1, 3), "ConvInteger": (1, 3), "QLinearConv": (3, 5), "QLinearMatMul": (3, 5)}
+
+
+def cpu_has_vnni():
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
+def u8_twin(m, inputs):
+    """The model with every int8 right-hand operand of a uint8 x int8 integer product (and its zero point,
+    0 when absent) shifted by 128 into uint8: the same x - zero point, so the same outputs.
+    Returns (model, inputs), or None when the model has no such operand."""
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+    inputs = dict(inputs)
+    inits = {t.name: t for t in m.graph.initializer}
+    gin = {v.name: v for v in m.graph.input}
+    shifted = set()
+
+    def shift(name):
+        if name in shifted:
+            return
+        shifted.add(name)
+        if name in inits:
+            a = numpy_helper.to_array(inits[name]).astype(np.int16) + 128
+            inits[name].CopyFrom(numpy_helper.from_array(a.astype(np.uint8), name))
+        else:
+            inputs[name] = (inputs[name].astype(np.int16) + 128).astype(np.uint8)
+            gin[name].type.tensor_type.elem_type = T.UINT8
+
+    def dtype_of(name):
+        if name in inits:
+            return inits[name].data_type
+        return gin[name].type.tensor_type.elem_type if name in gin else None
+
+    changed = False
+    for k, n in enumerate(m.graph.node):
+        if n.op_type not in INT8_OPERANDS:
+            continue
+        w, z = INT8_OPERANDS[n.op_type]
+        if dtype_of(n.input[0]) != T.UINT8 or dtype_of(n.input[w]) != T.INT8:  # uint8 x int8 only
+            continue
+        if len(n.input) <= z or not n.input[z]:
+            zname = f"u8_twin_zero_{k}"
+            m.graph.initializer.append(numpy_helper.from_array(np.array(0, np.int8), zname))
+            inits[zname] = m.graph.initializer[-1]
+            while len(n.input) <= z:
+                n.input.append("")
+            n.input[z] = zname
+        shift(n.input[w])
+        shift(n.input[z])
+        changed = True
+    return (m, inputs) if changed else None
+
+
 def run_case(c, args, work):
     d = os.path.join(work, re.sub(r"\W+", "_", c["name"]).strip("_"))
     os.makedirs(d, exist_ok=True)
@@ -1480,7 +1544,20 @@ def run_case(c, args, work):
         f = os.path.join(d, f"in_{k}.npy")
         np.save(f, v)
         feeds.append(f"{k}={f}")
-    if c["kind"] == "ort":
+    twin = u8_twin(m, inputs) if c["kind"] == "ort" and not cpu_has_vnni() else None
+    if twin:
+        tpath = os.path.join(d, "model_u8_twin.onnx")
+        onnx.save(twin[0], tpath)
+        tfeeds = []
+        for k, v in twin[1].items():
+            f = os.path.join(d, f"twin_{k}.npy")
+            np.save(f, v)
+            tfeeds.append(f"{k}={f}")
+        p = run([sys.executable, ORT_RUN, tpath, os.path.join(d, "ort")] + tfeeds)
+        if p.returncode != 0:
+            return [f"ONNX Runtime failed on the uint8 twin: {(p.stderr or p.stdout).strip()[:1000]}"], ""
+        want = [np.load(os.path.join(d, "ort", f"{k}.npy")) for k in range(len(m.graph.output))]
+    elif c["kind"] == "ort":
         p = run([sys.executable, ORT_RUN, path, os.path.join(d, "ort")] + feeds)
         if p.returncode != 0:
             return [f"ONNX Runtime failed: {(p.stderr or p.stdout).strip()[:1000]}"], ""
@@ -1505,7 +1582,7 @@ def run_case(c, args, work):
         msg = compare(o.name, np.load(outs[k]), want[k], c.get("rtol", args.rtol), c.get("atol", args.atol))
         if msg:
             problems.append(msg)
-    ref = "ONNX Runtime" if c["kind"] == "ort" else "numpy"
+    ref = ("ONNX Runtime on the uint8 twin (no VNNI here)" if twin else "ONNX Runtime") if c["kind"] == "ort" else "numpy"
     return problems, f"matches {ref} (" + ", ".join(f"{o.name} {list(w.shape)} {w.dtype}" for o, w in zip(m.graph.output, want)) + ")"
 
 
