@@ -39,6 +39,13 @@ def run(cmd, **kw):
     return r.stdout
 
 
+def cpu_name(shown):
+    """The CPU's model name and which of the `shown` /proc/cpuinfo flags it has."""
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
+    flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo") if line.startswith("flags")), [])
+    return cpu + f" ({', '.join(f for f in shown if f in flags) or 'none of ' + ', '.join(shown)})"
+
+
 def bench_ms(binary, args, threads, runs):
     out = run([binary, "--quiet", "--bench", str(runs), "--threads", str(threads)] + args)
     m = re.search(r"latency: median ([0-9.]+) ms", out)
@@ -66,9 +73,7 @@ def main():
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
-    flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo") if line.startswith("flags")), [])
-    cpu += f" ({', '.join(f for f in ('avx512f', 'avx512_vnni', 'amx_tile') if f in flags) or 'no AVX-512'})"
+    cpu = cpu_name(("avx512f", "avx512_vnni", "amx_tile"))
     results = []
     for name in args.models:
         t0 = time.time()

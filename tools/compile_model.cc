@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
              "convolution of dequantized values rounded back (the NCHWc kernels); integer makes it the QLinearConv it stands "
              "for (pass integer-ops): 8-bit activations, exact int32 accumulation, ONNX Runtime's requantization, so "
              "results equal ONNX Runtime's integer kernels where those are exact; its kernel is plain integer loops, "
-             "about 15x slower than float on resnet50 until int8 NCHWc kernels exist")
+             "15 to 20 times slower than the float build on resnet50 until int8 NCHWc kernels exist (bench/int8.py)")
       ->default_str(flag_name(o.quantized));
   std::string pass_list;
   for (auto& p : pass_names()) pass_list += (pass_list.empty() ? "" : ", ") + p;
