@@ -15,7 +15,9 @@ run and run_v, refused sizes and handles, NAME_info; and --profile: the emulated
 table and --profile-out file (one line per node, in launch order, with its .cu kernel).
 With --gpu-libs cudnn,cublas the CUDA side is compiled with it: Conv runs through cuDNN, Gemm
 and MatMul through cuBLAS, emulated by tests/cuda/emu/cudnn.h and cublas_v2.h (naive CPU
-references of exactly those calls); the API check then covers instances owning the handles.
+references of exactly those calls); the API check then covers instances owning the handles. A
+case whose .cu is the same with and without the libraries (no Conv, Gemm or MatMul that they
+take) is not built again: it is counted as "same", never as passed.
 With --gpu-precision tf32 or fp16, only the implicit-GEMM Conv cases (PRECISION_CASES), compiled
 with it: their .cu must run tensor cores (wmma, emulated by tests/cuda/emu/mma.h with operands
 rounded as on the GPU), and each output must be within 1e-2 of max(1, max |reference|) of the
@@ -511,6 +513,9 @@ def run(cmd, cwd=None):
     return p
 
 
+SAME = "same"  # check()'s answer for a case whose .cu --gpu-libs does not change
+
+
 def check(name, fn, compiler, work):
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
@@ -518,12 +523,17 @@ def check(name, fn, compiler, work):
     m = fn()
     onnx.checker.check_model(m)
     onnx.save(m, src)
-    # The reference links the generic driver compiled once per run (compile-model builds it the first time).
-    run([compiler, src, "-o", os.path.join(d, "c"), "--name", "m", "--quiet", "--cflags", "-O1 -ffp-contract=off",
-         "--driver-object", os.path.join(work, "ref_main.o")])
     cu = os.path.join(d, "cu")
     run([compiler, src, "-o", cu, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"] + GPU_LIBS)
     text = open(os.path.join(cu, "m.cu")).read()
+    if "--gpu-libs" in GPU_LIBS and not PRECISION:
+        plain = os.path.join(d, "cu_plain")
+        run([compiler, src, "-o", plain, "--name", "m", "--quiet", "--device", "cuda", "--emit", "c"])
+        if open(os.path.join(plain, "m.cu")).read() == text:
+            return SAME
+    # The reference links the generic driver compiled once per run (compile-model builds it the first time).
+    run([compiler, src, "-o", os.path.join(d, "c"), "--name", "m", "--quiet", "--cflags", "-O1 -ffp-contract=off",
+         "--driver-object", os.path.join(work, "ref_main.o")])
     text = re.sub(r"^(\s*)(\w+)<<<(.*)>>>\(", r"\1ONNXC_EMU_LAUNCH(\2, \3)(", text, flags=re.M)
     if "<<<" in text:
         raise RuntimeError("a kernel launch was not rewritten")
@@ -569,7 +579,7 @@ def main():
     if args.gpu_precision:
         GPU_LIBS.extend(["--gpu-precision", args.gpu_precision])
         PRECISION.append(args.gpu_precision)
-    passed = failed = 0
+    passed = failed = same = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
         for o in ("onnxc_main.o", "ref_main.o"):  # from an earlier run with --work
@@ -582,7 +592,10 @@ def main():
                 problem = check(name, fn, os.path.abspath(args.compiler), work)
             except Exception as e:  # a failed compile or run is a failed case
                 problem = str(e)
-            if problem:
+            if problem == SAME:
+                same += 1
+                print(f"same {name}: the .cu without the libraries (built in the run without --gpu-libs)")
+            elif problem:
                 failed += 1
                 print(f"FAIL {name}: {problem}")
             else:
@@ -601,7 +614,7 @@ def main():
                 problem = str(e)
             passed, failed = (passed, failed + 1) if problem else (passed + 1, failed)
             print(f"FAIL {name}: {problem}" if problem else f"ok   {name}")
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed" + (f", {same} same (not built: no library call)" if same else ""))
     return 0 if failed == 0 else 1
 
 

@@ -5,7 +5,9 @@
 # module. At batches 1, 3 and N (the input's first items) both must give
 #   - PyTorch's output for those items (models/compare.py, tolerance 1e-3), and
 #   - bit for bit the output of the model compiled for that batch alone (--input-shape), whose
-#     per-item arithmetic is the same;
+#     per-item arithmetic is the same (sanitized builds, whose flags hold -fsanitize=address: at
+#     batch 3 only, a sanitized mobilenet_v2 build taking ~35 s of a core; the normal build
+#     compares all three);
 # and sizes out of range must fail with a clear message and no crash: through the executable
 # (MAX+1 items, another item shape, input files disagreeing with --batch, a raw file that is not
 # a whole number of items), the Python wrapper (ValueError) and the C API (NAME_run_batch outside
@@ -24,6 +26,8 @@ fail() { echo "dynamic batch $name: $*" >&2; exit 1; }
 "$cc_model" "$zoo/$name.onnx" -o "$work/exe" --name "$name" --dynamic "batch=$max" "$@" | tee "$work/compile.log"
 grep -q "a batch of 1 to $max items given at run time" "$work/compile.log" || fail "the compile log does not describe the run-time batch"
 "$cc_model" "$zoo/$name.onnx" -o "$work/py" --name "$name" --dynamic "batch=$max" --emit python -q "$@"
+sanitized=0
+case "$*" in *-fsanitize=address*) sanitized=1 ;; esac
 items=$("$py" -c "import numpy as np, sys; print(np.load(sys.argv[1]).shape[0])" "$zoo/$name.input.npy")
 
 for b in 1 3 "$items"; do
@@ -31,12 +35,16 @@ for b in 1 3 "$items"; do
     "$zoo/$name.input.npy" "$work/in_$b.npy" "$b"
   "$py" -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1])[:int(sys.argv[3])])" \
     "$zoo/$name.ref.npy" "$work/ref_$b.npy" "$b"
-  "$cc_model" "$zoo/$name.onnx" -o "$work/static_$b" --name "$name" --input-shape "input=$b,3,224,224" -q "$@"
-  "$work/static_$b/$name" --input "$work/in_$b.npy" --output "output=$work/static_$b.npy" --quiet
+  if [ "$sanitized" = 0 ] || [ "$b" = 3 ]; then
+    "$cc_model" "$zoo/$name.onnx" -o "$work/static_$b" --name "$name" --input-shape "input=$b,3,224,224" -q "$@"
+    "$work/static_$b/$name" --input "$work/in_$b.npy" --output "output=$work/static_$b.npy" --quiet
+  fi
   "$work/exe/$name" --input "$work/in_$b.npy" --output "output=$work/dyn_$b.npy" | tee "$work/run_$b.log"
   grep -q "batch: $b of 1 to $max items" "$work/run_$b.log" || fail "the executable does not report a batch of $b"
   "$py" "$here/../../models/compare.py" "$work/ref_$b.npy" "$work/dyn_$b.npy" --tol 1e-3
-  cmp "$work/static_$b.npy" "$work/dyn_$b.npy" || fail "batch $b: not the output of the model compiled for batch $b"
+  if [ -f "$work/static_$b.npy" ]; then
+    cmp "$work/static_$b.npy" "$work/dyn_$b.npy" || fail "batch $b: not the output of the model compiled for batch $b"
+  fi
 done
 # The largest batch, and one the executable makes up (--batch, random inputs): no failure.
 "$work/exe/$name" --quiet --batch "$max"
@@ -154,5 +162,7 @@ with two.Model() as m:
     else:
         raise AssertionError("python: inputs of 3 and 2 items ran")
 EOF
+static="the static builds' bit for bit"
+[ "$sanitized" = 1 ] && static="at batch 3 the static build's bit for bit"
 echo "dynamic batch $name: compiled once with --dynamic batch=$max; batches 1, 3 and $items give PyTorch's output and" \
-  "the static builds' bit for bit; bad sizes refused"
+  "$static; bad sizes refused"
