@@ -17,6 +17,7 @@ std::string Layout::str(size_t rank) const {
     case Kind::Panel: return "KN" + std::to_string(block) + "n";
     case Kind::PanelT: return "NK" + std::to_string(block) + "n";
     case Kind::Winograd: return "WF23OI" + std::to_string(block) + "o";
+    case Kind::Pairs: return "OI" + sp + std::to_string(block) + "o2i";
   }
   return "";
 }
@@ -34,6 +35,13 @@ Shape physical_shape(const Shape& s, const Layout& l) {
   if (l.kind == Layout::Kind::Winograd) {
     ONNXC_ASSERT(s.size() == 4 && s[2] == 3 && s[3] == 3, "Winograd layout on a filter of shape " + shape_str(s));
     return {16, ceil_div_pos(s[0], l.block), s[1], l.block};
+  }
+  if (l.kind == Layout::Kind::Pairs) {
+    p = {ceil_div_pos(s[0], l.block), ceil_div_pos(s[1], 2)};
+    p.insert(p.end(), s.begin() + 2, s.end());
+    p.push_back(l.block);
+    p.push_back(2);
+    return p;
   }
   if (l.kind == Layout::Kind::NCHWc) {
     p = {s[0], ceil_div_pos(s[1], l.block)};
@@ -66,6 +74,13 @@ void for_each_mapping(const Shape& s, const Layout& l, F&& f) {
         const int64_t k = t ? c : r, n = t ? r : c;
         f(r * B + c, ((n / nr) * K + k) * nr + n % nr);
       }
+    return;
+  }
+  if (l.kind == Layout::Kind::Pairs) {  // (o, i, k): at [o / b][i / 2][k][o % b][i % 2]
+    const int64_t b = l.block, IP = ceil_div_pos(B, 2);
+    for (int64_t o = 0; o < A; ++o)
+      for (int64_t i = 0; i < B; ++i)
+        for (int64_t k = 0; k < inner; ++k) f((o * B + i) * inner + k, ((((o / b) * IP + i / 2) * inner + k) * b + o % b) * 2 + i % 2);
     return;
   }
   if (l.kind == Layout::Kind::NCHWc) {

@@ -791,6 +791,7 @@ struct Module : ModuleBuffers {
     if (cs.thread_groups) s += group_runtime_c();
     if (cs.omp_task_regions) s += task_runtime_c();
     const std::string functions = functions_text();
+    s += intrinsic_includes(functions);       // <immintrin.h> where a node function calls an intrinsic
     s += vector_type_definitions(functions);  // the vector types the node functions name
     s += vmath_definitions(functions);  // the inline math helpers the node functions call
     s += functions;

@@ -37,4 +37,10 @@ std::string vector_type_definitions(const std::string& code) {
   return s + "\n";
 }
 
+std::string intrinsic_includes(const std::string& code) {
+  if (code.find("_mm256_") == std::string::npos) return "";
+  return "/* x86 intrinsics of the integer products (each with a plain-C #else for other targets). */\n"
+         "#if defined(__AVX2__)\n#include <immintrin.h>\n#endif\n\n";
+}
+
 }  // namespace onnxc

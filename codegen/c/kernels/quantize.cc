@@ -8,7 +8,11 @@
 //    one quantizing loop.
 //  - MatMulInteger / QLinearMatMul: tasks (batch, row of A); per chunk of at most kChunk
 //    columns an accumulator row on the stack, updated by one simd loop over the columns per k.
-//  - ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
+//  - ConvInteger / QLinearConv with constant 2-D weights (not depthwise; Layout::pairs, asked for
+//    by qconv_weight_layout): direct, on 16-bit pairs of input channels, register tiles of int32
+//    accumulators (16 output channels x 6 positions) updated by _mm256_madd_epi16 on AVX2
+//    targets and by the same sums in plain C elsewhere, requantized in vectors (emit_qconv_pairs).
+//  - Other ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
 //    row (all spatial dims but the last) and chunk of at most kChunk positions along the last,
 //    an accumulator row on the stack; per input channel and kernel position the valid range
 //    of the last dim is computed, and one simd loop covers it (padding adds nothing, so it is
@@ -17,8 +21,8 @@
 // the generated code never changes; saturation by compare-selects before the conversion, so
 // NaN goes to the type's lowest value and no out-of-range float reaches an integer conversion.
 // Accumulators are int32_t, or uint32_t (wrapping modulo 2^32) where the sum may leave int32's
-// range (`wrap` of QMatMulGeom, QConvGeom). Known gap: the integer products are plain loops, not the
-// register-tiled kernels of Gemm and Conv.
+// range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: MatMulInteger / QLinearMatMul and the
+// depthwise convolutions are plain loops; no VNNI (vpdpbusd/vpdpwssd) or AMX form yet.
 #include <algorithm>
 
 #include "codegen/c/kernels/kernels.h"
@@ -290,9 +294,302 @@ void emit_qmatmul(CEmit& e) {
   e("}}");  // bt
 }
 
+
+// ---------------------------------------------------------------- QLinearConv, ConvInteger on 16-bit pairs
+
+// Output channels per block (the int32 lanes of a 256-bit vector), output positions per register
+// tile, and the most a task keeps on its stack for its band of paired input rows.
+constexpr int64_t kPairLanes = 8;
+constexpr int64_t kPairRows = 6;
+constexpr int64_t kPairBandBytes = 192 << 10;
+
+struct PairGeom {
+  int64_t CP = 0;   // pairs of input channels per group
+  int64_t R = 0;    // output rows per task
+  int64_t BR = 0;   // input rows of a band of R output rows
+  int64_t IWP = 0;  // input columns the output row reads, padding included
+  int64_t MBG = 0;  // blocks of output channels per group
+  int64_t bytes() const { return CP * BR * IWP * 4; }
+};
+
+PairGeom pair_geom(const QConvGeom& q) {
+  const ConvGeom& g = q.conv;
+  PairGeom p;
+  p.CP = (g.CG + 1) / 2;
+  p.IWP = (g.out[1] - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1;
+  p.MBG = (g.MG + kPairLanes - 1) / kPairLanes;
+  const int64_t OH = g.out[0];
+  for (p.R = std::max<int64_t>(1, (OH + 7) / 8);; --p.R) {
+    p.BR = (p.R - 1) * g.s[0] + (g.k[0] - 1) * g.d[0] + 1;
+    if (p.R == 1 || p.bytes() <= kPairBandBytes) break;
+  }
+  return p;
+}
+
+// Whether QLinearConv / ConvInteger runs on 16-bit pairs (its weights in Layout::pairs): 2-D,
+// sums of products that cannot wrap int32 (the bias is then added modulo 2^32, as the direct
+// kernel's wrapping accumulators do), blocks of output channels that do not straddle groups
+// (one group, or a multiple of the block per group: not depthwise), and a band of one output
+// row's paired input rows that fits a task's stack.
+bool qconv_pairs_apply(const Node& n) {
+  const QConvGeom& q = qconv_geom(n);
+  const ConvGeom& g = q.conv;
+  if (g.rank() != 2 || g.N == 0 || g.out_size() == 0) return false;
+  if (!(g.G == 1 ? g.M >= 4 : g.MG % kPairLanes == 0)) return false;
+  if (static_cast<double>(g.CG * g.k_size()) * 255.0 * 255.0 > 2147483647.0) return false;
+  return pair_geom(q).bytes() <= kPairBandBytes;
+}
+
+Layout qconv_weight_layout(const Node& n, size_t input, const Target&) {
+  if (static_cast<int>(input) != qconv_geom(n).w || !qconv_pairs_apply(n)) return Layout::plain();
+  return Layout::pairs(kPairLanes);
+}
+
+// The stores of a register tile (rm blocks of channels from mb, rn positions from ow0 of row
+// oh): element (r, channel m = mb * 8 + j) is `value` (of r, j, m); "round" when it is a float
+// to round, offset and saturate into the output's type.
+void emit_pair_stores(CEmit& e, const QConvGeom& q, int rm, int64_t rn, bool groups, const std::string& value,
+                      const std::string& how) {
+  const ConvGeom& g = q.conv;
+  e("for (int64_t j = 0; j < {}; ++j) {{", rm * kPairLanes);
+  e("const int64_t m = mb * {} + j;", kPairLanes);
+  if (!groups && g.M % kPairLanes != 0) e("if (m >= {}) break;", g.M);
+  e("{}* restrict ym = {} + ((n * {} + m) * {} + oh) * {} + ow0;", e.out_ctype(0), e.out(0), g.M, g.out[0], g.out[1]);
+  e("for (int64_t r = 0; r < {}; ++r) {}", rn,
+    how == "round" ? round_saturate("ym[r]", e.out_dtype(0), value, "yz", q.qmin, q.qmax) : "ym[r] = " + value + ";");
+  e("}}");
+}
+
+// x * w on 16-bit pairs, direct: per task (image, band of R output rows) the band's input rows
+// with each pair of input channels side by side as int16 x - x_zero_point in one int32 (0 in
+// the padding), then per output row, pair of blocks of 8 output channels and tile of up to 6
+// positions a register tile of int32 accumulators; each step (channel pair, kh, kw) adds, on
+// AVX2, _mm256_madd_epi16 of a block's 8 lanes of w - w_zero_point pairs and the position's pair
+// broadcast (16 exact products, 8 sums), elsewhere the same sums in plain C. Exact:
+// |x - zx|, |w - zw| <= 255 and CG·KH·KW·255² < 2^31. Then the bias (modulo 2^32) and the
+// requantization of the direct kernel.
+void emit_qconv_pairs(CEmit& e) {
+  const QConvGeom& q = qconv_geom(e.node);
+  const ConvGeom& g = q.conv;
+  const PairGeom pg = pair_geom(q);
+  const int64_t IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
+  const int64_t SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1], PT = g.pb[0], PL = g.pb[1];
+  const int64_t CP = pg.CP, R = pg.R, BR = pg.BR, IWP = pg.IWP, MBG = pg.MBG, RN = kPairRows, L = kPairLanes;
+  const int64_t KP = CP * KH * KW;  // steps per output position
+  const size_t xi = static_cast<size_t>(q.x), wi = static_cast<size_t>(q.w);
+  const std::string X = e.in(xi), W = e.in(wi), Y = e.out(0);
+  const bool wu8 = e.in_dtype(wi) == DType::U8;
+  const char* xt = e.in_ctype(xi);
+  const char* wt = e.in_ctype(wi);
+  // w's zero point: none when absent or a constant zero.
+  bool wz = q.w_zp.input >= 0;
+  if (wz) {
+    const Value* v = e.node.in(static_cast<size_t>(q.w_zp.input));
+    if (v->constant) {
+      const Tensor& t = *v->constant;
+      wz = std::any_of(t.bytes.begin(), t.bytes.end(), [](uint8_t b) { return b != 0; });
+    }
+  }
+  const bool wz_vec = wz && q.w_zp.step != 0;
+  const bool avx2 = e.target.arch == "x86-64" && std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0;
+  e.variant = avx2 ? "16-bit pairs, AVX2 pmaddwd" : "16-bit pairs, plain C";
+  e.plan = fmt::format("bands of {} output rows ({} x {} paired input rows, {} KB), {}x{} register tiles (channels x positions)", R, BR,
+                       IWP, (pg.bytes() + 1023) / 1024, 2 * L, RN);
+  e("/* {}: direct, on 16-bit pairs (weights {}); tasks (image, band of {} output rows): the band's input rows with each */",
+    e.node.op_type, e.in_layout(wi).str(4), R);
+  e("/* pair of channels side by side as int16 x - x_zero_point (0 in the padding), then per output row, two blocks of 8 */");
+  e("/* output channels and up to {} positions, int32 accumulators: AVX2 _mm256_madd_epi16, otherwise the same in plain C */", RN);
+  const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(g.CG * KH * KW);
+  const int64_t bands = (OH + R - 1) / R;
+  open_tasks(e, {{"n", g.N, 1}, {"oh0", OH, R}}, g.N * bands > 1 && e.parallel(work));
+  if (OH % R == 0) e("const int64_t rh = {};", R);
+  else e("const int64_t rh = {0} - oh0 < {1} ? {0} - oh0 : {1};", OH, R);
+  e("int32_t xp[{}];", CP * BR * IWP);
+  e("int32_t acc[{}];", 2 * L * RN);
+  e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
+  if (q.qlinear) {
+    e("const float xs = {}, ys = {};", param(e, q.x_scale, "0", "float"), param(e, q.y_scale, "0", "float"));
+    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
+  }
+  if (wz && !wz_vec) e("const int32_t wz = {};", param(e, q.w_zp, "0", "int32_t"));
+  // Per output channel (blocks padded to 8 lanes with zeros): the bias and the requantization's multiplier.
+  const int64_t M8 = (g.M + L - 1) / L * L;
+  e("int32_t bq[{}];", M8);
+  if (q.qlinear) e("float mq[{}];", M8);
+  e("for (int64_t m = 0; m < {}; ++m) {{", M8);
+  if (M8 > g.M) e("if (m >= {}) {{ bq[m] = 0;{} continue; }}", g.M, q.qlinear ? " mq[m] = 0;" : "");
+  e("bq[m] = {};", q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
+  if (q.qlinear) e("mq[m] = xs * {} / ys;", param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float"));
+  e("}}");
+  const bool groups = g.G > 1;
+  if (groups) e("for (int64_t gi = 0; gi < {}; ++gi) {{", g.G);
+  e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? term("gi", g.CG) : "0", IH * IW);
+  // The band: row j of channel pair c2 is input row oh0 * SH - PT + j, column t input column t - PL.
+  e("for (int64_t c2 = 0; c2 < {}; ++c2) {{", CP);
+  e("for (int64_t j = 0; j < {}; ++j) {{", BR);
+  e("int32_t* restrict d = xp + (c2 * {} + j) * {};", BR, IWP);
+  e("const int64_t ih = {};", sum_terms({term("oh0", SH), PT ? fmt::format("-{}", PT) : "", "j"}));
+  e("if (ih < 0 || ih >= {}) {{", IH);
+  e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", IWP);
+  e("continue;");
+  e("}}");
+  e("const {}* restrict x0 = xg + (2 * c2 * {} + ih) * {};", xt, IH, IW);
+  const int64_t lo = std::min(PL, IWP), hi = std::min(PL + IW, IWP);  // columns [lo, hi) read x
+  if (lo > 0) e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", lo);
+  auto pair_loop = [&](bool two) {
+    simd(e, hi - lo);
+    e("for (int64_t t = {}; t < {}; ++t) {{", lo, hi);
+    e("const uint32_t a = (uint16_t)((int32_t)x0[t - {}] - xz);", PL);
+    if (two) e("const uint32_t b = (uint16_t)((int32_t)x0[t - {} + {}] - xz);", PL, IH * IW);
+    e("d[t] = (int32_t)({});", two ? "a | b << 16" : "a");
+    e("}}");
+  };
+  if (hi > lo) {
+    if (g.CG % 2 == 0) {
+      pair_loop(true);
+    } else {  // the last channel has no partner: its pair's high half is 0
+      e("if (2 * c2 + 1 < {}) {{", g.CG);
+      pair_loop(true);
+      e("}} else {{");
+      pair_loop(false);
+      e("}}");
+    }
+  }
+  if (hi < IWP) e("for (int64_t t = {}; t < {}; ++t) d[t] = 0;", hi, IWP);
+  e("}}");  // j
+  e("}}");  // c2
+  // One register tile: rm blocks of channels from mb, rn positions from column ow0 of row oh.
+  auto tile = [&](int rm, int64_t rn, const std::string& ow0) {
+    e("{{");
+    e("const int64_t ow0 = {};", ow0);
+    for (int j = 0; j < rm; ++j) e("const {}* restrict w{} = {} + (mb + {}) * {};", wt, j, W, j, KP * 2 * L);
+    e("const int32_t* restrict xo = xr + {};", term("ow0", SW));
+    if (wz_vec) {
+      e("int16_t zl[{}];", 2 * L * rm);
+      e("for (int64_t j = 0; j < {}; ++j) {{", L * rm);
+      e("const int64_t m = mb * {} + j;", L);
+      e("zl[2 * j] = zl[2 * j + 1] = m < {} ? (int16_t){} : 0;", g.M, param(e, q.w_zp, sum_terms({term("m", q.w_zp.step)}), "int32_t"));
+      e("}}");
+    }
+    // The steps: channel pair c2, kernel row kh, kernel column kw; position r reads xk[r * SW + kw * DW].
+    auto steps_open = [&]() {
+      e("for (int64_t c2 = 0; c2 < {}; ++c2) {{", CP);
+      e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
+      e("const int32_t* restrict xk = xo + (c2 * {} + {}) * {};", BR, term("kh", DH), IWP);
+      e("const int64_t s0 = (c2 * {} + kh) * {};", KH, KW);
+      e("for (int64_t kw = 0; kw < {}; ++kw) {{", KW);
+    };
+    auto pos = [&](int64_t r) { return sum_terms({std::to_string(r * SW), term("kw", DW)}); };
+    e("#if defined(__AVX2__)");
+    for (int j = 0; j < rm; ++j) {
+      if (wz_vec) e("const __m256i z{0} = _mm256_loadu_si256((const __m256i*)(zl + {1}));", j, 2 * L * j);
+      else if (wz) e("const __m256i z{} = _mm256_set1_epi16((int16_t)wz);", j);
+    }
+    for (int64_t r = 0; r < rn; ++r)
+      for (int j = 0; j < rm; ++j) e("__m256i a{}_{} = _mm256_setzero_si256();", r, j);
+    steps_open();
+    for (int j = 0; j < rm; ++j) {
+      std::string v = fmt::format("{}(_mm_loadu_si128((const __m128i*)(w{} + (s0 + kw) * {})))",
+                                  wu8 ? "_mm256_cvtepu8_epi16" : "_mm256_cvtepi8_epi16", j, 2 * L);
+      if (wz) v = fmt::format("_mm256_sub_epi16({}, z{})", v, j);
+      e("const __m256i v{} = {};", j, v);
+    }
+    for (int64_t r = 0; r < rn; ++r) {
+      e("{{");
+      e("const __m256i b = _mm256_set1_epi32(xk[{}]);", pos(r));
+      for (int j = 0; j < rm; ++j) e("a{0}_{1} = _mm256_add_epi32(a{0}_{1}, _mm256_madd_epi16(v{1}, b));", r, j);
+      e("}}");
+    }
+    e("}}");  // kw
+    e("}}");  // kh
+    e("}}");  // c2
+    // Bias (modulo 2^32) and requantization on the vectors, the same float operations as the
+    // scalar form: _mm256_round_ps to nearest is nearbyintf, max/min are its compare-selects.
+    for (int j = 0; j < rm; ++j) {
+      e("const __m256i bv{} = _mm256_loadu_si256((const __m256i*)(bq + (mb + {}) * {}));", j, j, L);
+      if (q.qlinear) e("const __m256 mv{} = _mm256_loadu_ps(mq + (mb + {}) * {});", j, j, L);
+    }
+    if (q.qlinear) {
+      e("const __m256 yzv = _mm256_set1_ps(yz), lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(q.qmin), c_float(q.qmax));
+    }
+    for (int64_t r = 0; r < rn; ++r)
+      for (int j = 0; j < rm; ++j) {
+        e("{{");
+        e("__m256i t = _mm256_add_epi32(a{}_{}, bv{});", r, j, j);
+        if (q.qlinear) {
+          e("__m256 f = _mm256_round_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(t), mv{}), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);", j);
+          e("t = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(f, yzv), lov), hiv));");
+        }
+        e("_mm256_storeu_si256((__m256i*)(acc + {}), t);", (r * rm + j) * L);
+        e("}}");
+      }
+    emit_pair_stores(e, q, rm, rn, groups, "(" + std::string(e.out_ctype(0)) + ")acc[(r * " + std::to_string(rm) + " + j / 8) * 8 + j % 8]", "");
+    e("#else");
+    simd(e, rm * rn * L);
+    e("for (int64_t i = 0; i < {}; ++i) acc[i] = 0;", rm * rn * L);
+    steps_open();
+    for (int j = 0; j < rm; ++j) {
+      e("{{");
+      e("const {}* restrict wk = w{} + (s0 + kw) * {};", wt, j, 2 * L);
+      for (int64_t r = 0; r < rn; ++r) {
+        e("{{");
+        e("const int32_t p = xk[{}], x0 = (int16_t)(uint16_t)(uint32_t)p, x1 = (int16_t)(uint16_t)((uint32_t)p >> 16);", pos(r));
+        e("int32_t* restrict ar = acc + {};", (r * rm + j) * L);
+        const std::string z0 = wz_vec ? fmt::format("zl[{} + 2 * v]", 2 * L * j) : wz ? "wz" : "";
+        const std::string wa = z0.empty() ? "(int32_t)wk[2 * v]" : fmt::format("((int32_t)wk[2 * v] - {})", z0);
+        const std::string wb = z0.empty() ? "(int32_t)wk[2 * v + 1]" : fmt::format("((int32_t)wk[2 * v + 1] - {})", z0);
+        simd(e, L);
+        e("for (int64_t v = 0; v < {}; ++v) ar[v] += {} * x0 + {} * x1;", L, wa, wb);
+        e("}}");
+      }
+      e("}}");
+    }
+    e("}}");  // kw
+    e("}}");  // kh
+    e("}}");  // c2
+    // Bias (modulo 2^32) and requantization per element.
+    const std::string a = fmt::format("(int32_t)((uint32_t)acc[(r * {} + j / 8) * 8 + j % 8] + (uint32_t)bq[m])", rm);
+    if (q.qlinear) emit_pair_stores(e, q, rm, rn, groups, fmt::format("(float){} * mq[m]", a), "round");
+    else emit_pair_stores(e, q, rm, rn, groups, a, "");
+    e("#endif");
+    e("}}");
+  };
+  const std::string mb0 = groups ? fmt::format("gi * {}", MBG) : "0";
+  const std::string mb1 = groups ? fmt::format("gi * {} + {}", MBG, MBG) : std::to_string(MBG);
+  // A row of tiles: full ones of RN positions, then one of the OW % RN left.
+  auto row = [&](int rm) {
+    if (OW >= RN) {
+      e("for (int64_t t0 = 0; t0 + {} <= {}; t0 += {})", RN, OW, RN);
+      tile(rm, RN, "t0");
+    }
+    if (OW % RN) tile(rm, OW % RN, std::to_string(OW - OW % RN));
+  };
+  e("for (int64_t oh = oh0; oh < oh0 + rh; ++oh) {{");
+  e("const int32_t* restrict xr = xp + {};", term("(oh - oh0)", SH * IWP));
+  if (MBG >= 2) {
+    e("for (int64_t mb = {}; mb + 2 <= {}; mb += 2) {{", mb0, mb1);
+    row(2);
+    e("}}");
+  }
+  if (MBG % 2) {
+    e("{{");
+    e("const int64_t mb = {} - 1;", mb1);
+    row(1);
+    e("}}");
+  }
+  e("}}");  // oh
+  if (groups) e("}}");  // gi
+  e("}}");  // oh0
+  e("}}");  // n
+}
+
 // ---------------------------------------------------------------- ConvInteger, QLinearConv
 
 void emit_qconv(CEmit& e) {
+  if (e.in_layout(static_cast<size_t>(qconv_geom(e.node).w)).kind == Layout::Kind::Pairs) {
+    emit_qconv_pairs(e);
+    return;
+  }
   const QConvGeom& q = qconv_geom(e.node);
   const ConvGeom& g = q.conv;
   const size_t r = g.rank(), L = r - 1;
@@ -379,8 +676,8 @@ void register_quantize(CKernelTable& t) {
   t["DynamicQuantizeLinear"] = {emit_dynamic_quant, nullptr, nullptr, nullptr};
   t["MatMulInteger"] = {emit_qmatmul, nullptr, nullptr, nullptr};
   t["QLinearMatMul"] = {emit_qmatmul, nullptr, nullptr, nullptr};
-  t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr};
-  t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr};
+  t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
+  t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
 }
 
 }  // namespace onnxc

@@ -1,0 +1,176 @@
+"""tests/quant/run_qconv_kernels.py — onnxc's integer convolution kernels (QLinearConv and
+ConvInteger with constant weights) against ONNX Runtime, exactly.
+
+Each case is one node written with onnx.helper: uint8 x as the graph input, seeded random
+weights as initializers, over the shapes the kernels treat apart: an odd channel count (a pair
+half empty), output channels past a multiple of 8 (padding lanes), a block left over after the
+pairs of blocks, rows whose width is not a multiple of the register tile, asymmetric pads,
+strides, dilations, groups, a reduction over 2304 products, per-tensor and per-channel weight
+zero points (zero and not), outputs that saturate, a depthwise conv (which keeps the direct
+kernel), and ConvInteger's int32 output. Every case is compiled twice, at 2 threads with every
+loop nest that can go parallel made parallel (--parallel-min-work 1):
+  - for the host (its vector code: on x86-64 with AVX2 the _mm256_madd_epi16 path), and
+  - on x86-64 also for --target x86-64-sse4 (no AVX2: the plain-C form of the same kernel);
+--dump-ir must name the kernel the case is meant to reach ("16-bit pairs" or the direct one),
+and the binary's output must equal ONNX Runtime's (CPU provider, one thread) element for element:
+both accumulate exactly in int32 and requantize with the same float32 multiplier and rounding.
+ONNX Runtime's uint8 x int8 kernels saturate int16 pair sums where the CPU has no VNNI; there
+the reference runs the case's uint8 twin (int8 weights and zero points plus 128: the same
+products), as tests/quant/run_qdq_models.py explains.
+Exits 1 on any failure; prints one line per case and form.
+
+Usage: .venv/bin/python tests/quant/run_qconv_kernels.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
+"""
+import argparse
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+# name: (x shape, M, kernel, strides, pads, dilations, group, weight type, weight zero point
+#        ("zero", "tensor" or "channel"), bias, y_scale factor, op, kernel expected)
+CASES = {
+    "first_layer_c3": ((1, 3, 17, 19), 16, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv", "pairs"),
+    "m5_asym_pads": ((1, 7, 9, 10), 5, (3, 3), (1, 1), (0, 1, 1, 0), (1, 1), 1, "u8", "channel", True, 1.0, "QLinearConv", "pairs"),
+    "pointwise_m24_batch2": ((2, 64, 6, 7), 24, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "u8", "tensor", False, 1.0, "QLinearConv",
+                             "pairs"),
+    "grouped_dilated": ((1, 16, 12, 12), 32, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 2, "s8", "channel", True, 1.0, "QLinearConv", "pairs"),
+    "rect_strided_batch2": ((2, 5, 13, 11), 12, (5, 3), (2, 1), (2, 1, 1, 0), (1, 1), 1, "s8", "tensor", True, 1.0, "QLinearConv",
+                            "pairs"),
+    "saturating": ((1, 8, 10, 10), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "tensor", True, 0.05, "QLinearConv", "pairs"),
+    "deep_k2304": ((1, 256, 7, 7), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "channel", True, 1.0, "QLinearConv", "pairs"),
+    "m4_wide_rows": ((1, 4, 5, 70), 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "channel", True, 1.0, "QLinearConv", "pairs"),
+    "depthwise": ((1, 16, 9, 9), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16, "s8", "zero", True, 1.0, "QLinearConv", "direct"),
+    "convinteger": ((1, 6, 8, 9), 10, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "tensor", False, 1.0, "ConvInteger", "pairs"),
+}
+
+
+def make_case(name, spec, rng):
+    xs, M, k, strides, pads, dil, group, wt, wzp, bias, yfac, op, _ = spec
+    C = xs[1]
+    lo, hi, dt, npt = (0, 255, TensorProto.UINT8, np.uint8) if wt == "u8" else (-128, 127, TensorProto.INT8, np.int8)
+    w = rng.integers(lo, hi + 1, size=(M, C // group) + k).astype(npt)
+    if wzp == "zero":
+        wz = np.zeros(M if wt == "s8" else 1, npt)
+    elif wzp == "tensor":
+        wz = np.array([131 if wt == "u8" else -3], npt)
+    else:
+        wz = rng.integers(lo // 2, hi // 2 + 1, size=M).astype(npt) if wt == "s8" else rng.integers(100, 160, size=M).astype(npt)
+    wz = wz if wz.size > 1 else wz.reshape(())
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(117, np.uint8), "x_zp"),
+             numpy_helper.from_array(wz, "w_zp")]
+    yshape = [xs[0], M] + [(xs[2 + i] + pads[i] + pads[i + 2] - dil[i] * (k[i] - 1) - 1) // strides[i] + 1 for i in range(2)]
+    attrs = dict(kernel_shape=list(k), strides=list(strides), pads=list(pads), dilations=list(dil), group=group)
+    if op == "ConvInteger":
+        node = helper.make_node("ConvInteger", ["x", "w", "x_zp", "w_zp"], ["y"], name=name, **attrs)
+        out = helper.make_tensor_value_info("y", TensorProto.INT32, yshape)
+    else:
+        x_scale, ws = np.float32(0.02), (rng.uniform(0.5, 2.0, size=M) * 0.01).astype(np.float32)
+        # y_scale: about the spread of the sums, times yfac (small: most outputs saturate).
+        K = C // group * k[0] * k[1]
+        y_scale = np.float32(x_scale * 0.01 * 60 * 60 * np.sqrt(K) / 40 * yfac)
+        inits += [numpy_helper.from_array(np.array(x_scale), "x_scale"), numpy_helper.from_array(ws, "w_scale"),
+                  numpy_helper.from_array(np.array(y_scale), "y_scale"), numpy_helper.from_array(np.array(128, np.uint8), "y_zp")]
+        ins = ["x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp"]
+        if bias:
+            inits.append(numpy_helper.from_array(rng.integers(-3000, 3000, size=M).astype(np.int32), "b"))
+            ins.append("b")
+        node = helper.make_node("QLinearConv", ins, ["y"], name=name, **attrs)
+        out = helper.make_tensor_value_info("y", TensorProto.UINT8, yshape)
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.UINT8, xs)], [out], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def u8_twin(m):
+    """The model with its int8 weights and weight zero points plus 128 (uint8): the same products."""
+    t = onnx.ModelProto()
+    t.CopyFrom(m)
+    for init in t.graph.initializer:
+        if init.name in ("w", "w_zp") and init.data_type == TensorProto.INT8:
+            a = numpy_helper.to_array(init).astype(np.int16) + 128
+            init.CopyFrom(numpy_helper.from_array(a.astype(np.uint8), init.name))
+    return t
+
+
+def vnni():
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--compiler", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--cflags", default="-O1")
+    args = ap.parse_args()
+    ort.set_default_logger_severity(3)
+    os.makedirs(args.work, exist_ok=True)
+    x86 = platform.machine() in ("x86_64", "AMD64")
+    # (form, compile-model flags): the host's vector code, and on x86-64 the plain-C form.
+    forms = [("host", ["--cflags=" + args.cflags + " -march=native"])]
+    if x86:
+        forms.append(("x86-64-sse4 (plain C)", ["--target", "x86-64-sse4", "--cflags=" + args.cflags + " -march=x86-64-v2"]))
+    failures = []
+    rng = np.random.default_rng(2024)
+    for name, spec in CASES.items():
+        d = os.path.join(args.work, name)
+        os.makedirs(d, exist_ok=True)
+        m = make_case(name, spec, rng)
+        path = os.path.join(d, "model.onnx")
+        onnx.save(m, path)
+        x = rng.integers(0, 256, size=spec[0]).astype(np.uint8)
+        xin = os.path.join(d, "x.npy")
+        np.save(xin, x)
+        twin = spec[7] == "s8" and not vnni()
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        ref_model = u8_twin(m) if twin else m
+        ref = ort.InferenceSession(ref_model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        for form, flags in forms:
+            out_dir = os.path.join(d, form.split()[0])
+            c = subprocess.run([args.compiler, path, "-o", out_dir, "--name", "m", "--dump-ir", "--quiet", "--verify-passes",
+                                "--threads", "2", "--parallel-min-work", "1"] + flags, capture_output=True, text=True)
+            what = f"{name} ({spec[11]}, {form})"
+            if c.returncode != 0:
+                failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
+                continue
+            kernel = [l for l in c.stdout.splitlines() if l.strip().startswith("%y: ")]
+            got_pairs = bool(kernel) and "16-bit pairs" in kernel[0]
+            if got_pairs != (spec[12] == "pairs"):
+                failures.append(f"{what}: --dump-ir says {kernel[0].strip() if kernel else 'nothing'}, expected the {spec[12]} kernel")
+            out = os.path.join(out_dir, "y.npy")
+            r = subprocess.run([os.path.join(out_dir, "m"), "--input", f"x={xin}", "--output", f"y={out}", "--quiet", "--threads", "2"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append(f"{what}: the binary exited {r.returncode}: {r.stderr.strip()[-2000:]}")
+                continue
+            y = np.load(out)
+            if y.shape != ref.shape or y.dtype != ref.dtype:
+                failures.append(f"{what}: output {y.dtype}{list(y.shape)}, ONNX Runtime's {ref.dtype}{list(ref.shape)}")
+                continue
+            diff = int(np.count_nonzero(y != ref))
+            share = ""
+            if spec[11] == "QLinearConv":
+                share = f", {100 * float(np.mean((ref == 0) | (ref == 255))):.0f}% saturated"
+            print(f"{what}: {'PASS' if diff == 0 else 'FAIL'}: {diff} of {y.size} elements differ from ONNX Runtime {ort.__version__}"
+                  f"{' (on the uint8 twin: no VNNI here)' if twin else ''}{share}; kernel: {kernel[0].split(':', 1)[1].strip() if kernel else '?'}")
+            if diff:
+                failures.append(f"{what}: {diff} elements differ, max |diff| {int(np.max(np.abs(y.astype(np.int64) - ref)))}")
+    for f in failures:
+        print("FAIL:", f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
