@@ -6,8 +6,8 @@ weights as initializers, over the shapes the kernels treat apart: an odd channel
 half empty), output channels past a multiple of 8 (padding lanes), a block left over after the
 pairs of blocks, rows whose width is not a multiple of the register tile, asymmetric pads,
 strides, dilations, groups, a reduction over 2304 products, per-tensor and per-channel weight
-zero points (zero and not), outputs that saturate, a depthwise conv (which keeps the direct
-kernel), and ConvInteger's int32 output. Every case is compiled twice, at 2 threads with every
+zero points (zero and not), outputs that saturate, depthwise convs (their own kernel, strided and
+dilated too), a channel multiplier of 2 (the direct kernel), and ConvInteger's int32 output. Every case is compiled twice, at 2 threads with every
 loop nest that can go parallel made parallel (--parallel-min-work 1):
   - for the host (its vector code: on x86-64 with AVX2 the _mm256_madd_epi16 path), and
   - on x86-64 also for --target x86-64-sse4 (no AVX2: the plain-C form of the same kernel);
@@ -45,7 +45,11 @@ CASES = {
     "saturating": ((1, 8, 10, 10), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "tensor", True, 0.05, "QLinearConv", "pairs"),
     "deep_k2304": ((1, 256, 7, 7), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "channel", True, 1.0, "QLinearConv", "pairs"),
     "m4_wide_rows": ((1, 4, 5, 70), 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "channel", True, 1.0, "QLinearConv", "pairs"),
-    "depthwise": ((1, 16, 9, 9), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16, "s8", "zero", True, 1.0, "QLinearConv", "direct"),
+    "depthwise": ((1, 16, 9, 9), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16, "s8", "zero", True, 1.0, "QLinearConv", "depthwise"),
+    "depthwise_s2_dilated": ((2, 12, 15, 14), 12, (3, 3), (2, 2), (2, 1, 1, 2), (2, 1), 12, "u8", "channel", True, 1.0, "QLinearConv",
+                             "depthwise"),
+    "channel_multiplier_2": ((1, 6, 8, 8), 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6, "s8", "channel", True, 1.0, "QLinearConv",
+                             "direct"),
     "convinteger": ((1, 6, 8, 9), 10, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "tensor", False, 1.0, "ConvInteger", "pairs"),
 }
 
@@ -146,9 +150,10 @@ def main():
                 failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
                 continue
             kernel = [l for l in c.stdout.splitlines() if l.strip().startswith("%y: ")]
-            got_pairs = bool(kernel) and "16-bit pairs" in kernel[0]
-            if got_pairs != (spec[12] == "pairs"):
-                failures.append(f"{what}: --dump-ir says {kernel[0].strip() if kernel else 'nothing'}, expected the {spec[12]} kernel")
+            said = kernel[0] if kernel else ""
+            got = "pairs" if "16-bit pairs" in said else "depthwise" if "depthwise, int16 plane" in said else "direct"
+            if not kernel or got != spec[12]:
+                failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {spec[12]} kernel")
             out = os.path.join(out_dir, "y.npy")
             r = subprocess.run([os.path.join(out_dir, "m"), "--input", f"x={xin}", "--output", f"y={out}", "--quiet", "--threads", "2"],
                                capture_output=True, text=True)

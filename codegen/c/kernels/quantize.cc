@@ -12,6 +12,9 @@
 //    by qconv_weight_layout): direct, on 16-bit pairs of input channels, register tiles of int32
 //    accumulators (16 output channels x 6 positions) updated by _mm256_madd_epi16 on AVX2
 //    targets and by the same sums in plain C elsewhere, requantized in vectors (emit_qconv_pairs).
+//  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), the channel as int16
+//    x - x_zero_point on a padded plane, one simd loop per kernel tap into an int32 row
+//    (emit_qconv_depthwise).
 //  - Other ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
 //    row (all spatial dims but the last) and chunk of at most kChunk positions along the last,
 //    an accumulator row on the stack; per input channel and kernel position the valid range
@@ -22,7 +25,7 @@
 // NaN goes to the type's lowest value and no out-of-range float reaches an integer conversion.
 // Accumulators are int32_t, or uint32_t (wrapping modulo 2^32) where the sum may leave int32's
 // range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: MatMulInteger / QLinearMatMul and the
-// depthwise convolutions are plain loops; no VNNI (vpdpbusd/vpdpwssd) or AMX form yet.
+// channel-multiplier convolutions are plain loops; no VNNI (vpdpbusd/vpdpwssd) or AMX form yet.
 #include <algorithm>
 
 #include "codegen/c/kernels/kernels.h"
@@ -583,11 +586,101 @@ void emit_qconv_pairs(CEmit& e) {
   e("}}");  // n
 }
 
+// ---------------------------------------------------------------- depthwise QLinearConv, ConvInteger
+
+// The padded channel a depthwise task keeps on its stack, at most.
+constexpr int64_t kDepthwisePlaneBytes = 192 << 10;
+
+// Whether a 2-D depthwise QLinearConv / ConvInteger (one input and one output channel per group)
+// runs on a padded int16 plane per channel (emit_qconv_depthwise).
+bool qconv_depthwise_apply(const QConvGeom& q) {
+  const ConvGeom& g = q.conv;
+  if (g.rank() != 2 || g.CG != 1 || g.MG != 1 || g.N == 0 || g.out_size() == 0) return false;
+  const int64_t rows = (g.out[0] - 1) * g.s[0] + (g.k[0] - 1) * g.d[0] + 1;
+  const int64_t cols = (g.out[1] - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1;
+  return rows * cols * 2 <= kDepthwisePlaneBytes && static_cast<double>(g.k_size()) * 255.0 * 255.0 <= 2147483647.0;
+}
+
+// Depthwise, tasks (image, channel): the channel's input as int16 x - x_zero_point on a plane
+// with the padding (zeros) around it, then per output row an int32 accumulator row, each kernel
+// tap adding its (w - w_zero_point) times a row of the plane in one simd loop (exact products),
+// and a simd loop that adds the bias (modulo 2^32) and requantizes as the direct kernel.
+void emit_qconv_depthwise(CEmit& e) {
+  const QConvGeom& q = qconv_geom(e.node);
+  const ConvGeom& g = q.conv;
+  const int64_t IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
+  const int64_t SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1], PT = g.pb[0], PL = g.pb[1];
+  const int64_t PH = (OH - 1) * SH + (KH - 1) * DH + 1, PW = (OW - 1) * SW + (KW - 1) * DW + 1;
+  const size_t xi = static_cast<size_t>(q.x), wi = static_cast<size_t>(q.w);
+  const char* xt = e.in_ctype(xi);
+  e.variant = "depthwise, int16 plane";
+  e("/* {}: depthwise, tasks (image, channel): x - x_zero_point as int16 on a {}x{} plane with its padding, then per */",
+    e.node.op_type, PH, PW);
+  e("/* output row int32 accumulators, one simd loop per kernel tap (exact products), and the requantization */");
+  const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(KH * KW);
+  open_tasks(e, {{"n", g.N, 1}, {"c", g.M, 1}}, g.N * g.M > 1 && e.parallel(work));
+  e("int16_t pl[{}];", PH * PW);
+  e("int32_t acc[{}];", OW);
+  e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
+  e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({term("c", q.w_zp.step)}), "int32_t"));
+  e("const int32_t bm = {};", q.bias >= 0 ? fmt::format("{}[c]", e.in(static_cast<size_t>(q.bias))) : "0");
+  if (q.qlinear) {
+    e("const float mult = {} * {} / {};", param(e, q.x_scale, "0", "float"),
+      param(e, q.w_scale, sum_terms({term("c", q.w_scale.step)}), "float"), param(e, q.y_scale, "0", "float"));
+    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
+  }
+  e("const {}* restrict xc = {} + (n * {} + c) * {};", xt, e.in(xi), g.C, IH * IW);
+  e("const {}* restrict wc = {} + c * {};", e.in_ctype(wi), e.in(wi), KH * KW);
+  // The plane: row j is input row j - PT, column t input column t - PL.
+  const int64_t lo = std::min(PL, PW), hi = std::min(PL + IW, PW);
+  e("for (int64_t j = 0; j < {}; ++j) {{", PH);
+  e("int16_t* restrict d = pl + j * {};", PW);
+  e("const int64_t ih = {};", sum_terms({"j", PT ? fmt::format("-{}", PT) : ""}));
+  e("if (ih < 0 || ih >= {}) {{", IH);
+  simd(e, PW);
+  e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", PW);
+  e("continue;");
+  e("}}");
+  if (lo > 0) e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", lo);
+  if (hi > lo) {
+    simd(e, hi - lo);
+    e("for (int64_t t = {}; t < {}; ++t) d[t] = (int16_t)((int32_t)xc[ih * {} + t - {}] - xz);", lo, hi, IW, PL);
+  }
+  if (hi < PW) e("for (int64_t t = {}; t < {}; ++t) d[t] = 0;", hi, PW);
+  e("}}");
+  e("{}* restrict yc = {} + (n * {} + c) * {};", e.out_ctype(0), e.out(0), g.M, OH * OW);
+  e("for (int64_t oh = 0; oh < {}; ++oh) {{", OH);
+  simd(e, OW);
+  e("for (int64_t o = 0; o < {}; ++o) acc[o] = 0;", OW);
+  e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
+  e("for (int64_t kw = 0; kw < {}; ++kw) {{", KW);
+  e("const int32_t wv = (int32_t)wc[kh * {} + kw] - wz;", KW);
+  e("const int16_t* restrict xr = pl + ({}) * {} + {};", sum_terms({term("oh", SH), term("kh", DH)}), PW, term("kw", DW));
+  simd(e, OW);
+  e("for (int64_t o = 0; o < {}; ++o) acc[o] += (int32_t)xr[{}] * wv;", OW, term("o", SW));
+  e("}}");
+  e("}}");
+  e("{}* restrict yr = yc + oh * {};", e.out_ctype(0), OW);
+  simd(e, OW);
+  e("for (int64_t o = 0; o < {}; ++o) {{", OW);
+  e("const int32_t a = (int32_t)((uint32_t)acc[o] + (uint32_t)bm);");
+  if (q.qlinear) e("{}", round_saturate("yr[o]", e.out_dtype(0), "(float)a * mult", "yz", q.qmin, q.qmax));
+  else e("yr[o] = a;");
+  e("}}");
+  e("}}");  // oh
+  e("}}");  // c
+  e("}}");  // n
+}
+
 // ---------------------------------------------------------------- ConvInteger, QLinearConv
 
 void emit_qconv(CEmit& e) {
   if (e.in_layout(static_cast<size_t>(qconv_geom(e.node).w)).kind == Layout::Kind::Pairs) {
     emit_qconv_pairs(e);
+    return;
+  }
+  if (qconv_depthwise_apply(qconv_geom(e.node))) {
+    emit_qconv_depthwise(e);
     return;
   }
   const QConvGeom& q = qconv_geom(e.node);
