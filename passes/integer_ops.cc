@@ -63,9 +63,11 @@ struct Sandwich {
 class Matcher {
  public:
   explicit Matcher(Graph& g) : g_(g) {
-    for (auto& n : g.nodes)
-      for (Value* v : n->all_inputs())
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      position_[g.nodes[i].get()] = i;
+      for (Value* v : g.nodes[i]->all_inputs())
         if (v) ++readers_[v];
+    }
   }
 
   // The sandwich ending in QuantizeLinear q, if it meets the conditions above.
@@ -125,12 +127,12 @@ class Matcher {
       }
     y->producer = n.get();
     s.q->outputs[0] = nullptr;
-    for (auto& p : g_.nodes)
-      if (p.get() == s.q) {
-        removed_.push_back(std::move(p));  // the rest of the sandwich is now dead (or read elsewhere)
-        p = std::move(n);
-        break;
-      }
+    // QLinearConv takes q's place in the node list (replacing does not move other nodes, so the
+    // positions found at the start hold); the rest of the sandwich is now dead (or read elsewhere).
+    std::unique_ptr<Node>& slot = g_.nodes[position_.at(s.q)];
+    position_[n.get()] = position_.at(s.q);
+    removed_.push_back(std::move(slot));
+    slot = std::move(n);
   }
 
  private:
@@ -172,6 +174,7 @@ class Matcher {
 
   Graph& g_;
   std::map<const Value*, int64_t> readers_;
+  std::map<const Node*, size_t> position_;  // index in g_.nodes
   std::vector<std::unique_ptr<Node>> removed_;
 };
 
