@@ -13,8 +13,8 @@
 //    accumulators (16 output channels x 6 positions) updated by _mm256_madd_epi16 on AVX2
 //    targets and by the same sums in plain C elsewhere, requantized in vectors (emit_qconv_pairs).
 //  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), the channel as int16
-//    x - x_zero_point on a padded plane, one simd loop per kernel tap into an int32 row
-//    (emit_qconv_depthwise).
+//    x - x_zero_point on a padded plane, one simd loop per kernel tap over all the outputs'
+//    int32 accumulators (emit_qconv_depthwise).
 //  - Other ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
 //    row (all spatial dims but the last) and chunk of at most kChunk positions along the last,
 //    an accumulator row on the stack; per input channel and kernel position the valid range
@@ -588,39 +588,61 @@ void emit_qconv_pairs(CEmit& e) {
 
 // ---------------------------------------------------------------- depthwise QLinearConv, ConvInteger
 
-// The padded channel a depthwise task keeps on its stack, at most.
-constexpr int64_t kDepthwisePlaneBytes = 192 << 10;
+// A depthwise task's plane and accumulators on its stack, at most.
+constexpr int64_t kDepthwiseBytes = 192 << 10;
+
+// The padded plane of a depthwise task and its accumulators: output position (oh, ow) is
+// accumulator p = oh * OP + ow, which reads plane element SW * p + kh * DH * PW + kw * DW for tap
+// (kh, kw): PW (the plane's width) is a multiple of SW and OP = SH * PW / SW, so that one index
+// runs over every output row; the accumulators at ow >= OW are computed and dropped.
+struct DwGeom {
+  int64_t PW = 0, PH = 0, OP = 0;
+  int64_t bytes(const ConvGeom& g) const { return PH * PW * 2 + g.out[0] * OP * 8; }  // plane, accumulators, outputs
+};
+
+DwGeom dw_geom(const ConvGeom& g) {
+  DwGeom d;
+  const int64_t SW = g.s[1];
+  d.PW = ((g.out[1] - 1) * SW + (g.k[1] - 1) * g.d[1] + 1 + SW - 1) / SW * SW;
+  d.OP = g.s[0] * (d.PW / SW);
+  const int64_t last = SW * (g.out[0] * d.OP - 1) + (g.k[0] - 1) * g.d[0] * d.PW + (g.k[1] - 1) * g.d[1];
+  d.PH = last / d.PW + 1;
+  return d;
+}
 
 // Whether a 2-D depthwise QLinearConv / ConvInteger (one input and one output channel per group)
 // runs on a padded int16 plane per channel (emit_qconv_depthwise).
 bool qconv_depthwise_apply(const QConvGeom& q) {
   const ConvGeom& g = q.conv;
   if (g.rank() != 2 || g.CG != 1 || g.MG != 1 || g.N == 0 || g.out_size() == 0) return false;
-  const int64_t rows = (g.out[0] - 1) * g.s[0] + (g.k[0] - 1) * g.d[0] + 1;
-  const int64_t cols = (g.out[1] - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1;
-  return rows * cols * 2 <= kDepthwisePlaneBytes && static_cast<double>(g.k_size()) * 255.0 * 255.0 <= 2147483647.0;
+  if (g.out[0] > (int64_t{1} << 20) || g.out[1] > (int64_t{1} << 20)) return false;
+  return dw_geom(g).bytes(g) <= kDepthwiseBytes && static_cast<double>(g.k_size()) * 255.0 * 255.0 <= 2147483647.0;
 }
 
 // Depthwise, tasks (image, channel): the channel's input as int16 x - x_zero_point on a plane
-// with the padding (zeros) around it, then per output row an int32 accumulator row, each kernel
-// tap adding its (w - w_zero_point) times a row of the plane in one simd loop (exact products),
-// and a simd loop that adds the bias (modulo 2^32) and requantizes as the direct kernel.
+// with the padding (zeros) around it (DwGeom), then int32 accumulators for every output
+// position, each kernel tap adding its (w - w_zero_point) times the plane in one simd loop over
+// all of them (exact products), and one simd loop that adds the bias (modulo 2^32) and
+// requantizes as the direct kernel, whose rows of OW values are then copied out.
 void emit_qconv_depthwise(CEmit& e) {
   const QConvGeom& q = qconv_geom(e.node);
   const ConvGeom& g = q.conv;
+  const DwGeom dg = dw_geom(g);
   const int64_t IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
-  const int64_t SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1], PT = g.pb[0], PL = g.pb[1];
-  const int64_t PH = (OH - 1) * SH + (KH - 1) * DH + 1, PW = (OW - 1) * SW + (KW - 1) * DW + 1;
+  const int64_t SW = g.s[1], DH = g.d[0], DW = g.d[1], PT = g.pb[0], PL = g.pb[1];
+  const int64_t PH = dg.PH, PW = dg.PW, OP = dg.OP;
   const size_t xi = static_cast<size_t>(q.x), wi = static_cast<size_t>(q.w);
   const char* xt = e.in_ctype(xi);
   e.variant = "depthwise, int16 plane";
-  e("/* {}: depthwise, tasks (image, channel): x - x_zero_point as int16 on a {}x{} plane with its padding, then per */",
+  e("/* {}: depthwise, tasks (image, channel): x - x_zero_point as int16 on a {}x{} plane with its padding; output (oh, ow) */",
     e.node.op_type, PH, PW);
-  e("/* output row int32 accumulators, one simd loop per kernel tap (exact products), and the requantization */");
+  e("/* is accumulator oh * {} + ow, which tap (kh, kw) adds from plane element {} * p + kh * {} + kw * {}: one simd loop */",
+    OP, SW, DH * PW, DW);
+  e("/* per tap over all outputs (exact products; those at ow >= {} are dropped), then the requantization per row */", OW);
   const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(KH * KW);
   open_tasks(e, {{"n", g.N, 1}, {"c", g.M, 1}}, g.N * g.M > 1 && e.parallel(work));
   e("int16_t pl[{}];", PH * PW);
-  e("int32_t acc[{}];", OW);
+  e("int32_t acc[{}];", OH * OP);
   e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
   e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({term("c", q.w_zp.step)}), "int32_t"));
   e("const int32_t bm = {};", q.bias >= 0 ? fmt::format("{}[c]", e.in(static_cast<size_t>(q.bias))) : "0");
@@ -648,26 +670,28 @@ void emit_qconv_depthwise(CEmit& e) {
   }
   if (hi < PW) e("for (int64_t t = {}; t < {}; ++t) d[t] = 0;", hi, PW);
   e("}}");
-  e("{}* restrict yc = {} + (n * {} + c) * {};", e.out_ctype(0), e.out(0), g.M, OH * OW);
-  e("for (int64_t oh = 0; oh < {}; ++oh) {{", OH);
-  simd(e, OW);
-  e("for (int64_t o = 0; o < {}; ++o) acc[o] = 0;", OW);
+  simd(e, OH * OP);
+  e("for (int64_t p = 0; p < {}; ++p) acc[p] = 0;", OH * OP);
   e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
   e("for (int64_t kw = 0; kw < {}; ++kw) {{", KW);
   e("const int32_t wv = (int32_t)wc[kh * {} + kw] - wz;", KW);
-  e("const int16_t* restrict xr = pl + ({}) * {} + {};", sum_terms({term("oh", SH), term("kh", DH)}), PW, term("kw", DW));
-  simd(e, OW);
-  e("for (int64_t o = 0; o < {}; ++o) acc[o] += (int32_t)xr[{}] * wv;", OW, term("o", SW));
+  e("const int16_t* restrict xr = pl + {};", sum_terms({term("kh", DH * PW), term("kw", DW)}));
+  simd(e, OH * OP);
+  e("for (int64_t p = 0; p < {}; ++p) acc[p] += (int32_t)xr[{}] * wv;", OH * OP, term("p", SW));
   e("}}");
   e("}}");
-  e("{}* restrict yr = yc + oh * {};", e.out_ctype(0), OW);
-  simd(e, OW);
-  e("for (int64_t o = 0; o < {}; ++o) {{", OW);
-  e("const int32_t a = (int32_t)((uint32_t)acc[o] + (uint32_t)bm);");
-  if (q.qlinear) e("{}", round_saturate("yr[o]", e.out_dtype(0), "(float)a * mult", "yz", q.qmin, q.qmax));
-  else e("yr[o] = a;");
+  // The bias and requantization in one simd loop over all the accumulators (rows of OW are too
+  // short for one each), into qv; then each output row's OW values.
+  const char* yt = e.out_ctype(0);
+  e("{} qv[{}];", yt, OH * OP);
+  simd(e, OH * OP);
+  e("for (int64_t p = 0; p < {}; ++p) {{", OH * OP);
+  e("const int32_t a = (int32_t)((uint32_t)acc[p] + (uint32_t)bm);");
+  if (q.qlinear) e("{}", round_saturate("qv[p]", e.out_dtype(0), "(float)a * mult", "yz", q.qmin, q.qmax));
+  else e("qv[p] = a;");
   e("}}");
-  e("}}");  // oh
+  e("{}* restrict yc = {} + (n * {} + c) * {};", yt, e.out(0), g.M, OH * OW);
+  e("for (int64_t oh = 0; oh < {}; ++oh) memcpy(yc + oh * {}, qv + oh * {}, {});", OH, OW, OP, OW * static_cast<int64_t>(dtype_size(e.out_dtype(0))));
   e("}}");  // c
   e("}}");  // n
 }
