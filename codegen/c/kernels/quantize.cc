@@ -349,17 +349,14 @@ Layout qconv_weight_layout(const Node& n, size_t input, const Target&) {
 }
 
 // The stores of a register tile (rm blocks of channels from mb, rn positions from ow0 of row
-// oh): element (r, channel m = mb * 8 + j) is `value` (of r, j, m); "round" when it is a float
-// to round, offset and saturate into the output's type.
-void emit_pair_stores(CEmit& e, const QConvGeom& q, int rm, int64_t rn, bool groups, const std::string& value,
-                      const std::string& how) {
+// oh): element (r, channel m = mb * 8 + j) is `value` (of r and j).
+void emit_pair_stores(CEmit& e, const QConvGeom& q, int rm, int64_t rn, bool groups, const std::string& value) {
   const ConvGeom& g = q.conv;
   e("for (int64_t j = 0; j < {}; ++j) {{", rm * kPairLanes);
   e("const int64_t m = mb * {} + j;", kPairLanes);
   if (!groups && g.M % kPairLanes != 0) e("if (m >= {}) break;", g.M);
   e("{}* restrict ym = {} + ((n * {} + m) * {} + oh) * {} + ow0;", e.out_ctype(0), e.out(0), g.M, g.out[0], g.out[1]);
-  e("for (int64_t r = 0; r < {}; ++r) {}", rn,
-    how == "round" ? round_saturate("ym[r]", e.out_dtype(0), value, "yz", q.qmin, q.qmax) : "ym[r] = " + value + ";");
+  e("for (int64_t r = 0; r < {}; ++r) ym[r] = {};", rn, value);
   e("}}");
 }
 
@@ -526,7 +523,7 @@ void emit_qconv_pairs(CEmit& e) {
         e("_mm256_storeu_si256((__m256i*)(acc + {}), t);", (r * rm + j) * L);
         e("}}");
       }
-    emit_pair_stores(e, q, rm, rn, groups, "(" + std::string(e.out_ctype(0)) + ")acc[(r * " + std::to_string(rm) + " + j / 8) * 8 + j % 8]", "");
+    emit_pair_stores(e, q, rm, rn, groups, fmt::format("({})acc[(r * {} + j / 8) * 8 + j % 8]", e.out_ctype(0), rm));
     e("#else");
     simd(e, rm * rn * L);
     e("for (int64_t i = 0; i < {}; ++i) acc[i] = 0;", rm * rn * L);
@@ -550,10 +547,18 @@ void emit_qconv_pairs(CEmit& e) {
     e("}}");  // kw
     e("}}");  // kh
     e("}}");  // c2
-    // Bias (modulo 2^32) and requantization per element.
-    const std::string a = fmt::format("(int32_t)((uint32_t)acc[(r * {} + j / 8) * 8 + j % 8] + (uint32_t)bq[m])", rm);
-    if (q.qlinear) emit_pair_stores(e, q, rm, rn, groups, fmt::format("(float){} * mq[m]", a), "round");
-    else emit_pair_stores(e, q, rm, rn, groups, a, "");
+    // Bias (modulo 2^32) and requantization: one simd loop per position over its rm * 8 channels
+    // (in place: the requantized values fit int32), then the stores.
+    e("for (int64_t r = 0; r < {}; ++r) {{", rn);
+    e("int32_t* restrict ar = acc + r * {};", rm * L);
+    simd(e, rm * L);
+    e("for (int64_t j = 0; j < {}; ++j) {{", rm * L);
+    e("const int32_t a = (int32_t)((uint32_t)ar[j] + (uint32_t)bq[mb * {} + j]);", L);
+    if (q.qlinear) e("{}", round_saturate("ar[j]", DType::I32, fmt::format("(float)a * mq[mb * {} + j]", L), "yz", q.qmin, q.qmax));
+    else e("ar[j] = a;");
+    e("}}");
+    e("}}");
+    emit_pair_stores(e, q, rm, rn, groups, fmt::format("({})acc[(r * {} + j / 8) * 8 + j % 8]", e.out_ctype(0), rm));
     e("#endif");
     e("}}");
   };
