@@ -32,6 +32,9 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quant_common import vnni  # noqa: E402
+
 # name: (x shape, M, kernel, strides, pads, dilations, group, weight type, weight zero point
 #        ("zero", "tensor" or "channel"), bias, y_scale factor, op, kernel expected)
 CASES = {
@@ -102,14 +105,6 @@ def u8_twin(m):
             a = numpy_helper.to_array(init).astype(np.int16) + 128
             init.CopyFrom(numpy_helper.from_array(a.astype(np.uint8), init.name))
     return t
-
-
-def vnni():
-    try:
-        flags = open("/proc/cpuinfo").read().split()
-    except OSError:
-        return False
-    return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
 def main():

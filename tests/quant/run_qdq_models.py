@@ -34,6 +34,9 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                       quantize_static)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quant_common import vnni  # noqa: E402
+
 SHAPE = (1, 8, 20, 20)
 
 
@@ -98,14 +101,6 @@ def u8_twin(src, dst):
                 a = numpy_helper.to_array(inits[name]).astype(np.int16) + 128
                 inits[name].CopyFrom(numpy_helper.from_array(a.astype(np.uint8), name))
     onnx.save(m, dst)
-
-
-def vnni():
-    try:
-        flags = open("/proc/cpuinfo").read().split()
-    except OSError:
-        return False
-    return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
 def run(cmd):
