@@ -476,7 +476,8 @@ class QConv : public Op {
       y = n.in(7)->dtype;
       int_range(y, &g_.qmin, &g_.qmax);
     }
-    g_.wrap = may_wrap(static_cast<double>(g.CG) * static_cast<double>(g.k_size()), g_.bias >= 0);
+    g_.products_wrap = may_wrap(static_cast<double>(g.CG) * static_cast<double>(g.k_size()), false);
+    g_.wrap = g_.products_wrap || g_.bias >= 0;
     Shape ys{g.N, g.M};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     set_output(n, 0, y, ys);

@@ -62,7 +62,8 @@ struct QConvGeom {
   int x = 0, w = 1, bias = -1;  // input indices
   ConvGeom conv;
   QParam x_zp, w_zp, x_scale, w_scale, y_scale, y_zp;
-  bool wrap = false;
+  bool products_wrap = false;  // the sum of the CG·K1···Kk products may leave int32's range
+  bool wrap = false;           // that, or a bias is added
   double qmin = 0, qmax = 0;
 };
 const QConvGeom& qconv_geom(const Node& n);

@@ -27,6 +27,7 @@
 // range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: MatMulInteger / QLinearMatMul and the
 // channel-multiplier convolutions are plain loops; no VNNI (vpdpbusd/vpdpwssd) or AMX form yet.
 #include <algorithm>
+#include <functional>
 
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
@@ -298,6 +299,21 @@ void emit_qmatmul(CEmit& e) {
 }
 
 
+// The body of a loop over the rows of a padded plane: row d (C pointer `d`, `width` elements)
+// holds input row `ih` (declared by the caller) from column PL on; rows outside [0, IH) and the
+// columns outside [PL, PL + IW) are zeros, cols(lo, hi) emits the loop that fills [lo, hi).
+void emit_padded_row(CEmit& e, int64_t width, int64_t IH, int64_t IW, int64_t PL, const std::function<void(int64_t, int64_t)>& cols) {
+  e("if (ih < 0 || ih >= {}) {{", IH);
+  simd(e, width);
+  e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", width);
+  e("continue;");
+  e("}}");
+  const int64_t lo = std::min(PL, width), hi = std::min(PL + IW, width);
+  if (lo > 0) e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", lo);
+  if (hi > lo) cols(lo, hi);
+  if (hi < width) e("for (int64_t t = {}; t < {}; ++t) d[t] = 0;", hi, width);
+}
+
 // ---------------------------------------------------------------- QLinearConv, ConvInteger on 16-bit pairs
 
 // Output channels per block (the int32 lanes of a 256-bit vector), output positions per register
@@ -339,8 +355,7 @@ bool qconv_pairs_apply(const Node& n) {
   const ConvGeom& g = q.conv;
   if (g.rank() != 2 || g.N == 0 || g.out_size() == 0) return false;
   if (!(g.G == 1 ? g.M >= 4 : g.MG % kPairLanes == 0)) return false;
-  if (static_cast<double>(g.CG * g.k_size()) * 255.0 * 255.0 > 2147483647.0) return false;
-  return pair_geom(q).bytes() <= kPairBandBytes;
+  return !q.products_wrap && pair_geom(q).bytes() <= kPairBandBytes;
 }
 
 Layout qconv_weight_layout(const Node& n, size_t input, const Target&) {
@@ -429,22 +444,16 @@ void emit_qconv_pairs(CEmit& e) {
   e("for (int64_t j = 0; j < {}; ++j) {{", BR);
   e("int32_t* restrict d = xp + (c2 * {} + j) * {};", BR, IWP);
   e("const int64_t ih = {};", sum_terms({term("oh0", SH), PT ? fmt::format("-{}", PT) : "", "j"}));
-  e("if (ih < 0 || ih >= {}) {{", IH);
-  e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", IWP);
-  e("continue;");
-  e("}}");
-  e("const {}* restrict x0 = xg + (2 * c2 * {} + ih) * {};", xt, IH, IW);
-  const int64_t lo = std::min(PL, IWP), hi = std::min(PL + IW, IWP);  // columns [lo, hi) read x
-  if (lo > 0) e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", lo);
-  auto pair_loop = [&](bool two) {
-    simd(e, hi - lo);
-    e("for (int64_t t = {}; t < {}; ++t) {{", lo, hi);
-    e("const uint32_t a = (uint16_t)((int32_t)x0[t - {}] - xz);", PL);
-    if (two) e("const uint32_t b = (uint16_t)((int32_t)x0[t - {} + {}] - xz);", PL, IH * IW);
-    e("d[t] = (int32_t)({});", two ? "a | b << 16" : "a");
-    e("}}");
-  };
-  if (hi > lo) {
+  emit_padded_row(e, IWP, IH, IW, PL, [&](int64_t lo, int64_t hi) {
+    e("const {}* restrict x0 = xg + (2 * c2 * {} + ih) * {};", xt, IH, IW);
+    auto pair_loop = [&](bool two) {
+      simd(e, hi - lo);
+      e("for (int64_t t = {}; t < {}; ++t) {{", lo, hi);
+      e("const uint32_t a = (uint16_t)((int32_t)x0[t - {}] - xz);", PL);
+      if (two) e("const uint32_t b = (uint16_t)((int32_t)x0[t - {} + {}] - xz);", PL, IH * IW);
+      e("d[t] = (int32_t)({});", two ? "a | b << 16" : "a");
+      e("}}");
+    };
     if (g.CG % 2 == 0) {
       pair_loop(true);
     } else {  // the last channel has no partner: its pair's high half is 0
@@ -454,8 +463,7 @@ void emit_qconv_pairs(CEmit& e) {
       pair_loop(false);
       e("}}");
     }
-  }
-  if (hi < IWP) e("for (int64_t t = {}; t < {}; ++t) d[t] = 0;", hi, IWP);
+  });
   e("}}");  // j
   e("}}");  // c2
   // One register tile: rm blocks of channels from mb, rn positions from column ow0 of row oh.
@@ -621,7 +629,7 @@ bool qconv_depthwise_apply(const QConvGeom& q) {
   const ConvGeom& g = q.conv;
   if (g.rank() != 2 || g.CG != 1 || g.MG != 1 || g.N == 0 || g.out_size() == 0) return false;
   if (g.out[0] > (int64_t{1} << 20) || g.out[1] > (int64_t{1} << 20)) return false;
-  return dw_geom(g).bytes(g) <= kDepthwiseBytes && static_cast<double>(g.k_size()) * 255.0 * 255.0 <= 2147483647.0;
+  return !q.products_wrap && dw_geom(g).bytes(g) <= kDepthwiseBytes;
 }
 
 // Depthwise, tasks (image, channel): the channel's input as int16 x - x_zero_point on a plane
@@ -659,21 +667,13 @@ void emit_qconv_depthwise(CEmit& e) {
   e("const {}* restrict xc = {} + (n * {} + c) * {};", xt, e.in(xi), g.C, IH * IW);
   e("const {}* restrict wc = {} + c * {};", e.in_ctype(wi), e.in(wi), KH * KW);
   // The plane: row j is input row j - PT, column t input column t - PL.
-  const int64_t lo = std::min(PL, PW), hi = std::min(PL + IW, PW);
   e("for (int64_t j = 0; j < {}; ++j) {{", PH);
   e("int16_t* restrict d = pl + j * {};", PW);
   e("const int64_t ih = {};", sum_terms({"j", PT ? fmt::format("-{}", PT) : ""}));
-  e("if (ih < 0 || ih >= {}) {{", IH);
-  simd(e, PW);
-  e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", PW);
-  e("continue;");
-  e("}}");
-  if (lo > 0) e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", lo);
-  if (hi > lo) {
+  emit_padded_row(e, PW, IH, IW, PL, [&](int64_t lo, int64_t hi) {
     simd(e, hi - lo);
     e("for (int64_t t = {}; t < {}; ++t) d[t] = (int16_t)((int32_t)xc[ih * {} + t - {}] - xz);", lo, hi, IW, PL);
-  }
-  if (hi < PW) e("for (int64_t t = {}; t < {}; ++t) d[t] = 0;", hi, PW);
+  });
   e("}}");
   simd(e, OH * OP);
   e("for (int64_t p = 0; p < {}; ++p) acc[p] = 0;", OH * OP);
