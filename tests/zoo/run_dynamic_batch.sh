@@ -52,10 +52,9 @@ done
 # The Python wrapper: the same outputs, its errors, and the C API's through its library (built
 # with ASan+UBSan when the flags say so: the sanitizers' runtimes are then preloaded).
 preload=()
-case "$*" in
-  *-fsanitize=address*) preload=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-                                 ASAN_OPTIONS=detect_leaks=0) ;;
-esac
+if [ "$sanitized" = 1 ]; then
+  preload=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" ASAN_OPTIONS=detect_leaks=0)
+fi
 "${preload[@]}" "$py" - "$work" "$name" "$max" "$items" <<'EOF'
 import ctypes, os, sys
 import numpy as np
