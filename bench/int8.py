@@ -3,7 +3,8 @@
 build of the same network, and ONNX Runtime and OpenVINO on the same QDQ model, in one run.
 
 Usage: .venv/bin/python bench/int8.py [--models resnet50 mobilenet_v2] [--threads 1 2] [--rounds 5]
-                                      [--work DIR] [--out bench/results/int8]
+                                      [--work DIR] [--out bench/results/int8] [--no-chart]
+       .venv/bin/python bench/int8.py --from-json bench/results/int8.json   (no runs: OUT.md and OUT.png again)
 
 Per model: models/export_zoo.py exports the float model, models/quantize_zoo.py quantizes it
 with ONNX Runtime's quantize_static (QDQ, per-channel int8 weights, uint8 activations). onnxc
@@ -13,8 +14,10 @@ exact int32). In each of --rounds rounds each build runs its own --bench (about 
 runs) at each --threads count; the report gives each build's median over the rounds and the
 ratios to the float build. ONNX Runtime (its QDQ fusions: int8 kernels) and OpenVINO (f32
 inference precision hint; its low-precision transformations run the QDQ model's int8 parts in
-int8 where the CPU allows) run the QDQ model after the rounds, the same threads. Writes OUT.json
-and OUT.md. The outputs are compared in the tests (tests/quant), not here.
+int8 where the CPU allows) run the QDQ model after the rounds, the same threads. Writes OUT.json,
+OUT.md and OUT.png (latency per build and engine, and each one's speed against onnxc's float
+build; matplotlib: Debian's python3-matplotlib, which bench/run.sh installs). The outputs are
+compared in the tests (tests/quant), not here.
 """
 import argparse
 import json
@@ -36,7 +39,18 @@ def main():
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench_int8"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "int8"))
     ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
+    ap.add_argument("--no-chart", action="store_true", help="no OUT.png (no matplotlib needed)")
+    ap.add_argument("--from-json", default="", metavar="FILE", help="no runs: write FILE's .md and .png again from FILE")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            report = json.load(f)
+        out = os.path.splitext(args.from_json)[0]
+        write_md(report, out + ".md")
+        if not args.no_chart:
+            write_chart(report, out + ".png")
+        print(f"wrote {out}.md" + ("" if args.no_chart else f" and {out}.png"))
+        return
     os.makedirs(args.work, exist_ok=True)
     cpu = cpu_name(("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8"))
     results = []
@@ -73,12 +87,28 @@ def main():
                   f"({med['float'] / med['qdq_integer']:.2f}x); ONNX Runtime QDQ {fmt(ort)}, OpenVINO QDQ {fmt(ov)}", flush=True)
         row["seconds"] = time.time() - t0
         results.append(row)
-    report = {"cpu": cpu, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "results": results}
+    report = {"cpu": cpu, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": args.rounds,
+              "results": results}
     with open(args.out + ".json", "w") as f:
         json.dump(report, f, indent=1)
-    with open(args.out + ".md", "w") as f:
+    write_md(report, args.out + ".md")
+    if not args.no_chart:
+        write_chart(report, args.out + ".png")
+    print(f"wrote {args.out}.json, {args.out}.md" + ("" if args.no_chart else f" and {args.out}.png"))
+
+
+BUILDS = (("float_ms", "onnxc float model", "C0", None), ("qdq_float_ms", "onnxc QDQ, --quantized float", "C0", "//"),
+          ("qdq_integer_ms", "onnxc QDQ, --quantized integer", "C3", None), ("ort_qdq_ms", "ONNX Runtime QDQ", "C1", None),
+          ("ov_qdq_ms", "OpenVINO QDQ", "C2", None))
+
+
+def write_md(report, path):
+    results = report["results"]
+    rounds = report.get("rounds") or (results[0].get("rounds") if results else "?")
+    chart = os.path.basename(os.path.splitext(path)[0]) + ".png"
+    with open(path, "w") as f:
         f.write("# Quantized (QDQ) models: onnxc's builds against its float build, ONNX Runtime and OpenVINO\n\n"
-                f"{cpu}, {report['date']}; `.venv/bin/python bench/int8.py`. Medians of {args.rounds} rounds of each "
+                f"{report['cpu']}, {report['date']}; `.venv/bin/python bench/int8.py`. Medians of {rounds} rounds of each "
                 "build's `--bench`; speed = float build's latency / this build's (above 1: faster than float). QDQ models "
                 "from `models/quantize_zoo.py` (ONNX Runtime's quantize_static: per-channel int8 weights, uint8 "
                 "activations). ONNX Runtime and OpenVINO run the same QDQ model.\n\n"
@@ -90,7 +120,41 @@ def main():
                 f.write(f"| {row['model']} | {t} | {r['float_ms']:.2f} | {r['qdq_float_ms']:.2f} "
                         f"({r['float_ms'] / r['qdq_float_ms']:.2f}) | {r['qdq_integer_ms']:.2f} "
                         f"({r['float_ms'] / r['qdq_integer_ms']:.2f}) | {fmt(r['ort_qdq_ms'])} | {fmt(r['ov_qdq_ms'])} |\n")
-    print(f"wrote {args.out}.json and {args.out}.md")
+        f.write(f"\n![latency and speed against the float build]({chart})\n")
+
+
+def write_chart(report, path):
+    """Left: each build's and engine's latency per model and thread count; right: its speed against
+    onnxc's float build of the same network (above 1: faster than float)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    cols = [(row["model"], t, r) for row in report["results"] for t, r in row["threads"].items()]
+    labels = [f"{m}\n{t} thread{'s' if t != '1' else ''}" for m, t, _ in cols]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.8))
+    w = 0.8 / len(BUILDS)
+    for ax, speed in ((axes[0], False), (axes[1], True)):
+        for i, (key, lab, col, hatch) in enumerate(BUILDS):
+            ys = [r.get(key) for _, _, r in cols]
+            if speed:
+                ys = [None if y is None else r["float_ms"] / y for y, (_, _, r) in zip(ys, cols)]
+            xs = [k + (i - (len(BUILDS) - 1) / 2) * w for k in range(len(cols))]
+            b = ax.bar(xs, [0 if y is None else y for y in ys], w, label=lab, color=col, hatch=hatch,
+                       edgecolor="white" if hatch else None, linewidth=0)
+            ax.bar_label(b, labels=["" if y is None else ("%.2f" if speed else "%.1f") % y for y in ys], fontsize=7,
+                         rotation=90)
+        ax.set_xticks(range(len(cols)), labels, fontsize=8)
+        if speed:
+            ax.axhline(1.0, color="k", lw=0.8)
+            ax.set_ylabel("speed against onnxc's float build (×)")
+        else:
+            ax.set_ylabel("latency, ms (median)")
+        ax.margins(y=0.15)
+    axes[0].legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"int8 (QDQ) models — {report['cpu']}, {report['date']}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
