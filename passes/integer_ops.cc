@@ -15,9 +15,10 @@
 // per output channel (axis 0, no blocks); the bias, when there is one, is a constant int32
 // dequantized with no zero point (or zero) by scales within 1e-6 (relative) of sx * sw[m],
 // the bias scale QLinearConv implies; the Conv's output (and the Relu's) has the Q as its one
-// reader. A Relu between Conv and Q goes only when zy is the lowest value of yq's type, where
-// the saturation already gives Q(Relu(y)) = max(Q(y), zy). The DQ nodes stay for their other
-// readers and go with the dead code otherwise.
+// reader. A Relu or a Clip with constant bounds between Conv and Q goes when Q's saturation
+// already clips there: Q(lo) is the lowest value of yq's type and Q(hi) the highest (for Relu:
+// zy the lowest), so Q(Clip(y)) = Q(y); Relu6 under an output range within [0, 6] included.
+// The DQ nodes stay for their other readers and go with the dead code otherwise.
 // Arithmetic: QLinearConv (ir/ops/quantize.cc) accumulates in int32 and requantizes with
 // the float32 multiplier sx * sw[m] / sy, rounding half to even, as ONNX Runtime's
 // QLinearConv; the float sandwich it replaces rounds differently only where the float
@@ -25,11 +26,12 @@
 // Runs first: constant folding would otherwise turn DQ(wq) into float weights. The new node
 // lists the sandwich's nodes in Node::origin.
 // Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), Add, pools and Concat stay float between
-// their DQ and Q; Clip other than by the zero point is not folded.
+// their DQ and Q.
 #include <cmath>
 
 #include "codegen/backend.h"
 #include "ir/op.h"
+#include "ir/ops/elementwise.h"
 #include "passes/pass.h"
 
 namespace onnxc {
@@ -77,9 +79,10 @@ class Matcher {
       return false;
     s->q = q;
     Node* c = sole_reader_producer(q->in(0));
-    if (c && c->op_type == "Relu" && c->epilogue.empty()) {
-      double lo = q->out(0)->dtype == DType::U8 ? 0 : -128;
-      if (q->in(2)->constant->get(0) != lo) return false;
+    if (c && (c->op_type == "Relu" || c->op_type == "Clip") && c->epilogue.empty()) {
+      double lo = 0, hi = HUGE_VAL;  // Relu
+      if (c->op_type == "Clip" && !clip_bounds(*c, &lo, &hi)) return false;
+      if (!saturates_at(*q, lo, hi)) return false;
       s->relu = c;
       c = sole_reader_producer(c->in(0));
     }
@@ -141,6 +144,38 @@ class Matcher {
     if (!v || v->is_output) return nullptr;
     auto it = readers_.find(v);
     return it != readers_.end() && it->second == 1 ? v->producer : nullptr;
+  }
+
+  // Clip c's constant bounds (absent: unbounded); false when one is not a constant.
+  static bool clip_bounds(const Node& c, double* lo, double* hi) {
+    *lo = -HUGE_VAL;
+    *hi = HUGE_VAL;
+    if (c.opset < 11) {
+      *lo = clip_attrs(c).lo;
+      *hi = clip_attrs(c).hi;
+      return true;
+    }
+    for (size_t i = 1; i < 3; ++i)
+      if (const Value* v = c.in(i)) {
+        if (!v->constant) return false;
+        (i == 1 ? *lo : *hi) = v->constant->get(0);
+      }
+    return true;
+  }
+
+  // Whether q's saturation already clips at [lo, hi]: q(lo) is the type's lowest value and q(hi)
+  // its highest (an infinite bound: nothing to check), so q(clip(y)) = q(y) for every y (q is
+  // monotonic). For Relu (lo 0) that is a zero point at the type's lowest value.
+  static bool saturates_at(const Node& q, double lo, double hi) {
+    const float scale = static_cast<float>(q.in(1)->constant->get(0));
+    const float zp = static_cast<float>(q.in(2)->constant->get(0));
+    const bool u8 = q.out(0)->dtype == DType::U8;
+    const float qmin = u8 ? 0.0f : -128.0f, qmax = u8 ? 255.0f : 127.0f;
+    auto quantize = [&](double v) {  // QuantizeLinear's arithmetic: x / scale, half to even, + zp, saturated
+      float r = std::nearbyint(static_cast<float>(v) / scale) + zp;
+      return std::min(std::max(r, qmin), qmax);
+    };
+    return (!std::isfinite(lo) || quantize(lo) == qmin) && (!std::isfinite(hi) || quantize(hi) == qmax);
   }
 
   // dw's scale and zero point: one value, or one per output channel along axis 0.

@@ -23,6 +23,7 @@ struct Options {
   bool bias = true;
   float bias_scale_error = 0;  // relative error put into the bias scale
   bool relu = false;
+  float clip_hi = 0;  // > 0: Clip(0, clip_hi) with constant bounds instead of the Relu
   int64_t y_zero = 3;
   int64_t group = 1;
   bool conv_read_twice = false;
@@ -64,7 +65,8 @@ Graph& sandwich(GraphBuilder& b, const Options& o) {
                      {"group", attr_int(o.group)}},
                     "conv");
   if (o.conv_read_twice) b.output(b.node("Relu", {y}));
-  if (o.relu) y = b.node("Relu", {y});
+  if (o.relu && o.clip_hi > 0) y = b.node("Clip", {y, scalar_f32(b, "lo", 0.0f), scalar_f32(b, "hi", o.clip_hi)});
+  else if (o.relu) y = b.node("Relu", {y});
   Value* yq = b.node("QuantizeLinear", {y, scalar_f32(b, "sy", kYScale), scalar_int(b, "zy", o.y_zero, o.act)});
   b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", kYScale), scalar_int(b, "zy2", o.y_zero, o.act)}));
   return *b.g;
@@ -140,6 +142,32 @@ TEST(IntegerOps, ReluAtTheZeroPointGoes) {
   EXPECT_TRUE(integer(g));
   EXPECT_EQ(count_ops(g, "QLinearConv"), 1u);
   EXPECT_EQ(count_ops(g, "Relu"), 0u);
+}
+
+// Clip(0, hi) goes when the saturation clips there too: zero point 0, and hi at or past the
+// top of the output's range (Relu6 with the range's end within 6)...
+TEST(IntegerOps, ClipTheSaturationEnforcesGoes) {
+  GraphBuilder b;
+  Options o;
+  o.relu = true;
+  o.y_zero = 0;
+  o.clip_hi = 255 * kYScale;  // exactly the top: Q(hi) = 255
+  Graph& g = sandwich(b, o);
+  EXPECT_TRUE(integer(g));
+  EXPECT_EQ(count_ops(g, "QLinearConv"), 1u);
+  EXPECT_EQ(count_ops(g, "Clip"), 0u);
+}
+
+// ... and stays when its upper bound falls inside the range (Q(hi) < 255: it clips more).
+TEST(IntegerOps, ClipInsideTheRangeStays) {
+  GraphBuilder b;
+  Options o;
+  o.relu = true;
+  o.y_zero = 0;
+  o.clip_hi = 100 * kYScale;
+  Graph& g = sandwich(b, o);
+  EXPECT_FALSE(integer(g));
+  EXPECT_EQ(count_ops(g, "Clip"), 1u);
 }
 
 TEST(IntegerOps, ReluAboveTheZeroPointStays) {
