@@ -13,6 +13,7 @@
 #include "codegen/cuda/module.h"
 #include "codegen/module_writer.h"
 #include "driver/build.h"
+#include "driver/calibration.h"
 #include "driver/command.h"
 #include "driver/split.h"
 #include "driver/tune.h"
@@ -22,6 +23,7 @@
 #include "ir/op.h"
 #include "passes/batch_items.h"
 #include "passes/partition.h"
+#include "passes/quantize_int8.h"
 #include "passes/schedule.h"
 
 namespace onnxc::driver {
@@ -262,6 +264,10 @@ std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& i
     *why = "--profile times the functions of one run at a time";
     return nullptr;
   }
+  if (o.quantize != Quantize::None) {
+    *why = "--quantize int8 quantizes the model as imported, one batch";
+    return nullptr;
+  }
   const int64_t items = batch_items_of(g);
   if (!items) {
     *why = "its inputs do not all have the same first (batch) dimension of 2 or more";
@@ -341,6 +347,17 @@ int compile(Options& o) {
   say(fmt::format("import: {} nodes, {} inputs, {} outputs, {:.2f} M parameters, opset {} ({:.2f} s)", g->nodes.size(), g->inputs.size(),
                   g->outputs.size(), params / 1e6, g->opset, t_import.seconds()));
   say(cuda ? fmt::format("target: CUDA {} (plain NCHW, float32)", o.gpu_arch) : "target: " + target.describe());
+  if (o.quantize == Quantize::Int8) {
+    Timer t_quant;
+    auto samples = read_calibration(o.calibration, *g);
+    QuantizeInt8Report r = quantize_int8(*g, samples);
+    if (r.convs == 0)
+      throw CompileError(CompileError::Kind::Unsupported, "--quantize int8: '" + o.model + "' has no convolution onnxc quantizes" +
+                                                              (r.float_convs.empty() ? std::string() : " (" + r.float_convs[0] + ")"));
+    say(fmt::format("quantize: int8, {} convolutions, {} activation tensors, calibrated on {} sample{} ({:.2f} s)", r.convs, r.tensors,
+                    r.samples, r.samples == 1 ? "" : "s", t_quant.seconds()));
+    for (const std::string& f : r.float_convs) say("quantize: stays float: " + f);
+  }
   VerifyData vd;
   if (o.verify) vd = verify_prepare(o, *g);
   if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), "import"))

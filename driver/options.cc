@@ -34,6 +34,10 @@ const Choices<Quantized>& choices(Quantized) {
   static const Choices<Quantized> c = {{"float", Quantized::Float}, {"integer", Quantized::Integer}};
   return c;
 }
+const Choices<Quantize>& choices(Quantize) {
+  static const Choices<Quantize> c = {{"none", Quantize::None}, {"int8", Quantize::Int8}};
+  return c;
+}
 const Choices<RegionForm>& choices(RegionForm) {
   static const Choices<RegionForm> c = {{"omp-tasks", RegionForm::OmpTasks}, {"groups", RegionForm::Groups}};
   return c;
@@ -121,6 +125,17 @@ std::string check_options(Options& o, bool task_form_given) {
     return "--device cuda does not support --emit python";
   if (o.verify && o.emit != Emit::Exe)
     return "--verify needs --emit exe";
+  if (o.quantize == Quantize::None && !o.calibration.empty())
+    return "--calibration is for --quantize int8";
+  if (o.quantize == Quantize::Int8) {
+    if (o.calibration.empty())
+      return "--quantize int8 needs --calibration DIR: sample inputs (.npy) whose value ranges set the activations' scales";
+    if (o.device == Device::Cuda) return "--quantize int8 is for the CPU (the CUDA backend has no integer kernels)";
+    if (!o.split.empty()) return "--quantize int8 is not for --split yet";
+    if (!o.dynamic.empty() || o.parallel == Parallel::Batch)
+      return "--quantize int8 quantizes the model as imported, one batch: not with --dynamic or --parallel batch yet";
+    if (!o.quantized_given) o.quantized = Quantized::Integer;
+  }
   o.dynamic_dims.clear();
   for (const std::string& spec : o.dynamic) {
     DynamicDim d;

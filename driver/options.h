@@ -31,6 +31,7 @@ enum class Parallel { Auto, Loop, Task, Batch, Tune };  // --parallel
 enum class OmpRegion { Inference, Op };                 // --omp-region
 enum class ActivationLayout { Nchwc, Nchw };            // --layout
 enum class Quantized { Float, Integer };                // --quantized
+enum class Quantize { None, Int8 };                     // --quantize
 // --task-form: RegionForm::OmpTasks or Groups (ir/graph.h); --gpu-precision: GpuPrecision
 // (codegen/cuda/precision.h); --conv-algorithm: ConvAlgorithm (codegen/target.h).
 
@@ -42,6 +43,7 @@ const Choices<Parallel>& choices(Parallel);
 const Choices<OmpRegion>& choices(OmpRegion);
 const Choices<ActivationLayout>& choices(ActivationLayout);
 const Choices<Quantized>& choices(Quantized);
+const Choices<Quantize>& choices(Quantize);
 const Choices<RegionForm>& choices(RegionForm);
 const Choices<GpuPrecision>& choices(GpuPrecision);
 const Choices<ConvAlgorithm>& choices(ConvAlgorithm);
@@ -77,6 +79,9 @@ struct Options {
   int64_t channel_block = 0;  // 0 = from the target
   ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto;
   Quantized quantized = Quantized::Float;  // integer: the integer-ops pass runs
+  bool quantized_given = false;            // --quantized on the command line (else int8 implies integer)
+  Quantize quantize = Quantize::None;      // --quantize int8: passes/quantize_int8.h after import
+  std::string calibration;                 // --calibration DIR (driver/calibration.h)
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;
   double verify_tol = 1e-3;

@@ -148,10 +148,14 @@ void infer_shapes(Graph& g, int64_t fold_limit) {
   }
 }
 
-std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<const Value*, Tensor>& inputs) {
+std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<const Value*, Tensor>& inputs,
+                                             const std::function<void(const Value*, const Tensor&)>& seen) {
   std::map<const Value*, const Tensor*> env;
   std::map<const Value*, Tensor> owned;
-  for (auto& [v, t] : inputs) env[v] = &t;
+  for (auto& [v, t] : inputs) {
+    env[v] = &t;
+    if (seen) seen(v, t);
+  }
   for (auto& v : g.values)
     if (v->constant) env[v.get()] = v->constant.get();
   for (auto& n : g.nodes) {
@@ -168,6 +172,7 @@ std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<cons
       if (Value* v = n->outputs[j]) {
         owned[v] = std::move(out[j]);
         env[v] = &owned[v];
+        if (seen) seen(v, owned[v]);
       }
   }
   std::map<const Value*, Tensor> result;

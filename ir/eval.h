@@ -1,6 +1,7 @@
 // ir/eval.h — running ops: shape inference over the graph, constant propagation, and the
 // whole-graph reference interpreter (used by --verify and by pass tests).
 #pragma once
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -23,7 +24,10 @@ void infer_shapes(Graph& g, int64_t fold_limit = int64_t{1} << 24);
 std::vector<Tensor> eval_node(const Node& n, const std::vector<const Tensor*>& in);
 
 // Evaluates the whole graph on the given runtime inputs; returns every graph output by value.
-std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<const Value*, Tensor>& inputs);
+// `seen`, when given, is called with each graph input and each node output as it is computed
+// (compile-model --quantize's calibration reads their ranges).
+std::map<const Value*, Tensor> run_reference(const Graph& g, const std::map<const Value*, Tensor>& inputs,
+                                             const std::function<void(const Value*, const Tensor&)>& seen = {});
 
 // Structural checks: topological order, each used value defined once, shapes known, fused
 // groups well formed (internal values read only inside their group, see ir/graph.h).

@@ -171,15 +171,26 @@ int main(int argc, char** argv) {
                  "rounding, about 1e-6 relative) where the transformed filter stays in L2 or the batch has at least 40 tiles of 2x2 output pixels to "
                  "amortise it; direct never; winograd wherever it applies")
       ->default_str(flag_name(o.conv_algorithm));
-  add_choice(app, "--quantized", o.quantized,
+  auto* quantized_opt = add_choice(app, "--quantized", o.quantized,
              "quantized (QDQ) models: float computes each DequantizeLinear -> Conv -> QuantizeLinear as written, a float "
              "convolution of dequantized values rounded back (the NCHWc kernels); integer makes it the QLinearConv it stands "
              "for (pass integer-ops): 8-bit activations, exact int32 accumulation, ONNX Runtime's requantization, so "
              "results equal ONNX Runtime's integer kernels where those are exact. Its convolutions multiply 16-bit pairs "
              "(AVX2 pmaddwd, plain C elsewhere; no VNNI or AMX form yet): on a 2-core AMD EPYC (Zen 3) resnet50 runs at 1.07x "
              "the float build's speed at one thread, mobilenet_v2 at 0.6-0.75x (bench/int8.py); float stays the default "
-             "until integer is faster on every model")
+             "until integer is faster on every model (with --quantize int8: integer)")
       ->default_str(flag_name(o.quantized));
+  add_choice(app, "--quantize", o.quantize,
+             "quantize a float model here: int8 inserts QuantizeLinear/DequantizeLinear as ONNX Runtime's quantize_static "
+             "does (QDQ, MinMax calibration, per-channel symmetric int8 weights, uint8 activations; each Conv's input and "
+             "output, through a Relu or Clip that is its one reader), with the ranges the reference evaluator sees on the "
+             "--calibration inputs, then compiles the QDQ model (--quantized integer unless given)")
+      ->default_str(flag_name(o.quantize));
+  app.add_option("--calibration", o.calibration,
+                 "--quantize int8: a folder of sample inputs, float32 .npy in C order with the input's shape: one file per "
+                 "sample for a model with one input; else one subfolder per sample holding INPUT.npy for every input. A few "
+                 "representative samples (each runs through the reference evaluator: seconds per sample on a CNN)")
+      ->type_name("DIR");
   std::string pass_list;
   for (auto& p : pass_names()) pass_list += (pass_list.empty() ? "" : ", ") + p;
   app.add_option("--print-after", o.print_after, "print the IR after pass PASS (repeatable; 'all' for every pass, 'import' for the imported graph). Passes: " + pass_list)
@@ -240,6 +251,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kUsage;
   }
   if (precision_opt->count() > 0) o.gpu_precision = precision;
+  o.quantized_given = quantized_opt->count() > 0;
   if (o.list_ops) {
     for (auto& op : o.device == Device::Cuda ? cuda_supported_ops() : supported_ops()) fmt::print("{}\n", op);
     return kOk;
