@@ -27,7 +27,6 @@ import argparse
 import logging
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -39,7 +38,7 @@ from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quant_common import vnni  # noqa: E402
-from run_qdq_models import u8_twin  # noqa: E402
+from run_qdq_models import output_step, run, u8_twin  # noqa: E402
 
 SHAPE = (1, 8, 20, 20)
 CALIBRATION = 6
@@ -92,19 +91,6 @@ class Inputs(CalibrationDataReader):
 
     def get_next(self):
         return self.items.pop(0) if self.items else None
-
-
-def output_step(path):
-    m = onnx.load(path)
-    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
-    for n in m.graph.node:
-        if n.output[0] == "output" and n.op_type == "DequantizeLinear":
-            return float(inits[n.input[1]])
-    raise RuntimeError("the quantized model's output is not made by a DequantizeLinear")
-
-
-def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True)
 
 
 def main():
