@@ -46,7 +46,7 @@ struct Range {
 std::pair<float, uint8_t> uint8_params(Range r) {
   const float lo = std::min(r.lo, 0.0f), hi = std::max(r.hi, 0.0f);
   const double scale = static_cast<double>(hi - lo) / 255.0;
-  if (scale < static_cast<double>(FLT_MIN)) return {1.0f, 0};
+  if (!(scale >= static_cast<double>(FLT_MIN)) || !std::isfinite(scale)) return {1.0f, 0};  // empty, NaN or infinite range
   const double zp = std::nearbyint(0.0 - static_cast<double>(lo) / scale);
   return {static_cast<float>(scale), static_cast<uint8_t>(std::clamp(zp, 0.0, 255.0))};
 }
@@ -163,11 +163,11 @@ QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Valu
       }
       const float absmax = std::max(std::fabs(lo), std::fabs(hi));
       const double sd = static_cast<double>(absmax - (-absmax)) / 254.0;
-      const float scale = sd < static_cast<double>(FLT_MIN) ? 1.0f : static_cast<float>(sd);
+      const float scale = !(sd >= static_cast<double>(FLT_MIN)) || !std::isfinite(sd) ? 1.0f : static_cast<float>(sd);
       ws.data<float>()[o] = scale;
       for (int64_t i = 0; i < per; ++i) {
-        const float q = std::nearbyint(src[i] / scale);
-        wq.data<int8_t>()[o * per + i] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+        const float q = std::nearbyint(src[i] / scale);  // NaN (a NaN or infinite weight) as 0
+        wq.data<int8_t>()[o * per + i] = std::isnan(q) ? 0 : static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
       }
     }
     std::vector<Value*> ins = {add_constant(g, wv->name + "_quantized", wq), add_constant(g, wv->name + "_scale", ws),
@@ -183,7 +183,7 @@ QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Valu
         if (s == 0.0f) s = 1.0f;
         bs.data<float>()[o] = s;
         const double q = std::nearbyint(static_cast<double>(b.data<float>()[o] / s));
-        bq.data<int32_t>()[o] = static_cast<int32_t>(std::clamp(q, -2147483648.0, 2147483647.0));
+        bq.data<int32_t>()[o] = std::isnan(q) ? 0 : static_cast<int32_t>(std::clamp(q, -2147483648.0, 2147483647.0));
       }
       Node* db = insert_node(g, c, "DequantizeLinear", bv->name + "_DequantizeLinear",
                              {add_constant(g, bv->name + "_quantized", bq), add_constant(g, bv->name + "_scale", bs)}, 1,
