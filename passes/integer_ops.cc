@@ -32,6 +32,7 @@
 #include "codegen/backend.h"
 #include "ir/op.h"
 #include "ir/ops/elementwise.h"
+#include "ir/ops/quantize.h"
 #include "passes/pass.h"
 
 namespace onnxc {
@@ -169,11 +170,10 @@ class Matcher {
   static bool saturates_at(const Node& q, double lo, double hi) {
     const float scale = static_cast<float>(q.in(1)->constant->get(0));
     const float zp = static_cast<float>(q.in(2)->constant->get(0));
-    const bool u8 = q.out(0)->dtype == DType::U8;
-    const float qmin = u8 ? 0.0f : -128.0f, qmax = u8 ? 255.0f : 127.0f;
-    auto quantize = [&](double v) {  // QuantizeLinear's arithmetic: x / scale, half to even, + zp, saturated
-      float r = std::nearbyint(static_cast<float>(v) / scale) + zp;
-      return std::min(std::max(r, qmin), qmax);
+    double qmin = 0, qmax = 0;
+    int_range(q.out(0)->dtype, &qmin, &qmax);
+    auto quantize = [&](double v) {  // QuantizeLinear's arithmetic (ir/ops/quantize.h)
+      return round_saturate(static_cast<float>(v) / scale, zp, static_cast<float>(qmin), static_cast<float>(qmax));
     };
     return (!std::isfinite(lo) || quantize(lo) == qmin) && (!std::isfinite(hi) || quantize(hi) == qmax);
   }

@@ -51,25 +51,6 @@ std::pair<float, uint8_t> uint8_params(Range r) {
   return {static_cast<float>(scale), static_cast<uint8_t>(std::clamp(zp, 0.0, 255.0))};
 }
 
-Tensor scalar_f32(float v) {
-  Tensor t(DType::F32, {});
-  t.data<float>()[0] = v;
-  return t;
-}
-
-Tensor scalar_u8(uint8_t v) {
-  Tensor t(DType::U8, {});
-  t.data<uint8_t>()[0] = v;
-  return t;
-}
-
-Attr int_attr(int64_t v) {
-  Attr a;
-  a.type = Attr::Type::Int;
-  a.i = v;
-  return a;
-}
-
 // The node after `p` in g.nodes (nullptr: p is last); the first node for a graph input.
 Node* node_after(Graph& g, const Node* p) {
   if (!p) return g.nodes.empty() ? nullptr : g.nodes.front().get();
@@ -139,8 +120,8 @@ QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Valu
     auto [scale, zp] = uint8_params(r);
     scale_of[t] = scale;
     Node* before = node_after(g, t->producer);
-    Value* s = add_constant(g, t->name + "_scale", scalar_f32(scale));
-    Value* z = add_constant(g, t->name + "_zero_point", scalar_u8(zp));
+    Value* s = add_constant(g, t->name + "_scale", Tensor::from_f32({scale}, {}));
+    Value* z = add_constant(g, t->name + "_zero_point", Tensor::from_i64({zp}, DType::U8, {}));
     Node* q = insert_node(g, before, "QuantizeLinear", t->name + "_QuantizeLinear", {t, s, z});
     Node* dq = insert_node(g, before, "DequantizeLinear", t->name + "_DequantizeLinear", {q->out(0), s, z});
     replace_all_uses(g, t, dq->out(0));  // a graph output's name moves to dq's output
@@ -172,7 +153,7 @@ QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Valu
     }
     std::vector<Value*> ins = {add_constant(g, wv->name + "_quantized", wq), add_constant(g, wv->name + "_scale", ws),
                                add_constant(g, wv->name + "_zero_point", wz)};
-    Node* dw = insert_node(g, c, "DequantizeLinear", wv->name + "_DequantizeLinear", ins, 1, {{"axis", int_attr(0)}});
+    Node* dw = insert_node(g, c, "DequantizeLinear", wv->name + "_DequantizeLinear", ins, 1, {{"axis", attr_int(0)}});
     c->inputs[1] = dw->out(0);
     if (const Value* bv = c->in(2)) {
       const Tensor& b = *bv->constant;
@@ -187,7 +168,7 @@ QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Valu
       }
       Node* db = insert_node(g, c, "DequantizeLinear", bv->name + "_DequantizeLinear",
                              {add_constant(g, bv->name + "_quantized", bq), add_constant(g, bv->name + "_scale", bs)}, 1,
-                             {{"axis", int_attr(0)}});
+                             {{"axis", attr_int(0)}});
       c->inputs[2] = db->out(0);
     }
   }

@@ -43,9 +43,7 @@
 #include "ir/ops/ops.h"
 
 namespace onnxc {
-namespace {
 
-// The range of an integer output type.
 void int_range(DType t, double* lo, double* hi) {
   switch (t) {
     case DType::U8: *lo = 0, *hi = 255; return;
@@ -57,13 +55,13 @@ void int_range(DType t, double* lo, double* hi) {
   ONNXC_ASSERT(false, std::string("int_range on ") + dtype_name(t));
 }
 
-// v rounded half to even (nearbyint in the default rounding mode), plus the zero point,
-// saturated by compare-selects (NaN → lo): what the C kernels compute.
 float round_saturate(float v, float zp, float lo, float hi) {
   v = std::nearbyint(v) + zp;
   v = v > lo ? v : lo;
   return v < hi ? v : hi;
 }
+
+namespace {
 
 // int32 = the int64 sum modulo 2^32 (what int32 accumulation with wrap-around gives).
 int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }

@@ -21,6 +21,13 @@ namespace onnxc {
 // of their tensors: all strides 0 per tensor; s_axis 1 per axis; blocked (opset 21), the
 // scale has x's shape with the axis cut to ceil(len / block): s_outer = that * inner,
 // s_axis = inner, s_inner = 1.
+// The range of an 8- or 16-bit integer output type (an internal error for any other).
+void int_range(DType t, double* lo, double* hi);
+// v rounded half to even (nearbyint in the default rounding mode), plus the zero point,
+// saturated to [lo, hi] by compare-selects (NaN → lo): QuantizeLinear's and the requantizations'
+// last step, as the C kernels compute it.
+float round_saturate(float v, float zp, float lo, float hi);
+
 struct QuantGeom {
   int64_t outer = 1, len = 1, inner = 1, block = 1;
   int64_t s_outer = 0, s_axis = 0, s_inner = 0;
