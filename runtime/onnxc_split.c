@@ -100,6 +100,67 @@ static size_t dtype_bytes(int dtype) {
   }
 }
 
+/* One request's bytes of tensor t of model m: the shapes of a --dynamic model (max_batch > 0)
+ * hold its most items, a request is one of them. */
+static size_t item_bytes(const onnxc_model_info* m, const onnxc_tensor_info* t) {
+  const size_t n = t->numel * dtype_bytes(t->dtype);
+  return m->max_batch > 1 ? n / (size_t)m->max_batch : n;
+}
+
+/* Requests per call of model m when a batch may hold up to max_batch of them: a --dynamic
+ * model runs as many as it takes at once, any other one request at a time. */
+static int per_call(const onnxc_model_info* m, int max_batch) {
+  return m->max_batch > 1 ? (int)(m->max_batch < max_batch ? m->max_batch : max_batch) : 1;
+}
+
+/* Staging bytes for run_requests: per_call items of every tensor, tensor after tensor. */
+static size_t stage_bytes(int items, int num, const size_t* bytes) {
+  size_t total = 0;
+  for (int k = 0; k < num; ++k) total += bytes[k] * (size_t)items;
+  return total;
+}
+
+/* Runs model m's instance on n requests: request r reads in[r][k] (ib[k] bytes) and writes
+ * out[r][k] (ob[k] bytes). With calls of `items` > 1 requests (a --dynamic model), each call's
+ * inputs are gathered into in_stage and its outputs scattered from out_stage (stage_bytes of
+ * `items` each); otherwise one call per request, in place. Stops at the first failure. */
+static int run_requests(const onnxc_model_info* m, void* inst, int items, int n, const void* const* const* in,
+                        const size_t* ib, void* const* const* out, const size_t* ob, unsigned char* in_stage,
+                        unsigned char* out_stage) {
+  for (int r0 = 0; r0 < n; r0 += items) {
+    const int cnt = n - r0 < items ? n - r0 : items;
+    int rc;
+    if (cnt == 1) {
+      rc = m->run_v(inst, in[r0], ib, out[r0], ob);
+      if (rc != ONNXC_OK) return rc;
+      continue;
+    }
+    const void* bi[ONNXC_SPLIT_MAX_TENSORS];
+    void* bo[ONNXC_SPLIT_MAX_TENSORS];
+    size_t bib[ONNXC_SPLIT_MAX_TENSORS], bob[ONNXC_SPLIT_MAX_TENSORS];
+    unsigned char* p = in_stage;
+    for (int k = 0; k < m->num_inputs; ++k) {
+      bi[k] = p;
+      bib[k] = ib[k] * (size_t)cnt;
+      if (ib[k])
+        for (int j = 0; j < cnt; ++j) memcpy(p + ib[k] * (size_t)j, in[r0 + j][k], ib[k]);
+      p += ib[k] * (size_t)items;
+    }
+    p = out_stage;
+    for (int k = 0; k < m->num_outputs; ++k) {
+      bo[k] = p;
+      bob[k] = ob[k] * (size_t)cnt;
+      p += ob[k] * (size_t)items;
+    }
+    rc = m->run_v(inst, bi, bib, bo, bob);
+    if (rc != ONNXC_OK) return rc;
+    for (int k = 0; k < m->num_outputs; ++k)
+      if (ob[k])
+        for (int j = 0; j < cnt; ++j) memcpy(out[r0 + j][k], (unsigned char*)bo[k] + ob[k] * (size_t)j, ob[k]);
+  }
+  return ONNXC_OK;
+}
+
 /* ---- the simulated transforms ---- */
 
 static void sim_head_one(int num_inputs, const size_t* in_bytes, const void* const* in, int num_cut,
@@ -184,6 +245,9 @@ struct onnxc_split {
   pthread_t worker_threads[ONNXC_SPLIT_MAX_WORKERS];
   split_thread_arg slot_args[ONNXC_SPLIT_MAX_SLOTS], worker_args[ONNXC_SPLIT_MAX_WORKERS];
   void* worker_inst[ONNXC_SPLIT_MAX_WORKERS];
+  /* Whole batches on a --dynamic CPU tail: requests per call, and each worker's staging. */
+  int worker_items;
+  unsigned char *worker_in[ONNXC_SPLIT_MAX_WORKERS], *worker_out[ONNXC_SPLIT_MAX_WORKERS];
   double worker_free_at[ONNXC_SPLIT_MAX_WORKERS]; /* predicted end of the running tails, 0 idle */
   double dev_pending_us; /* estimated device work committed and not finished */
   double est[EST_PARTS][ONNXC_SPLIT_MAX_BATCH + 1];
@@ -491,13 +555,17 @@ static void* worker_main(void* arg) {
     pthread_mutex_unlock(&ex->mu);
     int rc = ONNXC_OK;
     if (c->cpu_tail) {
-      for (int i = i0; i < i0 + cnt && rc == ONNXC_OK; ++i) {
-        rc = c->cpu_tail->run_v(ex->worker_inst[w], (const void* const*)b->cut[i], c->cut_bytes, b->r[i]->outputs,
-                                c->output_bytes);
-        if (rc != ONNXC_OK)
-          snprintf(detail, sizeof detail, "split executor: CPU tail %s: %s", c->cpu_tail->model_name,
-                   c->cpu_tail->last_error ? c->cpu_tail->last_error() : "");
+      const void* const* ins[ONNXC_SPLIT_MAX_BATCH];
+      void* const* outs[ONNXC_SPLIT_MAX_BATCH];
+      for (int i = 0; i < cnt; ++i) {
+        ins[i] = (const void* const*)b->cut[i0 + i];
+        outs[i] = b->r[i0 + i]->outputs;
       }
+      rc = run_requests(c->cpu_tail, ex->worker_inst[w], ex->worker_items, cnt, ins, c->cut_bytes, outs, c->output_bytes,
+                        ex->worker_in[w], ex->worker_out[w]);
+      if (rc != ONNXC_OK)
+        snprintf(detail, sizeof detail, "split executor: CPU tail %s: %s", c->cpu_tail->model_name,
+                 c->cpu_tail->last_error ? c->cpu_tail->last_error() : "");
     } else {
       sleep_us(cost_of(c->cpu_cost, cnt));
       for (int i = i0; i < i0 + cnt; ++i)
@@ -531,16 +599,18 @@ int onnxc_split_sizes_from_models(const onnxc_model_info* head, const onnxc_mode
     if (o->dtype != i->dtype)
       return split_fail(ONNXC_ERR_DTYPE, "onnxc_split_sizes_from_models: cut tensor %d: head output dtype %d, tail input dtype %d",
                         k, o->dtype, i->dtype);
-    if (o->numel != i->numel)
-      return split_fail(ONNXC_ERR_SHAPE, "onnxc_split_sizes_from_models: cut tensor %d: head output has %zu elements, tail input %zu",
-                        k, o->numel, i->numel);
+    if (item_bytes(head, o) != item_bytes(tail, i))
+      return split_fail(ONNXC_ERR_SHAPE,
+                        "onnxc_split_sizes_from_models: cut tensor %d: head output has %zu elements per request, tail input %zu",
+                        k, item_bytes(head, o) / (dtype_bytes(o->dtype) ? dtype_bytes(o->dtype) : 1),
+                        item_bytes(tail, i) / (dtype_bytes(i->dtype) ? dtype_bytes(i->dtype) : 1));
   }
   c->num_inputs = head->num_inputs;
   c->num_cut = head->num_outputs;
   c->num_outputs = tail->num_outputs;
-  for (int k = 0; k < head->num_inputs; ++k) c->input_bytes[k] = head->inputs[k].numel * dtype_bytes(head->inputs[k].dtype);
-  for (int k = 0; k < head->num_outputs; ++k) c->cut_bytes[k] = head->outputs[k].numel * dtype_bytes(head->outputs[k].dtype);
-  for (int k = 0; k < tail->num_outputs; ++k) c->output_bytes[k] = tail->outputs[k].numel * dtype_bytes(tail->outputs[k].dtype);
+  for (int k = 0; k < head->num_inputs; ++k) c->input_bytes[k] = item_bytes(head, &head->inputs[k]);
+  for (int k = 0; k < head->num_outputs; ++k) c->cut_bytes[k] = item_bytes(head, &head->outputs[k]);
+  for (int k = 0; k < tail->num_outputs; ++k) c->output_bytes[k] = item_bytes(tail, &tail->outputs[k]);
   return ONNXC_OK;
 }
 
@@ -556,8 +626,11 @@ static void stop_threads(onnxc_split* ex) {
 }
 
 static void free_executor(onnxc_split* ex) {
-  for (int w = 0; w < ONNXC_SPLIT_MAX_WORKERS; ++w)
+  for (int w = 0; w < ONNXC_SPLIT_MAX_WORKERS; ++w) {
     if (ex->worker_inst[w]) ex->cfg.cpu_tail->destroy(&ex->worker_inst[w]);
+    free(ex->worker_in[w]);
+    free(ex->worker_out[w]);
+  }
   while (ex->free_reqs) {
     split_req* r = ex->free_reqs;
     ex->free_reqs = r->next;
@@ -623,10 +696,10 @@ int onnxc_split_create(const onnxc_split_config* config, onnxc_split** out) {
       return split_fail(ONNXC_ERR_SHAPE, "onnxc_split_create: CPU tail %s has %d inputs and %d outputs, the config %d and %d",
                         c.cpu_tail->model_name, c.cpu_tail->num_inputs, c.cpu_tail->num_outputs, c.num_cut, c.num_outputs);
     for (int k = 0; k < c.num_cut; ++k)
-      if (c.cpu_tail->inputs[k].numel * dtype_bytes(c.cpu_tail->inputs[k].dtype) != c.cut_bytes[k])
+      if (item_bytes(c.cpu_tail, &c.cpu_tail->inputs[k]) != c.cut_bytes[k])
         return split_fail(ONNXC_ERR_SIZE, "onnxc_split_create: CPU tail input %d is not %zu bytes", k, c.cut_bytes[k]);
     for (int k = 0; k < c.num_outputs; ++k)
-      if (c.cpu_tail->outputs[k].numel * dtype_bytes(c.cpu_tail->outputs[k].dtype) != c.output_bytes[k])
+      if (item_bytes(c.cpu_tail, &c.cpu_tail->outputs[k]) != c.output_bytes[k])
         return split_fail(ONNXC_ERR_SIZE, "onnxc_split_create: CPU tail output %d is not %zu bytes", k, c.output_bytes[k]);
   }
 
@@ -646,12 +719,21 @@ int onnxc_split_create(const onnxc_split_config* config, onnxc_split** out) {
   seed(ex, EST_TAIL_CPU, c.cpu_cost);
   ex->t_reset = now_us();
   int rc = ONNXC_OK;
+  ex->worker_items = 1;
   if (c.cpu_tail) {
+    /* Whole batches on a --dynamic tail run as one call each (up to its max_batch requests). */
+    if (c.cpu_whole_batches) ex->worker_items = per_call(c.cpu_tail, c.max_batch);
     for (int w = 0; w < c.cpu_workers && rc == ONNXC_OK; ++w) {
       rc = c.cpu_tail->create(c.cpu_tail_weights, c.cpu_tail_options, &ex->worker_inst[w]);
-      if (rc != ONNXC_OK)
+      if (rc != ONNXC_OK) {
         split_fail(rc, "onnxc_split_create: CPU tail %s instance %d: %s", c.cpu_tail->model_name, w,
                    c.cpu_tail->last_error ? c.cpu_tail->last_error() : "");
+      } else if (ex->worker_items > 1) {
+        ex->worker_in[w] = (unsigned char*)malloc(stage_bytes(ex->worker_items, c.num_cut, c.cut_bytes) + 1);
+        ex->worker_out[w] = (unsigned char*)malloc(stage_bytes(ex->worker_items, c.num_outputs, c.output_bytes) + 1);
+        if (!ex->worker_in[w] || !ex->worker_out[w])
+          rc = split_fail(ONNXC_ERR_NOMEM, "onnxc_split_create: out of memory for CPU worker %d's batches", w);
+      }
     }
   }
   for (int w = 0; w < c.cpu_workers && rc == ONNXC_OK; ++w) {
@@ -817,9 +899,13 @@ static _Thread_local char g_dev_err[512];
 typedef struct {
   const onnxc_model_info *head, *tail;
   int slots, max_batch;
+  int head_items, tail_items; /* requests per call: a --dynamic part's batch, else 1 */
   void* hinst[ONNXC_SPLIT_MAX_SLOTS];
   void* tinst[ONNXC_SPLIT_MAX_SLOTS];
   unsigned char* cut_mem[ONNXC_SPLIT_MAX_SLOTS];
+  unsigned char* in_stage[ONNXC_SPLIT_MAX_SLOTS];  /* a --dynamic head's gathered inputs */
+  unsigned char* cut_stage[ONNXC_SPLIT_MAX_SLOTS]; /* the cut of a --dynamic part's call */
+  unsigned char* out_stage[ONNXC_SPLIT_MAX_SLOTS]; /* a --dynamic tail's outputs */
   size_t in_bytes[ONNXC_SPLIT_MAX_TENSORS], cut_bytes[ONNXC_SPLIT_MAX_TENSORS], out_bytes[ONNXC_SPLIT_MAX_TENSORS];
   size_t cut_total;
 } cpu_dev;
@@ -832,51 +918,56 @@ static void cpu_dev_cut(const cpu_dev* d, int slot, int r, void** cut) {
   }
 }
 
-static int cpu_dev_head(void* ctx, int slot, int batch, const void* const* const* inputs, double* exec_us) {
-  cpu_dev* d = (cpu_dev*)ctx;
-  (void)exec_us; /* the wall time: the slots share no engine */
+static int cpu_dev_check(const cpu_dev* d, int slot, int batch) {
   if (slot < 0 || slot >= d->slots || batch < 0 || batch > d->max_batch) {
     snprintf(g_dev_err, sizeof g_dev_err, "CPU device: slot %d or batch %d out of range", slot, batch);
     return ONNXC_ERR_ARG;
   }
-  for (int r = 0; r < batch; ++r) {
-    void* cut[ONNXC_SPLIT_MAX_TENSORS];
-    cpu_dev_cut(d, slot, r, cut);
-    int rc = d->head->run_v(d->hinst[slot], inputs[r], d->in_bytes, cut, d->cut_bytes);
-    if (rc != ONNXC_OK) {
-      snprintf(g_dev_err, sizeof g_dev_err, "head %s: %s", d->head->model_name, d->head->last_error ? d->head->last_error() : "");
-      return rc;
-    }
-  }
   return ONNXC_OK;
+}
+
+/* The head on a batch: one call per request, or per head_items requests for a --dynamic head. */
+static int cpu_dev_head(void* ctx, int slot, int batch, const void* const* const* inputs, double* exec_us) {
+  cpu_dev* d = (cpu_dev*)ctx;
+  (void)exec_us; /* the wall time: the slots share no engine */
+  int rc = cpu_dev_check(d, slot, batch);
+  if (rc != ONNXC_OK) return rc;
+  void* cut[ONNXC_SPLIT_MAX_BATCH][ONNXC_SPLIT_MAX_TENSORS];
+  void* const* cuts[ONNXC_SPLIT_MAX_BATCH];
+  for (int r = 0; r < batch; ++r) {
+    cpu_dev_cut(d, slot, r, cut[r]);
+    cuts[r] = cut[r];
+  }
+  rc = run_requests(d->head, d->hinst[slot], d->head_items, batch, inputs, d->in_bytes, cuts, d->cut_bytes,
+                    d->in_stage[slot], d->cut_stage[slot]);
+  if (rc != ONNXC_OK)
+    snprintf(g_dev_err, sizeof g_dev_err, "head %s: %s", d->head->model_name, d->head->last_error ? d->head->last_error() : "");
+  return rc;
 }
 
 static int cpu_dev_tail(void* ctx, int slot, int batch, void* const* const* outputs, double* exec_us) {
   cpu_dev* d = (cpu_dev*)ctx;
   (void)exec_us;
-  if (slot < 0 || slot >= d->slots || batch < 0 || batch > d->max_batch) {
-    snprintf(g_dev_err, sizeof g_dev_err, "CPU device: slot %d or batch %d out of range", slot, batch);
-    return ONNXC_ERR_ARG;
-  }
+  int rc = cpu_dev_check(d, slot, batch);
+  if (rc != ONNXC_OK) return rc;
+  void* cut[ONNXC_SPLIT_MAX_BATCH][ONNXC_SPLIT_MAX_TENSORS];
+  const void* const* cuts[ONNXC_SPLIT_MAX_BATCH];
   for (int r = 0; r < batch; ++r) {
-    void* cut[ONNXC_SPLIT_MAX_TENSORS];
-    cpu_dev_cut(d, slot, r, cut);
-    int rc = d->tail->run_v(d->tinst[slot], (const void* const*)cut, d->cut_bytes, outputs[r], d->out_bytes);
-    if (rc != ONNXC_OK) {
-      snprintf(g_dev_err, sizeof g_dev_err, "tail %s: %s", d->tail->model_name, d->tail->last_error ? d->tail->last_error() : "");
-      return rc;
-    }
+    cpu_dev_cut(d, slot, r, cut[r]);
+    cuts[r] = (const void* const*)cut[r];
   }
-  return ONNXC_OK;
+  rc = run_requests(d->tail, d->tinst[slot], d->tail_items, batch, cuts, d->cut_bytes, outputs, d->out_bytes,
+                    d->cut_stage[slot], d->out_stage[slot]);
+  if (rc != ONNXC_OK)
+    snprintf(g_dev_err, sizeof g_dev_err, "tail %s: %s", d->tail->model_name, d->tail->last_error ? d->tail->last_error() : "");
+  return rc;
 }
 
 static int cpu_dev_fetch(void* ctx, int slot, int batch, void* const* const* cut_host, double* exec_us) {
   cpu_dev* d = (cpu_dev*)ctx;
   (void)exec_us;
-  if (slot < 0 || slot >= d->slots || batch < 0 || batch > d->max_batch) {
-    snprintf(g_dev_err, sizeof g_dev_err, "CPU device: slot %d or batch %d out of range", slot, batch);
-    return ONNXC_ERR_ARG;
-  }
+  int rc = cpu_dev_check(d, slot, batch);
+  if (rc != ONNXC_OK) return rc;
   for (int r = 0; r < batch; ++r) {
     void* cut[ONNXC_SPLIT_MAX_TENSORS];
     cpu_dev_cut(d, slot, r, cut);
@@ -895,6 +986,9 @@ static void cpu_dev_free(cpu_dev* d) {
     if (d->hinst[s]) d->head->destroy(&d->hinst[s]);
     if (d->tinst[s]) d->tail->destroy(&d->tinst[s]);
     free(d->cut_mem[s]);
+    free(d->in_stage[s]);
+    free(d->cut_stage[s]);
+    free(d->out_stage[s]);
   }
   free(d);
 }
@@ -919,10 +1013,17 @@ int onnxc_split_cpu_device_create(const onnxc_model_info* head, const char* head
   memcpy(d->in_bytes, sizes.input_bytes, sizeof d->in_bytes);
   memcpy(d->cut_bytes, sizes.cut_bytes, sizeof d->cut_bytes);
   memcpy(d->out_bytes, sizes.output_bytes, sizeof d->out_bytes);
+  d->head_items = per_call(head, max_batch);
+  d->tail_items = per_call(tail, max_batch);
+  const int cut_items = d->head_items > d->tail_items ? d->head_items : d->tail_items;
   for (int k = 0; k < sizes.num_cut; ++k) d->cut_total += sizes.cut_bytes[k];
   for (int s = 0; s < num_slots; ++s) {
     d->cut_mem[s] = (unsigned char*)malloc(d->cut_total * (size_t)max_batch + 1);
-    if (!d->cut_mem[s]) {
+    if (d->head_items > 1) d->in_stage[s] = (unsigned char*)malloc(stage_bytes(d->head_items, sizes.num_inputs, d->in_bytes) + 1);
+    if (cut_items > 1) d->cut_stage[s] = (unsigned char*)malloc(stage_bytes(cut_items, sizes.num_cut, d->cut_bytes) + 1);
+    if (d->tail_items > 1) d->out_stage[s] = (unsigned char*)malloc(stage_bytes(d->tail_items, sizes.num_outputs, d->out_bytes) + 1);
+    if (!d->cut_mem[s] || (d->head_items > 1 && !d->in_stage[s]) || (cut_items > 1 && !d->cut_stage[s]) ||
+        (d->tail_items > 1 && !d->out_stage[s])) {
       cpu_dev_free(d);
       return split_fail(ONNXC_ERR_NOMEM, "onnxc_split_cpu_device_create: out of memory");
     }

@@ -115,7 +115,8 @@ typedef struct {
   /* 0 (default): the requests of a batch placed on the CPU are handed to the workers one at a
    * time, so as many workers as are free share the batch and its last tail ends after about one
    * request's C(1) rather than C(b) (a CPU tail runs its requests one by one anyway); the
-   * simulated tail then sleeps C(1) per request. 1: one worker runs the whole batch, C(b). */
+   * simulated tail then sleeps C(1) per request. 1: one worker runs the whole batch, C(b), as
+   * one call when cpu_tail was built with --dynamic (see onnxc_split_cpu_device_create). */
   int cpu_whole_batches;
   const onnxc_model_info* cpu_tail;
   const char* cpu_tail_weights;
@@ -157,7 +158,8 @@ const char* onnxc_split_last_error(void);
 const char* onnxc_split_status_string(int code);
 
 /* Fills the config's sizes from head's inputs and tail's outputs, checking that head's outputs
- * are tail's inputs (same count, dtypes and sizes). */
+ * are tail's inputs (same count, dtypes and sizes). The sizes are one request's: a model built
+ * with --dynamic describes its most items (max_batch), a request is one of them. */
 int onnxc_split_sizes_from_models(const onnxc_model_info* head, const onnxc_model_info* tail,
                                   onnxc_split_config* config);
 
@@ -176,7 +178,10 @@ int onnxc_split_stats_reset(onnxc_split* ex);
 int onnxc_split_destroy(onnxc_split** ex);
 
 /* CPU device: num_slots instances of head and tail (weights paths may be NULL for the models'
- * default files), batches run request by request. max_batch as the executor's. */
+ * default files). A part built with --dynamic (its info's max_batch > 1) runs a batch as one call
+ * (calls of at most its max_batch requests, the requests' tensors gathered and scattered), its
+ * items side by side on the instance's threads; a part of one batch runs the requests one by
+ * one. max_batch as the executor's. */
 int onnxc_split_cpu_device_create(const onnxc_model_info* head, const char* head_weights,
                                   const onnxc_model_info* tail, const char* tail_weights,
                                   const onnxc_options* options, int num_slots, int max_batch,

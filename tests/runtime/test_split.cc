@@ -524,8 +524,61 @@ void OnFDone(void* user, const onnxc_split_result* r) {
   q->calls.fetch_add(1);
 }
 
-void RunCpuDevice(onnxc_split_policy policy, int expect_cpu) {
-  onnxc_model_info head = FakeInfo("fake_head", HeadRun), tail = FakeInfo("fake_tail", TailRun);
+// ---- The same parts built as if with --dynamic: f32[4,4] holds up to 4 requests' rows, and a
+// call takes 1 to 4 of them (the buffers' sizes say how many). Each part counts its calls. ----
+
+const int64_t kShape44[2] = {4, 4};
+const onnxc_tensor_info kT44[1] = {{"t", ONNXC_F32, 2, kShape44, 16}};
+
+struct CallCount {
+  std::atomic<int> calls{0}, items{0}, most{0};
+  void reset() {
+    calls = 0;
+    items = 0;
+    most = 0;
+  }
+  void add(int b) {
+    calls.fetch_add(1);
+    items.fetch_add(b);
+    int m = most.load();
+    while (b > m && !most.compare_exchange_weak(m, b)) {
+    }
+  }
+};
+CallCount g_dyn_head, g_dyn_tail;
+
+int DynHeadRun(void* ctx, const void* const* in, const size_t* ib, void* const* out, const size_t* ob) {
+  if (ib[0] % 16 || ib[0] < 16 || ib[0] > 64 || ob[0] != ib[0]) return ONNXC_ERR_SIZE;
+  const int b = static_cast<int>(ib[0] / 16);
+  ++*static_cast<int*>(ctx);
+  g_dyn_head.add(b);
+  const float* x = static_cast<const float*>(in[0]);
+  float* y = static_cast<float*>(out[0]);
+  for (int r = 0; r < b; ++r)
+    if (x[4 * r] < 0) return ONNXC_ERR_ARG;
+  for (int i = 0; i < 4 * b; ++i) y[i] = x[i] + 1;
+  return ONNXC_OK;
+}
+int DynTailRun(void* ctx, const void* const* in, const size_t* ib, void* const* out, const size_t* ob) {
+  if (ib[0] % 16 || ib[0] < 16 || ib[0] > 64 || ob[0] != ib[0]) return ONNXC_ERR_SIZE;
+  const int b = static_cast<int>(ib[0] / 16);
+  ++*static_cast<int*>(ctx);
+  g_dyn_tail.add(b);
+  const float* y = static_cast<const float*>(in[0]);
+  float* z = static_cast<float*>(out[0]);
+  for (int i = 0; i < 4 * b; ++i) z[i] = 2 * y[i];
+  return ONNXC_OK;
+}
+
+onnxc_model_info DynInfo(const char* name, decltype(&HeadRun) run) {
+  onnxc_model_info m = FakeInfo(name, run, kT44);
+  m.inputs = kT44;
+  m.max_batch = 4;
+  return m;
+}
+
+void RunCpuDevice(onnxc_split_policy policy, int expect_cpu, onnxc_model_info head = FakeInfo("fake_head", HeadRun),
+                  onnxc_model_info tail = FakeInfo("fake_tail", TailRun), int whole_batches = 0) {
   onnxc_split_config cfg{};
   ASSERT_EQ(onnxc_split_sizes_from_models(&head, &tail, &cfg), ONNXC_OK) << onnxc_split_last_error();
   ASSERT_EQ(onnxc_split_cpu_device_create(&head, nullptr, &tail, nullptr, nullptr, 2, 4, &cfg.device), ONNXC_OK)
@@ -535,6 +588,7 @@ void RunCpuDevice(onnxc_split_policy policy, int expect_cpu) {
   cfg.policy = policy;
   cfg.cpu_workers = 2;
   cfg.cpu_tail = &tail;
+  cfg.cpu_whole_batches = whole_batches;
   onnxc_split* ex = nullptr;
   ASSERT_EQ(onnxc_split_create(&cfg, &ex), ONNXC_OK) << onnxc_split_last_error();
   EXPECT_EQ(g_live_instances.load(), 2 * 2 + 2);
@@ -577,6 +631,39 @@ void RunCpuDevice(onnxc_split_policy policy, int expect_cpu) {
 TEST(SplitCpuDevice, GpuOnlyRunsTheWholeModelOnTheDevice) { RunCpuDevice(ONNXC_SPLIT_GPU_ONLY, 0); }
 TEST(SplitCpuDevice, CpuTailRunsTailsOnWorkers) { RunCpuDevice(ONNXC_SPLIT_CPU_TAIL, 1); }
 TEST(SplitCpuDevice, EftRunsEitherWay) { RunCpuDevice(ONNXC_SPLIT_EFT, -1); }
+
+// A --dynamic head and tail run each batch as calls of up to 4 requests, every request's rows
+// gathered and scattered back to its own buffers; a request whose head fails fails its call's
+// requests only.
+TEST(SplitCpuDevice, DynamicPartsRunABatchAsOneCall) {
+  g_dyn_head.reset();
+  g_dyn_tail.reset();
+  RunCpuDevice(ONNXC_SPLIT_GPU_ONLY, 0, DynInfo("dyn_head", DynHeadRun), DynInfo("dyn_tail", DynTailRun));
+  EXPECT_EQ(g_dyn_head.items.load(), 200);
+  EXPECT_GE(g_dyn_tail.items.load(), 196);
+  EXPECT_LT(g_dyn_head.calls.load(), 200);  // some batch ran as one call of several requests
+  EXPECT_GT(g_dyn_head.most.load(), 1);
+  EXPECT_LE(g_dyn_head.most.load(), 4);
+  EXPECT_GT(g_dyn_tail.most.load(), 1);
+}
+
+// A --dynamic head feeds a tail of one request (and the CPU workers' copies of it): the sizes are
+// per request, so the two kinds of build mix.
+TEST(SplitCpuDevice, DynamicHeadWithAOneRequestTail) {
+  g_dyn_head.reset();
+  RunCpuDevice(ONNXC_SPLIT_EFT, -1, DynInfo("dyn_head", DynHeadRun));
+  EXPECT_EQ(g_dyn_head.items.load(), 200);
+  EXPECT_GT(g_dyn_head.most.load(), 1);
+}
+
+// Whole batches on the CPU workers: a --dynamic CPU tail takes each batch in one call.
+TEST(SplitCpuDevice, WholeBatchesOnADynamicCpuTailAreOneCall) {
+  g_dyn_tail.reset();
+  RunCpuDevice(ONNXC_SPLIT_CPU_TAIL, 1, DynInfo("dyn_head", DynHeadRun), DynInfo("dyn_tail", DynTailRun), 1);
+  EXPECT_GE(g_dyn_tail.items.load(), 196);
+  EXPECT_LT(g_dyn_tail.calls.load(), g_dyn_tail.items.load());
+  EXPECT_GT(g_dyn_tail.most.load(), 1);
+}
 
 TEST(SplitCpuDevice, MismatchedCutIsRejected) {
   onnxc_model_info head = FakeInfo("fake_head", HeadRun, kT3), tail = FakeInfo("fake_tail", TailRun);
