@@ -362,7 +362,6 @@ int compile(Options& o) {
   if (o.verify) vd = verify_prepare(o, *g);
   if (std::count(o.print_after.begin(), o.print_after.end(), "all") || std::count(o.print_after.begin(), o.print_after.end(), "import"))
     fmt::print("// IR after import\n{}\n", dump_ir(*g));
-  if (!o.split.empty()) return compile_split(o, *g, *backend, o.verify ? &vd : nullptr);
   // --parallel batch, or auto on a batch of at least as many items as threads: the graph of one
   // batch item, run once per item side by side.
   std::unique_ptr<Graph> item;
@@ -378,6 +377,10 @@ int compile(Options& o) {
                                                               " (onnxc keeps one run-time size, the batch: the first dimension "
                                                               "of every input, whose items run apart)");
     item->dynamic_batch = true;
+    // --split --dynamic: both parts take the run-time batch (the cut tensors are per item too).
+    if (!o.split.empty()) return compile_split(o, *item, *backend, o.verify ? &vd : nullptr, g.get());
+  } else if (!o.split.empty()) {
+    return compile_split(o, *g, *backend, o.verify ? &vd : nullptr);
   } else if (o.parallel == Parallel::Batch || (o.parallel == Parallel::Auto && !cuda && !o.profile && target.threads >= 2 && items >= target.threads)) {
     std::string why;
     item = batch_item_graph(o, io, *g, *backend, &why, &simplified);

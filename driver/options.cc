@@ -144,7 +144,6 @@ std::string check_options(Options& o, bool task_form_given) {
   }
   if (!o.dynamic.empty()) {
     const char* what = o.device == Device::Cuda ? "--device cuda"
-                       : !o.split.empty()       ? "--split"
                        : o.profile              ? "--profile"
                        : o.parallel != Parallel::Auto ? "--parallel other than auto"
                                                       : nullptr;

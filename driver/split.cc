@@ -16,7 +16,7 @@ namespace onnxc::driver {
 
 namespace fs = std::filesystem;
 
-int compile_split(const Options& o, Graph& g, const Backend& backend, const VerifyData* vd) {
+int compile_split(const Options& o, Graph& g, const Backend& backend, const VerifyData* vd, const Graph* whole) {
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
   const Target& target = backend.target();
   const bool cuda = is_cuda(backend);
@@ -41,6 +41,11 @@ int compile_split(const Options& o, Graph& g, const Backend& backend, const Veri
   std::ofstream(json) << split_json(plan, o.name, o.model);
   if (ec || !fs::exists(json)) throw CompileError(CompileError::Kind::Io, "cannot write '" + json.string() + "'");
   SplitGraphs parts = split_graph(g, plan.chosen);
+  // --dynamic: g is one item of a run-time batch, and so is each part.
+  for (Graph* part : {parts.head.get(), parts.tail.get()}) {
+    part->batch_items = g.batch_items;
+    part->dynamic_batch = g.dynamic_batch;
+  }
   const std::unique_ptr<Backend> c_backend = make_backend(o, target, Device::Cpu);
   std::vector<std::string> names{o.name + "_head", o.name + "_tail"};
   if (cuda) names.push_back(o.name + "_tail_gpu");
@@ -72,7 +77,7 @@ int compile_split(const Options& o, Graph& g, const Backend& backend, const Veri
     cut_out += " --output " + arg;
     cut_in += " --input " + arg;
   }
-  return verify(o, g, *vd, {{o.name + "_head", vd->input_args + cut_out}, {o.name + "_tail", cut_in + vd->output_args}});
+  return verify(o, whole ? *whole : g, *vd, {{o.name + "_head", vd->input_args + cut_out}, {o.name + "_tail", cut_in + vd->output_args}});
 }
 
 }  // namespace onnxc::driver

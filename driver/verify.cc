@@ -11,6 +11,7 @@
 #include <random>
 
 #include "driver/command.h"
+#include "ir/error.h"
 #include "ir/eval.h"
 
 namespace onnxc::driver {
@@ -63,6 +64,8 @@ int verify(const Options& o, const Graph& g, const VerifyData& d, const std::vec
     const Tensor& r = d.refs[k];
     std::ifstream f(vdir / ("output" + std::to_string(k) + ".bin"), std::ios::binary);
     Tensor got(v->dtype, v->shape);
+    if (got.numel() != r.numel() || v->dtype != r.dtype)
+      throw InternalError(fmt::format("verify: output '{}' is {}, its reference has {} elements", v->name, v->type_str(), r.numel()));
     f.read(reinterpret_cast<char*>(got.bytes.data()), static_cast<std::streamsize>(got.nbytes()));
     double max_abs = 0, max_rel = 0, max_ref = 0;
     for (int64_t i = 0; i < r.numel(); ++i) {

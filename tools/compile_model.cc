@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
                  "b times: as many items side by side as the threads, one thread each, the rest one after another on all the "
                  "threads. NAME_run_batch(ctx, b, ...) takes b, NAME_run_v reads it from the buffers' sizes and NAME_run runs "
                  "MAX; the executable takes it from its input files' first dimension (or its --batch N), the Python wrapper "
-                 "from the arrays. Not with --device cuda, --split, --profile or a --parallel other than auto")
+                 "from the arrays. With --split both parts take the run-time batch, and the split executor's CPU device "
+                 "runs a batch of requests as one call. Not with --device cuda, --profile or a --parallel other than auto")
       ->allow_extra_args(false)
       ->type_name("SPEC");
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +
