@@ -20,6 +20,11 @@
  * launches from CUDA graphs. Or --simulate G,Tg,C[,X]: the simulated device and CPU tail with
  * those costs in milliseconds, each A or A+B (A + B per request of the batch).
  *
+ * --check (models only): every completed request's outputs must equal, byte for byte, those of
+ * its input run alone (head then tail, one request per call, on instances of their own): a batch
+ * gathered, run and scattered by the executor, a --dynamic part's batch in one call included,
+ * gives each request its own answer. Mismatches are counted per rate and fail the run.
+ *
  * Build: cmake --build build --target loadgen (with the CUDA device when CMake finds the CUDA
  * toolkit: ONNXC_CUDA_HOME, default /usr/local/cuda), or
  *   cc -O2 -Iruntime bench/loadgen.c runtime/onnxc_split.c -lpthread -ldl -lm -o loadgen
@@ -66,7 +71,8 @@ static void usage(const char* argv0) {
           "  --cpu-whole-batches one CPU worker runs a batch's tails (default: the free workers share them)\n"
           "  --rates r1,r2,...   requests/s (default 10,20,50,100)\n"
           "  --warmup S          seconds (default 1)          --window S    seconds (default 5)\n"
-          "  --seed N            arrival seed (default 1)     --json FILE\n",
+          "  --seed N            arrival seed (default 1)     --json FILE\n"
+          "  --check             every completed request's outputs must equal its input's run alone (models only)\n",
           argv0);
 }
 
@@ -118,15 +124,23 @@ static int parse_list(const char* s, double* v, int max) {
 typedef struct req {
   void* in[ONNXC_SPLIT_MAX_TENSORS];
   void* out[ONNXC_SPLIT_MAX_TENSORS];
+  int cls; /* requests of one class have the same input (see pool_init) */
   struct pool* pool;
   struct req* next;
 } req;
+
+#define INPUT_CLASSES 61
 
 typedef struct pool {
   pthread_mutex_t mu;
   req* free;
   req* all;
   int n;
+  /* --check: each class's outputs run alone, and the counts (under mu) */
+  const onnxc_split_config* cfg;
+  void* ref[INPUT_CLASSES][ONNXC_SPLIT_MAX_TENSORS];
+  int checking;
+  uint64_t checked, mismatched;
 } pool;
 
 static int pool_init(pool* p, int n, const onnxc_split_config* c, unsigned seed) {
@@ -134,15 +148,18 @@ static int pool_init(pool* p, int n, const onnxc_split_config* c, unsigned seed)
   if (!p->all) return -1;
   p->n = n;
   p->free = NULL;
+  p->cfg = c;
   pthread_mutex_init(&p->mu, NULL);
   for (int i = 0; i < n; ++i) {
     req* r = &p->all[i];
     r->pool = p;
+    r->cls = i % INPUT_CLASSES;
     for (int k = 0; k < c->num_inputs; ++k) {
       unsigned char* b = (unsigned char*)malloc(c->input_bytes[k] + 1);
       if (!b) return -1;
-      /* small values: valid-looking input for any dtype (float bytes included) */
-      for (size_t j = 0; j < c->input_bytes[k]; ++j) b[j] = (unsigned char)((j * 7 + (unsigned)i + seed) % 61);
+      /* small values: valid-looking input for any dtype (float bytes included); INPUT_CLASSES
+       * distinct inputs in all */
+      for (size_t j = 0; j < c->input_bytes[k]; ++j) b[j] = (unsigned char)((j * 7 + (unsigned)i + seed) % INPUT_CLASSES);
       r->in[k] = b;
     }
     for (int k = 0; k < c->num_outputs; ++k) {
@@ -160,6 +177,8 @@ static void pool_free(pool* p, const onnxc_split_config* c) {
     for (int k = 0; k < c->num_inputs; ++k) free(p->all[i].in[k]);
     for (int k = 0; k < c->num_outputs; ++k) free(p->all[i].out[k]);
   }
+  for (int j = 0; j < INPUT_CLASSES; ++j)
+    for (int k = 0; k < c->num_outputs; ++k) free(p->ref[j][k]);
   free(p->all);
   pthread_mutex_destroy(&p->mu);
 }
@@ -172,10 +191,47 @@ static req* pool_get(pool* p) {
   return r;
 }
 
+/* --check: each input class run alone through head then tail (one request per call, instances
+ * of its own) into p->ref. */
+static int pool_references(pool* p, const onnxc_model_info* head, const char* hw, const onnxc_model_info* tail,
+                           const char* tw, const onnxc_options* opts) {
+  const onnxc_split_config* c = p->cfg;
+  void *hi = NULL, *ti = NULL;
+  unsigned char* cut[ONNXC_SPLIT_MAX_TENSORS] = {0};
+  int rc = head->create(hw, opts, &hi);
+  if (rc == ONNXC_OK) rc = tail->create(tw, opts, &ti);
+  for (int k = 0; k < c->num_cut && rc == ONNXC_OK; ++k)
+    if (!(cut[k] = (unsigned char*)malloc(c->cut_bytes[k] + 1))) rc = ONNXC_ERR_NOMEM;
+  for (int j = 0; j < INPUT_CLASSES && j < p->n && rc == ONNXC_OK; ++j) {
+    for (int k = 0; k < c->num_outputs && rc == ONNXC_OK; ++k)
+      if (!(p->ref[j][k] = malloc(c->output_bytes[k] + 1))) rc = ONNXC_ERR_NOMEM;
+    if (rc == ONNXC_OK) rc = head->run_v(hi, (const void* const*)p->all[j].in, c->input_bytes, (void* const*)cut, c->cut_bytes);
+    if (rc == ONNXC_OK) rc = tail->run_v(ti, (const void* const*)cut, c->cut_bytes, p->ref[j], c->output_bytes);
+  }
+  if (rc != ONNXC_OK)
+    fprintf(stderr, "loadgen: --check: running a request alone failed: %s %s\n", head->last_error ? head->last_error() : "",
+            tail->last_error ? tail->last_error() : "");
+  for (int k = 0; k < c->num_cut; ++k) free(cut[k]);
+  if (ti) tail->destroy(&ti);
+  if (hi) head->destroy(&hi);
+  p->checking = rc == ONNXC_OK;
+  return rc;
+}
+
 static void on_done(void* user, const onnxc_split_result* res) {
-  (void)res;
   req* r = (req*)user;
   pool* p = r->pool;
+  if (p->checking && res && res->status == ONNXC_OK) {
+    int same = 1;
+    for (int k = 0; k < p->cfg->num_outputs; ++k) {
+      same = same && memcmp(r->out[k], p->ref[r->cls][k], p->cfg->output_bytes[k]) == 0;
+      memset(r->out[k], 0xA5, p->cfg->output_bytes[k]); /* a request that writes nothing next time is caught */
+    }
+    pthread_mutex_lock(&p->mu);
+    ++p->checked;
+    p->mismatched += !same;
+    pthread_mutex_unlock(&p->mu);
+  }
   pthread_mutex_lock(&p->mu);
   r->next = p->free;
   p->free = r;
@@ -230,6 +286,7 @@ static char* default_weights(const char* lib, const onnxc_model_info* m, const c
 typedef struct {
   double rate, achieved;
   uint64_t offered, completed_window, client_drops;
+  uint64_t checked, mismatched; /* --check */
   onnxc_split_stats st;
 } result;
 
@@ -292,7 +349,7 @@ int main(int argc, char** argv) {
   const char *dev_tail_lib = NULL, *dev_tail_w = NULL;
   const char* policy = "eft";
   const char* device = "cpu";
-  int cuda_graphs = 0;
+  int cuda_graphs = 0, check = 0;
   int threads = 1, slots = 2, workers = 2, max_batch = 8, queue = 1024, whole_batches = 0;
   double delay_us = 1000, cap_us = 0, warmup = 1, window = 5;
   double rates[MAX_RATES] = {10, 20, 50, 100}, pref[ONNXC_SPLIT_MAX_PREFERRED];
@@ -311,6 +368,7 @@ int main(int argc, char** argv) {
     else if (OPT("--simulate")) sim = v;
     else if (OPT("--device")) device = v;
     else if (strcmp(a, "--cuda-graphs") == 0) cuda_graphs = 1;
+    else if (strcmp(a, "--check") == 0) check = 1;
     else if (strcmp(a, "--cpu-whole-batches") == 0) whole_batches = 1;
     else if (OPT("--threads")) threads = atoi(v);
     else if (OPT("--policy")) policy = v;
@@ -344,6 +402,10 @@ int main(int argc, char** argv) {
   }
   if (!sim == !(head_lib && tail_lib) || window <= 0 || warmup < 0) {
     usage(argv[0]);
+    return 2;
+  }
+  if (check && (sim || dev_tail_lib)) {
+    fprintf(stderr, "loadgen: --check runs the requests alone through --head and --tail: not with --simulate or --tail-device\n");
     return 2;
   }
   const int use_cuda = strcmp(device, "cuda") == 0;
@@ -385,6 +447,7 @@ int main(int argc, char** argv) {
   cfg.cpu_whole_batches = whole_batches;
 
   void *hh = NULL, *th = NULL, *dh = NULL;
+  const onnxc_model_info *head_m = NULL, *tail_m = NULL;
   char *hw = NULL, *tw = NULL, *dw = NULL;
   onnxc_options opts = {.num_threads = threads};
   int is_sim = sim != NULL, rc;
@@ -420,6 +483,8 @@ int main(int argc, char** argv) {
     const onnxc_model_info* tail = load_model(tail_lib, &th);
     const onnxc_model_info* dev_tail = dev_tail_lib ? load_model(dev_tail_lib, &dh) : tail;
     if (!head || !tail || !dev_tail) return 1;
+    head_m = head;
+    tail_m = tail;
     hw = default_weights(head_lib, head, head_w);
     tw = default_weights(tail_lib, tail, tail_w);
     dw = dev_tail_lib ? default_weights(dev_tail_lib, dev_tail, dev_tail_w) : NULL;
@@ -461,6 +526,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "loadgen: out of memory for %d request buffers\n", pool_n);
     return 1;
   }
+  if (check && pool_references(&p, head_m, hw, tail_m, tw, &opts) != ONNXC_OK) return 1;
   rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
 
   result res[MAX_RATES];
@@ -471,7 +537,7 @@ int main(int argc, char** argv) {
          whole_batches ? " (whole batches)" : " (sharing batches)", max_batch, delay_us, queue, warmup, window);
   printf("%9s %9s %9s %9s %9s %9s %7s %7s %8s %8s  %s\n", "rate/s", "offered", "achieved", "p50 ms", "p99 ms", "max ms",
          "batch", "cpu %", "rejected", "dev %", "batches (size:count)");
-  int failed = 0;
+  int failed = 0, mismatch = 0;
   for (int i = 0; i < num_rates; ++i) {
     if (run_rate(&cfg, &p, rates[i], warmup, window, &res[i]) != ONNXC_OK) {
       failed = 1;
@@ -485,6 +551,14 @@ int main(int argc, char** argv) {
     for (int b = 1; b <= ONNXC_SPLIT_MAX_BATCH; ++b)
       if (s->batch_hist[b]) printf("%d:%llu ", b, (unsigned long long)s->batch_hist[b]);
     printf("\n");
+    if (check) {
+      res[i].checked = p.checked;
+      res[i].mismatched = p.mismatched;
+      p.checked = p.mismatched = 0;
+      printf("%9s check: %llu completed requests' outputs equal to their inputs run alone, %llu differ\n", "",
+             (unsigned long long)(res[i].checked - res[i].mismatched), (unsigned long long)res[i].mismatched);
+      if (res[i].mismatched) mismatch = 1;
+    }
     fflush(stdout);
     if (s->failed) fprintf(stderr, "loadgen: %llu requests failed at rate %.1f\n", (unsigned long long)s->failed, rates[i]);
   }
@@ -501,15 +575,19 @@ int main(int argc, char** argv) {
               is_sim ? "" : (dev_tail_lib ? dev_tail_lib : tail_lib), policy, slots, workers, whole_batches, max_batch, delay_us, queue, warmup, window);
       for (int i = 0; i < num_rates; ++i) {
         const onnxc_split_stats* s = &res[i].st;
+        char checks[96] = "";
+        if (check)
+          snprintf(checks, sizeof checks, "\"checked\": %llu, \"mismatched\": %llu, ", (unsigned long long)res[i].checked,
+                   (unsigned long long)res[i].mismatched);
         fprintf(f, "%s\n  {\"rate\": %g, \"offered\": %llu, \"achieved_per_s\": %.3f, \"completed\": %llu, "
                    "\"failed\": %llu, \"rejected\": %llu, \"client_drops\": %llu, \"latency_ms\": {\"p50\": %.3f, "
                    "\"p99\": %.3f, \"max\": %.3f, \"mean\": %.3f}, \"cpu_tail_share\": %.4f, \"device_busy_share\": %.4f, "
-                   "\"batch_hist\": {",
+                   "%s\"batch_hist\": {",
                 i ? "," : "", rates[i], (unsigned long long)res[i].offered, res[i].achieved,
                 (unsigned long long)s->completed, (unsigned long long)s->failed, (unsigned long long)s->rejected,
                 (unsigned long long)res[i].client_drops, s->latency_p50_us / 1e3, s->latency_p99_us / 1e3,
                 s->latency_max_us / 1e3, s->latency_mean_us / 1e3, s->cpu_tail_share,
-                s->elapsed_us > 0 ? s->device_busy_us / s->elapsed_us : 0);
+                s->elapsed_us > 0 ? s->device_busy_us / s->elapsed_us : 0, checks);
         int first = 1;
         for (int b = 1; b <= ONNXC_SPLIT_MAX_BATCH; ++b)
           if (s->batch_hist[b]) {
@@ -537,5 +615,6 @@ int main(int argc, char** argv) {
   if (dh) dlclose(dh);
   if (th) dlclose(th);
   if (hh) dlclose(hh);
-  return failed;
+  if (mismatch) fprintf(stderr, "loadgen: --check: some requests' outputs differ from their inputs run alone\n");
+  return failed || mismatch;
 }
