@@ -24,6 +24,8 @@ part() {
   part_start=$SECONDS
 }
 part_start=$SECONDS
+# Ray Serve for the --emit ray test (serve_ray_mobilenet_v2) beside requirements.txt.
+export ONNXC_REQUIREMENTS="${ONNXC_REQUIREMENTS:-} requirements-serve.txt"
 bash tools/setup.sh
 part "setup and build (build/)"
 exclude=(-LE long)
