@@ -41,7 +41,7 @@ int build(const Options& o, const std::string& name, const Target& t, double* se
     }
   }
   std::string cmd = cc;
-  if (o.emit == Emit::So || o.emit == Emit::Python)
+  if (o.emit == Emit::So || o.emit == Emit::Python || o.emit == Emit::Ray)
     cmd += fmt::format(" -shared -fPIC -o {}lib{}.so {}{}.c -lm", dir, name, dir, name);
   else
     cmd += fmt::format(" -DONNXC_MAIN_MODEL -o {}{} {}{}.c {} -lm", dir, name, dir, name, driver);

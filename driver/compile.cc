@@ -10,6 +10,7 @@
 
 #include "codegen/c/module.h"
 #include "codegen/c/py_module.h"
+#include "codegen/c/serve_module.h"
 #include "codegen/cuda/module.h"
 #include "codegen/module_writer.h"
 #include "driver/build.h"
@@ -242,10 +243,13 @@ int compile_graph(const Options& o, Graph& g, const std::string& name, const Bac
     fmt::print(stderr, "compile-model: error: the C compiler '{}' failed (exit {}) on {}/{}.c\n", target.cc, rc, o.outdir, name);
     return kCcFailed;
   }
-  bool lib = o.emit == Emit::So || o.emit == Emit::Python;
+  bool lib = o.emit == Emit::So || o.emit == Emit::Python || o.emit == Emit::Ray;
   say(fmt::format("{}cc: built {}/{} ({:.2f} s)", part, o.outdir, lib ? "lib" + name + ".so" : name, cc_s));
-  if (o.emit == Emit::Python) say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir,
-                                          emit_python_module(g, co), name, name));
+  if (o.emit == Emit::Python || o.emit == Emit::Ray)
+    say(fmt::format("python: wrote {}/{} (import {}; {}.Model().run(...))", o.outdir, emit_python_module(g, co), name, name));
+  if (o.emit == Emit::Ray)
+    say(fmt::format("ray: wrote {}/{} (cd {} && serve run --route-prefix /{} {}_serve:app; POST /{} with an .npy body)", o.outdir,
+                    emit_serve_module(g, co), o.outdir, name, name, name));
   return kOk;
 }
 

@@ -10,7 +10,7 @@
 namespace onnxc::driver {
 
 const Choices<Emit>& choices(Emit) {
-  static const Choices<Emit> c = {{"c", Emit::C}, {"so", Emit::So}, {"exe", Emit::Exe}, {"python", Emit::Python}};
+  static const Choices<Emit> c = {{"c", Emit::C}, {"so", Emit::So}, {"exe", Emit::Exe}, {"python", Emit::Python}, {"ray", Emit::Ray}};
   return c;
 }
 const Choices<Device>& choices(Device) {
@@ -121,8 +121,10 @@ std::string check_options(Options& o, bool task_form_given) {
   if (o.parallel == Parallel::Tune && (o.target != "host" || o.device != Device::Cpu || !o.split.empty() || o.profile))
     return "--parallel tune times the builds on this machine: it needs --target host and the CPU, without --device cuda, "
            "--split or --profile";
-  if (o.device == Device::Cuda && o.emit == Emit::Python)
-    return "--device cuda does not support --emit python";
+  if (o.device == Device::Cuda && (o.emit == Emit::Python || o.emit == Emit::Ray))
+    return fmt::format("--device cuda does not support --emit {}", flag_name(o.emit));
+  if (o.emit == Emit::Ray && !o.split.empty())
+    return "--emit ray serves one model: not with --split (the split executor is the CPU/GPU scheduler of one machine)";
   if (o.verify && o.emit != Emit::Exe)
     return "--verify needs --emit exe";
   if (o.quantize == Quantize::None && !o.calibration.empty())

@@ -25,7 +25,7 @@ enum Exit { kOk = 0, kUsage = 1, kInvalid = 2, kUnsupported = 3, kInternal = 4, 
 
 // The flags that choose among a few values, as types. Each has its names on the command line
 // (choices(), in the order --help lists them) and flag_name() for messages.
-enum class Emit { C, So, Exe, Python };                 // --emit
+enum class Emit { C, So, Exe, Python, Ray };            // --emit
 enum class Device { Cpu, Cuda };                        // --device
 enum class Parallel { Auto, Loop, Task, Batch, Tune };  // --parallel
 enum class OmpRegion { Inference, Op };                 // --omp-region

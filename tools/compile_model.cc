@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
       "Writes OUTDIR/NAME.c, NAME.h (C API), NAME.weights (binary weights), the onnxc runtime and a Makefile,\n"
       "then (--emit exe, the default) builds OUTDIR/NAME: run `OUTDIR/NAME --help` for its options\n"
       "(--input NAME=FILE.npy, --output NAME=FILE.npy, --bench N, --threads N). --emit so builds OUTDIR/libNAME.so\n"
-      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)).\n"
+      "(C API in NAME.h); --emit python also writes OUTDIR/NAME.py (import NAME; NAME.Model().run(x)); --emit ray\n"
+      "also writes OUTDIR/NAME_serve.py, a Ray Serve application (serve run --route-prefix /NAME NAME_serve:app).\n"
       "--device cuda writes OUTDIR/NAME.cu instead of NAME.c (plain NCHW float32 kernels, the same C API in NAME.h)\n"
       "and builds it with nvcc for --gpu-arch; --gpu-libs cudnn,cublas runs Conv with cuDNN and Gemm/MatMul with cuBLAS.\n"
       "--split SPEC cuts the model in two, a head for a GPU and a tail for the GPU or CPU workers, compiled as NAME_head\n"
@@ -57,7 +58,9 @@ int main(int argc, char** argv) {
   app.add_option("--name", o.name, "C name of the model: file and symbol prefix (default: the model file's stem)");
   add_choice(app, "--emit", o.emit,
                  "what to produce: c (sources only), so (shared library), exe (executable), python (shared library and "
-                 "NAME.py, a ctypes + numpy wrapper)")
+                 "NAME.py, a ctypes + numpy wrapper), ray (python's files and NAME_serve.py: a Ray Serve deployment whose "
+                 "replicas load the library once each, HTTP POST /NAME with .npy/.npz bodies, requests batched with "
+                 "@serve.batch, one call per batch for a --dynamic build; options in the file's build_app)")
       ->default_str(flag_name(o.emit));
   add_choice(app, "--device", o.device,
                  "what the model runs on: cpu (C, the default) or cuda (CUDA C++ for one NVIDIA GPU, plain NCHW float32; "

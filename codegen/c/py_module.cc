@@ -285,6 +285,10 @@ std::string fill(const std::string& tmpl, const std::map<std::string, std::strin
 
 }  // namespace
 
+std::string py_literal(const std::string& s) { return py_string(s); }
+
+std::string fill_template(const std::string& tmpl, const std::map<std::string, std::string>& values) { return fill(tmpl, values); }
+
 std::string emit_python_module(const Graph& g, const CodegenOptions& opt) {
   auto table = [&g](const std::vector<Value*>& vs, std::string* doc) {
     std::string r;

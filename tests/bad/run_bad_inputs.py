@@ -596,6 +596,16 @@ def _(d):
     return save(conv_model(), os.path.join(d, "batch_one.onnx")), ["--parallel", "batch", "--emit", "c"]
 
 
+@case("--emit ray with --split", USAGE, "--emit ray serves one model: not with --split")
+def _(d):
+    return save(split_chain_model(), os.path.join(d, "split_ray.onnx")), ["--split", "auto", "--emit", "ray"]
+
+
+@case("--emit ray with --device cuda", USAGE, "--device cuda does not support --emit ray")
+def _(d):
+    return save(conv_model(), os.path.join(d, "cuda_ray.onnx")), ["--device", "cuda", "--emit", "ray"]
+
+
 @case("--parallel batch with --split", USAGE, "--parallel batch is not for --split", "max_batch")
 def _(d):
     return save(split_chain_model(), os.path.join(d, "split_batch.onnx")), ["--split", "auto", "--parallel", "batch", "--emit", "c"]
