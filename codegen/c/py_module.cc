@@ -9,13 +9,11 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 
+#include "codegen/module_writer.h"
 #include "ir/op.h"
 
-namespace fs = std::filesystem;
 
 namespace onnxc {
 namespace {
@@ -313,11 +311,7 @@ std::string emit_python_module(const Graph& g, const CodegenOptions& opt) {
                                                                                   g.batch_items)
                                                                     : ""}});
   std::string file = opt.name + ".py";
-  fs::path p = fs::path(opt.outdir) / file;
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) throw CompileError(CompileError::Kind::Io, "cannot write '" + p.string() + "'");
+  ModuleFolder(opt.outdir).put(file, text);
   return file;
 }
 

@@ -5,13 +5,8 @@
 // the replicas import by path, so the two files cannot disagree.
 #include "codegen/c/serve_module.h"
 
-#include <filesystem>
-#include <fstream>
-
 #include "codegen/c/py_module.h"
-#include "ir/error.h"
-
-namespace fs = std::filesystem;
+#include "codegen/module_writer.h"
 
 namespace onnxc {
 namespace {
@@ -251,11 +246,7 @@ std::string emit_serve_module(const Graph& g, const CodegenOptions& opt) {
   const std::string source = py_literal(opt.source);  // "...": the inside goes into the docstring
   std::string text = fill_template(kTemplate, {{"NAME", opt.name}, {"SOURCE", source.substr(1, source.size() - 2)}});
   std::string file = opt.name + "_serve.py";
-  fs::path p = fs::path(opt.outdir) / file;
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) throw CompileError(CompileError::Kind::Io, "cannot write '" + p.string() + "'");
+  ModuleFolder(opt.outdir).put(file, text);
   return file;
 }
 
