@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from split_batches import cpu_name
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BOUNDS_MS = (50, 100, 200)
@@ -176,7 +178,7 @@ def main():
     run([a.compiler, src, "-o", split_dir, "--name", a.model, "--split", "auto", "--dynamic", "batch=8", "--emit", "so", "-q"])
     x_model = np.load(os.path.join(a.zoo, name + ".input.npy"))[:1]
     inputs = {a.model: x_model, "trivial": np.linspace(-1, 1, 16, dtype=np.float32).reshape(1, 16)}
-    out = {"cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t"), "threads": T,
+    out = {"cpu": cpu_name(), "threads": T,
            "window_s": a.window, "rates": rates, "command": "bench/serve.py " + " ".join(sys.argv[1:]), "results": {}}
     res = out["results"]
 

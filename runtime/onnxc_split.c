@@ -100,11 +100,14 @@ static size_t dtype_bytes(int dtype) {
   }
 }
 
-/* One request's bytes of tensor t of model m: the shapes of a --dynamic model (max_batch > 0)
- * hold its most items, a request is one of them. */
+/* One request's elements and bytes of tensor t of model m: the shapes of a --dynamic model
+ * (max_batch > 1) hold its most items, a request is one of them. */
+static size_t item_numel(const onnxc_model_info* m, const onnxc_tensor_info* t) {
+  return m->max_batch > 1 ? t->numel / (size_t)m->max_batch : t->numel;
+}
+
 static size_t item_bytes(const onnxc_model_info* m, const onnxc_tensor_info* t) {
-  const size_t n = t->numel * dtype_bytes(t->dtype);
-  return m->max_batch > 1 ? n / (size_t)m->max_batch : n;
+  return item_numel(m, t) * dtype_bytes(t->dtype);
 }
 
 /* Requests per call of model m when a batch may hold up to max_batch of them: a --dynamic
@@ -599,11 +602,10 @@ int onnxc_split_sizes_from_models(const onnxc_model_info* head, const onnxc_mode
     if (o->dtype != i->dtype)
       return split_fail(ONNXC_ERR_DTYPE, "onnxc_split_sizes_from_models: cut tensor %d: head output dtype %d, tail input dtype %d",
                         k, o->dtype, i->dtype);
-    if (item_bytes(head, o) != item_bytes(tail, i))
+    if (item_numel(head, o) != item_numel(tail, i))
       return split_fail(ONNXC_ERR_SHAPE,
                         "onnxc_split_sizes_from_models: cut tensor %d: head output has %zu elements per request, tail input %zu",
-                        k, item_bytes(head, o) / (dtype_bytes(o->dtype) ? dtype_bytes(o->dtype) : 1),
-                        item_bytes(tail, i) / (dtype_bytes(i->dtype) ? dtype_bytes(i->dtype) : 1));
+                        k, item_numel(head, o), item_numel(tail, i));
   }
   c->num_inputs = head->num_inputs;
   c->num_cut = head->num_outputs;
