@@ -23,6 +23,7 @@
 #include "ir/eval.h"
 #include "ir/op.h"
 #include "passes/batch_items.h"
+#include "passes/dynamic_dims.h"
 #include "passes/partition.h"
 #include "passes/quantize_int8.h"
 #include "passes/schedule.h"
@@ -314,6 +315,47 @@ std::string dynamic_batch_check(const Graph& g, const std::vector<DynamicDim>& d
   return "";
 }
 
+// --dynamic on a dimension other than the batch (a transformer's tokens): the model imported
+// again two sizes below the maximum, the three folded and simplified, and followed through by
+// passes/dynamic_dims.h. Returns why it cannot be kept a run-time size, or what was found.
+std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph& g, const Backend& backend, bool* ok) {
+  *ok = false;
+  const DynamicDim& dd = io.dynamic[0];
+  const std::string sym = dd.symbol.empty() ? fmt::format("{}:{}", dd.input, dd.axis) : dd.symbol;
+  if (dd.max < 3) return fmt::format("onnxc follows a run-time size other than the batch from 3 up (it imports the model at {0}, {0}-1 "
+                                     "and {0}-2 to see where it goes)", sym);
+  const std::vector<int64_t> ns{dd.max, dd.max - 1, dd.max - 2};
+  std::vector<std::unique_ptr<Graph>> others;
+  PassOptions po = pass_options(o, backend);
+  for (auto& p : pass_names())
+    if (!rewrites_ops_only(p)) po.disabled.insert(p);
+  po.after_pass = nullptr;
+  run_pipeline(g, po);
+  std::vector<const Graph*> gs{&g};
+  for (size_t k = 1; k < ns.size(); ++k) {
+    ImportOptions at = io;
+    at.dynamic_uses = nullptr;
+    at.dynamic[0].max = ns[k];
+    try {
+      others.push_back(import_onnx_file(o.model, at));
+    } catch (const CompileError& e) {
+      return fmt::format("at {}={} the model does not import: {}", sym, ns[k], e.what());
+    }
+    run_pipeline(*others.back(), po);
+    gs.push_back(others.back().get());
+  }
+  DynamicDimsPlan plan;
+  std::string why = dynamic_dims_check(gs, ns, sym, &plan);
+  if (!why.empty()) return why;
+  *ok = true;
+  std::vector<std::string> bounded;
+  for (const Node* n : plan.bounded) bounded.push_back("'" + n->name + "'");
+  return fmt::format("{} values depend on {}, every node keeps the runs of {} = 1..{} apart{}", plan.varying.size(), sym, sym, dd.max,
+                     bounded.empty() ? std::string()
+                                     : fmt::format(" ({} attention node{} must stop at the run's keys: {})", bounded.size(),
+                                                   bounded.size() == 1 ? "" : "s", fmt::join(bounded, ", ")));
+}
+
 }  // namespace
 
 int compile(Options& o) {
@@ -375,7 +417,18 @@ int compile(Options& o) {
     // --dynamic: the batch at run time, as a loop over the items of the batch-1 model.
     const std::string spec = "--dynamic " + io.dynamic[0].spec();
     std::string why = dynamic_batch_check(*g, io.dynamic, dynamic_uses);
-    if (why.empty()) item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
+    const bool batch = why.empty();
+    if (batch) item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
+    if (!batch && io.dynamic.size() == 1 && !cuda) {
+      // Another dimension than the batch: where it goes through the model is known, code that
+      // takes it at run time is not generated yet.
+      bool kept = false;
+      const std::string found = dynamic_dims_report(o, io, *g, *backend, &kept);
+      if (!kept) throw CompileError(CompileError::Kind::Unsupported, spec + ": " + found);
+      throw CompileError(CompileError::Kind::Unsupported,
+                         spec + ": " + found + "; but onnxc generates code for one run-time size only along the batch so far (" + why +
+                             "): fix it with --input-shape");
+    }
     if (!item)
       throw CompileError(CompileError::Kind::Unsupported, spec + ": " + why +
                                                               " (onnxc keeps one run-time size, the batch: the first dimension "

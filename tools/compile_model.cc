@@ -96,8 +96,10 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--dynamic", o.dynamic,
                  "SYMBOL=MAX keeps the model's symbolic dimension SYMBOL a run-time size from 1 to MAX (e.g. batch=16); "
-                 "INPUT:AXIS=MAX names it by an input and axis (input:0=16). The batch only so far: the first dimension of "
-                 "every input, whose items run apart (otherwise exit 3, saying why). A run of b items runs the batch-1 model "
+                 "INPUT:AXIS=MAX names it by an input and axis (input:0=16). Code is generated for the batch only so far: the "
+                 "first dimension of every input, whose items run apart (otherwise exit 3, saying why). For another "
+                 "dimension (a transformer's tokens, seq=512) compile-model follows it through the model and says which node "
+                 "mixes its runs, or that none does, then exits 3 (fix it with --input-shape meanwhile). A run of b items runs the batch-1 model "
                  "b times: as many items side by side as the threads, one thread each, the rest one after another on all the "
                  "threads. NAME_run_batch(ctx, b, ...) takes b, NAME_run_v reads it from the buffers' sizes and NAME_run runs "
                  "MAX; the executable takes it from its input files' first dimension (or its --batch N), the Python wrapper "

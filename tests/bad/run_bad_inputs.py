@@ -235,12 +235,27 @@ def _(d):
     return save(seq_model(), os.path.join(d, "dyn_fixed.onnx")), ["--emit", "c", "--dynamic", "x:2=8", "--input-shape", "x=1,5,4"]
 
 
-@case("--dynamic on a dimension other than the batch", UNSUPPORTED, "--dynamic seq=16", "dimension 1 of input 'x'",
-      "the first dimension of every input")
+@case("--dynamic on tokens a softmax mixes", UNSUPPORTED, "--dynamic seq=16", "'softmax_seq' (Softmax",
+      "normalises along dimension 1 of 'x', which is seq")
 def _(d):
     n = helper.make_node("Softmax", ["x"], ["y"], name="softmax_seq", axis=1)
     m = model([n], [vi("x", [2, "seq", 4])], [vi("y", [2, "seq", 4])])
     return save(m, os.path.join(d, "dyn_seq.onnx")), ["--emit", "c", "--dynamic", "seq=16"]
+
+
+@case("--dynamic on tokens kept apart (no code for it yet)", UNSUPPORTED, "--dynamic seq=16", "2 values depend on seq",
+      "one run-time size only along the batch so far", "dimension 1 of input 'x'", "--input-shape")
+def _(d):
+    n = helper.make_node("Relu", ["x"], ["y"], name="relu_seq")
+    m = model([n], [vi("x", [2, "seq", 4])], [vi("y", [2, "seq", 4])])
+    return save(m, os.path.join(d, "dyn_seq_apart.onnx")), ["--emit", "c", "--dynamic", "seq=16"]
+
+
+@case("--dynamic on tokens up to 2", UNSUPPORTED, "--dynamic seq=2", "from 3 up")
+def _(d):
+    n = helper.make_node("Relu", ["x"], ["y"], name="relu_seq")
+    m = model([n], [vi("x", [2, "seq", 4])], [vi("y", [2, "seq", 4])])
+    return save(m, os.path.join(d, "dyn_seq_two.onnx")), ["--emit", "c", "--dynamic", "seq=2"]
 
 
 @case("--dynamic and --input-shape on one input", INVALID, "--dynamic batch=8", "--input-shape")
