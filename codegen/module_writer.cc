@@ -407,27 +407,32 @@ std::string run_v_function(const std::string& N, const Graph& g) {
                               "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: ctx is NULL (never created, or destroyed)\");\n",
                               N, "", N.size() + 11);
   bool rc_declared = false;
+  // --dynamic: the buffers' sizes give the batch (dynamic_batch) or the run-time size n
+  // (run_size_max, as rows of each tensor's run-time dimension).
+  const bool counted = g.dynamic_batch || g.run_size_max > 0;
+  const std::string max = N + (g.dynamic_batch ? "_MAX_BATCH" : "_MAX_SIZE");
   auto array_checks = [&](const char* kind, const char* bufs, const char* bytes, size_t n, const char* cast) {
     if (n == 0) return fmt::format("  (void){}; (void){};\n", bufs, bytes);
     std::string r = fmt::format("  if (!{1} || !{2})\n"
                                 "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: {1} or {2} is NULL (the model has {3} {4}{5})\");\n"
                                 "  {6}rc = onnxc_check_buffers(\"{0}_run_v\", \"{4}\", {0}_{4}s, {3}, {7}{1}, {8});\n  if (rc) return rc;\n",
                                 N, bufs, bytes, n, kind, n == 1 ? "" : "s", rc_declared ? "" : "int ", cast,
-                                g.dynamic_batch ? "NULL" : bytes);
-    if (g.dynamic_batch)  // the sizes give the batch
-      r += fmt::format("  rc = onnxc_batch_of_sizes(\"{0}_run_v\", \"{1}\", {0}_{1}s, {2}, {3}, {0}_MAX_BATCH, &batch);\n  if (rc) return rc;\n",
-                       N, kind, n, bytes);
+                                counted ? "NULL" : bytes);
+    if (counted)
+      r += fmt::format("  rc = onnxc_batch_of_sizes(\"{0}_run_v\", \"{1}\", {0}_{1}s, {2}, {3}, {4}, &batch);\n  if (rc) return rc;\n",
+                       N, kind, n, bytes, max);
     rc_declared = true;
     return r;
   };
-  if (g.dynamic_batch) s += "  int64_t batch = 0;  /* --dynamic: the items the buffers hold */\n";
+  if (counted) s += "  int64_t batch = 0;  /* --dynamic: the items (or rows of the run-time size) the buffers hold */\n";
   s += array_checks("input", "inputs", "input_bytes", g.inputs.size(), "");
   s += array_checks("output", "outputs", "output_bytes", g.outputs.size(), "(const void* const*)");
   std::vector<std::string> args{"ctx"};
-  if (g.dynamic_batch) args.push_back("batch");
+  if (counted) args.push_back("batch");
   for (size_t k = 0; k < g.inputs.size(); ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
   for (size_t k = 0; k < g.outputs.size(); ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
-  return s + fmt::format("  return {}_run{}({});\n}}\n\n", N, g.dynamic_batch ? "_batch" : "", fmt::join(args, ", "));
+  return s + fmt::format("  return {}_run{}({});\n}}\n\n", N, g.dynamic_batch ? "_batch" : g.run_size_max > 0 ? "_size" : "",
+                         fmt::join(args, ", "));
 }
 
 std::string model_info(const std::string& N, const Graph& g, const ModuleInfo& info) {
@@ -436,11 +441,15 @@ std::string model_info(const std::string& N, const Graph& g, const ModuleInfo& i
     s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n", N);
   s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n{7}"
                    "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-                   "  {8},\n  {9},\n  {10},\n  {11}\n}};\n\n",
+                   "  {8},\n  {9},\n  {10},\n  {11},\n  {12}\n}};\n\n",
                    N, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs", g.outputs.size(),
                    g.outputs.empty() ? "NULL" : N + "_outputs", info.openmp,
                    info.profile ? fmt::format("{0}_PROFILE_OPS, {0}_ops, {0}_info_profile", N) : "0, NULL, NULL", info.device, info.target,
-                   g.dynamic_batch ? fmt::format("{}_MAX_BATCH /* --dynamic: a run takes 1 to this many items */", N) : "0");
+                   g.dynamic_batch     ? fmt::format("{}_MAX_BATCH /* --dynamic: a run takes 1 to this many items */", N)
+                   : g.run_size_max > 0 ? fmt::format("{}_MAX_SIZE /* --dynamic {}: a run takes 1 to this many rows */", N, g.run_size_symbol)
+                                        : "0",
+                   g.run_size_max > 0 ? fmt::format("{} /* the dimension of the inputs and outputs that max_batch counts */", g.run_size_axis)
+                                      : "0");
   return s + info.extra +
          fmt::format("#ifdef ONNXC_MAIN_MODEL\n"
                      "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"

@@ -347,12 +347,42 @@ std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph
   DynamicDimsPlan plan;
   std::string why = dynamic_dims_check(gs, ns, sym, &plan);
   if (!why.empty()) return why;
+  // The generated API takes n for every input and output as the count of its first dimension
+  // of more than one entry (a contiguous prefix of the buffer): [1, n, 768], [n, 16].
+  int axis = -1;
+  for (const std::vector<Value*>* list : {&g.inputs, &g.outputs})
+    for (const Value* v : *list) {
+      auto it = plan.varying.find(v);
+      int a = -1;
+      if (it != plan.varying.end())
+        for (size_t d = 0; d < it->second.size(); ++d)
+          if (it->second[d].varies()) {
+            if (a >= 0 || !(it->second[d] == Extent{1, 0})) a = -2;
+            else a = static_cast<int>(d);
+          }
+      for (int d = 0; d < a; ++d)
+        if (v->shape[d] != 1) a = -2;
+      if (a < 0 || (axis >= 0 && a != axis))
+        return fmt::format("{} '{}' is {} at {}={}: onnxc takes a run-time size other than the batch where every input and output "
+                           "has it once, as {} itself, after dimensions of 1 only, at the same dimension",
+                           v->is_input ? "input" : "output", v->name, shape_str(v->shape), sym, dd.max, sym);
+      axis = a;
+    }
   *ok = true;
+  g.run_size_max = dd.max;
+  g.run_size_axis = axis;
+  g.run_size_symbol = sym;
+  g.run_size_nodes = plan.bounded.size();
   std::vector<std::string> bounded;
-  for (const Node* n : plan.bounded) bounded.push_back("'" + n->name + "'");
-  return fmt::format("{} values depend on {}, every node keeps the runs of {} = 1..{} apart{}", plan.varying.size(), sym, sym, dd.max,
+  for (size_t k = 0; k < plan.bounded.size(); ++k) {
+    bounded.push_back("'" + plan.bounded[k]->name + "'");
+    for (auto& n : g.nodes)
+      if (n.get() == plan.bounded[k]) n->run_a = plan.bounded_extent[k].a, n->run_b = plan.bounded_extent[k].b;
+  }
+  return fmt::format("{} values depend on {}; a build for {}={} computes every run of 1 to {} in the first entries of its tensors{}",
+                     plan.varying.size(), sym, sym, dd.max, dd.max,
                      bounded.empty() ? std::string()
-                                     : fmt::format(" ({} attention node{} must stop at the run's keys: {})", bounded.size(),
+                                     : fmt::format(" ({} attention node{} stop at the run's keys: {})", bounded.size(),
                                                    bounded.size() == 1 ? "" : "s", fmt::join(bounded, ", ")));
 }
 
@@ -422,12 +452,17 @@ int compile(Options& o) {
     if (!batch && io.dynamic.size() == 1 && !cuda) {
       // Another dimension than the batch: where it goes through the model is known, code that
       // takes it at run time is not generated yet.
+      if (!o.split.empty() || o.emit == Emit::Python || o.emit == Emit::Ray || o.parallel == Parallel::Batch || o.profile)
+        throw CompileError(CompileError::Kind::Unsupported,
+                           spec + ": a run-time size other than the batch is for --emit exe, so and c builds so far (not with --split, "
+                                  "--emit python or ray, --parallel batch or --profile)");
       bool kept = false;
       const std::string found = dynamic_dims_report(o, io, *g, *backend, &kept);
       if (!kept) throw CompileError(CompileError::Kind::Unsupported, spec + ": " + found);
-      throw CompileError(CompileError::Kind::Unsupported,
-                         spec + ": " + found + "; but onnxc generates code for one run-time size only along the batch so far (" + why +
-                             "): fix it with --input-shape");
+      say("dynamic: " + found);
+      if (int rc = compile_graph(o, *g, o.name, *backend, "Makefile", true); rc != kOk) return rc;
+      if (o.verify && o.emit == Emit::Exe) return verify(o, *g, vd, {{o.name, vd.args}});
+      return kOk;
     }
     if (!item)
       throw CompileError(CompileError::Kind::Unsupported, spec + ": " + why +

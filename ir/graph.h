@@ -77,6 +77,10 @@ struct Node {
   std::vector<Value*> extra_inputs;
   Value* anchor_out = nullptr;
   std::vector<std::string> origin;  // ONNX node names this node stands for, when not just `name`
+  // compile-model --dynamic on a dimension other than the batch (Graph::run_size_max): a node
+  // that must stop at the run's entries of that dimension (attention's keys) takes the run-time
+  // size n, and its dimension has run_a * n + run_b entries at run time; run_a 0: it does not.
+  int64_t run_a = 0, run_b = 0;
 
   Node();
   ~Node();
@@ -127,6 +131,15 @@ struct Graph {
   // compile-model --dynamic (a run-time batch): batch_items is the most items a run takes, and
   // each run says how many (1 to batch_items); the API's shapes hold the most.
   bool dynamic_batch = false;
+  // compile-model --dynamic on another dimension (passes/dynamic_dims.h, a transformer's
+  // tokens): the graph is the model at run_size_max, and a run of n (1..run_size_max) computes
+  // in place, in the first entries of each tensor along its run-time dimensions. Every graph
+  // input and output has n entries along dimension run_size_axis, the dimensions before it 1.
+  // 0: no such size.
+  int64_t run_size_max = 0;
+  int run_size_axis = -1;
+  std::string run_size_symbol;
+  size_t run_size_nodes = 0;  // the nodes with Node::run_a set, which the code generator checks
   // The shape of graph input or output v as the generated API sees it: with batch_items > 1,
   // the first dimension holds every item's rows.
   Shape api_shape(const Value* v) const {

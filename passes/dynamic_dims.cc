@@ -401,7 +401,10 @@ class Checker {
             return fmt::format("has heads or head sizes that depend on {} ('{}' dimension {} = {})", sym_, v->name, d,
                                extent_text(ext(v, d), sym_));
       }
-      if (ext(K, t_axis).varies()) plan_->bounded.push_back(&n);
+      if (ext(K, t_axis).varies()) {
+        plan_->bounded.push_back(&n);
+        plan_->bounded_extent.push_back(ext(K, t_axis));
+      }
       return "";
     }
     return fmt::format("not known to keep the run-time dimension '{}' apart (an operand or result depends on it)", sym_);

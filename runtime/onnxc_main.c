@@ -23,7 +23,8 @@
  * model's failures are described by its last_error().
  * A model compiled with --dynamic (max_batch > 0) runs the batch its input files hold (their
  * first dimension, the same for all), else --batch N's, else its most; the outputs have that
- * many items.
+ * many items. With a run-time size other than the batch (dynamic_axis > 0: a transformer's
+ * tokens) the same along that dimension.
  * --profile (models built with compile-model --profile): after the timed runs, a table of the
  * model's functions sorted by time, with GFLOP/s or GB/s from the compiler's counts and the
  * share of this machine's peak, measured here by two probes: one core's FMA throughput (12
@@ -110,7 +111,11 @@ static void usage(FILE* out) {
   print_tensor_list(out, MODEL.inputs, MODEL.num_inputs);
   fprintf(out, "outputs:\n");
   print_tensor_list(out, MODEL.outputs, MODEL.num_outputs);
-  if (MODEL.max_batch > 0)
+  if (MODEL.max_batch > 0 && MODEL.dynamic_axis > 0)
+    fprintf(out, "run-time size: dimension %d of every input and output is 1 to %lld rows, given at run time\n"
+                 "(compile-model --dynamic): the input files' dimension %d, else --batch N\n",
+            MODEL.dynamic_axis, (long long)MODEL.max_batch, MODEL.dynamic_axis);
+  else if (MODEL.max_batch > 0)
     fprintf(out, "batch: the first dimension of every input and output is 1 to %lld items, given at run time\n"
                  "(compile-model --dynamic): the input files' first dimension, else --batch N\n",
             (long long)MODEL.max_batch);
@@ -480,15 +485,19 @@ static int choose_batch(const onnxc_model_info* m, const char** in_files, uint64
     if (!in_files[k]) continue;
     int64_t b = 0;
     onnxc_clear_error_detail();
-    int rc = onnxc_tensor_file_batch(in_files[k], &m->inputs[k], m->max_batch, &b);
+    int rc = onnxc_tensor_file_count(in_files[k], &m->inputs[k], m->dynamic_axis, m->max_batch, &b);
     if (rc) {
       char what[300];
       snprintf(what, sizeof what, "cannot read input '%s'", m->inputs[k].name);
       return report_error(what, rc, 0);
     }
     if (from_files && b != from_files) {
-      error_msg("input '%s' holds %lld items but input '%s' %lld: a run's inputs have one batch", m->inputs[k].name, (long long)b, first,
-                (long long)from_files);
+      if (m->dynamic_axis > 0)
+        error_msg("input '%s' holds %lld rows along dimension %d but input '%s' %lld: a run's inputs have one run-time size",
+                  m->inputs[k].name, (long long)b, m->dynamic_axis, first, (long long)from_files);
+      else
+        error_msg("input '%s' holds %lld items but input '%s' %lld: a run's inputs have one batch", m->inputs[k].name, (long long)b,
+                  first, (long long)from_files);
       return 1;
     }
     from_files = b;
@@ -499,8 +508,11 @@ static int choose_batch(const onnxc_model_info* m, const char** in_files, uint64
     return 2;
   }
   *batch = from_files ? from_files : batch_opt ? (int64_t)batch_opt : m->max_batch;
-  if (!quiet)
+  if (!quiet && m->dynamic_axis == 0)
     printf("batch: %lld of 1 to %lld items (%s)\n", (long long)*batch, (long long)m->max_batch,
+           from_files ? "as the input files hold" : batch_opt ? "--batch" : "the most");
+  else if (!quiet)
+    printf("run-time size: %lld of 1 to %lld rows along dimension %d (%s)\n", (long long)*batch, (long long)m->max_batch, m->dynamic_axis,
            from_files ? "as the input files hold" : batch_opt ? "--batch" : "the most");
   return 0;
 }
@@ -635,7 +647,8 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
   for (size_t k = 0; k < nin + nout; ++k) run_info[k] = k < nin ? m->inputs[k] : m->outputs[k - nin];
   if (m->max_batch > 0 && (status = choose_batch(m, in_files, batch_opt, quiet, &batch)) != 0) goto done;
   for (size_t k = 0; k < nin + nout && batch > 0; ++k)
-    onnxc_tensor_info_batch(k < nin ? &m->inputs[k] : &m->outputs[k - nin], batch, &run_info[k], run_shapes + k * ONNXC_MAX_NDIM);
+    onnxc_tensor_info_count(k < nin ? &m->inputs[k] : &m->outputs[k - nin], m->dynamic_axis, batch, &run_info[k],
+                            run_shapes + k * ONNXC_MAX_NDIM);
 
   /* inputs: read or fill; outputs: allocate */
   rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; /* xorshift state must not be 0 */

@@ -550,11 +550,15 @@ int onnxc_batch_of_sizes(const char* fn, const char* kind, const onnxc_tensor_in
 }
 
 void onnxc_tensor_info_batch(const onnxc_tensor_info* info, int64_t batch, onnxc_tensor_info* out, int64_t* shape) {
+  onnxc_tensor_info_count(info, 0, batch, out, shape);
+}
+
+void onnxc_tensor_info_count(const onnxc_tensor_info* info, int axis, int64_t count, onnxc_tensor_info* out, int64_t* shape) {
   *out = *info;
   for (int d = 0; d < info->ndim && d < ONNXC_MAX_NDIM; ++d) shape[d] = info->shape[d];
-  if (info->ndim > 0 && info->shape[0] > 0) {
-    out->numel = info->numel / (size_t)info->shape[0] * (size_t)batch;
-    shape[0] = batch;
+  if (axis >= 0 && info->ndim > axis && info->shape[axis] > 0) {
+    out->numel = info->numel / (size_t)info->shape[axis] * (size_t)count;
+    shape[axis] = count;
   }
   out->shape = shape;
 }
@@ -799,14 +803,21 @@ int onnxc_read_tensor_file(const char* path, const onnxc_tensor_info* info, void
 }
 
 int onnxc_tensor_file_batch(const char* path, const onnxc_tensor_info* info, int64_t max_batch, int64_t* batch) {
+  return onnxc_tensor_file_count(path, info, 0, max_batch, batch);
+}
+
+int onnxc_tensor_file_count(const char* path, const onnxc_tensor_info* info, int axis, int64_t max_batch, int64_t* batch) {
   size_t bytes = 0;
   int rc = check_info(info, info, &bytes); /* no buffer here: info stands in for it */
   if (rc) return rc;
-  if (info->ndim < 1 || max_batch < 1 || info->shape[0] != max_batch)
-    return fail(ONNXC_ERR_ARG, "tensor '%s' does not hold a batch of %lld items", info->name ? info->name : "?", (long long)max_batch);
+  if (axis < 0 || info->ndim <= axis || max_batch < 1 || info->shape[axis] != max_batch)
+    return fail(ONNXC_ERR_ARG, "tensor '%s' does not hold %lld items along dimension %d", info->name ? info->name : "?", (long long)max_batch,
+                axis);
+  for (int d = 0; d < axis; ++d)
+    if (info->shape[d] != 1) return fail(ONNXC_ERR_ARG, "tensor '%s' has dimensions other than 1 before dimension %d", info->name, axis);
   const size_t item = bytes / (size_t)max_batch;
   char es[600];  /* one item's type: "float32[3,224,224]" */
-  onnxc_format_type(es, sizeof es, info->dtype, info->ndim - 1, info->shape + 1);
+  onnxc_format_type(es, sizeof es, info->dtype, info->ndim - 1 - axis, info->shape + 1 + axis);
   FILE* f = NULL;
   uint64_t fsize = 0;
   rc = open_read(path, "tensor file", &f, &fsize);
@@ -822,12 +833,14 @@ int onnxc_tensor_file_batch(const char* path, const onnxc_tensor_info* info, int
     if (!rc) {
       onnxc_format_type(fs, sizeof fs, got->code, ndim, shape);
       int same = ndim == info->ndim;
-      for (int d = 1; same && d < ndim; ++d) same = shape[d] == info->shape[d];
-      if (!same || shape[0] < 1 || shape[0] > max_batch)
-        rc = fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld items of %s (its first dimension is the batch)", path, fs,
-                  (long long)max_batch, es);
+      for (int d = 0; same && d < ndim; ++d) same = d == axis || shape[d] == info->shape[d];
+      if (!same || shape[axis] < 1 || shape[axis] > max_batch)
+        rc = axis == 0 ? fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld items of %s (its first dimension is the batch)", path,
+                              fs, (long long)max_batch, es)
+                       : fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld rows of %s along dimension %d", path, fs,
+                              (long long)max_batch, es, axis);
       else
-        *batch = shape[0];
+        *batch = shape[axis];
     }
   } else if (item == 0 || fsize % item != 0 || fsize / item < 1 || fsize / item > (uint64_t)max_batch) {
     rc = fail(ONNXC_ERR_SIZE, "raw file '%s' is %llu bytes, expected 1 to %lld items of %zu bytes for %s", path, (unsigned long long)fsize,

@@ -117,6 +117,8 @@ ONNXC_RT_FN int onnxc_batch_of_sizes(const char* fn, const char* kind, const onn
 /* info with its first dimension set to `batch` (a --dynamic model's run of batch items): a copy
  * in *out whose shape is `shape` (ONNXC_MAX_NDIM entries). */
 ONNXC_RT_FN void onnxc_tensor_info_batch(const onnxc_tensor_info* info, int64_t batch, onnxc_tensor_info* out, int64_t* shape);
+/* The same along dimension `axis` (onnxc_model_info.dynamic_axis): `count` entries there. */
+ONNXC_RT_FN void onnxc_tensor_info_count(const onnxc_tensor_info* info, int axis, int64_t count, onnxc_tensor_info* out, int64_t* shape);
 
 /* The CPU check. ONNXC_BASELINE marks a function to be compiled for the architecture's
  * baseline (x86-64, armv8-a), whatever the translation unit's flags, and never inlined: the
@@ -152,6 +154,9 @@ ONNXC_RT_FN int onnxc_read_tensor_file(const char* path, const onnxc_tensor_info
  * when that is not a whole number from 1 to max_batch, with the same checks of the file as
  * onnxc_read_tensor_file. */
 ONNXC_RT_FN int onnxc_tensor_file_batch(const char* path, const onnxc_tensor_info* info, int64_t max_batch, int64_t* batch);
+/* The same along dimension `axis` of a tensor whose dimensions before it are 1 (a run-time size
+ * other than the batch, onnxc_model_info.dynamic_axis): the rows the file holds there. */
+ONNXC_RT_FN int onnxc_tensor_file_count(const char* path, const onnxc_tensor_info* info, int axis, int64_t max_batch, int64_t* batch);
 ONNXC_RT_FN int onnxc_write_tensor_file(const char* path, const onnxc_tensor_info* info, const void* src);
 
 #ifdef __cplusplus

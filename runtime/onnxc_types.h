@@ -150,9 +150,13 @@ typedef struct {
    * znver4)": the CPU check's message names it. */
   const char* target;
   /* compile-model --dynamic: the most items a run takes (the first dimension of every input and
-   * output, at its most in the shapes above); run_v takes 1 to this many, as the buffers' sizes
-   * say. 0 for a build of one batch. */
+   * output, at its most in the shapes above; or dimension dynamic_axis); run_v takes 1 to this
+   * many, as the buffers' sizes say. 0 for a build of one batch. */
   int64_t max_batch;
+  /* The dimension of every input and output that max_batch counts: 0 for the batch; for a
+   * run-time size other than the batch (compile-model --dynamic seq=MAX on a transformer's
+   * tokens) the dimension that holds it, the ones before it being 1. */
+  int dynamic_axis;
 } onnxc_model_info;
 
 /* Models compiled with --device cuda also export `const onnxc_cuda_info NAME_cuda_info`, the

@@ -96,15 +96,17 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--dynamic", o.dynamic,
                  "SYMBOL=MAX keeps the model's symbolic dimension SYMBOL a run-time size from 1 to MAX (e.g. batch=16); "
-                 "INPUT:AXIS=MAX names it by an input and axis (input:0=16). Code is generated for the batch only so far: the "
-                 "first dimension of every input, whose items run apart (otherwise exit 3, saying why). For another "
-                 "dimension (a transformer's tokens, seq=512) compile-model follows it through the model and says which node "
-                 "mixes its runs, or that none does, then exits 3 (fix it with --input-shape meanwhile). A run of b items runs the batch-1 model "
-                 "b times: as many items side by side as the threads, one thread each, the rest one after another on all the "
-                 "threads. NAME_run_batch(ctx, b, ...) takes b, NAME_run_v reads it from the buffers' sizes and NAME_run runs "
-                 "MAX; the executable takes it from its input files' first dimension (or its --batch N), the Python wrapper "
-                 "from the arrays. With --split both parts take the run-time batch, and the split executor's CPU device "
-                 "runs a batch of requests as one call. Not with --device cuda, --profile or a --parallel other than auto")
+                 "INPUT:AXIS=MAX names it by an input and axis (input:0=16). The batch, the first dimension of every input: "
+                 "its items must run apart (otherwise exit 3, saying why); a run of b items runs the batch-1 model b times: as "
+                 "many items side by side as the threads, one thread each, the rest one after another on all the threads. "
+                 "NAME_run_batch(ctx, b, ...) takes b, NAME_run_v reads it from the buffers' sizes and NAME_run runs MAX; the "
+                 "executable takes it from its input files' first dimension (or its --batch N), the Python wrapper from the "
+                 "arrays. With --split both parts take the run-time batch, and the split executor's CPU device runs a batch "
+                 "of requests as one call. A transformer's tokens (seq=512): the model is followed through at three sizes and "
+                 "built for MAX, a run of n computed in the first n rows (exit 3 naming a node that mixes the tokens "
+                 "otherwise); NAME_run_size(ctx, n, ...) takes n, NAME_run_v and the executable read it from the sizes; every "
+                 "input and output must have the tokens first after 1s; not with --split, --emit python/ray or --parallel "
+                 "batch. Not with --device cuda, --profile or a --parallel other than auto")
       ->allow_extra_args(false)
       ->type_name("SPEC");
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +

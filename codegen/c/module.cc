@@ -171,6 +171,10 @@ struct Module : ModuleBuffers {
     if (region.role == RegionRole::Shared || region.role == RegionRole::Group || region.role == RegionRole::Task)
       for (std::string& prm : params)
         if (size_t at = prm.find("* restrict "); at != std::string::npos) prm.replace(at, 11, "* ");
+    if (n.run_a != 0) {  // a run-time size (Graph::run_size_max): the node stops at the run's rows
+      params.push_back("const int64_t onnxc_n");
+      args.push_back("onnxc_n");
+    }
     std::vector<std::string> group_outs;  // the group parameter, "onnxc_g" (unused when the body has no loop)
     if (region.role == RegionRole::Group) {
       params.push_back("onnxc_group* onnxc_g");
@@ -203,6 +207,26 @@ struct Module : ModuleBuffers {
     const std::string ctx = opt.name + "_ctx* ctx";
     return ctx + ", int64_t batch" + run_params().substr(ctx.size());
   }
+  // NAME_run_size's (a run-time size other than the batch): NAME_run's with n after ctx.
+  std::string size_params() const {
+    const std::string ctx = opt.name + "_ctx* ctx";
+    return ctx + ", int64_t n" + run_params().substr(ctx.size());
+  }
+
+  // Graph::run_size_max: the copies of the inputs, then of the outputs, at the maximum, after
+  // the planned arena (64-byte aligned): their offsets in graph order, and where they end.
+  std::vector<uint64_t> stage_offsets() const {
+    std::vector<uint64_t> r;
+    uint64_t at = (abytes + 63) / 64 * 64;
+    for (const std::vector<Value*>* list : {&g.inputs, &g.outputs})
+      for (const Value* v : *list) {
+        r.push_back(at);
+        at += (v->nbytes() + 63) / 64 * 64;
+      }
+    r.push_back(at);
+    return r;
+  }
+  uint64_t stage_end() const { return stage_offsets().back(); }
 
   // The shape and type of a graph input or output as the C API sees them: with --parallel
   // batch (Graph::batch_items), the graph is one item and the API's tensors hold every item.
@@ -270,6 +294,15 @@ struct Module : ModuleBuffers {
                        "#define {0}_BATCH_ITEMS {1}\n"
                        "#define {0}_ARENA_BYTES {2}ULL /* intermediate tensors of one item, per thread of an instance */\n\n",
                        N, g.batch_items, abytes);
+    else if (g.run_size_max > 0)
+      s += fmt::format("/* compile-model --dynamic {2}={1}: a run takes {2} = 1 to {1}, given to {0}_run_size (or read from the\n"
+                       " * buffers' sizes by {0}_run_v; {0}_run runs {1}). Every input and output has {2} entries along its dimension\n"
+                       " * {3} (the dimensions before it are 1): a run of n uses the first n of each tensor's {1} rows there. The\n"
+                       " * model is computed for {1} in place, the run's rows first; an instance copies the inputs and outputs of a\n"
+                       " * run through buffers of {1} rows in its arena. */\n"
+                       "#define {0}_MAX_SIZE {1}\n"
+                       "#define {0}_ARENA_BYTES {4}ULL /* intermediate tensors and the copies of the inputs and outputs, per instance */\n\n",
+                       N, g.run_size_max, g.run_size_symbol, g.run_size_axis, stage_end());
     else
       s += fmt::format("#define {}_ARENA_BYTES {}ULL /* intermediate tensors, per instance */\n\n", N, abytes);
     ApiComments c;
@@ -284,6 +317,19 @@ struct Module : ModuleBuffers {
     c.run_v = "/* The same with buffers in arrays; input_bytes[k]/output_bytes[k] must be each tensor's size in bytes\n"
               " * (ONNXC_ERR_SIZE otherwise, naming the tensor, the bytes given and expected). */\n";
     c.destroy = "/* Frees *ctx (and the weights when no other instance shares them) and sets *ctx to NULL. */\n";
+    if (g.run_size_max > 0) {
+      c.run = fmt::format("/* One inference of {1} = {0}_MAX_SIZE: {0}_run_size(ctx, {0}_MAX_SIZE, ...). */\n", N, g.run_size_symbol);
+      c.run_v = fmt::format(
+          "/* The same with buffers in arrays, their sizes in bytes giving {1}: input_bytes[k] and output_bytes[k]\n"
+          " * must be the same number of rows, 1 to {0}_MAX_SIZE, of each tensor (ONNXC_ERR_SIZE otherwise, naming\n"
+          " * the tensor, the bytes given and one row's). */\n",
+          N, g.run_size_symbol);
+      c.after_run_v = fmt::format(
+          "/* One inference with {2} = n (1 to {0}_MAX_SIZE, ONNXC_ERR_ARG otherwise): in{{k}}/out{{k}} hold the first n of\n"
+          " * the {0}_MAX_SIZE rows of {0}_INPUT{{k}}_SIZE/{0}_OUTPUT{{k}}_SIZE elements. */\n"
+          "int {0}_run_size({1});\n",
+          N, size_params(), g.run_size_symbol);
+    }
     if (g.dynamic_batch) {
       c.run = fmt::format("/* One inference of {0}_MAX_BATCH items: {0}_run_batch(ctx, {0}_MAX_BATCH, ...). */\n", N);
       c.run_v = fmt::format(
@@ -630,14 +676,16 @@ struct Module : ModuleBuffers {
   // or through NAME_run_item (--dynamic).
   std::string run_function(const Calls& cs) {
     const std::string N = opt.name;
-    const bool dynamic = g.dynamic_batch;
-    const std::string fn = N + (dynamic ? "_run_batch" : "_run");
+    const bool dynamic = g.dynamic_batch, sized = g.run_size_max > 0;
+    const std::string fn = N + (dynamic ? "_run_batch" : sized ? "_run_size" : "_run");
     std::string s = dynamic ? item_function(cs) : "";
-    s += fmt::format("int {}({}) {{\n", fn, dynamic ? batch_params() : run_params());
+    s += fmt::format("int {}({}) {{\n", fn, dynamic ? batch_params() : sized ? size_params() : run_params());
     s += run_checks(fn);
     if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights.data;\n";
     if (dynamic) {
       s += dynamic_items();
+    } else if (sized) {
+      s += sized_run(cs);
     } else if (g.batch_items <= 1) {
       s += (arena.empty() ? "" : "  unsigned char* const arena = ctx->arena;\n") + item_body(cs, false);
     } else {
@@ -667,6 +715,54 @@ struct Module : ModuleBuffers {
     if (dynamic)
       s += fmt::format("int {0}_run({1}) {{\n  return {0}_run_batch(ctx, {0}_MAX_BATCH{2});\n}}\n\n", N, run_params(),
                        io_arguments());
+    if (sized)
+      s += fmt::format("int {0}_run({1}) {{\n  return {0}_run_size(ctx, {0}_MAX_SIZE{2});\n}}\n\n", N, run_params(), io_arguments());
+    return s;
+  }
+
+  // Graph::run_size_max: a run of n rows. The inputs' n rows are copied into buffers of the
+  // maximum in the arena (the rest zeroed, so that padded positions hold valid indices), the
+  // model computed there in place (the nodes that need n take onnxc_n), and the outputs' n
+  // rows copied out.
+  std::string sized_run(const Calls& cs) const {
+    const std::string N = opt.name;
+    size_t taking = 0;
+    for (const auto& n : g.nodes) taking += n->run_a != 0;
+    if (taking != g.run_size_nodes)
+      throw InternalError(fmt::format("--dynamic {}: {} nodes must stop at the run's rows, {} do after the passes", g.run_size_symbol,
+                                      g.run_size_nodes, taking));
+    const std::vector<uint64_t> at = stage_offsets();
+    std::string s = "  unsigned char* const arena = ctx->arena;\n";
+    auto row_bytes = [&](const Value* v) { return v->nbytes() / static_cast<uint64_t>(g.run_size_max); };
+    for (size_t k = 0; k < g.inputs.size(); ++k) {
+      const Value* v = g.inputs[k];
+      const uint64_t row = row_bytes(v);
+      s += fmt::format("  unsigned char* const stage_in{0} = arena + {1}; /* '{2}' at {3} rows */\n", k, at[k], comment_safe(v->name),
+                       g.run_size_max);
+      if (row)
+        s += fmt::format("  memcpy(stage_in{0}, in{0}, (size_t)n * {1});\n  memset(stage_in{0} + (size_t)n * {1}, 0, (size_t)({2} - n) * {1});\n",
+                         k, row, g.run_size_max);
+    }
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      s += fmt::format("  unsigned char* const stage_out{0} = arena + {1}; /* '{2}' at {3} rows */\n", k, at[g.inputs.size() + k],
+                       comment_safe(g.outputs[k]->name), g.run_size_max);
+    s += "  {\n    /* the model at the maximum, on the copies; the run's rows first */\n    const int64_t onnxc_n = n;\n    (void)onnxc_n;\n";
+    for (size_t k = 0; k < g.inputs.size(); ++k)
+      s += fmt::format("    const {0}* const in{1} = (const {0}*)stage_in{1};\n", dtype_ctype(g.inputs[k]->dtype), k);
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      s += fmt::format("    {0}* const out{1} = ({0}*)stage_out{1};\n", dtype_ctype(g.outputs[k]->dtype), k);
+    const std::string body = item_body(cs, false);
+    for (size_t p = 0; p < body.size();) {
+      size_t e = body.find('\n', p);
+      if (e == std::string::npos) e = body.size();
+      const std::string line = body.substr(p, e - p);
+      s += (line.empty() || line[0] == '#' ? "" : "  ") + line + "\n";
+      p = e + 1;
+    }
+    s += "  }\n";
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      if (const uint64_t row = row_bytes(g.outputs[k]))
+        s += fmt::format("  memcpy(out{0}, stage_out{0}, (size_t)n * {1});\n", k, row);
     return s;
   }
 
@@ -699,6 +795,11 @@ struct Module : ModuleBuffers {
       s += fmt::format("  if (!rc) rc = onnxc_check_buffers(\"{0}\", \"output\", {1}_outputs, {2}, (const void* const[]){{{3}}}, NULL);\n",
                        fn, N, g.outputs.size(), buffer_list("out", g.outputs.size()));
     s += "  if (rc) return rc;\n";
+    if (g.run_size_max > 0)
+      s += fmt::format("  if (n < 1 || n > {1}_MAX_SIZE)\n"
+                       "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}: {2} = %lld is outside 1..%d (the model was compiled with --dynamic {2}=%d)\",\n"
+                       "                      (long long)n, {1}_MAX_SIZE, {1}_MAX_SIZE);\n",
+                       fn, N, g.run_size_symbol);
     if (g.dynamic_batch)
       s += fmt::format("  if (batch < 1 || batch > {1}_MAX_BATCH)\n"
                        "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}: batch %lld is outside 1..%d (the model was compiled with --dynamic up to %d)\",\n"

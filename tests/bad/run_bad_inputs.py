@@ -243,12 +243,19 @@ def _(d):
     return save(m, os.path.join(d, "dyn_seq.onnx")), ["--emit", "c", "--dynamic", "seq=16"]
 
 
-@case("--dynamic on tokens kept apart (no code for it yet)", UNSUPPORTED, "--dynamic seq=16", "2 values depend on seq",
-      "one run-time size only along the batch so far", "dimension 1 of input 'x'", "--input-shape")
+@case("--dynamic on tokens after a batch of 2", UNSUPPORTED, "--dynamic seq=16", "input 'x' is [2,16,4]",
+      "after dimensions of 1 only")
 def _(d):
     n = helper.make_node("Relu", ["x"], ["y"], name="relu_seq")
     m = model([n], [vi("x", [2, "seq", 4])], [vi("y", [2, "seq", 4])])
     return save(m, os.path.join(d, "dyn_seq_apart.onnx")), ["--emit", "c", "--dynamic", "seq=16"]
+
+
+@case("--dynamic on tokens with --emit python", UNSUPPORTED, "--dynamic seq=16", "not with --split, --emit python")
+def _(d):
+    n = helper.make_node("Relu", ["x"], ["y"], name="relu_seq")
+    m = model([n], [vi("x", [1, "seq", 4])], [vi("y", [1, "seq", 4])])
+    return save(m, os.path.join(d, "dyn_seq_python.onnx")), ["--emit", "python", "--dynamic", "seq=16"]
 
 
 @case("--dynamic on tokens up to 2", UNSUPPORTED, "--dynamic seq=2", "from 3 up")

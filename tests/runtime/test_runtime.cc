@@ -588,6 +588,27 @@ TEST(TensorFile, BatchOfFiles) {
   EXPECT_EQ(onnxc_tensor_file_batch(one.c_str(), &kF32_23, 4, &batch), ONNXC_ERR_ARG);
 }
 
+// --dynamic seq=MAX: the rows a file holds along dimension 1 of a tensor [1, 2, 3] (rows of 3).
+TEST(TensorFile, RowsOfFilesAlongASecondDimension) {
+  int64_t rows = 0;
+  std::string one = TmpPath("rows1.npy"), three = TmpPath("rows3.npy"), wide = TmpPath("rows_wide.npy");
+  WriteFile(one, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 3), }", Bytes(12)));
+  WriteFile(three, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 3), }", Bytes(36)));
+  WriteFile(wide, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 3), }", Bytes(24)));
+  ASSERT_EQ(onnxc_tensor_file_count(one.c_str(), &kF32_123, 1, 2, &rows), ONNXC_OK) << Detail();
+  EXPECT_EQ(rows, 1);
+  EXPECT_EQ(onnxc_tensor_file_count(three.c_str(), &kF32_123, 1, 2, &rows), ONNXC_ERR_SHAPE);
+  EXPECT_NE(Detail().find("expected 1 to 2 rows of float32[3] along dimension 1"), std::string::npos) << Detail();
+  EXPECT_EQ(onnxc_tensor_file_count(wide.c_str(), &kF32_123, 1, 2, &rows), ONNXC_ERR_SHAPE);  // its first dimension is not 1
+  onnxc_tensor_info run;
+  int64_t shape[ONNXC_MAX_NDIM];
+  onnxc_tensor_info_count(&kF32_123, 1, 1, &run, shape);
+  EXPECT_EQ(run.numel, 3u);
+  EXPECT_EQ(run.shape[0], 1);
+  EXPECT_EQ(run.shape[1], 1);
+  EXPECT_EQ(run.shape[2], 3);
+}
+
 TEST(TensorFile, BadInfo) {
   std::vector<float> dst(6);
   onnxc_tensor_info bad = kF32_23;

@@ -21,6 +21,9 @@
 // qk_matmul_output (when present) gets each score as the mode asks, written from step 3, and
 // for mode 3 normalised at the end with the row's final maximum and sum. The tiles, tasks and
 // their parallelism are decided in attention_plan.h; this file prints the plan.
+// With a run-time size (compile-model --dynamic seq=MAX, Node::run_a) the function takes the
+// run's n (onnxc_n) and the keys stop at run_a * n + run_b; the queries past the run's compute
+// rows nobody reads.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -90,6 +93,11 @@ void task_prologue(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
     e("const int64_t np = {0}[b] < -{1} ? -{1} : {0}[b] > {1} ? {1} : {0}[b];", e.in(6), c_int(kAttentionMaxOffset));
     e("const int64_t valid = np < 0 ? 0 : np > {0} ? {0} : np;", g.Tk);
     e("const int64_t off = np - {};", g.Tq);
+  } else if (e.node.run_a != 0) {
+    // A run-time size (compile-model --dynamic seq=MAX): the run's keys are the first
+    // run_a * n + run_b of the Tk rows.
+    e("const int64_t valid = {} * onnxc_n + {};", e.node.run_a, e.node.run_b);
+    e("const int64_t off = {};", g.past);
   } else {
     e("const int64_t valid = {};", g.Tk);
     e("const int64_t off = {};", g.past);
@@ -113,7 +121,7 @@ void task_prologue(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
     if (g.causal) e("if (q0 + nq + off < kend) kend = q0 + nq + off;");
     if (g.right >= 0) e("if (q0 + nq + off + {} < kend) kend = q0 + nq + off + {};", g.right, g.right);
     if (g.left >= 0) e("if (q0 + off - {} > kbeg) kbeg = q0 + off - {};", g.left, g.left);
-  } else {
+  } else if (e.node.run_a == 0) {
     e("kend = {};", g.Tk);
   }
 }

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""End-to-end tests of a run-time token count (compile-model --dynamic seq=MAX,
+passes/dynamic_dims.h): one build for every sequence length from 1 to MAX.
+
+Small transformers written in torch.nn (Debian's PyTorch, the project's exporter), exported at
+opset 14 with the token axis dynamic ("seq"), so that the exports carry PyTorch's
+Shape -> Gather -> Concat -> Reshape chains, a causal mask made from the run's length
+(ConstantOfShape, Trilu) and position embeddings sliced to it:
+  encoder  two post-LN layers, a padding mask given as a second input [1, seq] (BERT's
+           additive form), 4 heads of 16;
+  decoder  two pre-LN layers, causal, the final LayerNorm and a 100-token head;
+  tokens   token ids (int64 [1, seq]) through an embedding, plus positions sliced from a table
+           of 16, one causal layer.
+Each is compiled once with --dynamic seq=16 and run by its executable at 1, 3, 8 and 16 tokens
+(the input files give the length); every output must match ONNX Runtime's on the same model
+and inputs (tests/ort/ort_run.py; rtol 1e-4, atol 1e-5) and have the run's length. Then bad
+runs: a file of 17 tokens, and two inputs of different lengths, must fail with a message.
+Usage: .venv/bin/python tests/passes/dynamic_seq_models.py --compiler build/compile-model
+       [--cflags "-O1 -Werror"] [--work DIR]
+Ends with "N passed, M failed"; exit status 0 iff M == 0.
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.py")
+MAX, D, H = 16, 64, 4
+
+
+def export(name, path):
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, pre_ln, causal):
+            super().__init__()
+            self.pre_ln, self.causal = pre_ln, causal
+            self.qkv, self.proj = nn.Linear(D, 3 * D), nn.Linear(D, D)
+            self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+            self.fc1, self.fc2, self.act = nn.Linear(D, 2 * D), nn.Linear(2 * D, D), nn.GELU()
+
+        def attention(self, x, mask):
+            B, S, _ = x.shape
+            q, k, v = self.qkv(x).split(D, -1)
+            heads = lambda t: t.reshape(B, S, H, D // H).transpose(1, 2)
+            q, k, v = heads(q), heads(k), heads(v)
+            s = q @ k.transpose(-1, -2) / math.sqrt(D // H)
+            if self.causal:
+                s = s + torch.full((S, S), float("-inf")).triu(1)
+            if mask is not None:
+                s = s + mask[:, None, None, :]
+            a = torch.softmax(s, -1) @ v
+            return self.proj(a.transpose(1, 2).reshape(B, S, D))
+
+        def forward(self, x, mask=None):
+            if self.pre_ln:
+                x = x + self.attention(self.ln1(x), mask)
+                return x + self.fc2(self.act(self.fc1(self.ln2(x))))
+            x = self.ln1(x + self.attention(x, mask))
+            return self.ln2(x + self.fc2(self.act(self.fc1(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Block(False, False) for _ in range(2)])
+
+        def forward(self, x, mask):
+            for layer in self.layers:
+                x = layer(x, mask)
+            return x
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Block(True, True) for _ in range(2)])
+            self.ln_f, self.head = nn.LayerNorm(D), nn.Linear(D, 100, bias=False)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return self.head(self.ln_f(x))
+
+    class Tokens(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.pos = nn.Embedding(100, D), nn.Parameter(torch.randn(MAX, D))
+            self.block = Block(True, True)
+
+        def forward(self, ids):
+            return self.block(self.emb(ids) + self.pos[: ids.shape[1]])
+
+    torch.manual_seed(len(name))
+    m = {"encoder": Encoder, "decoder": Decoder, "tokens": Tokens}[name]().eval()
+    if name == "tokens":
+        args, names = (torch.zeros(1, 5, dtype=torch.int64),), ["ids"]
+    elif name == "encoder":
+        args, names = (torch.randn(1, 5, D), torch.zeros(1, 5)), ["x", "mask"]
+    else:
+        args, names = (torch.randn(1, 5, D),), ["x"]
+    axes = {n: {1: "seq"} for n in names + ["y"]}
+    torch.onnx.export(m, args, path, opset_version=14, input_names=names, output_names=["y"], dynamic_axes=axes)
+    return names
+
+
+def inputs(name, names, n, rng):
+    if name == "tokens":
+        return {"ids": rng.integers(0, 100, (1, n)).astype(np.int64)}
+    x = rng.standard_normal((1, n, D)).astype(np.float32)
+    if name == "decoder":
+        return {"x": x}
+    mask = np.zeros((1, n), np.float32)
+    mask[0, n - n // 4:] = -10000.0  # the last quarter is padding
+    return {"x": x, "mask": mask}
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compiler", required=True)
+    ap.add_argument("--cflags", default="-O1")
+    ap.add_argument("--work")
+    args = ap.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="onnxc-dynseq-")
+    os.makedirs(work, exist_ok=True)
+    passed = failed = 0
+
+    def check(ok, what, detail=""):
+        nonlocal passed, failed
+        print(f"{'ok  ' if ok else 'FAIL'} {what}" + (f": {detail}" if detail and not ok else ""), flush=True)
+        passed, failed = passed + ok, failed + (not ok)
+
+    rng = np.random.default_rng(7)
+    for name in ("encoder", "decoder", "tokens"):
+        d = os.path.join(work, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, name + ".onnx")
+        names = export(name, path)
+        out = os.path.join(d, "build")
+        p = run([args.compiler, path, "-o", out, "--emit", "exe", "--dynamic", f"seq={MAX}", f"--cflags={args.cflags}"])
+        check(p.returncode == 0 and "dynamic: " in p.stdout, f"{name}: compiles once for seq 1..{MAX}", p.stdout[-2000:] + p.stderr[-2000:])
+        if p.returncode:
+            continue
+        exe = os.path.join(out, name)
+        for n in (1, 3, 8, MAX):
+            files = []
+            for k, v in inputs(name, names, n, rng).items():
+                f = os.path.join(d, f"{k}_{n}.npy")
+                np.save(f, v)
+                files.append(f"{k}={f}")
+            y = os.path.join(d, f"y_{n}.npy")
+            p = run([exe, "--quiet", "--output", f"y={y}"] + [a for f in files for a in ("--input", f)])
+            if p.returncode:
+                check(False, f"{name} at {n} tokens: runs", p.stdout + p.stderr)
+                continue
+            q = run([sys.executable, ORT_RUN, path, os.path.join(d, f"ort_{n}")] + files)
+            if q.returncode:
+                check(False, f"{name} at {n} tokens: ONNX Runtime runs", q.stderr)
+                continue
+            got, ref = np.load(y), np.load(os.path.join(d, f"ort_{n}", "0.npy"))
+            ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-4, atol=1e-5)
+            err = float(np.abs(got - ref).max()) if got.shape == ref.shape else float("nan")
+            check(ok, f"{name} at {n} tokens: {list(got.shape)}, max |onnxc - ORT| {err:.2e}",
+                  f"shapes {got.shape} and {ref.shape}")
+        # Bad runs: too many tokens; inputs of different lengths.
+        long_inputs = inputs(name, names, MAX + 1, rng)
+        files = []
+        for k, v in long_inputs.items():
+            f = os.path.join(d, f"{k}_long.npy")
+            np.save(f, v)
+            files.append(f"{k}={f}")
+        p = run([exe, "--quiet"] + [a for f in files for a in ("--input", f)])
+        check(p.returncode != 0 and f"expected 1 to {MAX} rows" in p.stderr, f"{name}: {MAX + 1} tokens refused",
+              f"exit {p.returncode}: {p.stderr}")
+        if len(names) > 1:
+            a = inputs(name, names, 5, rng)
+            b = inputs(name, names, 4, rng)
+            fa, fb = os.path.join(d, "x_5.npy"), os.path.join(d, "mask_4.npy")
+            np.save(fa, a["x"])
+            np.save(fb, b["mask"])
+            p = run([exe, "--quiet", "--input", f"x={fa}", "--input", f"mask={fb}"])
+            check(p.returncode != 0 and "holds 4 rows along dimension 1" in p.stderr, f"{name}: inputs of 5 and 4 tokens refused",
+                  f"exit {p.returncode}: {p.stderr}")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
