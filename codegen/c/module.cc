@@ -25,7 +25,10 @@
 // codegen/c/region.h); or as `omp parallel sections` without the one region, a section per list. With
 // --parallel batch (Graph::batch_items) NAME_run runs those calls once per item of the batch,
 // side by side; with --dynamic (Graph::dynamic_batch) NAME_run_batch runs them as
-// NAME_run_item for a batch given at run time, the one region kept inside each item. The
+// NAME_run_item for a batch given at run time, the one region kept inside each item; with a
+// run-time size other than the batch (Graph::run_size_max) NAME_run_size copies the run's n
+// rows of the inputs into buffers of the maximum after the arena, runs the calls there (the
+// nodes with Node::run_a get n as onnxc_n) and copies the outputs' n rows out. The
 // runtime is #included at the top of NAME.c, so its functions are static; NAME_info's entry
 // points are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
