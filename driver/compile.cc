@@ -372,18 +372,33 @@ std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph
   g.run_size_max = dd.max;
   g.run_size_axis = axis;
   g.run_size_symbol = sym;
-  g.run_size_nodes = plan.bounded.size();
   std::vector<std::string> bounded;
   for (size_t k = 0; k < plan.bounded.size(); ++k) {
     bounded.push_back("'" + plan.bounded[k]->name + "'");
     for (auto& n : g.nodes)
       if (n.get() == plan.bounded[k]) n->run_a = plan.bounded_extent[k].a, n->run_b = plan.bounded_extent[k].b;
   }
-  return fmt::format("{} values depend on {}; a build for {}={} computes every run of 1 to {} in the first entries of its tensors{}",
+  // Matrix products whose rows are the tokens (A [1, .., 1, rows, K]) stop at the run's rows:
+  // not needed for the result, but a short run then costs what its rows do.
+  size_t products = 0;
+  for (auto& n : g.nodes) {
+    const Value* y = n->out(0);
+    auto it = y ? plan.varying.find(y) : plan.varying.end();
+    if (n->op_type != "MatMul" || n->folded() || it == plan.varying.end() || y->shape.size() < 2) continue;
+    const size_t r = y->shape.size();
+    bool rows_only = it->second[r - 2].varies() && !it->second[r - 1].varies();
+    for (size_t d = 0; d + 2 < r; ++d) rows_only = rows_only && y->shape[d] == 1;
+    if (!rows_only) continue;
+    n->run_a = it->second[r - 2].a, n->run_b = it->second[r - 2].b;
+    ++products;
+  }
+  g.run_size_nodes = plan.bounded.size() + products;
+  return fmt::format("{} values depend on {}; a build for {}={} computes every run of 1 to {} in the first entries of its tensors{}{}",
                      plan.varying.size(), sym, sym, dd.max, dd.max,
                      bounded.empty() ? std::string()
                                      : fmt::format(" ({} attention node{} stop at the run's keys: {})", bounded.size(),
-                                                   bounded.size() == 1 ? "" : "s", fmt::join(bounded, ", ")));
+                                                   bounded.size() == 1 ? "" : "s", fmt::join(bounded, ", ")),
+                     products ? fmt::format("; {} matrix product{} stop at the run's rows", products, products == 1 ? "" : "s") : "");
 }
 
 }  // namespace

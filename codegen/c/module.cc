@@ -186,7 +186,9 @@ struct Module : ModuleBuffers {
     }
     std::string unused;
     const std::set<std::string> used = identifiers(body);
-    for (auto* list : {&ins, &outs, &extras, &group_outs})
+    std::vector<std::string> run_size;  // "onnxc_n", which a kernel may leave unused (a plan without the bound)
+    if (n.run_a != 0) run_size.push_back("onnxc_n");
+    for (auto* list : {&ins, &outs, &extras, &group_outs, &run_size})
       for (auto& p : *list)
         if (!p.empty() && !used.count(p)) unused += "  (void)" + p + ";\n";
     const std::string &ops = sg.ops, &from = sg.from, &sig_comment = sg.reads, &outs_comment = sg.writes;

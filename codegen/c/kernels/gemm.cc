@@ -226,9 +226,15 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
   else e("const int64_t nc = j0 + {0} <= {1} ? {0} : {1} - j0;", NR, N);
   if (p.prepacked) e("const float* restrict Bp = {} + {};", g.b, term("jp", K * NR));
   else pack_panel(e, g, p, item_pointer(g, g.b, g.b_bstride, K * N));
+  // A run-time size (compile-model --dynamic seq=MAX, Node::run_a): A's rows are the run's
+  // first run_a * n + run_b; the tiles stop at the first that covers them (the rows past the
+  // run's in the last tile are padding nobody reads).
+  const bool run_rows = n.run_a != 0 && batch == 1 && !g.trans_a;
+  if (run_rows) e("const int64_t rows = {} * onnxc_n + {};", n.run_a, n.run_b);
   if (p.MF > 0) {
     e("const int64_t i0 = {};", p.NRB > 1 ? term("rb", p.MB) : "0");
-    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, p.MF);
+    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, run_rows ? fmt::format("({0} < rows ? {0} : rows)", p.MF)
+                                                                             : std::to_string(p.MF));
   }
   // The epilogue's extra inputs at element (row, col) of Y (plain, its logical shape).
   const Shape ov = e.out_shape(0);
@@ -242,7 +248,8 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
     e("}}");
   }
   if (p.MRr > 0) {
-    e.line(p.NRB > 1 ? fmt::format("if (rb == {}) {{", p.NRB - 1) : std::string("{"));
+    e.line(p.NRB > 1 ? fmt::format("if (rb == {}{}) {{", p.NRB - 1, run_rows ? fmt::format(" && rows > {}", p.MF) : "")
+                     : run_rows ? fmt::format("if (rows > {}) {{", p.MF) : std::string("{"));
     e("const int64_t i = {};", p.MF);
     panel_tile_code(e, g, p, p.MRr, extras);
     e("}}");
