@@ -22,10 +22,12 @@ as such).
 Writes NAME.onnx, NAME.input.npy (standard normal, seeded) and NAME.ref.npy (PyTorch's output on
 it) to --out (models/out), seeded per model from the name, torch on 2 threads; files go under
 temporary names first, as export_zoo.py does. --tokens N (other than 128) writes NAME_tN.* at N
-tokens, the same weights (the padding mask masks the last eighth of the tokens). Gaps: Hugging Face's own modules (their GPT-2 masks
+tokens, the same weights (the padding mask masks the last eighth of the tokens). --dynamic-seq writes
+NAME_dyn.* with the token axis as the symbol "seq" (for compile-model --dynamic seq=MAX): the masks
+are then sliced to the run's length (the first n of the T positions' mask, as GPT-2 slices its bias). Gaps: Hugging Face's own modules (their GPT-2 masks
 with Where, which onnxc does not fuse yet) and a Whisper encoder are not here.
 
-Usage: /usr/bin/python3 models/export_transformers.py [--out DIR] [--force] [--opset N] [--tokens N] [NAME ...]
+Usage: /usr/bin/python3 models/export_transformers.py [--out DIR] [--force] [--opset N] [--tokens N] [--dynamic-seq] [NAME ...]
 """
 
 import argparse
@@ -40,6 +42,7 @@ import torch
 from torch import nn
 
 T, D, H, FF = 128, 768, 12, 3072  # T: the token count, --tokens
+DYNAMIC = False  # --dynamic-seq: the token axis exported as the symbol "seq"
 
 
 class Block(nn.Module):
@@ -75,8 +78,9 @@ class Encoder(nn.Module):  # BERT / DistilBERT
         self.register_buffer("mask", mask)
 
     def forward(self, x):
+        mask = self.mask[..., : x.shape[1]] if DYNAMIC else self.mask
         for layer in self.layers:
-            x = layer(x, self.mask)
+            x = layer(x, mask)
         return x
 
 
@@ -88,8 +92,9 @@ class Decoder(nn.Module):  # GPT-2
         self.register_buffer("mask", torch.full((T, T), float("-inf")).triu(1))
 
     def forward(self, x):
+        mask = self.mask[: x.shape[1], : x.shape[1]] if DYNAMIC else self.mask
         for layer in self.layers:
-            x = layer(x, self.mask)
+            x = layer(x, mask)
         return self.head(self.ln_f(x))
 
 
@@ -101,7 +106,7 @@ MODELS = {
 
 
 def export(name, out, opset, force):
-    file = name if T == 128 else f"{name}_t{T}"
+    file = (name if T == 128 else f"{name}_t{T}") + ("_dyn" if DYNAMIC else "")
     paths = [os.path.join(out, file + s) for s in (".onnx", ".input.npy", ".ref.npy")]
     if not force and all(os.path.exists(p) for p in paths):
         print(f"{file}: present")
@@ -117,8 +122,9 @@ def export(name, out, opset, force):
     with torch.no_grad():
         ref = m(x).numpy()
     tmp = [p + ".tmp" for p in paths]
+    axes = {"input": {1: "seq"}, "output": {1: "seq"}} if DYNAMIC else None
     torch.onnx.export(m, x, tmp[0], opset_version=opset, input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+                      do_constant_folding=True, dynamic_axes=axes)
     with open(tmp[1], "wb") as f:
         np.save(f, x.numpy())
     with open(tmp[2], "wb") as f:
@@ -134,13 +140,16 @@ def main():
     ap.add_argument("--opset", type=int, default=14)
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--tokens", type=int, default=128, help="sequence length (default 128)")
+    ap.add_argument("--dynamic-seq", action="store_true",
+                    help="export the token axis as the symbol 'seq' (NAME_dyn.*; the masks are sliced to the run's length)")
     ap.add_argument("names", nargs="*", default=list(MODELS))
     args = ap.parse_args()
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
         sys.exit(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
-    global T
+    global T, DYNAMIC
     T = args.tokens
+    DYNAMIC = args.dynamic_seq
     torch.set_num_threads(2)
     os.makedirs(args.out, exist_ok=True)
     for n in args.names:
