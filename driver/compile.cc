@@ -467,10 +467,10 @@ int compile(Options& o) {
     if (!batch && io.dynamic.size() == 1 && !cuda) {
       // Another dimension than the batch: where it goes through the model is known, code that
       // takes it at run time is not generated yet.
-      if (!o.split.empty() || o.emit == Emit::Python || o.emit == Emit::Ray || o.parallel == Parallel::Batch || o.profile)
+      if (!o.split.empty() || o.emit == Emit::Ray || o.parallel == Parallel::Batch || o.profile)
         throw CompileError(CompileError::Kind::Unsupported,
-                           spec + ": a run-time size other than the batch is for --emit exe, so and c builds so far (not with --split, "
-                                  "--emit python or ray, --parallel batch or --profile)");
+                           spec + ": a run-time size other than the batch is for --emit exe, so, c and python builds so far (not with "
+                                  "--split, --emit ray, --parallel batch or --profile)");
       bool kept = false;
       const std::string found = dynamic_dims_report(o, io, *g, *backend, &kept);
       if (!kept) throw CompileError(CompileError::Kind::Unsupported, spec + ": " + found);

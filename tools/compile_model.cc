@@ -104,9 +104,9 @@ int main(int argc, char** argv) {
                  "arrays. With --split both parts take the run-time batch, and the split executor's CPU device runs a batch "
                  "of requests as one call. A transformer's tokens (seq=512): the model is followed through at three sizes and "
                  "built for MAX, a run of n computed in the first n rows (exit 3 naming a node that mixes the tokens "
-                 "otherwise); NAME_run_size(ctx, n, ...) takes n, NAME_run_v and the executable read it from the sizes; every "
-                 "input and output must have the tokens first after 1s; not with --split, --emit python/ray or --parallel "
-                 "batch. Not with --device cuda, --profile or a --parallel other than auto")
+                 "otherwise); NAME_run_size(ctx, n, ...) takes n, NAME_run_v, the executable and the Python wrapper read it from "
+                 "the sizes; every input and output must have the tokens first after 1s; not with --split, --emit ray or "
+                 "--parallel batch. Not with --device cuda, --profile or a --parallel other than auto")
       ->allow_extra_args(false)
       ->type_name("SPEC");
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +

@@ -112,6 +112,7 @@ OUTPUTS = (
 # compile-model --dynamic: the most items a run takes, the first dimension of every input and
 # output (the shapes above hold the most); 0: the shapes are fixed.
 MAX_BATCH = @MAX_BATCH@
+AXIS = @AXIS@  # the dimension MAX_BATCH counts: 0 for the batch, else a run-time size such as the tokens
 _DIR = os.path.dirname(os.path.abspath(__file__))
 LIBRARY = os.path.join(_DIR, "lib@NAME@.so")
 WEIGHTS = os.path.join(_DIR, "@NAME@.weights")
@@ -207,13 +208,14 @@ class Model:
             raise TypeError(f"run() is missing input{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
                             f"the inputs are {_names(INPUTS)}")
         ins = [_input(spec, a) for spec, a in zip(INPUTS, arrays)]
-        batch, first = None, None  # MAX_BATCH: the items of this run, as the inputs hold them
+        batch, first = None, None  # MAX_BATCH: the items (rows along AXIS) of this run, as the inputs hold them
         for (name, _, _), a in zip(INPUTS, ins):
             if MAX_BATCH and batch is None:
-                batch, first = a.shape[0], name
-            elif MAX_BATCH and a.shape[0] != batch:
-                raise ValueError(f"input {name!r} holds {a.shape[0]} items but input {first!r} {batch}: a run's inputs have one batch")
-        outs = [np.empty(shape if batch is None else (batch,) + shape[1:], dtype) for _, dtype, shape in OUTPUTS]
+                batch, first = a.shape[AXIS], name
+            elif MAX_BATCH and a.shape[AXIS] != batch:
+                raise ValueError(f"input {name!r} holds {a.shape[AXIS]} {_UNIT} but input {first!r} {batch}: a run's inputs have one "
+                                 f"{'batch' if AXIS == 0 else 'run-time size'}")
+        outs = [np.empty(shape if batch is None else shape[:AXIS] + (batch,) + shape[AXIS + 1:], dtype) for _, dtype, shape in OUTPUTS]
         in_ptrs = (ctypes.c_void_p * max(n, 1))(*[a.ctypes.data for a in ins])
         in_bytes = (ctypes.c_size_t * max(n, 1))(*[a.nbytes for a in ins])
         out_ptrs = (ctypes.c_void_p * max(len(outs), 1))(*[a.ctypes.data for a in outs])
@@ -247,6 +249,9 @@ class Model:
         return f"<@NAME@.Model {'closed' if self._ctx is None else 'open'}, num_threads={self.num_threads}>"
 
 
+_UNIT = "items" if AXIS == 0 else f"rows along dimension {AXIS}"
+
+
 def _input(spec, a):
     name, dtype, shape = spec
     if isinstance(a, np.generic):
@@ -256,9 +261,10 @@ def _input(spec, a):
     if a.dtype != dtype:
         raise TypeError(f"input {name!r}: expected dtype {dtype}, got {a.dtype} (convert with .astype(np.{dtype}))")
     if MAX_BATCH:
-        if a.ndim != len(shape) or a.shape[1:] != shape[1:] or not 1 <= a.shape[0] <= MAX_BATCH:
-            raise ValueError(f"input {name!r}: expected shape {('b',) + shape[1:]} with a batch b of 1 to {MAX_BATCH} items, "
-                             f"got {a.shape}")
+        if (a.ndim != len(shape) or a.shape[:AXIS] != shape[:AXIS] or a.shape[AXIS + 1:] != shape[AXIS + 1:]
+                or not 1 <= a.shape[AXIS] <= MAX_BATCH):
+            raise ValueError(f"input {name!r}: expected shape {shape[:AXIS] + ('b' if AXIS == 0 else 'n',) + shape[AXIS + 1:]} with "
+                             f"{'a batch b' if AXIS == 0 else 'n'} of 1 to {MAX_BATCH} {_UNIT}, got {a.shape}")
     elif a.shape != shape:
         raise ValueError(f"input {name!r}: expected shape {shape}, got {a.shape}")
     return np.ascontiguousarray(a)
@@ -304,12 +310,17 @@ std::string emit_python_module(const Graph& g, const CodegenOptions& opt) {
                                       {"OUTPUTS", outs},
                                       {"INPUT_DOC", in_doc.empty() ? "    (none)\n" : in_doc},
                                       {"OUTPUT_DOC", out_doc.empty() ? "    (none)\n" : out_doc},
-                                      {"MAX_BATCH", std::to_string(g.dynamic_batch ? g.batch_items : 0)},
+                                      {"MAX_BATCH", std::to_string(g.dynamic_batch ? g.batch_items : g.run_size_max)},
+                                      {"AXIS", std::to_string(g.run_size_max > 0 ? g.run_size_axis : 0)},
                                       {"BATCH_DOC", g.dynamic_batch ? fmt::format("The first dimension of every input and output is the batch: "
                                                                                   "1 to {} items, as the inputs hold\n(compile-model "
                                                                                   "--dynamic; the shapes above hold the most).\n",
                                                                                   g.batch_items)
-                                                                    : ""}});
+                                                    : g.run_size_max > 0
+                                                        ? fmt::format("Dimension {} of every input and output is {}: 1 to {}, as the inputs "
+                                                                      "hold\n(compile-model --dynamic; the shapes above hold the most).\n",
+                                                                      g.run_size_axis, g.run_size_symbol, g.run_size_max)
+                                                        : ""}});
   std::string file = opt.name + ".py";
   ModuleFolder(opt.outdir).put(file, text);
   return file;

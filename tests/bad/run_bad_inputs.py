@@ -251,11 +251,11 @@ def _(d):
     return save(m, os.path.join(d, "dyn_seq_apart.onnx")), ["--emit", "c", "--dynamic", "seq=16"]
 
 
-@case("--dynamic on tokens with --emit python", UNSUPPORTED, "--dynamic seq=16", "not with --split, --emit python")
+@case("--dynamic on tokens with --emit ray", UNSUPPORTED, "--dynamic seq=16", "not with --split, --emit ray")
 def _(d):
     n = helper.make_node("Relu", ["x"], ["y"], name="relu_seq")
     m = model([n], [vi("x", [1, "seq", 4])], [vi("y", [1, "seq", 4])])
-    return save(m, os.path.join(d, "dyn_seq_python.onnx")), ["--emit", "python", "--dynamic", "seq=16"]
+    return save(m, os.path.join(d, "dyn_seq_ray.onnx")), ["--emit", "ray", "--dynamic", "seq=16"]
 
 
 @case("--dynamic on tokens up to 2", UNSUPPORTED, "--dynamic seq=2", "from 3 up")

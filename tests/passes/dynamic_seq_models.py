@@ -14,7 +14,9 @@ Shape -> Gather -> Concat -> Reshape chains, a causal mask made from the run's l
 Each is compiled once with --dynamic seq=16 and run by its executable at 1, 3, 8 and 16 tokens
 (the input files give the length); every output must match ONNX Runtime's on the same model
 and inputs (tests/ort/ort_run.py; rtol 1e-4, atol 1e-5) and have the run's length. Then bad
-runs: a file of 17 tokens, and two inputs of different lengths, must fail with a message.
+runs: a file of 17 tokens, and two inputs of different lengths, must fail with a message. The
+encoder is also built with --emit python and run through its wrapper (the length from the
+arrays) at 5 tokens against ONNX Runtime, with the same two bad runs raising ValueError.
 Usage: .venv/bin/python tests/passes/dynamic_seq_models.py --compiler build/compile-model
        [--cflags "-O1 -Werror"] [--work DIR]
 Ends with "N passed, M failed"; exit status 0 iff M == 0.
@@ -189,6 +191,36 @@ def main():
             p = run([exe, "--quiet", "--input", f"x={fa}", "--input", f"mask={fb}"])
             check(p.returncode != 0 and "holds 4 rows along dimension 1" in p.stderr, f"{name}: inputs of 5 and 4 tokens refused",
                   f"exit {p.returncode}: {p.stderr}")
+    # The Python wrapper of the encoder: the length from the arrays.
+    d = os.path.join(work, "encoder")
+    path = os.path.join(d, "encoder.onnx")
+    if os.path.exists(path):
+        out = os.path.join(d, "python")
+        p = run([args.compiler, path, "-o", out, "--emit", "python", "--dynamic", f"seq={MAX}", "--name", "encoder_py",
+                 f"--cflags={args.cflags}"])
+        check(p.returncode == 0, "encoder: --emit python compiles", p.stdout[-2000:] + p.stderr[-2000:])
+        if p.returncode == 0:
+            sys.path.insert(0, out)
+            import encoder_py
+            ins = inputs("encoder", ["x", "mask"], 5, rng)
+            files = []
+            for k, v in ins.items():
+                f = os.path.join(d, f"py_{k}.npy")
+                np.save(f, v)
+                files.append(f"{k}={f}")
+            q = run([sys.executable, ORT_RUN, path, os.path.join(d, "ort_py")] + files)
+            with encoder_py.Model() as m:
+                y = m.run(ins["x"], ins["mask"])
+                ref = np.load(os.path.join(d, "ort_py", "0.npy")) if q.returncode == 0 else None
+                check(ref is not None and y.shape == ref.shape and np.allclose(y, ref, rtol=1e-4, atol=1e-5),
+                      f"encoder through Python at 5 tokens: {list(y.shape)}", q.stderr)
+                for what, a, b, expect in (("17 tokens", MAX + 1, MAX + 1, "of 1 to 16 rows along dimension 1"),
+                                           ("5 and 4 tokens", 5, 4, "a run's inputs have one run-time size")):
+                    try:
+                        m.run(inputs("encoder", [], a, rng)["x"], inputs("encoder", [], b, rng)["mask"])
+                        check(False, f"encoder through Python: {what} refused", "no error")
+                    except ValueError as e:
+                        check(expect in str(e), f"encoder through Python: {what} refused", str(e))
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
