@@ -376,20 +376,37 @@ std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph
   for (size_t k = 0; k < plan.bounded.size(); ++k) {
     bounded.push_back("'" + plan.bounded[k]->name + "'");
     for (auto& n : g.nodes)
-      if (n.get() == plan.bounded[k]) n->run_a = plan.bounded_extent[k].a, n->run_b = plan.bounded_extent[k].b;
+      if (n.get() == plan.bounded[k]) {
+        n->run_a = plan.bounded_extent[k].a, n->run_b = plan.bounded_extent[k].b;
+        n->run_queries = plan.bounded_queries[k];
+      }
   }
-  // Matrix products whose rows are the tokens (A [1, .., 1, rows, K]) stop at the run's rows:
-  // not needed for the result, but a short run then costs what its rows do.
+  // Matrix products whose rows are the tokens (A [1, .., 1, rows, K]) and LayerNorms over rows
+  // of tokens ([1, .., 1, rows, .., cols]) stop at the run's rows: not needed for the result,
+  // but a short run then costs what its rows do. run_a/run_b count the kernel's rows.
   size_t products = 0;
   for (auto& n : g.nodes) {
     const Value* y = n->out(0);
     auto it = y ? plan.varying.find(y) : plan.varying.end();
-    if (n->op_type != "MatMul" || n->folded() || it == plan.varying.end() || y->shape.size() < 2) continue;
+    const bool mm = n->op_type == "MatMul", ln = n->op_type == "LayerNormalization" || n->op_type == "RMSNormalization";
+    if (!(mm || ln) || n->folded() || it == plan.varying.end() || y->shape.size() < 2 || n->out(1) || n->out(2)) continue;
     const size_t r = y->shape.size();
-    bool rows_only = it->second[r - 2].varies() && !it->second[r - 1].varies();
-    for (size_t d = 0; d + 2 < r; ++d) rows_only = rows_only && y->shape[d] == 1;
-    if (!rows_only) continue;
-    n->run_a = it->second[r - 2].a, n->run_b = it->second[r - 2].b;
+    int64_t a = ln ? static_cast<int64_t>(r) + (n->attrs.count("axis") ? n->attrs.at("axis").i : -1) : static_cast<int64_t>(r) - 1;
+    if (ln && n->attrs.count("axis") && n->attrs.at("axis").i >= 0) a = n->attrs.at("axis").i;
+    // the varying axis: the one just before the columns for a product; for a LayerNorm any
+    // before its normalised axes, the ones before it 1 and its rows scaled by those after it
+    int64_t d = -1;
+    bool ok = true;
+    for (int64_t k = 0; k < static_cast<int64_t>(r); ++k)
+      if (it->second[k].varies()) {
+        if (d >= 0 || k >= a || (mm && k != a - 1)) ok = false;
+        d = k;
+      }
+    for (int64_t k = 0; ok && k < d; ++k) ok = y->shape[k] == 1;
+    if (!ok || d < 0) continue;
+    int64_t inner = 1;
+    for (int64_t k = d + 1; k < a; ++k) inner *= y->shape[k];
+    n->run_a = it->second[d].a * inner, n->run_b = it->second[d].b * inner;
     ++products;
   }
   g.run_size_nodes = plan.bounded.size() + products;
@@ -398,7 +415,7 @@ std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph
                      bounded.empty() ? std::string()
                                      : fmt::format(" ({} attention node{} stop at the run's keys: {})", bounded.size(),
                                                    bounded.size() == 1 ? "" : "s", fmt::join(bounded, ", ")),
-                     products ? fmt::format("; {} matrix product{} stop at the run's rows", products, products == 1 ? "" : "s") : "");
+                     products ? fmt::format("; {} matrix product{} and LayerNorms stop at the run's rows", products, products == 1 ? "" : "s") : "");
 }
 
 }  // namespace

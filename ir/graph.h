@@ -78,9 +78,11 @@ struct Node {
   Value* anchor_out = nullptr;
   std::vector<std::string> origin;  // ONNX node names this node stands for, when not just `name`
   // compile-model --dynamic on a dimension other than the batch (Graph::run_size_max): a node
-  // that must stop at the run's entries of that dimension (attention's keys) takes the run-time
-  // size n, and its dimension has run_a * n + run_b entries at run time; run_a 0: it does not.
+  // that must stop at the run's entries of that dimension (attention's keys), or may for speed
+  // (the rows of a matrix product or LayerNormalization), takes the run-time size n, and that
+  // dimension has run_a * n + run_b entries at run time; run_a 0: it does not.
   int64_t run_a = 0, run_b = 0;
+  bool run_queries = false;  // Attention: its queries are the run's rows too (self-attention)
 
   Node();
   ~Node();

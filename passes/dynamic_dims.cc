@@ -404,6 +404,7 @@ class Checker {
       if (ext(K, t_axis).varies()) {
         plan_->bounded.push_back(&n);
         plan_->bounded_extent.push_back(ext(K, t_axis));
+        plan_->bounded_queries.push_back(ext(n.in(0), t_axis) == ext(K, t_axis));
       }
       return "";
     }

@@ -57,6 +57,7 @@ struct DynamicDimsPlan {
   // Nodes that must be given n at run time (attention over keys that vary), in graph order.
   std::vector<const Node*> bounded;
   std::vector<Extent> bounded_extent;  // the keys of each, a*n + b
+  std::vector<bool> bounded_queries;   // whether its queries are the run's as its keys are
 };
 
 // gs[0] is the model at MAX = ns[0], gs[k] the same model at ns[k] (at least three distinct

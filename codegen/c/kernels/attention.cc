@@ -124,6 +124,9 @@ void task_prologue(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
   } else if (e.node.run_a == 0) {
     e("kend = {};", g.Tk);
   }
+  // Self-attention with a run-time size: a task whose queries are all past the run's visits no
+  // key (its rows are padding; they get zeros at the end).
+  if (e.node.run_a != 0 && e.node.run_queries) e("if (q0 >= valid) kend = kbeg;");
 }
 
 // 1. Pack the tile's keys (transposed) and values.

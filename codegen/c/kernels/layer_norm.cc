@@ -2,7 +2,8 @@
 // (ir/ops/layer_norm.cc): one task per row (parallel when the work is large): the mean and the
 // variance in double over the contiguous row (vector reductions), then Y = (X - mean) *
 // inv_std * Scale + B, and the optional Mean and InvStdDev outputs; RMSNormalization takes
-// the mean of squares and Y = X * inv_rms * Scale.
+// the mean of squares and Y = X * inv_rms * Scale. With a run-time size (Node::run_a) the rows
+// past the run's are skipped.
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "ir/ops/layer_norm.h"
@@ -16,6 +17,8 @@ void emit_layer_norm(CEmit& e) {
   bool has_b = e.has_in(2);
   if (g.rows > 1 && e.parallel(static_cast<double>(g.rows * g.cols * 4))) e.open_nest({.loops = {{"r", g.rows}}});
   else e("for (int64_t r = 0; r < {}; ++r) {{", g.rows);
+  // A run-time size (compile-model --dynamic seq=MAX, Node::run_a): the run's rows only.
+  if (e.node.run_a != 0) e("if (r >= {} * onnxc_n + {}) continue;", e.node.run_a, e.node.run_b);
   e("const {}* restrict x = {} + r * {};", ct, e.in(0), g.cols);
   e("{}* restrict y = {} + r * {};", ct, e.out(0), g.cols);
   if (g.rms) {
