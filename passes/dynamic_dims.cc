@@ -317,15 +317,9 @@ class Checker {
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return reshape_rule(x, y);
     if (op == "Concat") {
       const int64_t axis = normal_axis(int_attr(n, "axis", 0), r);
-      if (!ext(y, axis).varies()) {
-        for (const Value* v : n.inputs)
-          for (size_t d = 0; d < r; ++d)
-            if (static_cast<int64_t>(d) != axis && !(ext(v, d) == ext(y, d)))
-              return fmt::format("operand '{}' has dimension {} = {} where the result's is {}", v->name, d, extent_text(ext(v, d), sym_),
-                                 extent_text(ext(y, d), sym_));
-        return "";
-      }
-      for (size_t k = 0; k + 1 < n.inputs.size(); ++k)
+      // Along the run-time dimension only the last operand may vary (the run's entries stay a
+      // prefix); the other dimensions as the result's.
+      for (size_t k = 0; ext(y, axis).varies() && k + 1 < n.inputs.size(); ++k)
         if (ext(n.inputs[k], axis).varies())
           return fmt::format("concatenates along the run-time dimension with operand '{}' ({}) before others", n.inputs[k]->name,
                              extent_text(ext(n.inputs[k], axis), sym_));

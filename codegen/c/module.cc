@@ -706,14 +706,7 @@ struct Module : ModuleBuffers {
                        "  for (int64_t item = 0; item < {0}_BATCH_ITEMS; ++item) {{\n"
                        "#ifdef _OPENMP\n    omp_set_num_threads(1);\n#endif\n",
                        N, g.batch_items);
-      for (size_t p = 0; p < body.size();) {
-        size_t e = body.find('\n', p);
-        if (e == std::string::npos) e = body.size();
-        const std::string line = body.substr(p, e - p);
-        s += (line.empty() || line[0] == '#' ? "" : "  ") + line + "\n";
-        p = e + 1;
-      }
-      s += "  }\n";
+      s += indented(body) + "  }\n";
     }
     s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
          "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
@@ -756,7 +749,16 @@ struct Module : ModuleBuffers {
       s += fmt::format("    const {0}* const in{1} = (const {0}*)stage_in{1};\n", dtype_ctype(g.inputs[k]->dtype), k);
     for (size_t k = 0; k < g.outputs.size(); ++k)
       s += fmt::format("    {0}* const out{1} = ({0}*)stage_out{1};\n", dtype_ctype(g.outputs[k]->dtype), k);
-    const std::string body = item_body(cs, false);
+    s += indented(item_body(cs, false)) + "  }\n";
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      if (const uint64_t row = row_bytes(g.outputs[k]))
+        s += fmt::format("  memcpy(out{0}, stage_out{0}, (size_t)n * {1});\n", k, row);
+    return s;
+  }
+
+  // body's lines two spaces further in (preprocessor lines stay in column 0).
+  static std::string indented(const std::string& body) {
+    std::string s;
     for (size_t p = 0; p < body.size();) {
       size_t e = body.find('\n', p);
       if (e == std::string::npos) e = body.size();
@@ -764,10 +766,6 @@ struct Module : ModuleBuffers {
       s += (line.empty() || line[0] == '#' ? "" : "  ") + line + "\n";
       p = e + 1;
     }
-    s += "  }\n";
-    for (size_t k = 0; k < g.outputs.size(); ++k)
-      if (const uint64_t row = row_bytes(g.outputs[k]))
-        s += fmt::format("  memcpy(out{0}, stage_out{0}, (size_t)n * {1});\n", k, row);
     return s;
   }
 
