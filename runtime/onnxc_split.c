@@ -594,6 +594,13 @@ int onnxc_split_sizes_from_models(const onnxc_model_info* head, const onnxc_mode
       tail->num_outputs > ONNXC_SPLIT_MAX_TENSORS)
     return split_fail(ONNXC_ERR_ARG, "onnxc_split_sizes_from_models: more than %d tensors in a part",
                       ONNXC_SPLIT_MAX_TENSORS);
+  /* A run-time size other than the batch (--dynamic seq=MAX: dynamic_axis > 0) is not a count of
+   * requests; the executor's batches are along the first dimension. */
+  if (head->dynamic_axis > 0 || tail->dynamic_axis > 0)
+    return split_fail(ONNXC_ERR_ARG, "onnxc_split_sizes_from_models: %s takes a run-time size along dimension %d, not a batch of "
+                      "requests; the split executor runs parts built for one shape or with --dynamic batch=N",
+                      head->dynamic_axis > 0 ? head->model_name : tail->model_name,
+                      head->dynamic_axis > 0 ? head->dynamic_axis : tail->dynamic_axis);
   if (head->num_outputs != tail->num_inputs)
     return split_fail(ONNXC_ERR_SHAPE, "onnxc_split_sizes_from_models: head %s has %d outputs, tail %s %d inputs",
                       head->model_name, head->num_outputs, tail->model_name, tail->num_inputs);
@@ -694,6 +701,9 @@ int onnxc_split_create(const onnxc_split_config* config, onnxc_split** out) {
   if (c.cpu_workers == 0 && c.policy != ONNXC_SPLIT_GPU_ONLY)
     return split_fail(ONNXC_ERR_ARG, "onnxc_split_create: policies cpu-tail and eft need cpu_workers >= 1");
   if (c.cpu_tail) {
+    if (c.cpu_tail->dynamic_axis > 0)
+      return split_fail(ONNXC_ERR_ARG, "onnxc_split_create: CPU tail %s takes a run-time size along dimension %d, not a batch of "
+                        "requests", c.cpu_tail->model_name, c.cpu_tail->dynamic_axis);
     if (c.cpu_tail->num_inputs != c.num_cut || c.cpu_tail->num_outputs != c.num_outputs)
       return split_fail(ONNXC_ERR_SHAPE, "onnxc_split_create: CPU tail %s has %d inputs and %d outputs, the config %d and %d",
                         c.cpu_tail->model_name, c.cpu_tail->num_inputs, c.cpu_tail->num_outputs, c.num_cut, c.num_outputs);
