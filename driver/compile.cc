@@ -372,43 +372,15 @@ std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph
   g.run_size_max = dd.max;
   g.run_size_axis = axis;
   g.run_size_symbol = sym;
+  // The nodes that take n: attention over keys that vary (needed), and the products and
+  // LayerNorms over rows of tokens (for speed: a short run then costs what its rows do).
   std::vector<std::string> bounded;
-  for (size_t k = 0; k < plan.bounded.size(); ++k) {
-    bounded.push_back("'" + plan.bounded[k]->name + "'");
-    for (auto& n : g.nodes)
-      if (n.get() == plan.bounded[k]) {
-        n->run_a = plan.bounded_extent[k].a, n->run_b = plan.bounded_extent[k].b;
-        n->run_queries = plan.bounded_queries[k];
-      }
-  }
-  // Matrix products whose rows are the tokens (A [1, .., 1, rows, K]) and LayerNorms over rows
-  // of tokens ([1, .., 1, rows, .., cols]) stop at the run's rows: not needed for the result,
-  // but a short run then costs what its rows do. run_a/run_b count the kernel's rows.
-  size_t products = 0;
-  for (auto& n : g.nodes) {
-    const Value* y = n->out(0);
-    auto it = y ? plan.varying.find(y) : plan.varying.end();
-    const bool mm = n->op_type == "MatMul", ln = n->op_type == "LayerNormalization" || n->op_type == "RMSNormalization";
-    if (!(mm || ln) || n->folded() || it == plan.varying.end() || y->shape.size() < 2 || n->out(1) || n->out(2)) continue;
-    const size_t r = y->shape.size();
-    int64_t a = ln ? static_cast<int64_t>(r) + (n->attrs.count("axis") ? n->attrs.at("axis").i : -1) : static_cast<int64_t>(r) - 1;
-    if (ln && n->attrs.count("axis") && n->attrs.at("axis").i >= 0) a = n->attrs.at("axis").i;
-    // the varying axis: the one just before the columns for a product; for a LayerNorm any
-    // before its normalised axes, the ones before it 1 and its rows scaled by those after it
-    int64_t d = -1;
-    bool ok = true;
-    for (int64_t k = 0; k < static_cast<int64_t>(r); ++k)
-      if (it->second[k].varies()) {
-        if (d >= 0 || k >= a || (mm && k != a - 1)) ok = false;
-        d = k;
-      }
-    for (int64_t k = 0; ok && k < d; ++k) ok = y->shape[k] == 1;
-    if (!ok || d < 0) continue;
-    int64_t inner = 1;
-    for (int64_t k = d + 1; k < a; ++k) inner *= y->shape[k];
-    n->run_a = it->second[d].a * inner, n->run_b = it->second[d].b * inner;
-    ++products;
-  }
+  for (const RunStop& r : plan.bounded) bounded.push_back("'" + r.node->name + "'");
+  const size_t products = plan.rows.size();
+  for (const std::vector<RunStop>* list : {&plan.bounded, &plan.rows})
+    for (const RunStop& r : *list)
+      for (auto& n : g.nodes)
+        if (n.get() == r.node) n->run_a = r.extent.a, n->run_b = r.extent.b, n->run_queries = r.queries;
   g.run_size_nodes = plan.bounded.size() + products;
   return fmt::format("{} values depend on {}; a build for {}={} computes every run of 1 to {} in the first entries of its tensors{}{}",
                      plan.varying.size(), sym, sym, dd.max, dd.max,
@@ -482,8 +454,8 @@ int compile(Options& o) {
     const bool batch = why.empty();
     if (batch) item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
     if (!batch && io.dynamic.size() == 1 && !cuda) {
-      // Another dimension than the batch: where it goes through the model is known, code that
-      // takes it at run time is not generated yet.
+      // Another dimension than the batch (a transformer's tokens): followed through the model
+      // by passes/dynamic_dims.h, the graph built for the maximum and run for n in place.
       if (!o.split.empty() || o.emit == Emit::Ray || o.parallel == Parallel::Batch || o.profile)
         throw CompileError(CompileError::Kind::Unsupported,
                            spec + ": a run-time size other than the batch is for --emit exe, so, c and python builds so far (not with "

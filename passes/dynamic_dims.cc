@@ -255,6 +255,19 @@ class Checker {
     return "";
   }
 
+  // Records n in plan_->rows when its output's one run-time dimension d comes before `cols`
+  // (the product's columns, the LayerNorm's first normalised axis; just before it with
+  // `adjacent`) and after 1s only: its kernel has extent(d) times the dimensions between d and
+  // cols rows.
+  void rows_stop(const Node& n, size_t cols, bool adjacent) {
+    const Value* y = n.out(0);
+    const std::vector<size_t> v = varying_axes(y);
+    if (v.size() != 1 || v[0] >= cols || (adjacent && v[0] + 1 != cols) || product(y->shape, 0, v[0]) != 1) return;
+    const int64_t inner = product(y->shape, v[0] + 1, cols);
+    const Extent e = ext(y, v[0]);
+    plan_->rows.push_back({&n, {e.a * inner, e.b * inner}});
+  }
+
   std::string node_rule(const Node& n) {
     bool any = false;
     for (const Value* v : n.inputs) any = any || (v && varies(v));
@@ -293,6 +306,7 @@ class Checker {
         }
       }
       if (op == "Gemm" && n.in(2)) return aligned(n.in(2), y);
+      if (op == "MatMul") rows_stop(n, y->shape.size() - 1, true);
       return "";
     }
     if (op == "ArgMax" || op == "ArgMin") return none_vary(x, {normal_axis(int_attr(n, "axis", 0), r)}, "searches");
@@ -306,10 +320,12 @@ class Checker {
     }
     if (op == "LayerNormalization" || op == "RMSNormalization") {
       std::vector<int64_t> axes;
-      for (int64_t a = normal_axis(int_attr(n, "axis", -1), r); a < static_cast<int64_t>(r); ++a) axes.push_back(a);
+      const int64_t axis = normal_axis(int_attr(n, "axis", -1), r);
+      for (int64_t a = axis; a < static_cast<int64_t>(r); ++a) axes.push_back(a);
       if (std::string why = none_vary(x, axes, "normalises"); !why.empty()) return why;
       for (size_t k = 1; k < n.inputs.size(); ++k)
         if (std::string why = aligned(n.inputs[k], y); !why.empty()) return why;
+      if (!n.out(1) && !n.out(2)) rows_stop(n, static_cast<size_t>(axis), false);
       return "";
     }
     if (op.rfind("Reduce", 0) == 0) return none_vary(x, axes_of(n, r, true), "reduces");
@@ -395,11 +411,7 @@ class Checker {
             return fmt::format("has heads or head sizes that depend on {} ('{}' dimension {} = {})", sym_, v->name, d,
                                extent_text(ext(v, d), sym_));
       }
-      if (ext(K, t_axis).varies()) {
-        plan_->bounded.push_back(&n);
-        plan_->bounded_extent.push_back(ext(K, t_axis));
-        plan_->bounded_queries.push_back(ext(n.in(0), t_axis) == ext(K, t_axis));
-      }
+      if (ext(K, t_axis).varies()) plan_->bounded.push_back({&n, ext(K, t_axis), ext(n.in(0), t_axis) == ext(K, t_axis)});
       return "";
     }
     return fmt::format("not known to keep the run-time dimension '{}' apart (an operand or result depends on it)", sym_);

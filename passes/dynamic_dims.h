@@ -49,15 +49,24 @@ struct Extent {
   bool operator==(const Extent& o) const { return a == o.a && b == o.b; }
 };
 
+// A node that takes n at run time and the count its kernel stops at (Node::run_a/run_b).
+struct RunStop {
+  const Node* node = nullptr;
+  Extent extent;         // attention: its keys; a product or LayerNorm: its kernel's rows
+  bool queries = false;  // attention: its queries are the run's as its keys are
+};
+
 struct DynamicDimsPlan {
   std::string symbol;  // as the user named it, for messages
   int64_t max = 0;
   // The values of the graph at MAX with a dimension that depends on n: one Extent per dimension.
   std::map<const Value*, std::vector<Extent>> varying;
   // Nodes that must be given n at run time (attention over keys that vary), in graph order.
-  std::vector<const Node*> bounded;
-  std::vector<Extent> bounded_extent;  // the keys of each, a*n + b
-  std::vector<bool> bounded_queries;   // whether its queries are the run's as its keys are
+  std::vector<RunStop> bounded;
+  // Nodes that may stop at the run's rows for speed, not for the result: MatMuls whose rows are
+  // the tokens (A [1, .., 1, rows, K]) and LayerNorms over rows of tokens ([1, .., 1, rows, ..,
+  // cols], without Mean/InvStdDev outputs); the extent counts the kernel's rows.
+  std::vector<RunStop> rows;
 };
 
 // gs[0] is the model at MAX = ns[0], gs[k] the same model at ns[k] (at least three distinct

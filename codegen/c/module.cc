@@ -174,7 +174,11 @@ struct Module : ModuleBuffers {
     if (region.role == RegionRole::Shared || region.role == RegionRole::Group || region.role == RegionRole::Task)
       for (std::string& prm : params)
         if (size_t at = prm.find("* restrict "); at != std::string::npos) prm.replace(at, 11, "* ");
-    if (n.run_a != 0) {  // a run-time size (Graph::run_size_max): the node stops at the run's rows
+    // A run-time size (Graph::run_size_max): the node takes n, which a kernel may leave unused
+    // (a plan without the bound).
+    std::vector<std::string> run_size;
+    if (n.run_a != 0) {
+      run_size.push_back("onnxc_n");
       params.push_back("const int64_t onnxc_n");
       args.push_back("onnxc_n");
     }
@@ -186,8 +190,6 @@ struct Module : ModuleBuffers {
     }
     std::string unused;
     const std::set<std::string> used = identifiers(body);
-    std::vector<std::string> run_size;  // "onnxc_n", which a kernel may leave unused (a plan without the bound)
-    if (n.run_a != 0) run_size.push_back("onnxc_n");
     for (auto* list : {&ins, &outs, &extras, &group_outs, &run_size})
       for (auto& p : *list)
         if (!p.empty() && !used.count(p)) unused += "  (void)" + p + ";\n";

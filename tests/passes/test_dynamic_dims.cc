@@ -73,7 +73,7 @@ TEST(DynamicDims, AnEncoderLayerKeepsTheTokensApartButItsAttention) {
   EXPECT_EQ(ex[1], (Extent{1, 0}));
   EXPECT_EQ(ex[2], (Extent{0, 16}));
   ASSERT_EQ(r.plan.bounded.size(), 1u);
-  EXPECT_EQ(r.plan.bounded[0]->name, "attention");
+  EXPECT_EQ(r.plan.bounded[0].node->name, "attention");
   EXPECT_TRUE(r.plan.varying.count(g.outputs[0]));
   EXPECT_EQ(r.plan.max, 16);
 }
