@@ -22,8 +22,9 @@
 // for mode 3 normalised at the end with the row's final maximum and sum. The tiles, tasks and
 // their parallelism are decided in attention_plan.h; this file prints the plan.
 // With a run-time size (compile-model --dynamic seq=MAX, Node::run_a) the function takes the
-// run's n (onnxc_n) and the keys stop at run_a * n + run_b; the queries past the run's compute
-// rows nobody reads.
+// run's n (onnxc_n) and the keys stop at run_a * n + run_b, the last key tile at its last
+// score chunk with keys; in self-attention (Node::run_queries) a task computes only its queries
+// within the run and writes zeros past it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -124,9 +125,22 @@ void task_prologue(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
   } else if (e.node.run_a == 0) {
     e("kend = {};", g.Tk);
   }
-  // Self-attention with a run-time size: a task whose queries are all past the run's visits no
-  // key (its rows are padding; they get zeros at the end).
-  if (e.node.run_a != 0 && e.node.run_queries) e("if (q0 >= valid) kend = kbeg;");
+  // Self-attention with a run-time size: the task computes only its queries within the run,
+  // nr of them (none: it visits no key); its rows past the run are padding and get zeros at
+  // the end. Without one, nr is nq.
+  if (e.node.run_a != 0 && e.node.run_queries) {
+    e("const int64_t nr = valid - q0 < 0 ? 0 : valid - q0 < nq ? valid - q0 : nq;");
+    e("if (nr == 0) kend = kbeg;");
+  } else {
+    e("const int64_t nr = nq;");
+  }
+  // With a run-time size the last key tile computes only the score chunks that hold keys; the
+  // columns it skips hold zeros or an earlier tile's probabilities, finite, so that the tile's
+  // bias (-inf past its last key) makes them -inf.
+  if (e.node.run_a != 0) {
+    simd(e, BQ * BK);
+    e("for (int64_t i = 0; i < {}; ++i) s[i] = 0.0f;", BQ * BK);
+  }
 }
 
 // 1. Pack the tile's keys (transposed) and values.
@@ -176,13 +190,15 @@ void score_tile(CEmit& e, const AttentionGeom& g, const AttentionPlan& p, int64_
       for (int64_t v = 0; v < nv; ++v) e("*({}*)(s + (i + {}) * {} + c0 + {}) = a{}_{};", vtu, r, BK, v * V, r, v);
   };
   const int64_t main = BK / V / CV * CV * V, tail = BK / V % CV;
+  const bool run = e.node.run_a != 0;  // a run-time size: the chunks with keys only
   if (main > 0) {
-    e("for (int64_t c0 = 0; c0 < {}; c0 += {}) {{", main, CV * V);
+    e("for (int64_t c0 = 0; c0 < {}{}; c0 += {}) {{", main, run ? " && c0 < nk" : "", CV * V);
     chunk(CV);
     e("}}");
   }
   if (tail > 0) {
-    e("{{");
+    if (run) e("if (nk > {}) {{", main);
+    else e("{{");
     e("const int64_t c0 = {};", main);
     chunk(tail);
     e("}}");
@@ -215,7 +231,7 @@ void key_bias(CEmit& e, const AttentionGeom& g) {
 void softmax_rows(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
   const int64_t BK = p.BK;
   const bool has_qk = e.node.out(3) != nullptr;
-  e("for (int64_t i = 0; i < nq; ++i) {{");
+  e("for (int64_t i = 0; i < nr; ++i) {{");
   e("float* restrict si = s + i * {};", BK);
   e("const int64_t qi = q0 + i;");
   e("(void)qi;");
@@ -242,9 +258,11 @@ void softmax_rows(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
   e("al[i] = 1.0f;");
   e("continue;");
   e("}}");
+  // The probabilities of the tile's keys (with a run-time size only up to its last key: the
+  // output reads no further).
   e("float sum = 0.0f;");
   simd(e, BK, "reduction(+:sum)");
-  e("for (int64_t c = 0; c < {}; ++c) {{", BK);
+  e("for (int64_t c = 0; c < {}; ++c) {{", e.node.run_a != 0 ? std::string("nk") : std::to_string(BK));
   e("const float p = onnxc_expf(si[c] - mn);");
   e("si[c] = p;");
   e("sum += p;");
@@ -288,11 +306,11 @@ void output_tile(CEmit& e, const AttentionPlan& p, int64_t rows) {
 template <class F>
 void by_row_tiles(CEmit& e, int64_t R, F&& tile) {
   if (R > 1) {
-    e("for (; i + {} <= nq; i += {}) {{", R, R);
+    e("for (; i + {} <= nr; i += {}) {{", R, R);
     tile(R);
     e("}}");
   }
-  e("for (; i < nq; ++i) {{");
+  e("for (; i < nr; ++i) {{");
   tile(1);
   e("}}");
 }
