@@ -256,11 +256,12 @@ class Checker {
   }
 
   // Records n in plan_->rows when its output's one run-time dimension d comes before `cols`
-  // (the product's columns, the LayerNorm's first normalised axis; just before it with
-  // `adjacent`) and after 1s only: its kernel has extent(d) times the dimensions between d and
-  // cols rows.
+  // (the product's columns, the LayerNorm's first normalised axis, the Split's axis; just
+  // before it with `adjacent`) and after 1s only: its kernel has extent(d) times the
+  // dimensions between d and cols rows.
   void rows_stop(const Node& n, size_t cols, bool adjacent) {
     const Value* y = n.out(0);
+    if (!y) return;
     const std::vector<size_t> v = varying_axes(y);
     if (v.size() != 1 || v[0] >= cols || (adjacent && v[0] + 1 != cols) || product(y->shape, 0, v[0]) != 1) return;
     const int64_t inner = product(y->shape, v[0] + 1, cols);
@@ -348,7 +349,9 @@ class Checker {
     }
     if (op == "Split") {
       const int64_t axis = normal_axis(int_attr(n, "axis", 0), r);
-      return none_vary(x, {axis}, "splits");
+      if (std::string why = none_vary(x, {axis}, "splits"); !why.empty()) return why;
+      rows_stop(n, static_cast<size_t>(axis), false);
+      return "";
     }
     if (op == "Slice") {
       const Value* starts = n.in(1);

@@ -64,8 +64,9 @@ struct DynamicDimsPlan {
   // Nodes that must be given n at run time (attention over keys that vary), in graph order.
   std::vector<RunStop> bounded;
   // Nodes that may stop at the run's rows for speed, not for the result: MatMuls whose rows are
-  // the tokens (A [1, .., 1, rows, K]) and LayerNorms over rows of tokens ([1, .., 1, rows, ..,
-  // cols], without Mean/InvStdDev outputs); the extent counts the kernel's rows.
+  // the tokens (A [1, .., 1, rows, K]), LayerNorms over rows of tokens ([1, .., 1, rows, ..,
+  // cols], without Mean/InvStdDev outputs) and Splits of rows of tokens (Q, K and V from one
+  // product); the extent counts the kernel's rows.
   std::vector<RunStop> rows;
 };
 

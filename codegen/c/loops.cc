@@ -209,6 +209,7 @@ struct CopyNest {
   Shape n, ds, ss;
   int64_t run = 0;
   bool parallel = false;  // its outermost loop is worth splitting across the threads
+  bool first_whole = false;  // its first loop is the view's dims[0], merged with nothing
 };
 
 CopyNest copy_nest(CEmit& e, const StridedView& dv, const StridedView& sv, const Shape& dims) {
@@ -232,6 +233,7 @@ CopyNest copy_nest(CEmit& e, const StridedView& dv, const StridedView& sv, const
     c.ds.pop_back();
     c.ss.pop_back();
   }
+  c.first_whole = !dims.empty() && dims[0] > 1 && !c.n.empty() && c.n[0] == dims[0];
   c.parallel = !c.n.empty() && e.parallel(static_cast<double>(numel(dims)));
   return c;
 }
@@ -252,7 +254,7 @@ int tiled_dim(const CopyNest& c) {
 // between the copies; the region's end is one) and a lone memcpy `omp single nowait`.
 // A transpose-like nest (tiled_dim) loops over tiles of T x T elements, T filling a line.
 void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const StridedView& dv, const std::string& src,
-                    const StridedView& sv, DType t, bool in_region) {
+                    const StridedView& sv, DType t, bool in_region, const std::string& rows) {
   if (in_region && c.n.empty()) e.single_nowait();
   if (!in_region && !c.parallel) e.serial();  // a copy changes no local: one thread may make it for all
   const int tp = tiled_dim(c);
@@ -261,12 +263,16 @@ void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const S
   for (size_t d = 0; d < c.n.size(); ++d) {
     const bool tiled = tp >= 0 && (d == static_cast<size_t>(tp) || d == L);
     const NestLoop loop = tiled ? NestLoop{fmt::format("i{}b", d), c.n[d], T} : NestLoop{fmt::format("i{}", d), c.n[d]};
+    // A run-time size: the entries of dims[0] past the run's rows are skipped.
+    const bool stop = d == 0 && !rows.empty() && c.first_whole && tp < 0;
     if (d == 0 && (in_region || c.parallel)) {
       e.open_nest({.loops = {loop}, .form = in_region ? NestForm::SharedNowait : NestForm::Fork});
+      if (stop) e("if (i0 >= {}) continue;", rows);
       continue;
     }
     if (d + 1 == c.n.size() && c.run == 0 && tp < 0) e("ONNXC_PRAGMA(omp simd)");
     e("{} {{", loop.header());
+    if (stop) e("if (i0 >= {}) continue;", rows);
   }
   if (tp >= 0) {
     for (size_t d : {static_cast<size_t>(tp), L}) {
@@ -290,7 +296,7 @@ void emit_copy_nest(CEmit& e, const CopyNest& c, const std::string& dst, const S
 void emit_strided_copy(CEmit& e, const std::string& dst, const StridedView& dv, const std::string& src,
                        const StridedView& sv, const Shape& dims, DType t) {
   if (numel(dims) == 0) return;
-  emit_copy_nest(e, copy_nest(e, dv, sv, dims), dst, dv, src, sv, t, false);
+  emit_copy_nest(e, copy_nest(e, dv, sv, dims), dst, dv, src, sv, t, false, "");
 }
 
 void emit_strided_copies(CEmit& e, const std::vector<StridedCopy>& copies) {
@@ -305,7 +311,8 @@ void emit_strided_copies(CEmit& e, const std::vector<StridedCopy>& copies) {
   }
   const bool region = parallel >= 2;
   if (region) e.open_parallel_block();
-  for (size_t k = 0; k < live.size(); ++k) emit_copy_nest(e, nests[k], live[k]->dst, live[k]->dv, live[k]->src, live[k]->sv, live[k]->t, region);
+  for (size_t k = 0; k < live.size(); ++k)
+    emit_copy_nest(e, nests[k], live[k]->dst, live[k]->dv, live[k]->src, live[k]->sv, live[k]->t, region, live[k]->rows);
   if (region) e("}}");
 }
 

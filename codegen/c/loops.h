@@ -85,6 +85,9 @@ struct StridedCopy {
   StridedView sv;
   Shape dims;
   DType t;
+  // A C expression: copy only the first `rows` entries of dims[0] (a run-time size, Node::run_a;
+  // "" copies them all). Used where dims[0] stays a loop of its own; otherwise all are copied.
+  std::string rows;
 };
 void emit_strided_copies(CEmit& e, const std::vector<StridedCopy>& copies);
 

@@ -74,8 +74,16 @@ TEST(DynamicDims, AnEncoderLayerKeepsTheTokensApartButItsAttention) {
   EXPECT_EQ(ex[2], (Extent{0, 16}));
   ASSERT_EQ(r.plan.bounded.size(), 1u);
   EXPECT_EQ(r.plan.bounded[0].node->name, "attention");
+  EXPECT_TRUE(r.plan.bounded[0].queries);
   EXPECT_TRUE(r.plan.varying.count(g.outputs[0]));
   EXPECT_EQ(r.plan.max, 16);
+  // For speed: the products, the Split of Q, K and V and the LayerNorm stop at the run's n rows.
+  std::vector<std::string> rows;
+  for (const RunStop& s : r.plan.rows) {
+    rows.push_back(s.node->name);
+    EXPECT_EQ(s.extent, (Extent{1, 0})) << s.node->name;
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"qkv", "split", "proj", "ln"}));
 }
 
 TEST(DynamicDims, HeadsSplitByReshapeAndTransposeAreKept) {

@@ -11,7 +11,8 @@
 //  Concat     each input as [outer, axis_k * inner] rows into its slot of the output rows.
 //             NCHWc (axis 1): whole blocks, one run per input and image, when every input
 //             but the last fills whole blocks; otherwise lane-shifted runs per position.
-//  Split      each piece as [outer, size_k * inner] rows.
+//  Split      each piece as [outer, size_k * inner] rows (with a run-time size, Node::run_a,
+//             the run's rows only).
 //  Concat's and Split's copies share one parallel region when two or more of them go parallel
 //  (emit_strided_copies): one fork-join per op, not one per input (4 per inception block).
 //  Slice      a strided view of the input (offset = starts, strides = steps).
@@ -82,7 +83,7 @@ void emit_concat_nchwc(CEmit& e) {
     if (whole) {  // one run of whole blocks per image
       const int64_t len = in_blocks * inner * b;
       StridedView dv{off / b * inner * b, {out_blocks * inner * b, 1}}, sv{0, {len, 1}};
-      copies.push_back({e.out(0), dv, e.in(k), sv, {os[0], len}, e.out_dtype(0)});
+      copies.push_back({e.out(0), dv, e.in(k), sv, {os[0], len}, e.out_dtype(0), ""});
       off += C;
       continue;
     }
@@ -93,7 +94,7 @@ void emit_concat_nchwc(CEmit& e) {
       const int64_t c = off + ib * b + from;  // first output channel written
       StridedView dv{c / b * inner * b + c % b, {out_blocks * inner * b, inner * b, b, 1}};
       StridedView sv{ib * inner * b + from, {in_blocks * inner * b, inner * b, b, 1}};
-      copies.push_back({e.out(0), dv, e.in(k), sv, {os[0], blocks, inner, w}, e.out_dtype(0)});
+      copies.push_back({e.out(0), dv, e.in(k), sv, {os[0], blocks, inner, w}, e.out_dtype(0), ""});
     };
     const int64_t s = off % b, full = C / b, tail = C % b;
     piece(0, full, 0, b - s);  // whole input blocks: the part that fits the first output block
@@ -125,7 +126,7 @@ void emit_concat(CEmit& e) {
       continue;
     }
     StridedView dv{off, {row, 1}}, sv{0, {len, 1}};
-    copies.push_back({e.out(0), dv, e.in(k), sv, {outer, len}, e.out_dtype(0)});
+    copies.push_back({e.out(0), dv, e.in(k), sv, {outer, len}, e.out_dtype(0), ""});
     off += len;
   }
   emit_strided_copies(e, copies);
@@ -139,12 +140,14 @@ void emit_split(CEmit& e) {
     if (static_cast<int64_t>(d) < g.axis) outer *= is[d];
     else if (static_cast<int64_t>(d) > g.axis) inner *= is[d];
   int64_t row = is[static_cast<size_t>(g.axis)] * inner, off = 0;
+  // A run-time size (compile-model --dynamic seq=MAX, Node::run_a): the run's rows only.
+  const std::string rows = e.node.run_a != 0 && !e.in_layout(0).is_nchwc() ? fmt::format("{} * onnxc_n + {}", e.node.run_a, e.node.run_b) : "";
   std::vector<StridedCopy> copies;
   for (size_t j = 0; j < g.sizes.size(); ++j) {
     int64_t len = g.sizes[j] * inner;
     if (e.node.out(j)) {
       StridedView dv{0, {len, 1}}, sv{off, {row, 1}};
-      copies.push_back({e.out(j), dv, e.in(0), sv, {outer, len}, e.in_dtype(0)});
+      copies.push_back({e.out(j), dv, e.in(0), sv, {outer, len}, e.in_dtype(0), rows});
     }
     off += len;
   }
