@@ -10,11 +10,11 @@ Shape -> Gather -> Concat -> Reshape chains, a causal mask made from the run's l
            additive form), 4 heads of 16;
   decoder  two pre-LN layers, causal, the final LayerNorm and a 100-token head;
   tokens   token ids (int64 [1, seq]) through an embedding, plus positions sliced from a table
-           of 16, one causal layer.
-Each is compiled once with --dynamic seq=16 and run by its executable at 1, 3, 8 and 16 tokens
-(the input files give the length); every output must match ONNX Runtime's on the same model
-and inputs (tests/ort/ort_run.py; rtol 1e-4, atol 1e-5) and have the run's length. Then bad
-runs: a file of 17 tokens, and two inputs of different lengths, must fail with a message. The
+           of MAX, one causal layer.
+Each is compiled once with --dynamic seq=80 (MAX) and run by its executable at 1, 17, 77 and 80
+tokens (the input files give the length); every output must match ONNX Runtime's on the same
+model and inputs (tests/ort/ort_run.py; rtol 1e-4, atol 1e-5) and have the run's length. Then bad
+runs: a file of 81 tokens, and two inputs of different lengths, must fail with a message. The
 encoder is also built with --emit python and run through its wrapper (the length from the
 arrays) at 5 tokens against ONNX Runtime, with the same two bad runs raising ValueError.
 Usage: .venv/bin/python tests/passes/dynamic_seq_models.py --compiler build/compile-model
@@ -32,7 +32,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.py")
-MAX, D, H = 16, 64, 4
+MAX, D, H = 80, 64, 4
 
 
 def export(name, path):
@@ -152,7 +152,7 @@ def main():
         if p.returncode:
             continue
         exe = os.path.join(out, name)
-        for n in (1, 3, 8, MAX):
+        for n in (1, 17, 77, MAX):
             files = []
             for k, v in inputs(name, names, n, rng).items():
                 f = os.path.join(d, f"{k}_{n}.npy")
@@ -217,7 +217,7 @@ def main():
                 ref = np.load(os.path.join(d, "ort_py", "0.npy")) if q.returncode == 0 else None
                 check(ref is not None and y.shape == ref.shape and np.allclose(y, ref, rtol=1e-4, atol=1e-5),
                       f"encoder through Python at 5 tokens: {list(y.shape)}", q.stderr)
-                for what, a, b, expect in (("17 tokens", MAX + 1, MAX + 1, "of 1 to 16 rows along dimension 1"),
+                for what, a, b, expect in ((f"{MAX + 1} tokens", MAX + 1, MAX + 1, f"of 1 to {MAX} rows along dimension 1"),
                                            ("5 and 4 tokens", 5, 4, "a run's inputs have one run-time size")):
                     try:
                         m.run(inputs("encoder", [], a, rng)["x"], inputs("encoder", [], b, rng)["mask"])
