@@ -419,8 +419,11 @@ std::string run_v_function(const std::string& N, const Graph& g) {
                                 N, bufs, bytes, n, kind, n == 1 ? "" : "s", rc_declared ? "" : "int ", cast,
                                 counted ? "NULL" : bytes);
     if (counted)
-      r += fmt::format("  rc = onnxc_batch_of_sizes(\"{0}_run_v\", \"{1}\", {0}_{1}s, {2}, {3}, {4}, &batch);\n  if (rc) return rc;\n",
-                       N, kind, n, bytes, max);
+      r += g.dynamic_batch ? fmt::format("  rc = onnxc_batch_of_sizes(\"{0}_run_v\", \"{1}\", {0}_{1}s, {2}, {3}, {4}, &batch);\n  if (rc) return rc;\n",
+                                         N, kind, n, bytes, max)
+                           : fmt::format("  rc = onnxc_count_of_sizes(\"{0}_run_v\", \"{1}\", {0}_{1}s, {2}, {3}, {5}, {4}, &batch);\n"
+                                         "  if (rc) return rc;\n",
+                                         N, kind, n, bytes, max, g.run_size_axis);
     rc_declared = true;
     return r;
   };

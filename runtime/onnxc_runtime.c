@@ -527,9 +527,18 @@ int onnxc_check_buffers(const char* fn, const char* kind, const onnxc_tensor_inf
 
 int onnxc_batch_of_sizes(const char* fn, const char* kind, const onnxc_tensor_info* t, int n, const size_t* bytes,
                          int64_t max_batch, int64_t* batch) {
+  return onnxc_count_of_sizes(fn, kind, t, n, bytes, 0, max_batch, batch);
+}
+
+int onnxc_count_of_sizes(const char* fn, const char* kind, const onnxc_tensor_info* t, int n, const size_t* bytes, int axis,
+                         int64_t max_count, int64_t* count) {
   char type[512]; /* as in onnxc_check_buffers: for a failure only */
+  char along[48] = ""; /* the batch's items, or rows along another dimension */
+  if (axis > 0) snprintf(along, sizeof along, " along dimension %d", axis);
+  const char* unit = axis > 0 ? "rows" : "items";
+  const char* whole = axis > 0 ? "the run has" : "the batch is";
   for (int k = 0; k < n; ++k) {
-    const size_t item = max_batch > 0 ? t[k].numel / (size_t)max_batch * onnxc_dtype_size(t[k].dtype) : 0;
+    const size_t item = max_count > 0 ? t[k].numel / (size_t)max_count * onnxc_dtype_size(t[k].dtype) : 0;
     if (item == 0) {
       if (bytes[k] != 0)
         return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s) is empty: %zu bytes given, 0 expected", fn, kind, k, t[k].name,
@@ -537,15 +546,15 @@ int onnxc_batch_of_sizes(const char* fn, const char* kind, const onnxc_tensor_in
       continue;
     }
     const size_t b = bytes[k] / item;
-    if (bytes[k] % item != 0 || b < 1 || b > (size_t)max_batch)
-      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, expected 1 to %lld items of %zu bytes", fn, kind, k, t[k].name,
-                  type_of(type, sizeof type, &t[k]), bytes[k], (long long)max_batch, item);
-    if (*batch != 0 && (int64_t)b != *batch)
-      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, %zu items of %zu bytes, but the batch is %lld items", fn, kind, k,
-                  t[k].name, type_of(type, sizeof type, &t[k]), bytes[k], b, item, (long long)*batch);
-    *batch = (int64_t)b;
+    if (bytes[k] % item != 0 || b < 1 || b > (size_t)max_count)
+      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, expected 1 to %lld %s of %zu bytes%s", fn, kind, k, t[k].name,
+                  type_of(type, sizeof type, &t[k]), bytes[k], (long long)max_count, unit, item, along);
+    if (*count != 0 && (int64_t)b != *count)
+      return fail(ONNXC_ERR_SIZE, "%s: %s %d '%s' (%s): %zu bytes given, %zu %s of %zu bytes, but %s %lld %s", fn, kind, k, t[k].name,
+                  type_of(type, sizeof type, &t[k]), bytes[k], b, unit, item, whole, (long long)*count, unit);
+    *count = (int64_t)b;
   }
-  if (*batch == 0 && n > 0) *batch = max_batch;  /* every item empty: any batch is none */
+  if (*count == 0 && n > 0) *count = max_count;  /* every item empty: any count is none */
   return ONNXC_OK;
 }
 

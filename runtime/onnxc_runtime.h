@@ -113,6 +113,10 @@ ONNXC_RT_FN int onnxc_check_buffers(const char* fn, const char* kind, const onnx
  * tensor, the bytes given and one item's. */
 ONNXC_RT_FN int onnxc_batch_of_sizes(const char* fn, const char* kind, const onnxc_tensor_info* t, int n, const size_t* bytes,
                                      int64_t max_batch, int64_t* batch);
+/* The same along dimension `axis` (onnxc_model_info.dynamic_axis, a run-time size other than
+ * the batch, the dimensions before it 1): max_count rows there, the details in rows. */
+ONNXC_RT_FN int onnxc_count_of_sizes(const char* fn, const char* kind, const onnxc_tensor_info* t, int n, const size_t* bytes, int axis,
+                                     int64_t max_count, int64_t* count);
 
 /* info with its first dimension set to `batch` (a --dynamic model's run of batch items): a copy
  * in *out whose shape is `shape` (ONNXC_MAX_NDIM entries). */

@@ -223,6 +223,19 @@ TEST(Runtime, BatchOfSizes) {
   EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "output", empty, 1, none, 4, &batch), ONNXC_OK) << Detail();
   EXPECT_EQ(batch, 2);
   EXPECT_EQ(onnxc_batch_of_sizes("m_run_v", "output", empty, 1, some, 4, &batch), ONNXC_ERR_SIZE);
+  // Along another dimension (a run-time token count, [1, 4, 3]): rows, not items.
+  const int64_t s143[] = {1, 4, 3};
+  const onnxc_tensor_info tokens[] = {{"t", ONNXC_F32, 3, s143, 12}};
+  int64_t rows = 0;
+  const size_t two_rows[] = {24}, odd[] = {20};
+  ASSERT_EQ(onnxc_count_of_sizes("m_run_v", "input", tokens, 1, two_rows, 1, 4, &rows), ONNXC_OK) << Detail();
+  EXPECT_EQ(rows, 2);
+  rows = 0;
+  EXPECT_EQ(onnxc_count_of_sizes("m_run_v", "input", tokens, 1, odd, 1, 4, &rows), ONNXC_ERR_SIZE);
+  EXPECT_EQ(Detail(), "m_run_v: input 0 't' (float32[1,4,3]): 20 bytes given, expected 1 to 4 rows of 12 bytes along dimension 1");
+  rows = 3;
+  EXPECT_EQ(onnxc_count_of_sizes("m_run_v", "output", tokens, 1, two_rows, 1, 4, &rows), ONNXC_ERR_SIZE);
+  EXPECT_EQ(Detail(), "m_run_v: output 0 't' (float32[1,4,3]): 24 bytes given, 2 rows of 12 bytes, but the run has 3 rows");
   onnxc_tensor_info two;
   int64_t shape[ONNXC_MAX_NDIM];
   onnxc_tensor_info_batch(&in[0], 2, &two, shape);
