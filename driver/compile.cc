@@ -372,8 +372,9 @@ std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph
   g.run_size_max = dd.max;
   g.run_size_axis = axis;
   g.run_size_symbol = sym;
-  // The nodes that take n: attention over keys that vary (needed), and the products and
-  // LayerNorms over rows of tokens (for speed: a short run then costs what its rows do).
+  // The nodes that take n: attention over keys that vary (needed), and the products,
+  // LayerNorms and Splits over rows of tokens (for speed: a short run then costs what its rows
+  // do).
   std::vector<std::string> bounded;
   for (const RunStop& r : plan.bounded) bounded.push_back("'" + r.node->name + "'");
   const size_t products = plan.rows.size();
@@ -385,9 +386,9 @@ std::string dynamic_dims_report(const Options& o, const ImportOptions& io, Graph
   return fmt::format("{} values depend on {}; a build for {}={} computes every run of 1 to {} in the first entries of its tensors{}{}",
                      plan.varying.size(), sym, sym, dd.max, dd.max,
                      bounded.empty() ? std::string()
-                                     : fmt::format(" ({} attention node{} stop at the run's keys: {})", bounded.size(),
-                                                   bounded.size() == 1 ? "" : "s", fmt::join(bounded, ", ")),
-                     products ? fmt::format("; {} matrix product{} and LayerNorms stop at the run's rows", products, products == 1 ? "" : "s") : "");
+                                     : fmt::format(" ({} attention node{} at the run's keys: {})", bounded.size(),
+                                                   bounded.size() == 1 ? " stops" : "s stop", fmt::join(bounded, ", ")),
+                     products ? fmt::format("; {} of its matrix products, LayerNorms and Splits stop at the run's rows", products) : "");
 }
 
 }  // namespace
@@ -415,6 +416,7 @@ int compile(Options& o) {
   }
   std::vector<DynamicUse> dynamic_uses;
   io.dynamic = o.dynamic_dims;
+  io.fixed = o.fixed_dims;
   io.dynamic_uses = &dynamic_uses;
   if (!o.profile_data.empty()) o.measured = read_op_profile(o.profile_data);
   auto say = [&](const std::string& s) { if (!o.quiet) fmt::print("{}\n", s); };
@@ -447,6 +449,14 @@ int compile(Options& o) {
   std::unique_ptr<Graph> item;
   bool simplified = false;  // batch_item_graph folded and simplified g (and the item's graph)
   const int64_t items = batch_items_of(*g);
+  if (io.dynamic.size() > 1) {
+    std::vector<std::string> specs;
+    for (const DynamicDim& d : io.dynamic) specs.push_back("--dynamic " + d.spec());
+    throw CompileError(CompileError::Kind::Unsupported,
+                       fmt::format("{}: onnxc keeps one run-time size per build so far; fix the others with --fix-dim (a transformer "
+                                   "with a dynamic batch and sequence: --fix-dim batch=1 --dynamic seq=MAX)",
+                                   fmt::join(specs, " ")));
+  }
   if (!io.dynamic.empty()) {
     // --dynamic: the batch at run time, as a loop over the items of the batch-1 model.
     const std::string spec = "--dynamic " + io.dynamic[0].spec();

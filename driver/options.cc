@@ -55,16 +55,20 @@ const Choices<ConvAlgorithm>& choices(ConvAlgorithm) {
   return c;
 }
 
-std::string parse_dynamic(const std::string& spec, DynamicDim* d) {
-  const std::string usage = "--dynamic '" + spec + "' must look like SYMBOL=MAX (batch=16) or INPUT:AXIS=MAX (input:0=16)";
+std::string parse_dynamic(const std::string& spec, DynamicDim* d, bool fixed) {
+  const std::string usage = fixed ? "--fix-dim '" + spec + "' must look like SYMBOL=N (batch=1) or INPUT:AXIS=N (input:0=1)"
+                                  : "--dynamic '" + spec + "' must look like SYMBOL=MAX (batch=16) or INPUT:AXIS=MAX (input:0=16)";
   const size_t eq = spec.rfind('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) return usage;
   const std::string name = spec.substr(0, eq), max = spec.substr(eq + 1);
   if (max.find_first_not_of("0123456789") != std::string::npos || max.size() > 9) return usage;
   *d = DynamicDim{};
   d->max = std::stoll(max);
-  if (d->max < 2 || d->max > kDynamicMax)
-    return fmt::format("--dynamic '{}': MAX must be from 2 to {} (a size that is always 1 is a static one: --input-shape)", spec, kDynamicMax);
+  if (fixed && (d->max < 1 || d->max > kDynamicMax))
+    return fmt::format("--fix-dim '{}': N must be from 1 to {}", spec, kDynamicMax);
+  if (!fixed && (d->max < 2 || d->max > kDynamicMax))
+    return fmt::format("--dynamic '{}': MAX must be from 2 to {} (a size that is always 1 is a static one: --fix-dim or --input-shape)",
+                       spec, kDynamicMax);
   const size_t colon = name.rfind(':');
   const std::string axis = colon == std::string::npos ? "" : name.substr(colon + 1);
   if (colon != std::string::npos && colon > 0 && !axis.empty() && axis.size() < 4 &&
@@ -143,6 +147,15 @@ std::string check_options(Options& o, bool task_form_given) {
     DynamicDim d;
     if (std::string why = parse_dynamic(spec, &d); !why.empty()) return why;
     o.dynamic_dims.push_back(d);
+  }
+  o.fixed_dims.clear();
+  for (const std::string& spec : o.fix_dim) {
+    DynamicDim d;
+    if (std::string why = parse_dynamic(spec, &d, true); !why.empty()) return why;
+    for (const DynamicDim& e : o.dynamic_dims)
+      if (e.symbol == d.symbol && e.input == d.input && e.axis == d.axis)
+        return fmt::format("--fix-dim {} and --dynamic {} name the same dimension: give it with one of them", spec, e.spec());
+    o.fixed_dims.push_back(d);
   }
   if (!o.dynamic.empty()) {
     const char* what = o.device == Device::Cuda ? "--device cuda"

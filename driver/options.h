@@ -69,6 +69,8 @@ struct Options {
   std::vector<std::string> input_shapes, print_after, disable_pass;
   std::vector<std::string> dynamic;  // --dynamic SYMBOL=MAX or INPUT:AXIS=MAX (repeatable)
   std::vector<DynamicDim> dynamic_dims;  // --dynamic as read by check_options
+  std::vector<std::string> fix_dim;  // --fix-dim SYMBOL=N or INPUT:AXIS=N (repeatable)
+  std::vector<DynamicDim> fixed_dims;  // --fix-dim as read by check_options (max holds N)
   ActivationLayout layout = ActivationLayout::Nchwc;
   Parallel parallel = Parallel::Auto;
   int tune_rounds = 5;             // --tune-rounds N: --parallel tune's alternating rounds of timed runs
@@ -108,12 +110,13 @@ RegionForm region_form(const Options& o);
 
 // --dynamic SPEC read into *d: SYMBOL=MAX (a symbolic dimension by its name) or INPUT:AXIS=MAX
 // (INPUT's dimension AXIS; INPUT may contain ':', AXIS is what follows the last one). The
-// message, or "" when it reads.
+// message, or "" when it reads. With fixed, --fix-dim's SYMBOL=N (N from 1) into d->max.
 constexpr int64_t kDynamicMax = int64_t{1} << 20;
-std::string parse_dynamic(const std::string& spec, DynamicDim* d);
+std::string parse_dynamic(const std::string& spec, DynamicDim* d, bool fixed = false);
 
 // The combinations of flags compile-model refuses (exit 1), --gpu-libs read into o.cudnn
-// and o.cublas, and --dynamic into o.dynamic_dims: the message, or "" when the flags fit.
+// and o.cublas, --dynamic into o.dynamic_dims and --fix-dim into o.fixed_dims: the message, or
+// "" when the flags fit.
 // task_form_given: --task-form was on the command line (not its default).
 std::string check_options(Options& o, bool task_form_given);
 

@@ -273,21 +273,29 @@ class Importer {
       for (int k = 0; tt.has_shape() && k < tt.shape().dim_size(); ++k) {
         const auto& d = tt.shape().dim(k);
         const std::string param = d.has_dim_param() ? d.dim_param() : "";
-        const DynamicDim* dyn = dynamic_dim(in.name(), k, d);
-        if (dyn && ov != opt_.input_shapes.end())
-          fail_invalid("--dynamic " + dyn->spec() + " names dimension " + std::to_string(k) + " of " + what +
-                       ", whose shape --input-shape also gives: give it with one of them");
+        const DynamicDim* dyn = named_dim(opt_.dynamic, in.name(), k, d);
+        const DynamicDim* fix = named_dim(opt_.fixed, in.name(), k, d);
+        if ((dyn || fix) && ov != opt_.input_shapes.end())
+          fail_invalid((dyn ? "--dynamic " + dyn->spec() : "--fix-dim " + fix->spec()) + " names dimension " + std::to_string(k) + " of " +
+                       what + ", whose shape --input-shape also gives: give it with one of them");
+        if (dyn && fix)
+          fail_invalid("--dynamic " + dyn->spec() + " and --fix-dim " + fix->spec() + " both name dimension " + std::to_string(k) + " of " +
+                       what + ": give it with one of them");
         if (dyn) {
           if (opt_.dynamic_uses) opt_.dynamic_uses->push_back({dyn, in.name(), k});
           shape.push_back(dyn->max);
           continue;
         }
+        if (fix) {
+          shape.push_back(fix->max);
+          continue;
+        }
         if (d.has_dim_value() && d.dim_value() >= 0) { shape.push_back(d.dim_value()); continue; }
         if (ov != opt_.input_shapes.end()) { shape.push_back(-1); continue; }
         std::string sym = !param.empty() ? "'" + param + "'" : "(unnamed)";
-        fail_invalid(what + " dimension " + std::to_string(k) + " " + sym + " is symbolic; fix it with --input-shape " + in.name() +
-                     "=d0,d1,... or keep it a run-time size with --dynamic " +
-                     (!param.empty() ? param : in.name() + ":" + std::to_string(k)) + "=MAX");
+        const std::string spec = !param.empty() ? param : in.name() + ":" + std::to_string(k);
+        fail_invalid(what + " dimension " + std::to_string(k) + " " + sym + " is symbolic; fix it with --fix-dim " + spec +
+                     "=N (or --input-shape " + in.name() + "=d0,d1,...) or keep it a run-time size with --dynamic " + spec + "=MAX");
       }
       if (ov != opt_.input_shapes.end()) {
         const Shape& o = ov->second;
@@ -311,19 +319,24 @@ class Importer {
     }
   }
 
-  // The --dynamic dimension that names dimension k of graph input `input` (by its symbol, when
-  // the model leaves it symbolic, or by input and axis), or null.
-  const DynamicDim* dynamic_dim(const std::string& input, int k, const onnx::TensorShapeProto_Dimension& d) const {
+  // The --dynamic (--fix-dim) dimension in `list` that names dimension k of graph input `input`
+  // (by its symbol, when the model leaves it symbolic, or by input and axis), or null.
+  static const DynamicDim* named_dim(const std::vector<DynamicDim>& list, const std::string& input, int k,
+                                     const onnx::TensorShapeProto_Dimension& d) {
     const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
     const std::string param = d.has_dim_param() ? d.dim_param() : "";
-    for (const DynamicDim& dd : opt_.dynamic)
+    for (const DynamicDim& dd : list)
       if (dd.symbol.empty() ? dd.input == input && dd.axis == k : !fixed && dd.symbol == param) return &dd;
     return nullptr;
   }
 
-  // --dynamic: each names a symbolic dimension of a graph input (not an initializer listed as
-  // one), else the error says what the model has.
+  // --dynamic and --fix-dim: each names a symbolic dimension of a graph input (not an
+  // initializer listed as one), else the error says what the model has.
   void check_dynamic(const onnx::GraphProto& gp) {
+    check_named(gp, opt_.dynamic, "--dynamic");
+    check_named(gp, opt_.fixed, "--fix-dim");
+  }
+  void check_named(const onnx::GraphProto& gp, const std::vector<DynamicDim>& list, const std::string& option) {
     std::set<std::string> symbols;  // "'batch' (input:0)"
     std::set<const DynamicDim*> found;
     for (const auto& in : gp.input()) {
@@ -334,19 +347,19 @@ class Importer {
         const bool fixed = d.has_dim_value() && d.dim_value() >= 0;
         const std::string param = d.has_dim_param() ? d.dim_param() : "";
         if (!fixed && !param.empty()) symbols.insert("'" + param + "' (" + in.name() + ":" + std::to_string(k) + ")");
-        const DynamicDim* dd = dynamic_dim(in.name(), k, d);
+        const DynamicDim* dd = named_dim(list, in.name(), k, d);
         if (dd && fixed)
-          fail_invalid("--dynamic " + dd->spec() + ": graph input '" + in.name() + "' dimension " + std::to_string(k) + " is fixed to " +
+          fail_invalid(option + " " + dd->spec() + ": graph input '" + in.name() + "' dimension " + std::to_string(k) + " is fixed to " +
                        std::to_string(d.dim_value()) + " in the model");
         if (dd) found.insert(dd);
       }
     }
-    for (const DynamicDim& dd : opt_.dynamic)
+    for (const DynamicDim& dd : list)
       if (!found.count(&dd)) {
-        std::string list;
-        for (auto& s : symbols) list += (list.empty() ? "" : ", ") + s;
-        fail_invalid("--dynamic " + dd.spec() + " names no symbolic dimension of a graph input (symbolic dimensions: " +
-                     (list.empty() ? std::string("none") : list) + ")");
+        std::string names;
+        for (auto& s : symbols) names += (names.empty() ? "" : ", ") + s;
+        fail_invalid(option + " " + dd.spec() + " names no symbolic dimension of a graph input (symbolic dimensions: " +
+                     (names.empty() ? std::string("none") : names) + ")");
       }
   }
 

@@ -43,6 +43,9 @@ struct ImportOptions {
   // dimension the model fixes, is an error naming the model's symbolic dimensions.
   std::vector<DynamicDim> dynamic;
   std::vector<DynamicUse>* dynamic_uses = nullptr;
+  // --fix-dim: each symbolic dimension named so imported at the size in its `max` (as
+  // ONNX Runtime's free-dimension overrides do); the same checks as --dynamic's.
+  std::vector<DynamicDim> fixed;
   // --max-memory: becomes Graph::max_memory. The importer charges every initializer and
   // tensor attribute to it before allocating, and checks each graph input and output.
   uint64_t max_memory = kDefaultMaxMemory;

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
                  "if FILE does not exist; it is the same for every model built with the same C compiler and flags")
       ->type_name("FILE");
   app.add_option("--input-shape", o.input_shapes,
-                 "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); a symbolic dimension needs it or --dynamic")
+                 "NAME=d0,d1,... fixes the shape of graph input NAME (repeatable); a symbolic dimension needs it, --fix-dim or --dynamic")
       ->allow_extra_args(false);
   app.add_option("--dynamic", o.dynamic,
                  "SYMBOL=MAX keeps the model's symbolic dimension SYMBOL a run-time size from 1 to MAX (e.g. batch=16); "
@@ -106,7 +106,16 @@ int main(int argc, char** argv) {
                  "built for MAX, a run of n computed in the first n rows (exit 3 naming a node that mixes the tokens "
                  "otherwise); NAME_run_size(ctx, n, ...) takes n, NAME_run_v, the executable and the Python wrapper read it from "
                  "the sizes; every input and output must have the tokens first after 1s; not with --split, --emit ray or "
-                 "--parallel batch. Not with --device cuda, --profile or a --parallel other than auto")
+                 "--parallel batch. Not with --device cuda, --profile or a --parallel other than auto. One run-time size per "
+                 "build: fix the model's other symbolic dimensions with --fix-dim (a transformer exported with a dynamic "
+                 "batch and sequence: --fix-dim batch=1 --dynamic seq=512)")
+      ->allow_extra_args(false)
+      ->type_name("SPEC");
+  app.add_option("--fix-dim", o.fix_dim,
+                 "SYMBOL=N fixes the model's symbolic dimension SYMBOL to N wherever a graph input has it (batch=1; "
+                 "INPUT:AXIS=N for an unnamed one), as ONNX Runtime's free-dimension overrides do: every input of a model "
+                 "with several (input_ids, attention_mask) at once, the other dimensions kept as the model or --dynamic "
+                 "gives them (repeatable)")
       ->allow_extra_args(false)
       ->type_name("SPEC");
   app.add_option("--target", o.target, "the machine to compile for: " + target_names() +

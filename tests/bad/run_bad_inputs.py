@@ -230,6 +230,27 @@ def _(d):
     return save(seq_model(), os.path.join(d, "dyn_unknown.onnx")), ["--emit", "c", "--dynamic", "tokens=8"]
 
 
+@case("two run-time sizes", UNSUPPORTED, "--dynamic seq=16 --dynamic batch=4", "one run-time size per build",
+      "--fix-dim batch=1 --dynamic seq=MAX")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_two.onnx")), ["--emit", "c", "--dynamic", "seq=16", "--dynamic", "batch=4"]
+
+
+@case("--fix-dim naming a symbol the model lacks", INVALID, "--fix-dim tokens=2 names no symbolic dimension", "'batch' (x:0)")
+def _(d):
+    return save(seq_model(), os.path.join(d, "fix_unknown.onnx")), ["--emit", "c", "--fix-dim", "tokens=2", "--fix-dim", "batch=1"]
+
+
+@case("--fix-dim with N 0", USAGE, "--fix-dim 'batch=0': N must be from 1")
+def _(d):
+    return save(seq_model(), os.path.join(d, "fix_zero.onnx")), ["--emit", "c", "--fix-dim", "batch=0"]
+
+
+@case("--fix-dim and --dynamic on one dimension", USAGE, "--fix-dim batch=2 and --dynamic batch=4 name the same dimension")
+def _(d):
+    return save(seq_model(), os.path.join(d, "fix_dyn.onnx")), ["--emit", "c", "--fix-dim", "batch=2", "--dynamic", "batch=4"]
+
+
 @case("--dynamic naming a fixed dimension", INVALID, "--dynamic x:2=8", "dimension 2 is fixed to 4")
 def _(d):
     return save(seq_model(), os.path.join(d, "dyn_fixed.onnx")), ["--emit", "c", "--dynamic", "x:2=8", "--input-shape", "x=1,5,4"]

@@ -9,8 +9,9 @@ Shape -> Gather -> Concat -> Reshape chains, a causal mask made from the run's l
   encoder  two post-LN layers, a padding mask given as a second input [1, seq] (BERT's
            additive form), 4 heads of 16;
   decoder  two pre-LN layers, causal, the final LayerNorm and a 100-token head;
-  tokens   token ids (int64 [1, seq]) through an embedding, plus positions sliced from a table
-           of MAX, one causal layer.
+  tokens   token ids (int64 [batch, seq]: exported with a dynamic batch too, as Hugging Face
+           exports are, and built with --fix-dim batch=1) through an embedding, plus
+           positions sliced from a table of MAX, one causal layer.
 Each is compiled once with --dynamic seq=80 (MAX) and run by its executable at 1, 17, 77 and 80
 tokens (the input files give the length); every output must match ONNX Runtime's on the same
 model and inputs (tests/ort/ort_run.py; rtol 1e-4, atol 1e-5) and have the run's length. Then bad
@@ -105,7 +106,7 @@ def export(name, path):
         args, names = (torch.randn(1, 5, D), torch.zeros(1, 5)), ["x", "mask"]
     else:
         args, names = (torch.randn(1, 5, D),), ["x"]
-    axes = {n: {1: "seq"} for n in names + ["y"]}
+    axes = {n: {0: "batch", 1: "seq"} if name == "tokens" else {1: "seq"} for n in names + ["y"]}
     torch.onnx.export(m, args, path, opset_version=14, input_names=names, output_names=["y"], dynamic_axes=axes)
     return names
 
@@ -147,7 +148,12 @@ def main():
         path = os.path.join(d, name + ".onnx")
         names = export(name, path)
         out = os.path.join(d, "build")
-        p = run([args.compiler, path, "-o", out, "--emit", "exe", "--dynamic", f"seq={MAX}", f"--cflags={args.cflags}"])
+        fix = ["--fix-dim", "batch=1"] if name == "tokens" else []
+        if fix:  # both symbolic: the batch must be fixed (or kept) too, and the message says how
+            p = run([args.compiler, path, "-o", out, "--dynamic", f"seq={MAX}"])
+            check(p.returncode != 0 and "fix it with --fix-dim batch=N" in p.stderr, f"{name}: the symbolic batch named",
+                  f"exit {p.returncode}: {p.stderr}")
+        p = run([args.compiler, path, "-o", out, "--emit", "exe", "--dynamic", f"seq={MAX}", f"--cflags={args.cflags}"] + fix)
         check(p.returncode == 0 and "dynamic: " in p.stdout, f"{name}: compiles once for seq 1..{MAX}", p.stdout[-2000:] + p.stderr[-2000:])
         if p.returncode:
             continue
