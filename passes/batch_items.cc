@@ -18,8 +18,9 @@ const std::set<std::string>& per_item_ops() {
       // convolution, pooling, normalisation over channels and positions
       "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
       "BatchNormalization", "InstanceNormalization", "LRN", "GroupNormalization", "LayerNormalization", "RMSNormalization", "MeanVarianceNormalization",
-      // products: the batch is A's rows or a leading batch axis
-      "Gemm", "MatMul",
+      // products: the batch is A's rows or a leading batch axis; attention per batch and head
+      // (the batch first in Q, K, V, past, mask and every output, or a constant mask)
+      "Gemm", "MatMul", "Attention",
       // elementwise
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Swish", "SwiGLU",
       "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "Mish", "Clip", "Exp", "Log", "Sqrt", "Reciprocal",

@@ -60,6 +60,20 @@ TEST(BatchItems, SoftmaxAlongTheBatchIsRefused) {
   EXPECT_NE(why.find("along the batch axis"), std::string::npos) << why;
 }
 
+TEST(BatchItems, AttentionRunsApart) {
+  // relu's [n, 8, 8, 8] as n items of 8 tokens of 64 features, self-attention over them.
+  EXPECT_EQ(check([](GraphBuilder& b, Value* a) {
+              b.g->opset = 23;
+              Tensor s(DType::I64, {3});
+              s.set_i64(0, 0);
+              s.set_i64(1, 8);
+              s.set_i64(2, 64);
+              Value* t = b.node("Reshape", {a, b.constant("tokens", std::move(s))}, {}, "tokens");
+              return b.node("Attention", {t, t, t}, {{"q_num_heads", attr_int(2)}, {"kv_num_heads", attr_int(2)}}, "attention");
+            }),
+            "");
+}
+
 TEST(BatchItems, MovingTheBatchAxisIsRefused) {
   const std::string why = check([](GraphBuilder& b, Value* a) {
     Value* t = b.node("Transpose", {a}, {{"perm", attr_ints({1, 0, 2, 3})}}, "swap");
