@@ -406,6 +406,42 @@ std::string run_v_function(const std::string& N, const Graph& g) {
                               "{1:{2}}const size_t* output_bytes) {{\n"
                               "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: ctx is NULL (never created, or destroyed)\");\n",
                               N, "", N.size() + 11);
+  if (g.dynamic_batch && g.run_size_max > 0) {
+    // Two run-time sizes: the buffers' sizes give only their product. NAME_info_run_dims (for
+    // onnxc_model_info.run_dims) takes both and checks the sizes.
+    s += fmt::format("  (void)inputs; (void)input_bytes; (void)outputs; (void)output_bytes;\n"
+                     "  return onnxc_fail(ONNXC_ERR_ARG, \"{0}_run_v: the model takes two run-time sizes, the batch and {1}, which the \"\n"
+                     "                    \"buffers' sizes do not tell apart: call {0}_run_dims (or onnxc_model_info.run_dims)\");\n}}\n\n",
+                     N, g.run_size_symbol);
+    const size_t ni = g.inputs.size(), no = g.outputs.size();
+    s += fmt::format("/* {0}_info.run_dims: {0}_run_dims with the buffers in arrays, each checked to be the run's size. */\n"
+                     "static int {0}_info_run_dims(void* ctx, int64_t batch, int64_t n, const void* const* inputs, const size_t* input_bytes,\n"
+                     "{1:{2}}void* const* outputs, const size_t* output_bytes) {{\n"
+                     "  if (!ctx) return onnxc_fail(ONNXC_ERR_ARG, \"{0}_info.run_dims: ctx is NULL (never created, or destroyed)\");\n"
+                     "  if (batch < 1 || batch > {0}_MAX_BATCH || n < 1 || n > {0}_MAX_SIZE)\n"
+                     "    return onnxc_fail(ONNXC_ERR_ARG, \"{0}_info.run_dims: batch %lld of 1..%d and {3} = %lld of 1..%d: outside\",\n"
+                     "                      (long long)batch, {0}_MAX_BATCH, (long long)n, {0}_MAX_SIZE);\n"
+                     "  onnxc_tensor_info t[{4}], item;\n"
+                     "  int64_t shapes[{4}][ONNXC_MAX_NDIM], item_shape[ONNXC_MAX_NDIM];\n"
+                     "  for (int k = 0; k < {4}; ++k) {{\n"
+                     "    onnxc_tensor_info_count(k < {5} ? &{0}_inputs[k] : &{0}_outputs[k - {5}], 0, batch, &item, item_shape);\n"
+                     "    onnxc_tensor_info_count(&item, {6}, n, &t[k], shapes[k]);\n"
+                     "  }}\n",
+                     N, "", N.size() + 25, g.run_size_symbol, ni + no, ni, g.run_size_axis);
+    if (ni)
+      s += fmt::format("  int rc = onnxc_check_buffers(\"{0}_info.run_dims\", \"input\", t, {1}, inputs, input_bytes);\n", N, ni);
+    else
+      s += "  int rc = ONNXC_OK;\n  (void)inputs; (void)input_bytes;\n";
+    if (no)
+      s += fmt::format("  if (!rc) rc = onnxc_check_buffers(\"{0}_info.run_dims\", \"output\", t + {1}, {2}, (const void* const*)outputs, "
+                       "output_bytes);\n", N, ni, no);
+    else
+      s += "  (void)outputs; (void)output_bytes;\n";
+    std::vector<std::string> args{"(" + N + "_ctx*)ctx", "batch", "n"};
+    for (size_t k = 0; k < ni; ++k) args.push_back(fmt::format("(const {}*)inputs[{}]", dtype_ctype(g.inputs[k]->dtype), k));
+    for (size_t k = 0; k < no; ++k) args.push_back(fmt::format("({}*)outputs[{}]", dtype_ctype(g.outputs[k]->dtype), k));
+    return s + fmt::format("  return rc ? rc : {}_run_dims({});\n}}\n\n", N, fmt::join(args, ", "));
+  }
   bool rc_declared = false;
   // --dynamic: the buffers' sizes give the batch (dynamic_batch) or the run-time size n
   // (run_size_max, as rows of each tensor's run-time dimension).
@@ -442,17 +478,22 @@ std::string model_info(const std::string& N, const Graph& g, const ModuleInfo& i
   std::string s = info_entry_points(N);
   if (info.profile)
     s += fmt::format("static int {0}_info_profile(const void* ctx, double* seconds) {{ return {0}_profile((const {0}_ctx*)ctx, seconds); }}\n\n", N);
+  const bool two = g.dynamic_batch && g.run_size_max > 0;
   s += fmt::format("const onnxc_model_info {0}_info = {{\n  {1}, {2},\n  {3}, {4},\n  {5}, {6},\n{7}"
                    "  {0}_info_create, {0}_info_create_from_memory, {0}_info_run_v, {0}_info_destroy, {0}_status_string, {0}_last_error,\n"
-                   "  {8},\n  {9},\n  {10},\n  {11},\n  {12}\n}};\n\n",
+                   "  {8},\n  {9},\n  {10},\n  {11},\n  {12},\n  {13},\n  {14},\n  {15}\n}};\n\n",
                    N, c_string(N), c_string(N + ".weights"), g.inputs.size(), g.inputs.empty() ? "NULL" : N + "_inputs", g.outputs.size(),
                    g.outputs.empty() ? "NULL" : N + "_outputs", info.openmp,
                    info.profile ? fmt::format("{0}_PROFILE_OPS, {0}_ops, {0}_info_profile", N) : "0, NULL, NULL", info.device, info.target,
                    g.dynamic_batch     ? fmt::format("{}_MAX_BATCH /* --dynamic: a run takes 1 to this many items */", N)
                    : g.run_size_max > 0 ? fmt::format("{}_MAX_SIZE /* --dynamic {}: a run takes 1 to this many rows */", N, g.run_size_symbol)
                                         : "0",
-                   g.run_size_max > 0 ? fmt::format("{} /* the dimension of the inputs and outputs that max_batch counts */", g.run_size_axis)
-                                      : "0");
+                   g.run_size_max > 0 && !two
+                       ? fmt::format("{} /* the dimension of the inputs and outputs that max_batch counts */", g.run_size_axis)
+                       : "0",
+                   two ? fmt::format("{}_MAX_SIZE /* --dynamic {}: an item takes 1 to this many rows */", N, g.run_size_symbol) : "0",
+                   two ? fmt::format("{} /* the dimension of the inputs and outputs that max_size counts */", g.run_size_axis) : "0",
+                   two ? N + "_info_run_dims" : "NULL");
   return s + info.extra +
          fmt::format("#ifdef ONNXC_MAIN_MODEL\n"
                      "/* The model onnxc_main.c runs, when this file is built into an executable with it. */\n"

@@ -450,12 +450,45 @@ int compile(Options& o) {
   bool simplified = false;  // batch_item_graph folded and simplified g (and the item's graph)
   const int64_t items = batch_items_of(*g);
   if (io.dynamic.size() > 1) {
+    // Two run-time sizes: the batch (the first dimension of every input, whose items run apart)
+    // and another followed through the batch-1 model (a transformer's tokens).
     std::vector<std::string> specs;
     for (const DynamicDim& d : io.dynamic) specs.push_back("--dynamic " + d.spec());
-    throw CompileError(CompileError::Kind::Unsupported,
-                       fmt::format("{}: onnxc keeps one run-time size per build so far; fix the others with --fix-dim (a transformer "
-                                   "with a dynamic batch and sequence: --fix-dim batch=1 --dynamic seq=MAX)",
-                                   fmt::join(specs, " ")));
+    const std::string spec = fmt::format("{}", fmt::join(specs, " "));
+    int b = -1;
+    for (int i = 0; i < static_cast<int>(io.dynamic.size()) && io.dynamic.size() == 2; ++i) {
+      std::vector<DynamicUse> uses;
+      for (const DynamicUse& u : dynamic_uses)
+        if (u.dim == &io.dynamic[static_cast<size_t>(i)]) uses.push_back(u);
+      if (dynamic_batch_check(*g, {io.dynamic[static_cast<size_t>(i)]}, uses).empty()) b = i;
+    }
+    if (b < 0)
+      throw CompileError(CompileError::Kind::Unsupported,
+                         spec + ": onnxc keeps two run-time sizes where one is the batch (the first dimension of every input) and the "
+                                "other another dimension (a transformer's tokens); fix the others with --fix-dim (e.g. --fix-dim batch=1)");
+    if (cuda || !o.split.empty() || o.emit == Emit::Ray || o.parallel == Parallel::Batch || o.profile)
+      throw CompileError(CompileError::Kind::Unsupported,
+                         spec + ": two run-time sizes are for --emit exe, so, c and python builds so far (not with --split, --emit ray, "
+                                "--parallel batch, --profile or --device cuda)");
+    const DynamicDim batch = io.dynamic[static_cast<size_t>(b)], size = io.dynamic[static_cast<size_t>(1 - b)];
+    std::string why;
+    item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
+    if (!item) throw CompileError(CompileError::Kind::Unsupported, spec + ": the batch's items cannot run apart: " + why);
+    // The batch-1 model followed through at the other size (the batch fixed, at 1).
+    ImportOptions one = io;
+    one.batch_one = true;
+    one.dynamic_uses = nullptr;
+    one.dynamic = {size};
+    one.fixed.push_back(batch);
+    one.fixed.back().max = 1;
+    bool kept = false;
+    const std::string found = dynamic_dims_report(o, one, *item, *backend, &kept);
+    if (!kept) throw CompileError(CompileError::Kind::Unsupported, spec + ": " + found);
+    say(fmt::format("dynamic: a batch of 1 to {} items; in each, {}", item->batch_items, found));
+    item->dynamic_batch = true;
+    if (int rc = compile_graph(o, *item, o.name, *backend, "Makefile", true); rc != kOk) return rc;
+    if (o.verify && o.emit == Emit::Exe) return verify(o, *g, vd, {{o.name, vd.args}});
+    return kOk;
   }
   if (!io.dynamic.empty()) {
     // --dynamic: the batch at run time, as a loop over the items of the batch-1 model.

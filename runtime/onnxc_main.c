@@ -24,7 +24,8 @@
  * A model compiled with --dynamic (max_batch > 0) runs the batch its input files hold (their
  * first dimension, the same for all), else --batch N's, else its most; the outputs have that
  * many items. With a run-time size other than the batch (dynamic_axis > 0: a transformer's
- * tokens) the same along that dimension.
+ * tokens) the same along that dimension; with both (max_size > 0) the .npy files' first
+ * dimension and dimension size_axis, the model run through run_dims.
  * --profile (models built with compile-model --profile): after the timed runs, a table of the
  * model's functions sorted by time, with GFLOP/s or GB/s from the compiler's counts and the
  * share of this machine's peak, measured here by two probes: one core's FMA throughput (12
@@ -111,7 +112,12 @@ static void usage(FILE* out) {
   print_tensor_list(out, MODEL.inputs, MODEL.num_inputs);
   fprintf(out, "outputs:\n");
   print_tensor_list(out, MODEL.outputs, MODEL.num_outputs);
-  if (MODEL.max_batch > 0 && MODEL.dynamic_axis > 0)
+  if (MODEL.max_batch > 0 && MODEL.max_size > 0)
+    fprintf(out, "run-time sizes: the first dimension of every input and output is 1 to %lld items, and dimension %d\n"
+                 "1 to %lld rows, given at run time (compile-model --dynamic): the .npy input files' (else --batch N\n"
+                 "and the most rows)\n",
+            (long long)MODEL.max_batch, MODEL.size_axis, (long long)MODEL.max_size);
+  else if (MODEL.max_batch > 0 && MODEL.dynamic_axis > 0)
     fprintf(out, "run-time size: dimension %d of every input and output is 1 to %lld rows, given at run time\n"
                  "(compile-model --dynamic): the input files' dimension %d, else --batch N\n",
             MODEL.dynamic_axis, (long long)MODEL.max_batch, MODEL.dynamic_axis);
@@ -470,15 +476,50 @@ static int write_profile(const char* path, const onnxc_model_info* m, const doub
   return 0;
 }
 
-static int run_model(void* ctx, void** in, const size_t* in_bytes, void** out, const size_t* out_bytes) {
-  int rc = MODEL.run_v(ctx, (const void* const*)in, in_bytes, (void* const*)out, out_bytes);
+/* One run; a model with two run-time sizes (run_dims) runs batch items of n rows. */
+static int run_model(void* ctx, int64_t batch, int64_t n, void** in, const size_t* in_bytes, void** out, const size_t* out_bytes) {
+  int rc = MODEL.run_dims ? MODEL.run_dims(ctx, batch, n, (const void* const*)in, in_bytes, (void* const*)out, out_bytes)
+                          : MODEL.run_v(ctx, (const void* const*)in, in_bytes, (void* const*)out, out_bytes);
   return rc ? report_error("inference failed", rc, 1) : 0;
 }
 
 /* A model compiled with --dynamic: the batch of this run in *batch, from the input files (the
  * same for all), else --batch (batch_opt, 0 if not given), else the model's most. 0 or an exit
  * status, having said why. */
-static int choose_batch(const onnxc_model_info* m, const char** in_files, uint64_t batch_opt, int quiet, int64_t* batch) {
+static int choose_batch(const onnxc_model_info* m, const char** in_files, uint64_t batch_opt, int quiet, int64_t* batch, int64_t* n) {
+  if (m->max_size > 0) {
+    /* Two run-time sizes: the items and the rows along size_axis, as the .npy files hold them. */
+    int64_t fb = 0, fn = 0;
+    const char* first = NULL;
+    for (int k = 0; k < m->num_inputs; ++k) {
+      if (!in_files[k]) continue;
+      int64_t b = 0, r = 0;
+      onnxc_clear_error_detail();
+      int rc = onnxc_tensor_file_dims(in_files[k], &m->inputs[k], m->max_batch, m->size_axis, m->max_size, &b, &r);
+      if (rc) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot read input '%s'", m->inputs[k].name);
+        return report_error(what, rc, 0);
+      }
+      if (first && (b != fb || r != fn)) {
+        error_msg("input '%s' holds %lld items of %lld rows but input '%s' %lld of %lld: a run's inputs have one batch and one "
+                  "run-time size", m->inputs[k].name, (long long)b, (long long)r, first, (long long)fb, (long long)fn);
+        return 1;
+      }
+      fb = b, fn = r, first = m->inputs[k].name;
+    }
+    if (first && batch_opt && (int64_t)batch_opt != fb) {
+      error_msg("--batch %llu, but input '%s' holds %lld items", (unsigned long long)batch_opt, first, (long long)fb);
+      return 2;
+    }
+    *batch = first ? fb : batch_opt ? (int64_t)batch_opt : m->max_batch;
+    *n = first ? fn : m->max_size;
+    if (!quiet)
+      printf("run-time sizes: %lld of 1 to %lld items of %lld of 1 to %lld rows along dimension %d (%s)\n", (long long)*batch,
+             (long long)m->max_batch, (long long)*n, (long long)m->max_size, m->size_axis,
+             first ? "as the input files hold" : batch_opt ? "--batch, the most rows" : "the most");
+    return 0;
+  }
   int64_t from_files = 0;
   const char* first = NULL;
   for (int k = 0; k < m->num_inputs; ++k) {
@@ -536,7 +577,7 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
   double *prof_before = NULL, *prof_after = NULL;
   void* ctx = NULL;
   uint64_t bench = 0, threads = 0, seed = DEFAULT_SEED, rng = 0, batch_opt = 0;
-  int64_t batch = 0;
+  int64_t batch = 0, rows = 0; /* a --dynamic model's run-time sizes (rows: the second, when it has two) */
   const char* weights = NULL;
   const char* profile_out = NULL;
   char* weights_alloc = NULL;
@@ -645,10 +686,18 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
   }
 
   for (size_t k = 0; k < nin + nout; ++k) run_info[k] = k < nin ? m->inputs[k] : m->outputs[k - nin];
-  if (m->max_batch > 0 && (status = choose_batch(m, in_files, batch_opt, quiet, &batch)) != 0) goto done;
-  for (size_t k = 0; k < nin + nout && batch > 0; ++k)
+  if (m->max_batch > 0 && (status = choose_batch(m, in_files, batch_opt, quiet, &batch, &rows)) != 0) goto done;
+  for (size_t k = 0; k < nin + nout && batch > 0; ++k) {
     onnxc_tensor_info_count(k < nin ? &m->inputs[k] : &m->outputs[k - nin], m->dynamic_axis, batch, &run_info[k],
                             run_shapes + k * ONNXC_MAX_NDIM);
+    if (m->max_size > 0) {
+      const onnxc_tensor_info items = run_info[k];
+      int64_t item_shape[ONNXC_MAX_NDIM];
+      memcpy(item_shape, items.shape, sizeof(int64_t) * (size_t)(items.ndim < ONNXC_MAX_NDIM ? items.ndim : ONNXC_MAX_NDIM));
+      const onnxc_tensor_info copy = {items.name, items.dtype, items.ndim, item_shape, items.numel};
+      onnxc_tensor_info_count(&copy, m->size_axis, rows, &run_info[k], run_shapes + k * ONNXC_MAX_NDIM);
+    }
+  }
 
   /* inputs: read or fill; outputs: allocate */
   rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; /* xorshift state must not be 0 */
@@ -703,7 +752,7 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
     status = report_error(what, rc, 1);
     goto done;
   }
-  if ((status = run_model(ctx, in_bufs, in_bytes, out_bufs, out_bytes)) != 0) goto done;
+  if ((status = run_model(ctx, batch, rows, in_bufs, in_bytes, out_bufs, out_bytes)) != 0) goto done;
 
   for (size_t k = 0; k < nout && !status; ++k) {
     if (!quiet) summarize(&run_info[nin + k], out_bufs[k]);
@@ -729,7 +778,7 @@ static int run_main(int argc, char** argv, int skip_cpu_check) {
     if (profile && (rc = m->profile(ctx, prof_before)) != 0) status = report_error("--profile", rc, 1);
     for (uint64_t r = 0; r < bench && !status; ++r) {
       double t0 = onnxc_now_seconds();
-      status = run_model(ctx, in_bufs, in_bytes, out_bufs, out_bytes);
+      status = run_model(ctx, batch, rows, in_bufs, in_bytes, out_bufs, out_bytes);
       times[r] = onnxc_now_seconds() - t0;
     }
     if (!status) {

@@ -815,18 +815,32 @@ int onnxc_tensor_file_batch(const char* path, const onnxc_tensor_info* info, int
   return onnxc_tensor_file_count(path, info, 0, max_batch, batch);
 }
 
-int onnxc_tensor_file_count(const char* path, const onnxc_tensor_info* info, int axis, int64_t max_batch, int64_t* batch) {
+/* The run-time sizes a tensor file holds: counts[i] entries, 1 to maxes[i], along dimension
+ * axes[i] (ascending; the first 0 when the batch is one of them), the tensor's other dimensions
+ * as info's (which holds the maxima), those before the last axis 1 unless listed. A raw file's
+ * size gives one count only, or the maxima of several when it holds them all. */
+static int tensor_file_counts(const char* path, const onnxc_tensor_info* info, int naxes, const int* axes, const int64_t* maxes,
+                              int64_t* counts) {
   size_t bytes = 0;
   int rc = check_info(info, info, &bytes); /* no buffer here: info stands in for it */
   if (rc) return rc;
-  if (axis < 0 || info->ndim <= axis || max_batch < 1 || info->shape[axis] != max_batch)
-    return fail(ONNXC_ERR_ARG, "tensor '%s' does not hold %lld items along dimension %d", info->name ? info->name : "?", (long long)max_batch,
-                axis);
-  for (int d = 0; d < axis; ++d)
-    if (info->shape[d] != 1) return fail(ONNXC_ERR_ARG, "tensor '%s' has dimensions other than 1 before dimension %d", info->name, axis);
-  const size_t item = bytes / (size_t)max_batch;
-  char es[600];  /* one item's type: "float32[3,224,224]" */
-  onnxc_format_type(es, sizeof es, info->dtype, info->ndim - 1 - axis, info->shape + 1 + axis);
+  const int last = axes[naxes - 1];
+  size_t item = bytes;  /* bytes of one entry of the last axis */
+  for (int i = 0; i < naxes; ++i) {
+    if (axes[i] < 0 || info->ndim <= axes[i] || maxes[i] < 1 || info->shape[axes[i]] != maxes[i] || (i && axes[i] <= axes[i - 1]))
+      return fail(ONNXC_ERR_ARG, "tensor '%s' does not hold %lld items along dimension %d", info->name ? info->name : "?",
+                  (long long)maxes[i], axes[i]);
+    item /= (size_t)maxes[i];
+  }
+  for (int d = 0, i = 0; d < last; ++d) {
+    if (i < naxes && axes[i] == d) {
+      ++i;
+      continue;
+    }
+    if (info->shape[d] != 1) return fail(ONNXC_ERR_ARG, "tensor '%s' has dimensions other than 1 before dimension %d", info->name, last);
+  }
+  char es[600];  /* one entry's type: "float32[3,224,224]" */
+  onnxc_format_type(es, sizeof es, info->dtype, info->ndim - 1 - last, info->shape + 1 + last);
   FILE* f = NULL;
   uint64_t fsize = 0;
   rc = open_read(path, "tensor file", &f, &fsize);
@@ -842,22 +856,55 @@ int onnxc_tensor_file_count(const char* path, const onnxc_tensor_info* info, int
     if (!rc) {
       onnxc_format_type(fs, sizeof fs, got->code, ndim, shape);
       int same = ndim == info->ndim;
-      for (int d = 0; same && d < ndim; ++d) same = d == axis || shape[d] == info->shape[d];
-      if (!same || shape[axis] < 1 || shape[axis] > max_batch)
-        rc = axis == 0 ? fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld items of %s (its first dimension is the batch)", path,
-                              fs, (long long)max_batch, es)
+      for (int d = 0, i = 0; same && d < ndim; ++d) {
+        if (i < naxes && axes[i] == d) {
+          same = shape[d] >= 1 && shape[d] <= maxes[i];
+          ++i;
+        } else {
+          same = shape[d] == info->shape[d];
+        }
+      }
+      if (same) {
+        for (int i = 0; i < naxes; ++i) counts[i] = shape[axes[i]];
+      } else if (naxes == 2) {
+        rc = fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld items (its first dimension, the batch) of 1 to %lld rows "
+                                   "along dimension %d of %s", path, fs, (long long)maxes[0], (long long)maxes[1], axes[1], es);
+      } else {
+        rc = last == 0 ? fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld items of %s (its first dimension is the batch)", path,
+                              fs, (long long)maxes[0], es)
                        : fail(ONNXC_ERR_SHAPE, "file '%s' holds %s, expected 1 to %lld rows of %s along dimension %d", path, fs,
-                              (long long)max_batch, es, axis);
-      else
-        *batch = shape[axis];
+                              (long long)maxes[0], es, last);
+      }
     }
-  } else if (item == 0 || fsize % item != 0 || fsize / item < 1 || fsize / item > (uint64_t)max_batch) {
+  } else if (naxes > 1) {
+    /* b * n entries of `item` bytes: only the most of both is a size no other pair gives. */
+    if (fsize == (uint64_t)bytes) {
+      for (int i = 0; i < naxes; ++i) counts[i] = maxes[i];
+    } else {
+      rc = fail(ONNXC_ERR_ARG, "raw file '%s' is %llu bytes: its size gives the batch times the rows along dimension %d, not each "
+                "(a raw file holds the most of both, %zu bytes): give a .npy file", path, (unsigned long long)fsize, last, bytes);
+    }
+  } else if (item == 0 || fsize % item != 0 || fsize / item < 1 || fsize / item > (uint64_t)maxes[0]) {
     rc = fail(ONNXC_ERR_SIZE, "raw file '%s' is %llu bytes, expected 1 to %lld items of %zu bytes for %s", path, (unsigned long long)fsize,
-              (long long)max_batch, item, es);
+              (long long)maxes[0], item, es);
   } else {
-    *batch = (int64_t)(fsize / item);
+    counts[0] = (int64_t)(fsize / item);
   }
   fclose(f);
+  return rc;
+}
+
+int onnxc_tensor_file_count(const char* path, const onnxc_tensor_info* info, int axis, int64_t max_batch, int64_t* batch) {
+  return tensor_file_counts(path, info, 1, &axis, &max_batch, batch);
+}
+
+int onnxc_tensor_file_dims(const char* path, const onnxc_tensor_info* info, int64_t max_batch, int axis, int64_t max_size, int64_t* batch,
+                           int64_t* n) {
+  const int axes[2] = {0, axis};
+  const int64_t maxes[2] = {max_batch, max_size};
+  int64_t counts[2] = {0, 0};
+  int rc = tensor_file_counts(path, info, 2, axes, maxes, counts);
+  if (!rc) *batch = counts[0], *n = counts[1];
   return rc;
 }
 

@@ -161,6 +161,11 @@ ONNXC_RT_FN int onnxc_tensor_file_batch(const char* path, const onnxc_tensor_inf
 /* The same along dimension `axis` of a tensor whose dimensions before it are 1 (a run-time size
  * other than the batch, onnxc_model_info.dynamic_axis): the rows the file holds there. */
 ONNXC_RT_FN int onnxc_tensor_file_count(const char* path, const onnxc_tensor_info* info, int axis, int64_t max_batch, int64_t* batch);
+/* Both at once (onnxc_model_info.max_size next to max_batch): the items along the first dimension
+ * and the rows along dimension `axis` a .npy file holds, 1 to max_batch and 1 to max_size (a raw
+ * file's size gives only their product: refused unless it holds the most of both). */
+ONNXC_RT_FN int onnxc_tensor_file_dims(const char* path, const onnxc_tensor_info* info, int64_t max_batch, int axis, int64_t max_size,
+                                       int64_t* batch, int64_t* n);
 ONNXC_RT_FN int onnxc_write_tensor_file(const char* path, const onnxc_tensor_info* info, const void* src);
 
 #ifdef __cplusplus

@@ -110,6 +110,10 @@ static size_t item_bytes(const onnxc_model_info* m, const onnxc_tensor_info* t) 
   return item_numel(m, t) * dtype_bytes(t->dtype);
 }
 
+/* The dimension of model m's run-time size other than the batch (compile-model --dynamic
+ * seq=MAX, alone or next to a batch), 0 when it has none. */
+static int size_axis(const onnxc_model_info* m) { return m->dynamic_axis > 0 ? m->dynamic_axis : m->max_size > 0 ? m->size_axis : 0; }
+
 /* Requests per call of model m when a batch may hold up to max_batch of them: a --dynamic
  * model runs as many as it takes at once, any other one request at a time. */
 static int per_call(const onnxc_model_info* m, int max_batch) {
@@ -594,13 +598,14 @@ int onnxc_split_sizes_from_models(const onnxc_model_info* head, const onnxc_mode
       tail->num_outputs > ONNXC_SPLIT_MAX_TENSORS)
     return split_fail(ONNXC_ERR_ARG, "onnxc_split_sizes_from_models: more than %d tensors in a part",
                       ONNXC_SPLIT_MAX_TENSORS);
-  /* A run-time size other than the batch (--dynamic seq=MAX: dynamic_axis > 0) is not a count of
-   * requests; the executor's batches are along the first dimension. */
-  if (head->dynamic_axis > 0 || tail->dynamic_axis > 0)
+  /* A run-time size other than the batch (--dynamic seq=MAX: dynamic_axis > 0, or max_size > 0
+   * next to a batch) is not a count of requests; the executor's batches are along the first
+   * dimension. */
+  if (size_axis(head) > 0 || size_axis(tail) > 0)
     return split_fail(ONNXC_ERR_ARG, "onnxc_split_sizes_from_models: %s takes a run-time size along dimension %d, not a batch of "
                       "requests; the split executor runs parts built for one shape or with --dynamic batch=N",
-                      head->dynamic_axis > 0 ? head->model_name : tail->model_name,
-                      head->dynamic_axis > 0 ? head->dynamic_axis : tail->dynamic_axis);
+                      size_axis(head) > 0 ? head->model_name : tail->model_name,
+                      size_axis(head) > 0 ? size_axis(head) : size_axis(tail));
   if (head->num_outputs != tail->num_inputs)
     return split_fail(ONNXC_ERR_SHAPE, "onnxc_split_sizes_from_models: head %s has %d outputs, tail %s %d inputs",
                       head->model_name, head->num_outputs, tail->model_name, tail->num_inputs);
@@ -701,9 +706,9 @@ int onnxc_split_create(const onnxc_split_config* config, onnxc_split** out) {
   if (c.cpu_workers == 0 && c.policy != ONNXC_SPLIT_GPU_ONLY)
     return split_fail(ONNXC_ERR_ARG, "onnxc_split_create: policies cpu-tail and eft need cpu_workers >= 1");
   if (c.cpu_tail) {
-    if (c.cpu_tail->dynamic_axis > 0)
+    if (size_axis(c.cpu_tail) > 0)
       return split_fail(ONNXC_ERR_ARG, "onnxc_split_create: CPU tail %s takes a run-time size along dimension %d, not a batch of "
-                        "requests", c.cpu_tail->model_name, c.cpu_tail->dynamic_axis);
+                        "requests", c.cpu_tail->model_name, size_axis(c.cpu_tail));
     if (c.cpu_tail->num_inputs != c.num_cut || c.cpu_tail->num_outputs != c.num_outputs)
       return split_fail(ONNXC_ERR_SHAPE, "onnxc_split_create: CPU tail %s has %d inputs and %d outputs, the config %d and %d",
                         c.cpu_tail->model_name, c.cpu_tail->num_inputs, c.cpu_tail->num_outputs, c.num_cut, c.num_outputs);

@@ -157,6 +157,15 @@ typedef struct {
    * run-time size other than the batch (compile-model --dynamic seq=MAX on a transformer's
    * tokens) the dimension that holds it, the ones before it being 1. */
   int dynamic_axis;
+  /* Two run-time sizes (compile-model --dynamic batch=B --dynamic seq=S): max_batch counts the
+   * batch (dynamic_axis 0) and max_size the rows of each item along dimension size_axis (the
+   * dimensions between are 1); a run of b items of n rows takes tensors of b * n rows, item
+   * after item. run_v then refuses (the sizes give only b * n): run_dims takes b and n and checks
+   * each buffer's size against them. 0, 0 and NULL otherwise. */
+  int64_t max_size;
+  int size_axis;
+  int (*run_dims)(void* ctx, int64_t batch, int64_t n, const void* const* inputs, const size_t* input_bytes, void* const* outputs,
+                  const size_t* output_bytes);
 } onnxc_model_info;
 
 /* Models compiled with --device cuda also export `const onnxc_cuda_info NAME_cuda_info`, the

@@ -106,9 +106,11 @@ int main(int argc, char** argv) {
                  "built for MAX, a run of n computed in the first n rows (exit 3 naming a node that mixes the tokens "
                  "otherwise); NAME_run_size(ctx, n, ...) takes n, NAME_run_v, the executable and the Python wrapper read it from "
                  "the sizes; every input and output must have the tokens first after 1s; not with --split, --emit ray or "
-                 "--parallel batch. Not with --device cuda, --profile or a --parallel other than auto. One run-time size per "
-                 "build: fix the model's other symbolic dimensions with --fix-dim (a transformer exported with a dynamic "
-                 "batch and sequence: --fix-dim batch=1 --dynamic seq=512)")
+                 "--parallel batch. Both (--dynamic batch=8 --dynamic seq=512): the batch-1 model followed through at its "
+                 "tokens, run per item as above; NAME_run_dims(ctx, b, n, ...) takes both (NAME_run_v cannot tell them apart "
+                 "and refuses), the executable reads them from its .npy files, the Python wrapper from the arrays; exe, so, c "
+                 "and python builds. Not with --device cuda, --profile or a --parallel other than auto. Fix the model's other "
+                 "symbolic dimensions with --fix-dim (--fix-dim batch=1 --dynamic seq=512)")
       ->allow_extra_args(false)
       ->type_name("SPEC");
   app.add_option("--fix-dim", o.fix_dim,

@@ -28,7 +28,8 @@
 // NAME_run_item for a batch given at run time, the one region kept inside each item; with a
 // run-time size other than the batch (Graph::run_size_max) NAME_run_size copies the run's n
 // rows of the inputs into buffers of the maximum after the arena, runs the calls there (the
-// nodes with Node::run_a get n as onnxc_n) and copies the outputs' n rows out. The
+// nodes with Node::run_a get n as onnxc_n) and copies the outputs' n rows out; with both,
+// NAME_run_dims runs NAME_run_item per item, each copying its n rows in and out so. The
 // runtime is #included at the top of NAME.c, so its functions are static; NAME_info's entry
 // points are small static adapters with the instance type erased.
 #include "codegen/c/module.h"
@@ -219,6 +220,11 @@ struct Module : ModuleBuffers {
     const std::string ctx = opt.name + "_ctx* ctx";
     return ctx + ", int64_t n" + run_params().substr(ctx.size());
   }
+  // NAME_run_dims's (both): NAME_run's with the batch and n after ctx.
+  std::string dims_params() const {
+    const std::string ctx = opt.name + "_ctx* ctx";
+    return ctx + ", int64_t batch, int64_t n" + run_params().substr(ctx.size());
+  }
 
   // Graph::run_size_max: the copies of the inputs, then of the outputs, at the maximum, after
   // the planned arena (64-byte aligned): their offsets in graph order, and where they end.
@@ -286,7 +292,19 @@ struct Module : ModuleBuffers {
                      " * flags it is compiled with let the compiler use (ONNXC_ERR_TARGET). */\n"
                      "#define {}_TARGET {}\n",
                      N, N, c_string(target_label(backend.target())));
-    if (g.dynamic_batch)
+    if (g.dynamic_batch && g.run_size_max > 0)
+      s += fmt::format("/* compile-model --dynamic batch and {3}: a run takes a batch of 1 to {1} items of {3} = 1 to {2}, given to\n"
+                       " * {0}_run_dims ({0}_run runs the most of both), and runs the batch-1 model once per item, each on\n"
+                       " * the item's first n rows along dimension {4} (the dimensions between are 1): as many items side by\n"
+                       " * side as the instance's threads, one thread each, the rest one after another on all of them. A run of b\n"
+                       " * items of n uses the first b * n * (one row) elements of each tensor, item by item. An instance holds\n"
+                       " * an arena of {0}_ARENA_BYTES (an item's tensors and the copies of its inputs and outputs at {2}) for\n"
+                       " * each thread it runs on (at most {1}). */\n"
+                       "#define {0}_MAX_BATCH {1}\n"
+                       "#define {0}_MAX_SIZE {2}\n"
+                       "#define {0}_ARENA_BYTES {5}ULL /* an item's intermediate tensors and copies, per thread of an instance */\n\n",
+                       N, g.batch_items, g.run_size_max, g.run_size_symbol, g.run_size_axis, stage_end());
+    else if (g.dynamic_batch)
       s += fmt::format("/* compile-model --dynamic: a run takes a batch of 1 to {1} items, given to {0}_run_batch (or read from\n"
                        " * the buffers' sizes by {0}_run_v; {0}_run runs {1}), and runs the batch-1 model once per item: as many\n"
                        " * items side by side as the instance's threads, one thread each, the rest one after another on all of\n"
@@ -337,7 +355,19 @@ struct Module : ModuleBuffers {
           "int {0}_run_size({1});\n",
           N, size_params(), g.run_size_symbol);
     }
-    if (g.dynamic_batch) {
+    if (g.dynamic_batch && g.run_size_max > 0) {
+      c.run = fmt::format("/* One inference of {0}_MAX_BATCH items of {1} = {0}_MAX_SIZE: {0}_run_dims(ctx, {0}_MAX_BATCH, {0}_MAX_SIZE, ...). */\n",
+                          N, g.run_size_symbol);
+      c.run_v = fmt::format(
+          "/* Refused (ONNXC_ERR_ARG): the buffers' sizes give the batch times {1}, not each; {0}_run_dims takes both\n"
+          " * (onnxc_model_info.run_dims, with the sizes checked, too). */\n",
+          N, g.run_size_symbol);
+      c.after_run_v = fmt::format(
+          "/* One inference of `batch` items (1 to {0}_MAX_BATCH) of {2} = n (1 to {0}_MAX_SIZE; ONNXC_ERR_ARG otherwise):\n"
+          " * in{{k}}/out{{k}} hold batch items of n rows each, item after item. */\n"
+          "int {0}_run_dims({1});\n",
+          N, dims_params(), g.run_size_symbol);
+    } else if (g.dynamic_batch) {
       c.run = fmt::format("/* One inference of {0}_MAX_BATCH items: {0}_run_batch(ctx, {0}_MAX_BATCH, ...). */\n", N);
       c.run_v = fmt::format(
           "/* The same with buffers in arrays, their sizes in bytes giving the batch: input_bytes[k] and output_bytes[k]\n"
@@ -684,15 +714,15 @@ struct Module : ModuleBuffers {
   std::string run_function(const Calls& cs) {
     const std::string N = opt.name;
     const bool dynamic = g.dynamic_batch, sized = g.run_size_max > 0;
-    const std::string fn = N + (dynamic ? "_run_batch" : sized ? "_run_size" : "_run");
+    const std::string fn = N + (dynamic && sized ? "_run_dims" : dynamic ? "_run_batch" : sized ? "_run_size" : "_run");
     std::string s = dynamic ? item_function(cs) : "";
-    s += fmt::format("int {}({}) {{\n", fn, dynamic ? batch_params() : sized ? size_params() : run_params());
+    s += fmt::format("int {}({}) {{\n", fn, dynamic && sized ? dims_params() : dynamic ? batch_params() : sized ? size_params() : run_params());
     s += run_checks(fn);
     if (!weights.empty()) s += "  const unsigned char* const weights = ctx->shared->weights.data;\n";
     if (dynamic) {
       s += dynamic_items();
     } else if (sized) {
-      s += sized_run(cs);
+      s += "  unsigned char* const arena = ctx->arena;\n" + sized_run(cs, false);
     } else if (g.batch_items <= 1) {
       s += (arena.empty() ? "" : "  unsigned char* const arena = ctx->arena;\n") + item_body(cs, false);
     } else {
@@ -712,10 +742,13 @@ struct Module : ModuleBuffers {
     }
     s += "#ifdef _OPENMP\n  if (ctx->num_threads > 0) omp_set_num_threads(caller_threads);\n#endif\n"
          "  atomic_store(&ctx->busy, 0);\n  return ONNXC_OK;\n}\n\n";
-    if (dynamic)
+    if (dynamic && sized)
+      s += fmt::format("int {0}_run({1}) {{\n  return {0}_run_dims(ctx, {0}_MAX_BATCH, {0}_MAX_SIZE{2});\n}}\n\n", N, run_params(),
+                       io_arguments());
+    else if (dynamic)
       s += fmt::format("int {0}_run({1}) {{\n  return {0}_run_batch(ctx, {0}_MAX_BATCH{2});\n}}\n\n", N, run_params(),
                        io_arguments());
-    if (sized)
+    else if (sized)
       s += fmt::format("int {0}_run({1}) {{\n  return {0}_run_size(ctx, {0}_MAX_SIZE{2});\n}}\n\n", N, run_params(), io_arguments());
     return s;
   }
@@ -723,8 +756,9 @@ struct Module : ModuleBuffers {
   // Graph::run_size_max: a run of n rows. The inputs' n rows are copied into buffers of the
   // maximum in the arena (the rest zeroed, so that padded positions hold valid indices), the
   // model computed there in place (the nodes that need n take onnxc_n), and the outputs' n
-  // rows copied out.
-  std::string sized_run(const Calls& cs) const {
+  // rows copied out. With `items` (a run-time batch too), item `item`'s rows: the tensors hold
+  // the run's items one after another, n rows each.
+  std::string sized_run(const Calls& cs, bool items) const {
     const std::string N = opt.name;
     size_t taking = 0;
     for (const auto& n : g.nodes) taking += n->run_a != 0;
@@ -732,16 +766,21 @@ struct Module : ModuleBuffers {
       throw InternalError(fmt::format("--dynamic {}: {} nodes must stop at the run's rows, {} do after the passes", g.run_size_symbol,
                                       g.run_size_nodes, taking));
     const std::vector<uint64_t> at = stage_offsets();
-    std::string s = "  unsigned char* const arena = ctx->arena;\n";
+    std::string s;
     auto row_bytes = [&](const Value* v) { return v->nbytes() / static_cast<uint64_t>(g.run_size_max); };
+    // The item's rows in the caller's buffer k of `dir` ("in", "out").
+    auto rows_of = [&](const char* dir, size_t k, uint64_t row, bool in) {
+      if (!items) return fmt::format("{}{}", dir, k);
+      return fmt::format("({}unsigned char*){}{} + (size_t)item * (size_t)n * {}", in ? "const " : "", dir, k, row);
+    };
     for (size_t k = 0; k < g.inputs.size(); ++k) {
       const Value* v = g.inputs[k];
       const uint64_t row = row_bytes(v);
       s += fmt::format("  unsigned char* const stage_in{0} = arena + {1}; /* '{2}' at {3} rows */\n", k, at[k], comment_safe(v->name),
                        g.run_size_max);
       if (row)
-        s += fmt::format("  memcpy(stage_in{0}, in{0}, (size_t)n * {1});\n  memset(stage_in{0} + (size_t)n * {1}, 0, (size_t)({2} - n) * {1});\n",
-                         k, row, g.run_size_max);
+        s += fmt::format("  memcpy(stage_in{0}, {3}, (size_t)n * {1});\n  memset(stage_in{0} + (size_t)n * {1}, 0, (size_t)({2} - n) * {1});\n",
+                         k, row, g.run_size_max, rows_of("in", k, row, true));
     }
     for (size_t k = 0; k < g.outputs.size(); ++k)
       s += fmt::format("  unsigned char* const stage_out{0} = arena + {1}; /* '{2}' at {3} rows */\n", k, at[g.inputs.size() + k],
@@ -754,7 +793,7 @@ struct Module : ModuleBuffers {
     s += indented(item_body(cs, false)) + "  }\n";
     for (size_t k = 0; k < g.outputs.size(); ++k)
       if (const uint64_t row = row_bytes(g.outputs[k]))
-        s += fmt::format("  memcpy(out{0}, stage_out{0}, (size_t)n * {1});\n", k, row);
+        s += fmt::format("  memcpy({2}, stage_out{0}, (size_t)n * {1});\n", k, row, rows_of("out", k, row, false));
     return s;
   }
 
@@ -859,6 +898,11 @@ struct Module : ModuleBuffers {
     const std::string N = opt.name;
     if (identifiers(cs.text).count("ctx")) throw InternalError("--dynamic: a node call reads the instance (ctx)");
     const std::string ctx = N + "_ctx* ctx";
+    if (g.run_size_max > 0)
+      return fmt::format("/* --dynamic: item `item` of a run's batch, n rows, on arena, the arena of the thread that runs it. */\n"
+                         "static void {0}_run_item(const unsigned char* weights, unsigned char* arena, int64_t item, int64_t n{1}) {{\n"
+                         "  (void)weights;\n{2}}}\n\n",
+                         N, run_params().substr(ctx.size()), sized_run(cs, true));
     return fmt::format("/* --dynamic: item `item` of a run's batch on arena, the arena of the thread that runs it. */\n"
                        "static void {0}_run_item(const unsigned char* weights, unsigned char* arena, int64_t item{1}) {{\n"
                        "  (void)weights; (void)arena;\n{2}}}\n\n",
@@ -868,7 +912,8 @@ struct Module : ModuleBuffers {
   // --dynamic: a run's batch, as many items side by side as the threads and the rest one
   // after another on all of them (the items' node functions then split their loops).
   std::string dynamic_items() const {
-    const std::string N = opt.name, io = io_arguments(), weights_arg = weights.empty() ? "NULL" : "weights";
+    const std::string N = opt.name, io = (g.run_size_max > 0 ? ", n" : "") + io_arguments(),
+                      weights_arg = weights.empty() ? "NULL" : "weights";
     return fmt::format(
         "  /* --dynamic: as many items side by side as the threads (at most ctx->slots, one arena each), one thread each;\n"
         "   * the rest one after another on all the threads */\n"

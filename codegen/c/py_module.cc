@@ -113,6 +113,9 @@ OUTPUTS = (
 # output (the shapes above hold the most); 0: the shapes are fixed.
 MAX_BATCH = @MAX_BATCH@
 AXIS = @AXIS@  # the dimension MAX_BATCH counts: 0 for the batch, else a run-time size such as the tokens
+# Every run-time size as (dimension, most): (AXIS, MAX_BATCH), and with a batch and a second
+# size (--dynamic batch=B --dynamic seq=S) that one's too, run through @NAME@_run_dims.
+SIZES = @SIZES@
 _DIR = os.path.dirname(os.path.abspath(__file__))
 LIBRARY = os.path.join(_DIR, "lib@NAME@.so")
 WEIGHTS = os.path.join(_DIR, "@NAME@.weights")
@@ -141,6 +144,9 @@ def _library():
         lib.@NAME@_create.argtypes = [ctypes.c_char_p, opts_p, ctypes.POINTER(ptr)]
         lib.@NAME@_create_sharing.argtypes = [ptr, opts_p, ctypes.POINTER(ptr)]
         lib.@NAME@_run_v.argtypes = [ptr, ctypes.POINTER(ptr), size_p, ctypes.POINTER(ptr), size_p]
+        if len(SIZES) == 2:
+            lib.@NAME@_run_dims.argtypes = [ptr, ctypes.c_int64, ctypes.c_int64] + [ctypes.c_void_p] * (len(INPUTS) + len(OUTPUTS))
+            lib.@NAME@_run_dims.restype = ctypes.c_int
         lib.@NAME@_destroy.argtypes = [ctypes.POINTER(ptr)]
         for f in (lib.@NAME@_create, lib.@NAME@_create_sharing, lib.@NAME@_run_v, lib.@NAME@_destroy):
             f.restype = ctypes.c_int
@@ -208,19 +214,24 @@ class Model:
             raise TypeError(f"run() is missing input{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
                             f"the inputs are {_names(INPUTS)}")
         ins = [_input(spec, a) for spec, a in zip(INPUTS, arrays)]
-        batch, first = None, None  # MAX_BATCH: the items (rows along AXIS) of this run, as the inputs hold them
+        run, first = None, None  # SIZES: the items (rows) of this run, as the inputs hold them
         for (name, _, _), a in zip(INPUTS, ins):
-            if MAX_BATCH and batch is None:
-                batch, first = a.shape[AXIS], name
-            elif MAX_BATCH and a.shape[AXIS] != batch:
-                raise ValueError(f"input {name!r} holds {a.shape[AXIS]} {_UNIT} but input {first!r} {batch}: a run's inputs have one "
-                                 f"{'batch' if AXIS == 0 else 'run-time size'}")
-        outs = [np.empty(shape if batch is None else shape[:AXIS] + (batch,) + shape[AXIS + 1:], dtype) for _, dtype, shape in OUTPUTS]
+            got = tuple(a.shape[d] for d, _ in SIZES)
+            if SIZES and run is None:
+                run, first = got, name
+            elif SIZES and got != run:
+                raise ValueError(f"input {name!r} holds {_count(got)} but input {first!r} {_count(run)}: a run's inputs have one "
+                                 f"{'batch' if AXIS == 0 else 'run-time size'}{' and one run-time size' if len(SIZES) == 2 else ''}")
+        outs = [np.empty(_shape(shape, run), dtype) for _, dtype, shape in OUTPUTS]
         in_ptrs = (ctypes.c_void_p * max(n, 1))(*[a.ctypes.data for a in ins])
         in_bytes = (ctypes.c_size_t * max(n, 1))(*[a.nbytes for a in ins])
         out_ptrs = (ctypes.c_void_p * max(len(outs), 1))(*[a.ctypes.data for a in outs])
         out_bytes = (ctypes.c_size_t * max(len(outs), 1))(*[a.nbytes for a in outs])
-        _check(self._lib, "@NAME@_run_v", self._lib.@NAME@_run_v(self._ctx, in_ptrs, in_bytes, out_ptrs, out_bytes))
+        if len(SIZES) == 2:
+            run = run or tuple(m for _, m in SIZES)
+            _check(self._lib, "@NAME@_run_dims", self._lib.@NAME@_run_dims(self._ctx, run[0], run[1], *[a.ctypes.data for a in ins + outs]))
+        else:
+            _check(self._lib, "@NAME@_run_v", self._lib.@NAME@_run_v(self._ctx, in_ptrs, in_bytes, out_ptrs, out_bytes))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def close(self):
@@ -252,6 +263,19 @@ class Model:
 _UNIT = "items" if AXIS == 0 else f"rows along dimension {AXIS}"
 
 
+def _count(run):  # "3 items", "3 items of 17 rows along dimension 1"
+    if len(run) == 2:
+        return f"{run[0]} items of {run[1]} rows along dimension {SIZES[1][0]}"
+    return f"{run[0]} {_UNIT}"
+
+
+def _shape(shape, run):  # shape with the run's sizes
+    s = list(shape)
+    for (d, _), c in zip(SIZES, run or ()):
+        s[d] = c
+    return tuple(s)
+
+
 def _input(spec, a):
     name, dtype, shape = spec
     if isinstance(a, np.generic):
@@ -260,7 +284,14 @@ def _input(spec, a):
         raise TypeError(f"input {name!r}: expected a numpy array of {dtype} {shape}, got {type(a).__name__}")
     if a.dtype != dtype:
         raise TypeError(f"input {name!r}: expected dtype {dtype}, got {a.dtype} (convert with .astype(np.{dtype}))")
-    if MAX_BATCH:
+    if len(SIZES) == 2:
+        (_, mb), (d, mn) = SIZES
+        want = ("b",) + shape[1:d] + ("n",) + shape[d + 1:]
+        if (a.ndim != len(shape) or a.shape[1:d] != shape[1:d] or a.shape[d + 1:] != shape[d + 1:] or not 1 <= a.shape[0] <= mb
+                or not 1 <= a.shape[d] <= mn):
+            raise ValueError(f"input {name!r}: expected shape {want} with a batch b of 1 to {mb} items and n of 1 to {mn} rows along "
+                             f"dimension {d}, got {a.shape}")
+    elif MAX_BATCH:
         if (a.ndim != len(shape) or a.shape[:AXIS] != shape[:AXIS] or a.shape[AXIS + 1:] != shape[AXIS + 1:]
                 or not 1 <= a.shape[AXIS] <= MAX_BATCH):
             raise ValueError(f"input {name!r}: expected shape {shape[:AXIS] + ('b' if AXIS == 0 else 'n',) + shape[AXIS + 1:]} with "
@@ -311,8 +342,18 @@ std::string emit_python_module(const Graph& g, const CodegenOptions& opt) {
                                       {"INPUT_DOC", in_doc.empty() ? "    (none)\n" : in_doc},
                                       {"OUTPUT_DOC", out_doc.empty() ? "    (none)\n" : out_doc},
                                       {"MAX_BATCH", std::to_string(g.dynamic_batch ? g.batch_items : g.run_size_max)},
-                                      {"AXIS", std::to_string(g.run_size_max > 0 ? g.run_size_axis : 0)},
-                                      {"BATCH_DOC", g.dynamic_batch ? fmt::format("The first dimension of every input and output is the batch: "
+                                      {"AXIS", std::to_string(g.run_size_max > 0 && !g.dynamic_batch ? g.run_size_axis : 0)},
+                                      {"SIZES", g.dynamic_batch && g.run_size_max > 0
+                                                    ? fmt::format("((0, {}), ({}, {}))", g.batch_items, g.run_size_axis, g.run_size_max)
+                                                : g.dynamic_batch   ? fmt::format("((0, {}),)", g.batch_items)
+                                                : g.run_size_max > 0 ? fmt::format("(({}, {}),)", g.run_size_axis, g.run_size_max)
+                                                                     : std::string("()")},
+                                      {"BATCH_DOC", g.dynamic_batch && g.run_size_max > 0
+                                                    ? fmt::format("The first dimension of every input and output is the batch: 1 to {} items, "
+                                                                  "and dimension {} is {}: 1 to {},\nas the inputs hold (compile-model "
+                                                                  "--dynamic; the shapes above hold the most).\n",
+                                                                  g.batch_items, g.run_size_axis, g.run_size_symbol, g.run_size_max)
+                                                : g.dynamic_batch ? fmt::format("The first dimension of every input and output is the batch: "
                                                                                   "1 to {} items, as the inputs hold\n(compile-model "
                                                                                   "--dynamic; the shapes above hold the most).\n",
                                                                                   g.batch_items)

@@ -230,10 +230,22 @@ def _(d):
     return save(seq_model(), os.path.join(d, "dyn_unknown.onnx")), ["--emit", "c", "--dynamic", "tokens=8"]
 
 
-@case("two run-time sizes", UNSUPPORTED, "--dynamic seq=16 --dynamic batch=4", "one run-time size per build",
-      "--fix-dim batch=1 --dynamic seq=MAX")
+@case("two run-time sizes, the tokens mixed", UNSUPPORTED, "--dynamic seq=16 --dynamic batch=4", "'softmax_seq' (Softmax",
+      "normalises along dimension 1 of 'x', which is seq")
 def _(d):
     return save(seq_model(), os.path.join(d, "dyn_two.onnx")), ["--emit", "c", "--dynamic", "seq=16", "--dynamic", "batch=4"]
+
+
+@case("two run-time sizes, neither the batch", UNSUPPORTED, "--dynamic a=4 --dynamic b=4", "one is the batch", "--fix-dim")
+def _(d):
+    n = helper.make_node("Add", ["x", "z"], ["y"], name="add_ab")
+    m = model([n], [vi("x", ["a", "b"]), vi("z", ["b", "a"])], [vi("y", ["a", "b"])])
+    return save(m, os.path.join(d, "dyn_ab.onnx")), ["--emit", "c", "--dynamic", "a=4", "--dynamic", "b=4"]
+
+
+@case("two run-time sizes with --emit ray", UNSUPPORTED, "--dynamic batch=4 --dynamic seq=16", "not with --split, --emit ray")
+def _(d):
+    return save(seq_model(), os.path.join(d, "dyn_two_ray.onnx")), ["--emit", "ray", "--dynamic", "batch=4", "--dynamic", "seq=16"]
 
 
 @case("--fix-dim naming a symbol the model lacks", INVALID, "--fix-dim tokens=2 names no symbolic dimension", "'batch' (x:0)")

@@ -111,9 +111,9 @@ def export(name, path):
     return names
 
 
-def inputs(name, names, n, rng):
+def inputs(name, names, n, rng, batch=1):
     if name == "tokens":
-        return {"ids": rng.integers(0, 100, (1, n)).astype(np.int64)}
+        return {"ids": rng.integers(0, 100, (batch, n)).astype(np.int64)}
     x = rng.standard_normal((1, n, D)).astype(np.float32)
     if name == "decoder":
         return {"x": x}
@@ -133,6 +133,9 @@ def main():
     ap.add_argument("--work")
     args = ap.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="onnxc-dynseq-")
+    # The Python wrappers' libraries without the sanitizers' flags: an ASan library cannot be
+    # loaded into Python (the executables ran the same generated C under them).
+    py_cflags = " ".join(f for f in args.cflags.split() if not f.startswith(("-fsanitize", "-fno-sanitize")))
     os.makedirs(work, exist_ok=True)
     passed = failed = 0
 
@@ -202,9 +205,6 @@ def main():
     path = os.path.join(d, "encoder.onnx")
     if os.path.exists(path):
         out = os.path.join(d, "python")
-        # without the sanitizers' flags: an ASan library cannot be loaded into Python (the
-        # executables above ran the same generated C under them)
-        py_cflags = " ".join(f for f in args.cflags.split() if not f.startswith(("-fsanitize", "-fno-sanitize")))
         p = run([args.compiler, path, "-o", out, "--emit", "python", "--dynamic", f"seq={MAX}", "--name", "encoder_py",
                  f"--cflags={py_cflags}"])
         check(p.returncode == 0, "encoder: --emit python compiles", p.stdout[-2000:] + p.stderr[-2000:])
@@ -230,6 +230,62 @@ def main():
                         check(False, f"encoder through Python: {what} refused", "no error")
                     except ValueError as e:
                         check(expect in str(e), f"encoder through Python: {what} refused", str(e))
+    # Both at run time: the token-id model (batch and seq symbolic) built once with --dynamic
+    # batch=4 --dynamic seq=MAX, through the executable and the Python wrapper.
+    d = os.path.join(work, "tokens")
+    path = os.path.join(d, "tokens.onnx")
+    built = {}
+    if os.path.exists(path):
+        for emit, out in (("exe", os.path.join(d, "dims")), ("python", os.path.join(d, "dims_py"))):
+            cflags = args.cflags if emit == "exe" else py_cflags
+            p = run([args.compiler, path, "-o", out, "--emit", emit, "--dynamic", "batch=4", "--dynamic", f"seq={MAX}", "--name",
+                     "tokens_dims", f"--cflags={cflags}"])
+            check(p.returncode == 0 and "a batch of 1 to 4 items; in each" in p.stdout, f"tokens: --emit {emit} compiles for 1..4 items of "
+                  f"1..{MAX} tokens", p.stdout[-2000:] + p.stderr[-2000:])
+            built[emit] = p.returncode == 0
+    if built.get("exe"):
+        exe = os.path.join(d, "dims", "tokens_dims")
+        for b, n in ((1, 1), (3, 17), (4, MAX)):
+            ids = inputs("tokens", [], n, rng, b)["ids"]
+            f, y = os.path.join(d, f"ids_{b}x{n}.npy"), os.path.join(d, f"y_{b}x{n}.npy")
+            np.save(f, ids)
+            p = run([exe, "--quiet", "--input", f"ids={f}", "--output", f"y={y}"])
+            q = run([sys.executable, ORT_RUN, path, os.path.join(d, f"ort_{b}x{n}"), f"ids={f}"])
+            if p.returncode or q.returncode:
+                check(False, f"tokens at {b} items of {n}: runs", p.stderr + q.stderr)
+                continue
+            got, ref = np.load(y), np.load(os.path.join(d, f"ort_{b}x{n}", "0.npy"))
+            ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-4, atol=1e-5)
+            err = float(np.abs(got - ref).max()) if got.shape == ref.shape else float("nan")
+            check(ok, f"tokens at {b} items of {n}: {list(got.shape)}, max |onnxc - ORT| {err:.2e}", f"shapes {got.shape} and {ref.shape}")
+        for what, shape, expect in (("5 items", (5, 3), "expected 1 to 4 items (its first dimension, the batch) of 1 to"),
+                                    (f"{MAX + 1} tokens", (2, MAX + 1), f"of 1 to {MAX} rows along dimension 1")):
+            f = os.path.join(d, "ids_bad.npy")
+            np.save(f, np.zeros(shape, np.int64))
+            p = run([exe, "--quiet", "--input", f"ids={f}"])
+            check(p.returncode != 0 and expect in p.stderr, f"tokens: {what} refused", f"exit {p.returncode}: {p.stderr}")
+        raw = os.path.join(d, "ids.bin")
+        np.zeros((2, 3), np.int64).tofile(raw)
+        p = run([exe, "--quiet", "--input", f"ids={raw}"])
+        check(p.returncode != 0 and "give a .npy file" in p.stderr, "tokens: a raw file refused (its size gives b * n only)",
+              f"exit {p.returncode}: {p.stderr}")
+    if built.get("python"):
+        sys.path.insert(0, os.path.join(d, "dims_py"))
+        import tokens_dims
+        ids = inputs("tokens", [], 5, rng, 2)["ids"]
+        f = os.path.join(d, "py_ids.npy")
+        np.save(f, ids)
+        q = run([sys.executable, ORT_RUN, path, os.path.join(d, "ort_py"), f"ids={f}"])
+        with tokens_dims.Model() as m:
+            y = m.run(ids)
+            ref = np.load(os.path.join(d, "ort_py", "0.npy")) if q.returncode == 0 else None
+            check(ref is not None and y.shape == ref.shape and np.allclose(y, ref, rtol=1e-4, atol=1e-5),
+                  f"tokens through Python at 2 items of 5: {list(y.shape)}", q.stderr)
+            try:
+                m.run(np.zeros((5, 3), np.int64))
+                check(False, "tokens through Python: 5 items refused", "no error")
+            except ValueError as e:
+                check("a batch b of 1 to 4 items" in str(e), "tokens through Python: 5 items refused", str(e))
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

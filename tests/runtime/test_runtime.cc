@@ -622,6 +622,34 @@ TEST(TensorFile, RowsOfFilesAlongASecondDimension) {
   EXPECT_EQ(run.shape[2], 3);
 }
 
+// Two run-time sizes (a batch of at most 2 items of at most 4 rows of 3): both from a .npy
+// file's shape; a raw file's size gives only their product.
+TEST(TensorFile, ItemsAndRowsOfAFile) {
+  const int64_t s243[] = {2, 4, 3};
+  const onnxc_tensor_info t = {"t", ONNXC_F32, 3, s243, 24};
+  int64_t b = 0, n = 0;
+  std::string ok = TmpPath("dims_ok.npy"), items = TmpPath("dims_items.npy"), rows = TmpPath("dims_rows.npy"), raw = TmpPath("dims.bin");
+  WriteFile(ok, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 3), }", Bytes(72)));
+  WriteFile(items, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1, 3), }", Bytes(36)));
+  WriteFile(rows, MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 5, 3), }", Bytes(60)));
+  WriteFile(raw, Bytes(72));
+  ASSERT_EQ(onnxc_tensor_file_dims(ok.c_str(), &t, 2, 1, 4, &b, &n), ONNXC_OK) << Detail();
+  EXPECT_EQ(b, 2);
+  EXPECT_EQ(n, 3);
+  for (const std::string& bad : {items, rows}) {
+    EXPECT_EQ(onnxc_tensor_file_dims(bad.c_str(), &t, 2, 1, 4, &b, &n), ONNXC_ERR_SHAPE) << bad;
+    EXPECT_NE(Detail().find("expected 1 to 2 items (its first dimension, the batch) of 1 to 4 rows along dimension 1 of float32[3]"),
+              std::string::npos)
+        << Detail();
+  }
+  EXPECT_EQ(onnxc_tensor_file_dims(raw.c_str(), &t, 2, 1, 4, &b, &n), ONNXC_ERR_ARG);  // 2 x 3 or 3 x 2?
+  EXPECT_NE(Detail().find("give a .npy file"), std::string::npos) << Detail();
+  WriteFile(raw, Bytes(96));  // the most of both: 2 x 4, which no other pair gives
+  ASSERT_EQ(onnxc_tensor_file_dims(raw.c_str(), &t, 2, 1, 4, &b, &n), ONNXC_OK) << Detail();
+  EXPECT_EQ(b, 2);
+  EXPECT_EQ(n, 4);
+}
+
 TEST(TensorFile, BadInfo) {
   std::vector<float> dst(6);
   onnxc_tensor_info bad = kF32_23;

@@ -675,18 +675,21 @@ TEST(SplitCpuDevice, MismatchedCutIsRejected) {
   EXPECT_EQ(g_live_instances.load(), 0);
 }
 
-// A part built with a run-time size other than the batch (--dynamic seq=MAX) is refused: its
-// max_batch counts tokens, not requests.
+// A part built with a run-time size other than the batch (--dynamic seq=MAX, alone or next to a
+// batch) is refused: its max_batch counts tokens, or its requests have a length too.
 TEST(SplitCpuDevice, APartWithARunTimeTokenCountIsRejected) {
-  onnxc_model_info head = DynInfo("seq_head", DynHeadRun), tail = DynInfo("dyn_tail", DynTailRun);
-  head.dynamic_axis = 1;
-  onnxc_split_config cfg{};
-  EXPECT_EQ(onnxc_split_sizes_from_models(&head, &tail, &cfg), ONNXC_ERR_ARG);
-  EXPECT_NE(std::string(onnxc_split_last_error()).find("seq_head takes a run-time size along dimension 1"), std::string::npos)
-      << onnxc_split_last_error();
-  onnxc_split_device dev{};
-  EXPECT_EQ(onnxc_split_cpu_device_create(&head, nullptr, &tail, nullptr, nullptr, 2, 4, &dev), ONNXC_ERR_ARG);
-  EXPECT_EQ(g_live_instances.load(), 0);
+  for (bool with_batch : {false, true}) {
+    onnxc_model_info head = DynInfo("seq_head", DynHeadRun), tail = DynInfo("dyn_tail", DynTailRun);
+    if (with_batch) head.max_size = 16, head.size_axis = 1;
+    else head.dynamic_axis = 1;
+    onnxc_split_config cfg{};
+    EXPECT_EQ(onnxc_split_sizes_from_models(&head, &tail, &cfg), ONNXC_ERR_ARG) << with_batch;
+    EXPECT_NE(std::string(onnxc_split_last_error()).find("seq_head takes a run-time size along dimension 1"), std::string::npos)
+        << onnxc_split_last_error();
+    onnxc_split_device dev{};
+    EXPECT_EQ(onnxc_split_cpu_device_create(&head, nullptr, &tail, nullptr, nullptr, 2, 4, &dev), ONNXC_ERR_ARG) << with_batch;
+    EXPECT_EQ(g_live_instances.load(), 0);
+  }
 }
 
 }  // namespace
