@@ -12,12 +12,17 @@
 // Whether the items are apart is decided from two imports of the model, both after constant
 // folding and simplification: as given (batch N) and with every input's first dimension set to
 // 1. They must have the same nodes, op for op, and every value computed from the inputs must
-// have N times the batch-1 value's first dimension and the same other dimensions (a value whose
-// first dimension is not the batch fails this: a Transpose moving it, a reduction or a
-// Flatten over it, a Gather or Pad along it). On top of that, the ops whose shapes cannot
-// show that they mix the items are checked by their attributes (Softmax, Concat, Split, Slice,
-// LayerNormalization, CumSum, Tile, Resize along the first axis), and only ops known to act
-// per item are accepted; anything else is reported, naming the node.
+// have one dimension N times the batch-1 value's and the others the same (a reduction, a Gather
+// or a Pad over the items fails this). That dimension holds the items as one digit of its index,
+// o * N * s + item * s + i: followed from the inputs (first, s 1) through each node, so that a
+// Transpose may move the items and a Reshape merge them with other dimensions (PyTorch's
+// attention: [seq, batch, d], then [seq, batch * heads, d]) as long as they stay one digit;
+// elementwise operands must hold them at the same place. The ops whose shapes cannot show that
+// they mix the items are checked by their attributes against that dimension (Softmax, Concat,
+// Split, Slice, LayerNormalization, CumSum, Tile, Resize along it); convolutions and the like
+// need the items in their batch (the first) dimension, Attention in its batch or as the outer
+// digit of its heads; only ops known to act per item are accepted. The outputs must hold the
+// items first, one block per item. Anything else is reported, naming the node.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -638,7 +638,7 @@ def _(d):
 
 
 @case("--parallel batch: a reduction over the batch", UNSUPPORTED, "--parallel batch", "node 'sum_1' (ReduceSum",
-      "its first axis is not the batch")
+      "no one axis holds the batch")
 def _(d):
     nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum_1", axes=[0], keepdims=1),
              helper.make_node("Sub", ["x", "s"], ["y"], name="sub_1")]

@@ -18,6 +18,10 @@ model and inputs (tests/ort/ort_run.py; rtol 1e-4, atol 1e-5) and have the run's
 runs: a file of 81 tokens, and two inputs of different lengths, must fail with a message. The
 encoder is also built with --emit python and run through its wrapper (the length from the
 arrays) at 5 tokens against ONNX Runtime, with the same two bad runs raising ValueError.
+Then the token-id model again with a run-time batch too (--dynamic batch=4 --dynamic seq=80):
+1x1, 3x17 and 4x80 through the executable, 2x5 through Python, bad files refused; and PyTorch's
+nn.TransformerEncoderLayer (whose attention moves the batch to the second axis, merged with the
+heads) with both at run time, at 1x1, 2x17 and 3x80.
 Usage: .venv/bin/python tests/passes/dynamic_seq_models.py --compiler build/compile-model
        [--cflags "-O1 -Werror"] [--work DIR]
 Ends with "N passed, M failed"; exit status 0 iff M == 0.
@@ -99,6 +103,11 @@ def export(name, path):
             return self.block(self.emb(ids) + self.pos[: ids.shape[1]])
 
     torch.manual_seed(len(name))
+    if name == "mha":  # PyTorch's own layer: nn.MultiheadAttention moves the batch to axis 1
+        m = nn.TransformerEncoderLayer(D, H, 2 * D, dropout=0.0, batch_first=True).eval()
+        torch.onnx.export(m, (torch.randn(2, 5, D),), path, opset_version=14, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+        return ["x"]
     m = {"encoder": Encoder, "decoder": Decoder, "tokens": Tokens}[name]().eval()
     if name == "tokens":
         args, names = (torch.zeros(1, 5, dtype=torch.int64),), ["ids"]
@@ -286,6 +295,27 @@ def main():
                 check(False, "tokens through Python: 5 items refused", "no error")
             except ValueError as e:
                 check("a batch b of 1 to 4 items" in str(e), "tokens through Python: 5 items refused", str(e))
+    # PyTorch's nn.TransformerEncoderLayer (its attention holds the items along the second axis,
+    # merged with the heads) with both sizes at run time, through the executable.
+    d = os.path.join(work, "mha")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "mha.onnx")
+    export("mha", path)
+    out = os.path.join(d, "build")
+    p = run([args.compiler, path, "-o", out, "--dynamic", "batch=3", "--dynamic", f"seq={MAX}", f"--cflags={args.cflags}"])
+    check(p.returncode == 0, f"mha: compiles for 1..3 items of 1..{MAX} tokens", p.stdout[-2000:] + p.stderr[-2000:])
+    for b, n in ((1, 1), (2, 17), (3, MAX)) if p.returncode == 0 else ():
+        f, y = os.path.join(d, f"x_{b}x{n}.npy"), os.path.join(d, f"y_{b}x{n}.npy")
+        np.save(f, rng.standard_normal((b, n, D)).astype(np.float32))
+        p = run([os.path.join(out, "mha"), "--quiet", "--input", f"x={f}", "--output", f"y={y}"])
+        q = run([sys.executable, ORT_RUN, path, os.path.join(d, f"ort_{b}x{n}"), f"x={f}"])
+        if p.returncode or q.returncode:
+            check(False, f"mha at {b} items of {n}: runs", p.stderr + q.stderr)
+            continue
+        got, ref = np.load(y), np.load(os.path.join(d, f"ort_{b}x{n}", "0.npy"))
+        ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-4, atol=1e-5)
+        err = float(np.abs(got - ref).max()) if got.shape == ref.shape else float("nan")
+        check(ok, f"mha at {b} items of {n}: {list(got.shape)}, max |onnxc - ORT| {err:.2e}", f"shapes {got.shape} and {ref.shape}")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

@@ -1,8 +1,9 @@
 // tests/passes/test_batch_items.cc — whether a batch's items can run apart
 // (passes/batch_items.h): the same hand-built model at batch 4 and at batch 1, accepted when
-// every node acts on each item apart and refused, naming the node, when one mixes them (along
-// the batch axis by its attribute, or by moving the batch axis); and the weights a batch-1
-// model reads only once (what --parallel auto weighs).
+// every node acts on each item apart, wherever the items are (moved by a Transpose, merged with
+// heads by a Reshape, as PyTorch's attention does), and refused, naming the node, when one mixes
+// them (along the batch axis by its attribute) or an output does not hold them first, one block
+// per item; and the weights a batch-1 model reads only once (what --parallel auto weighs).
 #include <gtest/gtest.h>
 
 #include "pass_test_util.h"
@@ -74,13 +75,65 @@ TEST(BatchItems, AttentionRunsApart) {
             "");
 }
 
-TEST(BatchItems, MovingTheBatchAxisIsRefused) {
+Value* shape_of(GraphBuilder& b, const std::string& name, const std::vector<int64_t>& dims) {
+  Tensor t(DType::I64, {static_cast<int64_t>(dims.size())});
+  for (size_t i = 0; i < dims.size(); ++i) t.set_i64(static_cast<int64_t>(i), dims[i]);
+  return b.constant(name, std::move(t));
+}
+
+TEST(BatchItems, MovingTheBatchAxisAndBackRunsApart) {
+  // Each item is computed alone wherever its axis is; only the outputs must have it first.
+  EXPECT_EQ(check([](GraphBuilder& b, Value* a) {
+              Value* t = b.node("Transpose", {a}, {{"perm", attr_ints({1, 0, 2, 3})}}, "swap");
+              t = b.node("Relu", {t}, {}, "relu2");
+              return b.node("Transpose", {t}, {{"perm", attr_ints({1, 0, 2, 3})}}, "back");
+            }),
+            "");
+}
+
+TEST(BatchItems, AnOutputWithTheBatchMovedIsRefused) {
+  const std::string why = check([](GraphBuilder& b, Value* a) { return b.node("Transpose", {a}, {{"perm", attr_ints({1, 0, 2, 3})}}, "swap"); });
+  EXPECT_NE(why.find("not one row per item"), std::string::npos) << why;
+}
+
+TEST(BatchItems, ItemsInterleavedByAReshapeAreRefused) {
+  // [8, n, 64] flattened to [8n, 64]: row t * n + item, so an item's rows are not a block.
   const std::string why = check([](GraphBuilder& b, Value* a) {
     Value* t = b.node("Transpose", {a}, {{"perm", attr_ints({1, 0, 2, 3})}}, "swap");
-    return b.node("Transpose", {t}, {{"perm", attr_ints({1, 0, 2, 3})}}, "back");
+    return b.node("Reshape", {t, shape_of(b, "rows", {-1, 64})}, {}, "rows");
   });
-  EXPECT_NE(why.find("node 'swap'"), std::string::npos) << why;
-  EXPECT_NE(why.find("its first axis is not the batch"), std::string::npos) << why;
+  EXPECT_NE(why.find("the items interleaved"), std::string::npos) << why;
+}
+
+TEST(BatchItems, PyTorchMultiheadAttentionRunsApart) {
+  // nn.MultiheadAttention's export: tokens first ([8, n, 64]), the batch merged with 2 heads
+  // ([8, 2n, 32]), heads first for the products ([2n, 8, 32]), and back: the items move and
+  // merge with the heads, but each is computed alone.
+  EXPECT_EQ(check([](GraphBuilder& b, Value* a) {
+              const int64_t n = a->shape[0];
+              Value* x = b.node("Reshape", {a, shape_of(b, "tokens", {n, 8, 64})}, {}, "tokens");
+              Value* t = b.node("Transpose", {x}, {{"perm", attr_ints({1, 0, 2})}}, "seq_first");
+              t = b.node("Reshape", {t, shape_of(b, "heads", {8, 2 * n, 32})}, {}, "heads");
+              Value* h = b.node("Transpose", {t}, {{"perm", attr_ints({1, 0, 2})}}, "heads_first");
+              Value* kt = b.node("Transpose", {h}, {{"perm", attr_ints({0, 2, 1})}}, "kt");
+              Value* s = b.node("MatMul", {h, kt}, {}, "scores");
+              s = b.node("Softmax", {s}, {{"axis", attr_int(-1)}}, "softmax");
+              Value* o = b.node("MatMul", {s, h}, {}, "context");
+              o = b.node("Transpose", {o}, {{"perm", attr_ints({1, 0, 2})}}, "seq_first2");
+              o = b.node("Reshape", {o, shape_of(b, "joined", {8, n, 64})}, {}, "joined");
+              return b.node("Transpose", {o}, {{"perm", attr_ints({1, 0, 2})}}, "batch_first");
+            }),
+            "");
+}
+
+TEST(BatchItems, ASoftmaxOverMovedItemsIsRefused) {
+  const std::string why = check([](GraphBuilder& b, Value* a) {
+    Value* t = b.node("Transpose", {a}, {{"perm", attr_ints({1, 2, 3, 0})}}, "last");
+    t = b.node("Softmax", {t}, {{"axis", attr_int(-1)}}, "soft");
+    return b.node("Transpose", {t}, {{"perm", attr_ints({3, 0, 1, 2})}}, "first");
+  });
+  EXPECT_NE(why.find("node 'soft'"), std::string::npos) << why;
+  EXPECT_NE(why.find("along the batch axis"), std::string::npos) << why;
 }
 
 TEST(BatchItems, AnOpNotKnownToActPerItemIsRefused) {
