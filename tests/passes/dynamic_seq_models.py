@@ -153,6 +153,24 @@ def main():
         print(f"{'ok  ' if ok else 'FAIL'} {what}" + (f": {detail}" if detail and not ok else ""), flush=True)
         passed, failed = passed + ok, failed + (not ok)
 
+    def against_ort(exe, model, d, tag, arrays, what):
+        """The executable and ONNX Runtime on the same inputs (saved as NAME_TAG.npy): output y."""
+        files = []
+        for k, v in arrays.items():
+            f = os.path.join(d, f"{k}_{tag}.npy")
+            np.save(f, v)
+            files.append(f"{k}={f}")
+        y = os.path.join(d, f"y_{tag}.npy")
+        p = run([exe, "--quiet", "--output", f"y={y}"] + [a for f in files for a in ("--input", f)])
+        q = run([sys.executable, ORT_RUN, model, os.path.join(d, f"ort_{tag}")] + files)
+        if p.returncode or q.returncode:
+            check(False, f"{what}: runs (and ONNX Runtime)", p.stdout + p.stderr + q.stderr)
+            return
+        got, ref = np.load(y), np.load(os.path.join(d, f"ort_{tag}", "0.npy"))
+        ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-4, atol=1e-5)
+        err = float(np.abs(got - ref).max()) if got.shape == ref.shape else float("nan")
+        check(ok, f"{what}: {list(got.shape)}, max |onnxc - ORT| {err:.2e}", f"shapes {got.shape} and {ref.shape}")
+
     rng = np.random.default_rng(7)
     for name in ("encoder", "decoder", "tokens"):
         d = os.path.join(work, name)
@@ -171,25 +189,7 @@ def main():
             continue
         exe = os.path.join(out, name)
         for n in (1, 17, 77, MAX):
-            files = []
-            for k, v in inputs(name, names, n, rng).items():
-                f = os.path.join(d, f"{k}_{n}.npy")
-                np.save(f, v)
-                files.append(f"{k}={f}")
-            y = os.path.join(d, f"y_{n}.npy")
-            p = run([exe, "--quiet", "--output", f"y={y}"] + [a for f in files for a in ("--input", f)])
-            if p.returncode:
-                check(False, f"{name} at {n} tokens: runs", p.stdout + p.stderr)
-                continue
-            q = run([sys.executable, ORT_RUN, path, os.path.join(d, f"ort_{n}")] + files)
-            if q.returncode:
-                check(False, f"{name} at {n} tokens: ONNX Runtime runs", q.stderr)
-                continue
-            got, ref = np.load(y), np.load(os.path.join(d, f"ort_{n}", "0.npy"))
-            ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-4, atol=1e-5)
-            err = float(np.abs(got - ref).max()) if got.shape == ref.shape else float("nan")
-            check(ok, f"{name} at {n} tokens: {list(got.shape)}, max |onnxc - ORT| {err:.2e}",
-                  f"shapes {got.shape} and {ref.shape}")
+            against_ort(exe, path, d, str(n), inputs(name, names, n, rng), f"{name} at {n} tokens")
         # Bad runs: too many tokens; inputs of different lengths.
         long_inputs = inputs(name, names, MAX + 1, rng)
         files = []
@@ -255,18 +255,7 @@ def main():
     if built.get("exe"):
         exe = os.path.join(d, "dims", "tokens_dims")
         for b, n in ((1, 1), (3, 17), (4, MAX)):
-            ids = inputs("tokens", [], n, rng, b)["ids"]
-            f, y = os.path.join(d, f"ids_{b}x{n}.npy"), os.path.join(d, f"y_{b}x{n}.npy")
-            np.save(f, ids)
-            p = run([exe, "--quiet", "--input", f"ids={f}", "--output", f"y={y}"])
-            q = run([sys.executable, ORT_RUN, path, os.path.join(d, f"ort_{b}x{n}"), f"ids={f}"])
-            if p.returncode or q.returncode:
-                check(False, f"tokens at {b} items of {n}: runs", p.stderr + q.stderr)
-                continue
-            got, ref = np.load(y), np.load(os.path.join(d, f"ort_{b}x{n}", "0.npy"))
-            ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-4, atol=1e-5)
-            err = float(np.abs(got - ref).max()) if got.shape == ref.shape else float("nan")
-            check(ok, f"tokens at {b} items of {n}: {list(got.shape)}, max |onnxc - ORT| {err:.2e}", f"shapes {got.shape} and {ref.shape}")
+            against_ort(exe, path, d, f"{b}x{n}", inputs("tokens", [], n, rng, b), f"tokens at {b} items of {n}")
         for what, shape, expect in (("5 items", (5, 3), "expected 1 to 4 items (its first dimension, the batch) of 1 to"),
                                     (f"{MAX + 1} tokens", (2, MAX + 1), f"of 1 to {MAX} rows along dimension 1")):
             f = os.path.join(d, "ids_bad.npy")
@@ -305,17 +294,8 @@ def main():
     p = run([args.compiler, path, "-o", out, "--dynamic", "batch=3", "--dynamic", f"seq={MAX}", f"--cflags={args.cflags}"])
     check(p.returncode == 0, f"mha: compiles for 1..3 items of 1..{MAX} tokens", p.stdout[-2000:] + p.stderr[-2000:])
     for b, n in ((1, 1), (2, 17), (3, MAX)) if p.returncode == 0 else ():
-        f, y = os.path.join(d, f"x_{b}x{n}.npy"), os.path.join(d, f"y_{b}x{n}.npy")
-        np.save(f, rng.standard_normal((b, n, D)).astype(np.float32))
-        p = run([os.path.join(out, "mha"), "--quiet", "--input", f"x={f}", "--output", f"y={y}"])
-        q = run([sys.executable, ORT_RUN, path, os.path.join(d, f"ort_{b}x{n}"), f"x={f}"])
-        if p.returncode or q.returncode:
-            check(False, f"mha at {b} items of {n}: runs", p.stderr + q.stderr)
-            continue
-        got, ref = np.load(y), np.load(os.path.join(d, f"ort_{b}x{n}", "0.npy"))
-        ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-4, atol=1e-5)
-        err = float(np.abs(got - ref).max()) if got.shape == ref.shape else float("nan")
-        check(ok, f"mha at {b} items of {n}: {list(got.shape)}, max |onnxc - ORT| {err:.2e}", f"shapes {got.shape} and {ref.shape}")
+        against_ort(os.path.join(out, "mha"), path, d, f"{b}x{n}", {"x": rng.standard_normal((b, n, D)).astype(np.float32)},
+                    f"mha at {b} items of {n}")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
