@@ -228,13 +228,15 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
   else pack_panel(e, g, p, item_pointer(g, g.b, g.b_bstride, K * N));
   // A run-time size (compile-model --dynamic seq=MAX, Node::run_a): A's rows are the run's
   // first run_a * n + run_b; the tiles stop at the first that covers them (the rows past the
-  // run's in the last tile are padding nobody reads).
+  // run's in the last tile are padding nobody reads). The block's loop keeps its constant
+  // bounds and leaves at the run's end (with the run-time bound in the loop's condition a
+  // bert_base build for 128 tokens measured up to 5% slower than the static build at 128 on
+  // AVX2; this form within 1-2%).
   const bool run_rows = n.run_a != 0 && batch == 1 && !g.trans_a;
   if (run_rows) e("const int64_t rows = {} * onnxc_n + {};", n.run_a, n.run_b);
   if (p.MF > 0) {
     e("const int64_t i0 = {};", p.NRB > 1 ? term("rb", p.MB) : "0");
-    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, run_rows ? fmt::format("({0} < rows ? {0} : rows)", p.MF)
-                                                                             : std::to_string(p.MF));
+    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, p.MF);
   }
   // The epilogue's extra inputs at element (row, col) of Y (plain, its logical shape).
   const Shape ov = e.out_shape(0);
@@ -244,6 +246,7 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
                                                                         batch > 1 ? fmt::format("(bt * {} + i + r)", M) : "(i + r)", "(j0 + c)")));
   if (p.MF > 0) {
     e("for (int64_t i = i0; i < i1; i += {}) {{", MR);
+    if (run_rows) e("if (i >= rows) break;");
     panel_tile_code(e, g, p, MR, extras);
     e("}}");
   }
