@@ -466,10 +466,9 @@ int compile(Options& o) {
       throw CompileError(CompileError::Kind::Unsupported,
                          spec + ": onnxc keeps two run-time sizes where one is the batch (the first dimension of every input) and the "
                                 "other another dimension (a transformer's tokens); fix the others with --fix-dim (e.g. --fix-dim batch=1)");
-    if (cuda || !o.split.empty() || o.emit == Emit::Ray || o.parallel == Parallel::Batch || o.profile)
-      throw CompileError(CompileError::Kind::Unsupported,
-                         spec + ": two run-time sizes are for --emit exe, so, c and python builds so far (not with --split, --emit ray, "
-                                "--parallel batch, --profile or --device cuda)");
+    // (--device cuda, --profile and a --parallel other than auto are refused with any --dynamic.)
+    if (!o.split.empty())
+      throw CompileError(CompileError::Kind::Unsupported, spec + ": two run-time sizes are not for --split builds");
     const DynamicDim batch = io.dynamic[static_cast<size_t>(b)], size = io.dynamic[static_cast<size_t>(1 - b)];
     std::string why;
     item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
@@ -499,10 +498,8 @@ int compile(Options& o) {
     if (!batch && io.dynamic.size() == 1 && !cuda) {
       // Another dimension than the batch (a transformer's tokens): followed through the model
       // by passes/dynamic_dims.h, the graph built for the maximum and run for n in place.
-      if (!o.split.empty() || o.emit == Emit::Ray || o.parallel == Parallel::Batch || o.profile)
-        throw CompileError(CompileError::Kind::Unsupported,
-                           spec + ": a run-time size other than the batch is for --emit exe, so, c and python builds so far (not with "
-                                  "--split, --emit ray, --parallel batch or --profile)");
+      if (!o.split.empty())
+        throw CompileError(CompileError::Kind::Unsupported, spec + ": a run-time size other than the batch is not for --split builds");
       bool kept = false;
       const std::string found = dynamic_dims_report(o, io, *g, *backend, &kept);
       if (!kept) throw CompileError(CompileError::Kind::Unsupported, spec + ": " + found);

@@ -60,7 +60,9 @@ int main(int argc, char** argv) {
                  "what to produce: c (sources only), so (shared library), exe (executable), python (shared library and "
                  "NAME.py, a ctypes + numpy wrapper), ray (python's files and NAME_serve.py: a Ray Serve deployment whose "
                  "replicas load the library once each, HTTP POST /NAME with .npy/.npz bodies, requests batched with "
-                 "@serve.batch, one call per batch for a --dynamic build; options in the file's build_app)")
+                 "@serve.batch, one call per batch for a --dynamic batch build (per run of requests of one length with a "
+                 "run-time token count too; each request at its own length with a token count alone); options in the file's "
+                 "build_app)")
       ->default_str(flag_name(o.emit));
   add_choice(app, "--device", o.device,
                  "what the model runs on: cpu (C, the default) or cuda (CUDA C++ for one NVIDIA GPU, plain NCHW float32; "
@@ -105,11 +107,11 @@ int main(int argc, char** argv) {
                  "of requests as one call. A transformer's tokens (seq=512): the model is followed through at three sizes and "
                  "built for MAX, a run of n computed in the first n rows (exit 3 naming a node that mixes the tokens "
                  "otherwise); NAME_run_size(ctx, n, ...) takes n, NAME_run_v, the executable and the Python wrapper read it from "
-                 "the sizes; every input and output must have the tokens first after 1s; not with --split, --emit ray or "
-                 "--parallel batch. Both (--dynamic batch=8 --dynamic seq=512): the batch-1 model followed through at its "
+                 "the sizes; every input and output must have the tokens first after 1s; not with --split or --parallel "
+                 "batch. Both (--dynamic batch=8 --dynamic seq=512): the batch-1 model followed through at its "
                  "tokens, run per item as above; NAME_run_dims(ctx, b, n, ...) takes both (NAME_run_v cannot tell them apart "
-                 "and refuses), the executable reads them from its .npy files, the Python wrapper from the arrays; exe, so, c "
-                 "and python builds. Not with --device cuda, --profile or a --parallel other than auto. Fix the model's other "
+                 "and refuses), the executable reads them from its .npy files, the Python wrapper from the arrays. Not with "
+                 "--split, --device cuda, --profile or a --parallel other than auto. Fix the model's other "
                  "symbolic dimensions with --fix-dim (--fix-dim batch=1 --dynamic seq=512)")
       ->allow_extra_args(false)
       ->type_name("SPEC");

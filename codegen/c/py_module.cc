@@ -112,7 +112,8 @@ OUTPUTS = (
 # compile-model --dynamic: the most items a run takes, the first dimension of every input and
 # output (the shapes above hold the most); 0: the shapes are fixed.
 MAX_BATCH = @MAX_BATCH@
-AXIS = @AXIS@  # the dimension MAX_BATCH counts: 0 for the batch, else a run-time size such as the tokens
+AXIS = @AXIS@  # the dimension MAX_BATCH counts: the batch's (0), or a run-time size's such as the tokens
+BATCH = @BATCH@  # whether MAX_BATCH counts a batch (items that run apart), not a run-time size such as the tokens
 # Every run-time size as (dimension, most): (AXIS, MAX_BATCH), and with a batch and a second
 # size (--dynamic batch=B --dynamic seq=S) that one's too, run through @NAME@_run_dims.
 SIZES = @SIZES@
@@ -221,7 +222,7 @@ class Model:
                 run, first = got, name
             elif SIZES and got != run:
                 raise ValueError(f"input {name!r} holds {_count(got)} but input {first!r} {_count(run)}: a run's inputs have one "
-                                 f"{'batch' if AXIS == 0 else 'run-time size'}{' and one run-time size' if len(SIZES) == 2 else ''}")
+                                 f"{'batch' if BATCH else 'run-time size'}{' and one run-time size' if len(SIZES) == 2 else ''}")
         outs = [np.empty(_shape(shape, run), dtype) for _, dtype, shape in OUTPUTS]
         in_ptrs = (ctypes.c_void_p * max(n, 1))(*[a.ctypes.data for a in ins])
         in_bytes = (ctypes.c_size_t * max(n, 1))(*[a.nbytes for a in ins])
@@ -260,7 +261,7 @@ class Model:
         return f"<@NAME@.Model {'closed' if self._ctx is None else 'open'}, num_threads={self.num_threads}>"
 
 
-_UNIT = "items" if AXIS == 0 else f"rows along dimension {AXIS}"
+_UNIT = "items" if BATCH else f"rows along dimension {AXIS}"
 
 
 def _count(run):  # "3 items", "3 items of 17 rows along dimension 1"
@@ -294,8 +295,8 @@ def _input(spec, a):
     elif MAX_BATCH:
         if (a.ndim != len(shape) or a.shape[:AXIS] != shape[:AXIS] or a.shape[AXIS + 1:] != shape[AXIS + 1:]
                 or not 1 <= a.shape[AXIS] <= MAX_BATCH):
-            raise ValueError(f"input {name!r}: expected shape {shape[:AXIS] + ('b' if AXIS == 0 else 'n',) + shape[AXIS + 1:]} with "
-                             f"{'a batch b' if AXIS == 0 else 'n'} of 1 to {MAX_BATCH} {_UNIT}, got {a.shape}")
+            raise ValueError(f"input {name!r}: expected shape {shape[:AXIS] + ('b' if BATCH else 'n',) + shape[AXIS + 1:]} with "
+                             f"{'a batch b' if BATCH else 'n'} of 1 to {MAX_BATCH} {_UNIT}, got {a.shape}")
     elif a.shape != shape:
         raise ValueError(f"input {name!r}: expected shape {shape}, got {a.shape}")
     return np.ascontiguousarray(a)
@@ -343,6 +344,7 @@ std::string emit_python_module(const Graph& g, const CodegenOptions& opt) {
                                       {"OUTPUT_DOC", out_doc.empty() ? "    (none)\n" : out_doc},
                                       {"MAX_BATCH", std::to_string(g.dynamic_batch ? g.batch_items : g.run_size_max)},
                                       {"AXIS", std::to_string(g.run_size_max > 0 && !g.dynamic_batch ? g.run_size_axis : 0)},
+                                      {"BATCH", g.dynamic_batch ? "True" : "False"},
                                       {"SIZES", g.dynamic_batch && g.run_size_max > 0
                                                     ? fmt::format("((0, {}), ({}, {}))", g.batch_items, g.run_size_axis, g.run_size_max)
                                                 : g.dynamic_batch   ? fmt::format("((0, {}),)", g.batch_items)

@@ -1,8 +1,8 @@
 // codegen/c/serve_module.cc — the Ray Serve application writer (see serve_module.h).
 //
 // NAME_serve.py is one fixed template with the model's name and source filled in; everything
-// about the tensors comes from NAME.py (INPUTS, OUTPUTS, MAX_BATCH and its input checks), which
-// the replicas import by path, so the two files cannot disagree.
+// about the tensors comes from NAME.py (INPUTS, OUTPUTS, MAX_BATCH, BATCH, SIZES and its input
+// checks), which the replicas import by path, so the two files cannot disagree.
 #include "codegen/c/serve_module.h"
 
 #include "codegen/c/py_module.h"
@@ -31,13 +31,15 @@ Each replica loads lib@NAME@.so once through @NAME@.py (one instance, num_thread
 threads) from model_dir (default: this file's folder; on a cluster the files must be there on
 every node, or shipped with runtime_env={"working_dir": ...}). Requests are checked before they
 join a batch (@serve.batch, max_batch_size and batch_wait_timeout_s); a model built with
-compile-model --dynamic runs a batch as one call of up to its MAX_BATCH items, any other model
-runs the batch's requests one by one. The native call runs in a thread, off the event loop.
+compile-model --dynamic batch=B runs a batch as one call of up to its B items (with a second
+run-time size, --dynamic batch=B --dynamic seq=S, one call per run of requests of one length),
+any other model runs the batch's requests one by one (with --dynamic seq=S alone, each at its
+own length). The native call runs in a thread, off the event loop.
 
 make_app(**options) makes the application (and build_app(dict) for `serve run ...:build_app
 KEY=VALUE`); options: num_replicas (default 1), or min_replicas/max_replicas/target_ongoing_requests for
 autoscaling; max_replicas_per_node; num_cpus (per replica, default num_threads); num_threads
-(default 1); max_batch_size (default: the build's MAX_BATCH, else 8); batch_wait_timeout_s
+(default 1); max_batch_size (default: a run-time batch's most, else 8); batch_wait_timeout_s
 (default 0.002); max_ongoing_requests (default 2 * max_batch_size); model_dir; omp_wait_policy
 (default passive: the replicas' OpenMP threads sleep between runs instead of spinning, which
 took a mobilenet_v2 handle call from 33.8 to 26.7 ms on a 2-core machine; "" keeps OpenMP's).
@@ -92,10 +94,22 @@ def check_inputs(wrapper, arrays):
         ins = [wrapper._input(spec, a) for spec, a in zip(wrapper.INPUTS, arrays)]
     except (TypeError, ValueError) as e:
         raise BadRequest(str(e)) from None
-    if wrapper.MAX_BATCH and len({a.shape[0] for a in ins}) > 1:
-        raise BadRequest("the inputs hold different batches: " + ", ".join(
-            f"{spec[0]!r} {a.shape[0]}" for spec, a in zip(wrapper.INPUTS, ins)))
+    sizes = [tuple(a.shape[d] for d, _ in wrapper.SIZES) for a in ins]  # the run-time sizes (batch, tokens)
+    if len(set(sizes)) > 1:
+        raise BadRequest("the inputs hold different run-time sizes (" + ", ".join(
+            f"dimension {d}" for d, _ in wrapper.SIZES) + "): " + ", ".join(
+            f"{spec[0]!r} {' x '.join(map(str, s))}" for spec, s in zip(wrapper.INPUTS, sizes)))
     return ins
+
+
+def batches(wrapper):
+    """Whether the build runs several requests as one call: a run-time batch (compile-model --dynamic batch=B)."""
+    return wrapper.BATCH
+
+
+def same_call(wrapper, a, b):
+    """Whether requests a and b (lists of checked arrays) can share a call: the same sizes but the batch."""
+    return all(a[0].shape[d] == b[0].shape[d] for d, _ in wrapper.SIZES[1:])
 
 
 def decode_body(wrapper, body):
@@ -141,7 +155,7 @@ class Model:
         of arrays) or the exception its run raised (one failed call fails only its requests)."""
         loop = asyncio.get_running_loop()
         results = [None] * len(requests)
-        if not self._w.MAX_BATCH:
+        if not batches(self._w):
             for i, r in enumerate(requests):
                 try:
                     results[i] = await loop.run_in_executor(None, self._run, r)
@@ -149,9 +163,10 @@ class Model:
                     results[i] = e
             return results
         i = 0
-        while i < len(requests):  # consecutive requests whose items fit one call
+        while i < len(requests):  # consecutive requests of one length whose items fit one call
             j, items = i, 0
-            while j < len(requests) and (j == i or items + requests[j][0].shape[0] <= self._w.MAX_BATCH):
+            while j < len(requests) and (j == i or (items + requests[j][0].shape[0] <= self._w.MAX_BATCH
+                                                    and same_call(self._w, requests[i], requests[j]))):
                 items += requests[j][0].shape[0]
                 j += 1
             group = requests[i:j]
@@ -213,7 +228,7 @@ def make_app(**options):
     model_dir = o.get("model_dir") or _DIR
     wrapper = load_wrapper(model_dir)  # fails here, not in the replicas, when the files are missing
     threads = num("num_threads", int, 1)
-    batch = num("max_batch_size", int, wrapper.MAX_BATCH or 8)
+    batch = num("max_batch_size", int, wrapper.MAX_BATCH if wrapper.BATCH else 8)
     if threads < 1 or batch < 1:
         raise ValueError(f"{NAME}_serve: num_threads and max_batch_size must be at least 1")
     actor = {"num_cpus": num("num_cpus", float, float(threads))}

@@ -243,9 +243,9 @@ def _(d):
     return save(m, os.path.join(d, "dyn_ab.onnx")), ["--emit", "c", "--dynamic", "a=4", "--dynamic", "b=4"]
 
 
-@case("two run-time sizes with --emit ray", UNSUPPORTED, "--dynamic batch=4 --dynamic seq=16", "not with --split, --emit ray")
+@case("two run-time sizes with --split", UNSUPPORTED, "--dynamic batch=4 --dynamic seq=16", "not for --split")
 def _(d):
-    return save(seq_model(), os.path.join(d, "dyn_two_ray.onnx")), ["--emit", "ray", "--dynamic", "batch=4", "--dynamic", "seq=16"]
+    return save(seq_model(), os.path.join(d, "dyn_two_split.onnx")), ["--split", "auto", "--dynamic", "batch=4", "--dynamic", "seq=16"]
 
 
 @case("--fix-dim naming a symbol the model lacks", INVALID, "--fix-dim tokens=2 names no symbolic dimension", "'batch' (x:0)")
@@ -284,11 +284,11 @@ def _(d):
     return save(m, os.path.join(d, "dyn_seq_apart.onnx")), ["--emit", "c", "--dynamic", "seq=16"]
 
 
-@case("--dynamic on tokens with --emit ray", UNSUPPORTED, "--dynamic seq=16", "not with --split, --emit ray")
+@case("--dynamic on tokens with --split", UNSUPPORTED, "--dynamic seq=16", "not for --split")
 def _(d):
     n = helper.make_node("Relu", ["x"], ["y"], name="relu_seq")
     m = model([n], [vi("x", [1, "seq", 4])], [vi("y", [1, "seq", 4])])
-    return save(m, os.path.join(d, "dyn_seq_ray.onnx")), ["--emit", "ray", "--dynamic", "seq=16"]
+    return save(m, os.path.join(d, "dyn_seq_split.onnx")), ["--split", "auto", "--dynamic", "seq=16"]
 
 
 @case("--dynamic on tokens up to 2", UNSUPPORTED, "--dynamic seq=2", "from 3 up")

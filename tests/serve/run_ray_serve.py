@@ -10,7 +10,11 @@ max_replicas_per_node=1), so one replica per worker node. Then:
      of that input through NAME.py (one thread, as the replicas run); a few DeploymentHandle
      calls and an .npz answer (Accept: application/x-npz) too; and 24 requests to a second
      application, the model built for one item (--input-shape), whose replica runs a batch's
-     requests one by one, against that build's own runs.
+     requests one by one, against that build's own runs; then a small per-token model (made
+     here with onnx.helper) built with a run-time token count, alone (--dynamic seq) and with a
+     run-time batch (--dynamic batch --dynamic seq: requests of one length share a call), 24
+     requests of 1 to 16 tokens each against the builds' own runs, and a request of 17 tokens
+     refused with 400.
   2. Bad requests (wrong shape, wrong dtype, a truncated body, an .npz without the input) get
      HTTP 400 naming the problem, and the replicas keep serving.
   3. Fault: one worker node is removed while 120 requests are in flight. Each request must get
@@ -82,6 +86,38 @@ def running(counts):
     return sum(n for s, n in counts.items() if s.endswith("RUNNING"))
 
 
+def token_builds(compiler, work, rng):
+    """A per-token model, y[b, t] = relu(x[b, t] @ W + c) with x [batch, seq, 8], built with --emit ray
+    and a run-time token count: {name: (folder, request arrays, the build's own answers)}."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(rng.standard_normal((8, 4)).astype(np.float32), "w")
+    c = numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "c")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "c"], ["a"]),
+         helper.make_node("Relu", ["a"], ["y"])], "tokens",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 4])], [w, c])
+    model = os.path.join(work, "tokens.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    builds = {}
+    for tok_name, flags, batches in [("tokens_seq", ["--fix-dim", "batch=1", "--dynamic", "seq=16"], [1]),
+                                     ("tokens_batch_seq", ["--dynamic", "batch=4", "--dynamic", "seq=16"], [1, 2])]:
+        out = os.path.join(work, tok_name)
+        subprocess.run([compiler, model, "-o", out, "--name", tok_name, "--emit", "ray", "--threads", "1", "-q"] + flags,
+                       check=True)
+        sys.path.insert(0, out)
+        lengths = [1, 16, 5, 5, 9, 5, 16, 2, 7, 7, 7, 13] * 2
+        xs = [rng.standard_normal((batches[k % len(batches)], n, 8)).astype(np.float32) for k, n in enumerate(lengths)]
+        with __import__(tok_name).Model(num_threads=1) as m:
+            builds[tok_name] = (out, xs, [m.run(x) for x in xs])
+        for x, y in zip(xs, builds[tok_name][2]):  # the builds' answers against numpy's
+            want = np.maximum(x @ numpy_helper.to_array(w) + numpy_helper.to_array(c), 0)
+            if y.shape != want.shape or not np.allclose(y, want, rtol=1e-5, atol=1e-5):
+                fail(f"{tok_name}: the library's run of {x.shape} differs from numpy's")
+    return builds
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--compiler", required=True)
@@ -124,6 +160,7 @@ def main():
     sys.path.insert(0, out_static)
     with __import__(static).Model(num_threads=1) as m:
         refs_static = [m.run(x) for x in inputs]
+    tokens = token_builds(a.compiler, a.work, rng)
     print(f"run_ray_serve: compiled {name} with --emit ray --dynamic batch={a.max_batch}; {len(inputs)} distinct inputs "
           f"({time.time() - t0:.1f} s)", flush=True)
 
@@ -187,6 +224,23 @@ def main():
                 fail(f"the one-item build's application: input {k} got HTTP {status} or a wrong answer")
         serve.delete(static)
         print(f"run_ray_serve: 24 requests to {static} (built for one item) equal to its library's runs", flush=True)
+        for tok_name, (tok_out, tok_inputs, tok_refs) in tokens.items():
+            __import__(tok_name + "_serve").run(num_replicas=1, num_threads=1, num_cpus=0)
+            tok_url = f"http://127.0.0.1:{port}/{tok_name}"
+            with concurrent.futures.ThreadPoolExecutor(8) as ex:
+                res = list(ex.map(lambda k: (k, *post(tok_url, npy(tok_inputs[k]))), range(len(tok_inputs))))
+            for k, status, body in res:
+                y = np.load(io.BytesIO(body), allow_pickle=False) if status == 200 else None
+                if y is None or y.shape != tok_refs[k].shape or not np.array_equal(y, tok_refs[k]):
+                    fail(f"{tok_name}: request {k} of shape {tok_inputs[k].shape} got HTTP {status} or a wrong answer "
+                         f"{body[:200] if status != 200 else ''}")
+            status, answer = post(tok_url, npy(np.zeros(tok_inputs[0].shape[:1] + (17, 8), np.float32)))
+            if status != 400 or "1 to 16" not in answer.decode("utf-8", "replace"):
+                fail(f"{tok_name}: 17 tokens got HTTP {status} {answer[:300]!r}, expected 400 saying '1 to 16'")
+            serve.delete(tok_name)
+            print(f"run_ray_serve: {len(tok_inputs)} requests of {min(x.shape[1] for x in tok_inputs)} to "
+                  f"{max(x.shape[1] for x in tok_inputs)} tokens to {tok_name} equal to its library's runs; 17 tokens refused",
+                  flush=True)
 
         # 2. Bad requests: 400 with the reason; then the replicas still answer.
         shape = items.shape[1:]
