@@ -483,78 +483,61 @@ static int run_model(void* ctx, int64_t batch, int64_t n, void** in, const size_
   return rc ? report_error("inference failed", rc, 1) : 0;
 }
 
-/* A model compiled with --dynamic: the batch of this run in *batch, from the input files (the
- * same for all), else --batch (batch_opt, 0 if not given), else the model's most. 0 or an exit
- * status, having said why. */
+/* "3 items", "17 rows along dimension 1" or "3 items of 17 rows along dimension 1": a run's
+ * sizes (b along the first run-time size, r along the second where the model has two). */
+static const char* sizes_text(const onnxc_model_info* m, int64_t b, int64_t r, char* buf, size_t size) {
+  if (m->max_size > 0)
+    snprintf(buf, size, "%lld items of %lld rows along dimension %d", (long long)b, (long long)r, m->size_axis);
+  else if (m->dynamic_axis > 0)
+    snprintf(buf, size, "%lld rows along dimension %d", (long long)b, m->dynamic_axis);
+  else
+    snprintf(buf, size, "%lld items", (long long)b);
+  return buf;
+}
+
+/* A model compiled with --dynamic: the batch of this run in *batch (with two run-time sizes,
+ * the rows along the second in *n), from the input files (the same for all), else --batch
+ * (batch_opt, 0 if not given), else the model's most. 0 or an exit status, having said why. */
 static int choose_batch(const onnxc_model_info* m, const char** in_files, uint64_t batch_opt, int quiet, int64_t* batch, int64_t* n) {
-  if (m->max_size > 0) {
-    /* Two run-time sizes: the items and the rows along size_axis, as the .npy files hold them. */
-    int64_t fb = 0, fn = 0;
-    const char* first = NULL;
-    for (int k = 0; k < m->num_inputs; ++k) {
-      if (!in_files[k]) continue;
-      int64_t b = 0, r = 0;
-      onnxc_clear_error_detail();
-      int rc = onnxc_tensor_file_dims(in_files[k], &m->inputs[k], m->max_batch, m->size_axis, m->max_size, &b, &r);
-      if (rc) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot read input '%s'", m->inputs[k].name);
-        return report_error(what, rc, 0);
-      }
-      if (first && (b != fb || r != fn)) {
-        error_msg("input '%s' holds %lld items of %lld rows but input '%s' %lld of %lld: a run's inputs have one batch and one "
-                  "run-time size", m->inputs[k].name, (long long)b, (long long)r, first, (long long)fb, (long long)fn);
-        return 1;
-      }
-      fb = b, fn = r, first = m->inputs[k].name;
-    }
-    if (first && batch_opt && (int64_t)batch_opt != fb) {
-      error_msg("--batch %llu, but input '%s' holds %lld items", (unsigned long long)batch_opt, first, (long long)fb);
-      return 2;
-    }
-    *batch = first ? fb : batch_opt ? (int64_t)batch_opt : m->max_batch;
-    *n = first ? fn : m->max_size;
-    if (!quiet)
-      printf("run-time sizes: %lld of 1 to %lld items of %lld of 1 to %lld rows along dimension %d (%s)\n", (long long)*batch,
-             (long long)m->max_batch, (long long)*n, (long long)m->max_size, m->size_axis,
-             first ? "as the input files hold" : batch_opt ? "--batch, the most rows" : "the most");
-    return 0;
-  }
-  int64_t from_files = 0;
+  const int two = m->max_size > 0;
+  int64_t fb = 0, fn = 0;
   const char* first = NULL;
+  char got[96], want[96];
   for (int k = 0; k < m->num_inputs; ++k) {
     if (!in_files[k]) continue;
-    int64_t b = 0;
+    int64_t b = 0, r = 0;
     onnxc_clear_error_detail();
-    int rc = onnxc_tensor_file_count(in_files[k], &m->inputs[k], m->dynamic_axis, m->max_batch, &b);
+    int rc = two ? onnxc_tensor_file_dims(in_files[k], &m->inputs[k], m->max_batch, m->size_axis, m->max_size, &b, &r)
+                 : onnxc_tensor_file_count(in_files[k], &m->inputs[k], m->dynamic_axis, m->max_batch, &b);
     if (rc) {
       char what[300];
       snprintf(what, sizeof what, "cannot read input '%s'", m->inputs[k].name);
       return report_error(what, rc, 0);
     }
-    if (from_files && b != from_files) {
-      if (m->dynamic_axis > 0)
-        error_msg("input '%s' holds %lld rows along dimension %d but input '%s' %lld: a run's inputs have one run-time size",
-                  m->inputs[k].name, (long long)b, m->dynamic_axis, first, (long long)from_files);
-      else
-        error_msg("input '%s' holds %lld items but input '%s' %lld: a run's inputs have one batch", m->inputs[k].name, (long long)b,
-                  first, (long long)from_files);
+    if (first && (b != fb || r != fn)) {
+      error_msg("input '%s' holds %s but input '%s' %s: a run's inputs have %s", m->inputs[k].name, sizes_text(m, b, r, got, sizeof got),
+                first, sizes_text(m, fb, fn, want, sizeof want),
+                two ? "one batch and one run-time size" : m->dynamic_axis > 0 ? "one run-time size" : "one batch");
       return 1;
     }
-    from_files = b;
-    first = m->inputs[k].name;
+    fb = b, fn = r, first = m->inputs[k].name;
   }
-  if (from_files && batch_opt && (int64_t)batch_opt != from_files) {
-    error_msg("--batch %llu, but input '%s' holds %lld items", (unsigned long long)batch_opt, first, (long long)from_files);
+  if (first && batch_opt && (int64_t)batch_opt != fb) {
+    error_msg("--batch %llu, but input '%s' holds %s", (unsigned long long)batch_opt, first, sizes_text(m, fb, fn, got, sizeof got));
     return 2;
   }
-  *batch = from_files ? from_files : batch_opt ? (int64_t)batch_opt : m->max_batch;
-  if (!quiet && m->dynamic_axis == 0)
-    printf("batch: %lld of 1 to %lld items (%s)\n", (long long)*batch, (long long)m->max_batch,
-           from_files ? "as the input files hold" : batch_opt ? "--batch" : "the most");
-  else if (!quiet)
-    printf("run-time size: %lld of 1 to %lld rows along dimension %d (%s)\n", (long long)*batch, (long long)m->max_batch, m->dynamic_axis,
-           from_files ? "as the input files hold" : batch_opt ? "--batch" : "the most");
+  *batch = first ? fb : batch_opt ? (int64_t)batch_opt : m->max_batch;
+  *n = first ? fn : m->max_size;
+  const char* from = first ? "as the input files hold" : batch_opt ? (two ? "--batch, the most rows" : "--batch") : "the most";
+  if (quiet) return 0;
+  if (two)
+    printf("run-time sizes: %lld of 1 to %lld items of %lld of 1 to %lld rows along dimension %d (%s)\n", (long long)*batch,
+           (long long)m->max_batch, (long long)*n, (long long)m->max_size, m->size_axis, from);
+  else if (m->dynamic_axis == 0)
+    printf("batch: %lld of 1 to %lld items (%s)\n", (long long)*batch, (long long)m->max_batch, from);
+  else
+    printf("run-time size: %lld of 1 to %lld rows along dimension %d (%s)\n", (long long)*batch, (long long)m->max_batch,
+           m->dynamic_axis, from);
   return 0;
 }
 
