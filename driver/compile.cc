@@ -468,7 +468,8 @@ int compile(Options& o) {
                                 "other another dimension (a transformer's tokens); fix the others with --fix-dim (e.g. --fix-dim batch=1)");
     // (--device cuda, --profile and a --parallel other than auto are refused with any --dynamic.)
     if (!o.split.empty())
-      throw CompileError(CompileError::Kind::Unsupported, spec + ": two run-time sizes are not for --split builds");
+      throw CompileError(CompileError::Kind::Unsupported, spec + ": two run-time sizes are not for --split builds (the split executor "
+                                                                     "hands a batch from part to part, not a token count)");
     const DynamicDim batch = io.dynamic[static_cast<size_t>(b)], size = io.dynamic[static_cast<size_t>(1 - b)];
     std::string why;
     item = batch_item_graph(o, io, *g, *backend, &why, &simplified);
@@ -499,7 +500,8 @@ int compile(Options& o) {
       // Another dimension than the batch (a transformer's tokens): followed through the model
       // by passes/dynamic_dims.h, the graph built for the maximum and run for n in place.
       if (!o.split.empty())
-        throw CompileError(CompileError::Kind::Unsupported, spec + ": a run-time size other than the batch is not for --split builds");
+        throw CompileError(CompileError::Kind::Unsupported, spec + ": a run-time size other than the batch is not for --split builds "
+                                                                       "(the split executor hands a batch from part to part, not a token count)");
       bool kept = false;
       const std::string found = dynamic_dims_report(o, io, *g, *backend, &kept);
       if (!kept) throw CompileError(CompileError::Kind::Unsupported, spec + ": " + found);
