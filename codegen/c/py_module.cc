@@ -215,14 +215,7 @@ class Model:
             raise TypeError(f"run() is missing input{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
                             f"the inputs are {_names(INPUTS)}")
         ins = [_input(spec, a) for spec, a in zip(INPUTS, arrays)]
-        run, first = None, None  # SIZES: the items (rows) of this run, as the inputs hold them
-        for (name, _, _), a in zip(INPUTS, ins):
-            got = tuple(a.shape[d] for d, _ in SIZES)
-            if SIZES and run is None:
-                run, first = got, name
-            elif SIZES and got != run:
-                raise ValueError(f"input {name!r} holds {_count(got)} but input {first!r} {_count(run)}: a run's inputs have one "
-                                 f"{'batch' if BATCH else 'run-time size'}{' and one run-time size' if len(SIZES) == 2 else ''}")
+        run = _run_sizes(ins)
         outs = [np.empty(_shape(shape, run), dtype) for _, dtype, shape in OUTPUTS]
         in_ptrs = (ctypes.c_void_p * max(n, 1))(*[a.ctypes.data for a in ins])
         in_bytes = (ctypes.c_size_t * max(n, 1))(*[a.nbytes for a in ins])
@@ -268,6 +261,20 @@ def _count(run):  # "3 items", "3 items of 17 rows along dimension 1"
     if len(run) == 2:
         return f"{run[0]} items of {run[1]} rows along dimension {SIZES[1][0]}"
     return f"{run[0]} {_UNIT}"
+
+
+def _run_sizes(ins):
+    """SIZES: the items (rows) of this run as the checked inputs hold them, one per run-time size
+    (None without them); ValueError when the inputs disagree."""
+    run, first = None, None
+    for (name, _, _), a in zip(INPUTS, ins):
+        got = tuple(a.shape[d] for d, _ in SIZES)
+        if SIZES and run is None:
+            run, first = got, name
+        elif SIZES and got != run:
+            raise ValueError(f"input {name!r} holds {_count(got)} but input {first!r} {_count(run)}: a run's inputs have one "
+                             f"{'batch' if BATCH else 'run-time size'}{' and one run-time size' if len(SIZES) == 2 else ''}")
+    return run
 
 
 def _shape(shape, run):  # shape with the run's sizes

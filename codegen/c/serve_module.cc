@@ -92,19 +92,10 @@ def check_inputs(wrapper, arrays):
                          f"got {len(arrays)}")
     try:
         ins = [wrapper._input(spec, a) for spec, a in zip(wrapper.INPUTS, arrays)]
+        wrapper._run_sizes(ins)  # the inputs agree on the run-time sizes (batch, tokens)
     except (TypeError, ValueError) as e:
         raise BadRequest(str(e)) from None
-    sizes = [tuple(a.shape[d] for d, _ in wrapper.SIZES) for a in ins]  # the run-time sizes (batch, tokens)
-    if len(set(sizes)) > 1:
-        raise BadRequest("the inputs hold different run-time sizes (" + ", ".join(
-            f"dimension {d}" for d, _ in wrapper.SIZES) + "): " + ", ".join(
-            f"{spec[0]!r} {' x '.join(map(str, s))}" for spec, s in zip(wrapper.INPUTS, sizes)))
     return ins
-
-
-def batches(wrapper):
-    """Whether the build runs several requests as one call: a run-time batch (compile-model --dynamic batch=B)."""
-    return wrapper.BATCH
 
 
 def same_call(wrapper, a, b):
@@ -155,7 +146,7 @@ class Model:
         of arrays) or the exception its run raised (one failed call fails only its requests)."""
         loop = asyncio.get_running_loop()
         results = [None] * len(requests)
-        if not batches(self._w):
+        if not self._w.BATCH:  # no run-time batch (compile-model --dynamic batch=B): one call per request
             for i, r in enumerate(requests):
                 try:
                     results[i] = await loop.run_in_executor(None, self._run, r)
