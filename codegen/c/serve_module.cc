@@ -37,8 +37,10 @@ any other model runs the batch's requests one by one (with --dynamic seq=S alone
 own length). The native call runs in a thread, off the event loop.
 
 make_app(**options) makes the application (and build_app(dict) for `serve run ...:build_app
-KEY=VALUE`); options: num_replicas (default 1), or min_replicas/max_replicas/target_ongoing_requests for
-autoscaling; max_replicas_per_node; num_cpus (per replica, default num_threads); num_threads
+KEY=VALUE`); options: num_replicas (default 1), or autoscaling between min_replicas and max_replicas
+on the requests in flight per replica (target_ongoing_requests; initial_replicas, upscale_delay_s,
+downscale_delay_s, metrics_interval_s and look_back_period_s are Ray's, passed through: its
+defaults wait 30 s before adding a replica and 600 s before removing one); max_replicas_per_node; num_cpus (per replica, default num_threads); num_threads
 (default 1); max_batch_size (default: a run-time batch's most, else 8); batch_wait_timeout_s
 (default 0.002); max_ongoing_requests (default 2 * max_batch_size); model_dir; omp_wait_policy
 (default passive: the replicas' OpenMP threads sleep between runs instead of spinning, which
@@ -210,12 +212,20 @@ def build_app(args):
 def make_app(**options):
     """The bound application (see the module's documentation for the options)."""
     o = dict(options)
-    known = {"num_replicas", "min_replicas", "max_replicas", "target_ongoing_requests", "max_replicas_per_node", "num_cpus",
-             "num_threads", "max_batch_size", "batch_wait_timeout_s", "max_ongoing_requests", "model_dir", "omp_wait_policy"}
+    autoscaling = ("min_replicas", "max_replicas", "target_ongoing_requests", "initial_replicas", "upscale_delay_s",
+                   "downscale_delay_s", "metrics_interval_s", "look_back_period_s")
+    known = {"num_replicas", "max_replicas_per_node", "num_cpus", "num_threads", "max_batch_size", "batch_wait_timeout_s",
+             "max_ongoing_requests", "model_dir", "omp_wait_policy", *autoscaling}
     unknown = sorted(set(o) - known)
     if unknown:
         raise ValueError(f"{NAME}_serve: unknown options {unknown}; known: {sorted(known)}")
-    num = lambda k, cast, default=None: cast(o[k]) if o.get(k) is not None else default
+    def num(k, cast, default=None):
+        if o.get(k) is None:
+            return default
+        try:
+            return cast(o[k])
+        except (TypeError, ValueError):
+            raise ValueError(f"{NAME}_serve: option {k}={o[k]!r} is not {'an integer' if cast is int else 'a number'}") from None
     model_dir = o.get("model_dir") or _DIR
     wrapper = load_wrapper(model_dir)  # fails here, not in the replicas, when the files are missing
     threads = num("num_threads", int, 1)
@@ -227,13 +237,16 @@ def make_app(**options):
     if wait_policy:
         actor["runtime_env"] = {"env_vars": {"OMP_WAIT_POLICY": str(wait_policy).upper()}}
     deployment = {"max_ongoing_requests": num("max_ongoing_requests", int, 2 * batch), "ray_actor_options": actor}
-    if any(o.get(k) is not None for k in ("min_replicas", "max_replicas", "target_ongoing_requests")):
+    if any(o.get(k) is not None for k in autoscaling):
         if o.get("num_replicas") is not None:
-            raise ValueError(f"{NAME}_serve: num_replicas or autoscaling (min_replicas, max_replicas, "
-                             "target_ongoing_requests), not both")
+            raise ValueError(f"{NAME}_serve: num_replicas or autoscaling ({', '.join(autoscaling)}), not both")
         auto = {"min_replicas": num("min_replicas", int, 1), "max_replicas": num("max_replicas", int, 1)}
-        if o.get("target_ongoing_requests") is not None:
-            auto["target_ongoing_requests"] = num("target_ongoing_requests", float)
+        for k in autoscaling[2:]:
+            if o.get(k) is not None:
+                auto[k] = num(k, int if k == "initial_replicas" else float)
+        if not 0 <= auto["min_replicas"] <= auto["max_replicas"] or auto["max_replicas"] < 1:
+            raise ValueError(f"{NAME}_serve: autoscaling needs 0 <= min_replicas <= max_replicas and max_replicas >= 1, "
+                             f"not {auto['min_replicas']} and {auto['max_replicas']}")
         deployment["autoscaling_config"] = auto
     else:
         deployment["num_replicas"] = num("num_replicas", int, 1)

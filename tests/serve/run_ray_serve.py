@@ -8,9 +8,11 @@ max_replicas_per_node=1), so one replica per worker node. Then:
   1. 200 requests over HTTP from a bounded client (8 at a time), each one of the zoo input's
      items or a seeded random image: every answer must equal, bit for bit, the library's own run
      of that input through NAME.py (one thread, as the replicas run); a few DeploymentHandle
-     calls and an .npz answer (Accept: application/x-npz) too; and 24 requests to a second
-     application, the model built for one item (--input-shape), whose replica runs a batch's
-     requests one by one, against that build's own runs; then a small per-token model (made
+     calls and an .npz answer (Accept: application/x-npz) too; and requests to a second
+     application, the model built for one item (--input-shape), whose replicas run a batch's
+     requests one by one, against that build's own runs: it is autoscaled (1 to 2 replicas, one
+     request in flight per replica) and must reach two replicas under load and come back to one
+     when idle; then a small per-token model (made
      here with onnx.helper) built with a run-time token count, alone (--dynamic seq) and with a
      run-time batch (--dynamic batch --dynamic seq: requests of one length share a call), 24
      requests of 1 to 16 tokens each against the builds' own runs, and a request of 17 tokens
@@ -214,16 +216,38 @@ def main():
             fail(f"Accept: application/x-npz did not give the outputs by name (HTTP {status})")
         print(f"run_ray_serve: 200 HTTP requests and 2 handle calls equal to the library's runs ({time.time() - t0:.1f} s)",
               flush=True)
-        __import__(static + "_serve").run(num_replicas=1, num_threads=1, num_cpus=0)
+        # The one-item build, autoscaled between 1 and 2 replicas on one request in flight per replica
+        # (Ray's delays shortened): rounds of 24 requests, 8 in flight, until two replicas run, then
+        # idle until one is left.
+        __import__(static + "_serve").run(min_replicas=1, max_replicas=2, target_ongoing_requests=1, upscale_delay_s=0.5,
+                                          downscale_delay_s=2, metrics_interval_s=0.2, look_back_period_s=1,
+                                          num_threads=1, num_cpus=0)
         url_static = f"http://127.0.0.1:{port}/{static}"
-        with concurrent.futures.ThreadPoolExecutor(8) as ex:
-            res = list(ex.map(lambda i: (i % len(inputs), *post(url_static, npy(inputs[i % len(inputs)]))), range(24)))
-        for k, status, body in res:
-            y = np.load(io.BytesIO(body), allow_pickle=False) if status == 200 else None
-            if y is None or not np.array_equal(y, refs_static[k]):
-                fail(f"the one-item build's application: input {k} got HTTP {status} or a wrong answer")
+        t_up, sent = time.time(), 0
+        while True:
+            with concurrent.futures.ThreadPoolExecutor(8) as ex:
+                res = list(ex.map(lambda i: (i % len(inputs), *post(url_static, npy(inputs[i % len(inputs)]))), range(24)))
+            for k, status, body in res:
+                y = np.load(io.BytesIO(body), allow_pickle=False) if status == 200 else None
+                if y is None or not np.array_equal(y, refs_static[k]):
+                    fail(f"the one-item build's application: input {k} got HTTP {status} or a wrong answer")
+            sent += len(res)
+            counts = replicas(serve.status(), static)
+            if running(counts) >= 2:
+                break
+            if time.time() - t_up > 90:
+                fail(f"the autoscaled {static} did not reach 2 running replicas under load within 90 s: {counts}")
+        t_up = time.time() - t_up
+        t_down = time.time()
+        while running(counts) != 1 or len(counts) != 1:
+            if time.time() - t_down > 90:
+                fail(f"the autoscaled {static} did not get back to 1 replica within 90 s of idling: {counts}")
+            time.sleep(0.5)
+            counts = replicas(serve.status(), static)
         serve.delete(static)
-        print(f"run_ray_serve: 24 requests to {static} (built for one item) equal to its library's runs", flush=True)
+        print(f"run_ray_serve: {sent} requests to {static} (built for one item) equal to its library's runs; autoscaled "
+              f"from 1 to 2 replicas under load in {t_up:.1f} s, back to 1 after {time.time() - t_down:.1f} s idle",
+              flush=True)
         for tok_name, (tok_out, tok_inputs, tok_refs) in tokens.items():
             __import__(tok_name + "_serve").run(num_replicas=1, num_threads=1, num_cpus=0)
             tok_url = f"http://127.0.0.1:{port}/{tok_name}"
