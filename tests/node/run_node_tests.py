@@ -58,6 +58,11 @@ Conventions:
   plain inputs (passes/layout.cc).
 - --forbid-calls expf,fmaxf,... fails a case whose binary imports one of those
   functions (nm -u): CMake passes the libm functions the kernels must not call.
+- --shard I/N (or I,J/N) runs a share of the cases: those of each op (the
+  model's first node's op type) are dealt round-robin in name order to N
+  shards and the cases dealt to the listed shards run, so every op keeps its
+  first case in shard 0. The sanitized build runs shard 0 of 3 (see
+  tests/CMakeLists.txt).
 - Output is deterministic: failures in case-name order, then the summary,
   the elapsed time, and last the line `N passed, M failed, K unsupported`.
   Exit status 0 iff no case failed (and passed >= --expect-min-pass).
@@ -686,6 +691,29 @@ def report(results, args, elapsed, out=sys.stdout):
     return ok
 
 
+def shard_cases(cases, spec):
+    """The cases (sorted paths) dealt to the shards of spec ("I/N" or "I,J/N"): each op's cases,
+    by the first node's op type, go round-robin in name order to shards 0..N-1."""
+    m = re.fullmatch(r"(\d+(?:,\d+)*)/(\d+)", spec)
+    if not m:
+        raise ValueError("expected I/N or I,J,.../N (e.g. 0/3)")
+    n = int(m.group(2))
+    keep = {int(i) for i in m.group(1).split(",")}
+    if n < 1 or not all(i < n for i in keep):
+        raise ValueError("each shard must be below N, and N at least 1")
+    dealt = {}
+    chosen = []
+    for c in cases:
+        model = onnx.load(os.path.join(c, "model.onnx"), load_external_data=False)
+        nodes = model.graph.node
+        key = (nodes[0].domain, nodes[0].op_type) if nodes else ("", "")
+        k = dealt.get(key, 0)
+        dealt[key] = k + 1
+        if k % n in keep:
+            chosen.append(c)
+    return chosen
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -716,6 +744,9 @@ def main(argv=None):
     ap.add_argument("--junit", default=None, help="write JUnit XML here")
     ap.add_argument("--json", default=None, help="write results as JSON here")
     ap.add_argument("--expect-min-pass", type=int, default=None)
+    ap.add_argument("--shard", default=None,
+                    help="I/N or I,J,.../N: only the cases dealt to those of N shards, each op's "
+                         "cases dealt round-robin in name order (each op's first case is in shard 0)")
     ap.add_argument("--forbid-calls", default="",
                     help="comma-separated functions no generated binary may import "
                          "(nm -u), e.g. expf,fmaxf: a case whose binary does fails")
@@ -750,6 +781,12 @@ def main(argv=None):
                    if d.startswith("test_")
                    and os.path.isfile(os.path.join(args.cases, d, "model.onnx"))
                    and (rx is None or rx.search(d)))
+    if args.shard:
+        try:
+            cases = shard_cases(cases, args.shard)
+        except ValueError as e:
+            print("run_node_tests: --shard %s: %s" % (args.shard, e), file=sys.stderr)
+            return 2
     if not cases:
         print("run_node_tests: no cases in %s%s" % (
             args.cases, " matching %r" % args.filter if args.filter else ""), file=sys.stderr)
