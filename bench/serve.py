@@ -14,7 +14,10 @@ sent at its time whatever the others do) for a window per rate, against:
             generator, the HTTP proxy and the replicas share the machine
 Per set-up and rate: achieved throughput and p50/p99 latency; the latency-bounded throughput is
 the highest achieved rate whose p99 stays within 50, 100 and 200 ms. For the trivial model the
-p50 at a low rate is the per-request cost of each path. Writes RESULTS/serve.json and serve.md.
+p50 at a low rate is the per-request cost of each path. Where that cost goes: with one replica,
+each Ray process's CPU time (/proc) over a window of requests at 20/s, less its CPU over an idle
+window as long, per request, grouped (replica, HTTP proxy, controller, GCS, raylet, agents,
+the load generator). Writes RESULTS/serve.json and serve.md.
 
 Usage (after cmake --build build --target compile-model loadgen; Ray from requirements-serve.txt):
   .venv/bin/python bench/serve.py                       # ~10 min on 2 cores
@@ -129,6 +132,59 @@ async def http_load(url, body, rate, window, seed):
     return summary(rate, window, lat, done, errors)
 
 
+# Ray's processes by their titles (setproctitle: "ray::ServeReplica:...", "ray::ProxyActor"...)
+# or command lines; this process is the load generator.
+CPU_GROUPS = (("ServeReplica", "replica"), ("ProxyActor", "HTTP proxy"), ("ServeController", "controller"),
+              ("gcs_server", "GCS"), ("raylet", "raylet"), ("dashboard", "agents and monitors"),
+              ("log_monitor", "agents and monitors"), ("monitor.py", "agents and monitors"),
+              ("runtime_env", "agents and monitors"), ("ray::", "other Ray workers"), ("default_worker", "other Ray workers"))
+
+
+def cpu_by_process():
+    """{pid: (group, CPU seconds used so far, user + system)} of this machine's processes."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()  # from the state on: utime, stime are the 12th and 13th
+        group = "load generator" if int(pid) == os.getpid() else next((g for key, g in CPU_GROUPS if key in cmd), None)
+        if group:
+            out[int(pid)] = (group, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def cpu_delta(before, after):
+    """CPU seconds per group between two cpu_by_process() snapshots (processes present in both)."""
+    out = {}
+    for pid, (group, t) in after.items():
+        if pid in before:
+            out[group] = out.get(group, 0.0) + t - before[pid][1]
+    return out
+
+
+def cpu_per_request(url, body, rate, window, seed):
+    """CPU ms per request of each of Ray's processes and the load generator: the CPU used over a
+    window of requests at `rate`, less that of an idle window as long (Ray's own background work)."""
+    snap = cpu_by_process()
+    time.sleep(window)
+    idle = cpu_delta(snap, cpu_by_process())
+    snap = cpu_by_process()
+    r = asyncio.run(http_load(url, body, rate, window, seed))
+    busy = cpu_delta(snap, cpu_by_process())
+    n = max(1, r["completed"])
+    groups = sorted(set(idle) | set(busy))
+    return {"requests": r["completed"], "p50_ms": r["p50_ms"], "idle_cpu_ms_per_s": {g: 1e3 * idle.get(g, 0.0) / window for g in groups},
+            "cpu_ms_per_request": {g: 1e3 * (busy.get(g, 0.0) - idle.get(g, 0.0)) / n for g in groups}}
+
+
 def sustained(rates, bound):
     ok = [r["achieved_per_s"] for r in rates if r["completed"] and not r["errors"] and r["p99_ms"] <= bound]
     return max(ok) if ok else 0.0
@@ -181,6 +237,7 @@ def main():
     out = {"cpu": cpu_name(), "threads": T,
            "window_s": a.window, "rates": rates, "command": "bench/serve.py " + " ".join(sys.argv[1:]), "results": {}}
     res = out["results"]
+    cpu = out["cpu_per_request"] = {}
 
     def record(key, r):
         res.setdefault(key, []).append(r)
@@ -216,6 +273,11 @@ def main():
                 asyncio.run(http_load(url, buf.getvalue(), 5.0, 1.0, 99))  # warm-up
                 for i, rate in enumerate(rates if nm == a.model else [20.0]):
                     record(f"{nm} ray x{reps}", asyncio.run(http_load(url, buf.getvalue(), rate, a.window, i)))
+                if reps == 1:
+                    c = cpu_per_request(url, buf.getvalue(), 20.0, a.window, 50)
+                    cpu[nm] = c
+                    print(f"{nm} ray x1: CPU ms per request " +
+                          ", ".join(f"{g} {v:.2f}" for g, v in c["cpu_ms_per_request"].items()), flush=True)
                 serve.delete(nm)
     finally:
         serve.shutdown()
@@ -236,6 +298,21 @@ def main():
     for key, rs in res.items():
         if key.startswith("trivial"):
             lines.append(f"| {key} | {rs[0]['p50_ms']:.2f} | {rs[0]['p99_ms']:.2f} |")
+    if cpu:
+        groups = sorted({g for c in cpu.values() for g in c["cpu_ms_per_request"]})
+        tick_ms = 1e3 / os.sysconf("SC_CLK_TCK")
+        n_min = min(c["requests"] for c in cpu.values())
+        lines += ["", f"Where a request's CPU goes (ray x1 at 20 requests/s over {a.window:g} s; per process group, user + "
+                  "system CPU ms per request, less the same group's CPU in an idle window as long; the idle column is "
+                  f"Ray's background CPU, ms per second; /proc counts in ticks of {tick_ms:g} ms, so each figure is within "
+                  f"about {tick_ms / max(1, n_min):.2f} ms):", "",
+                  "| process | " + " | ".join(f"{nm} ms/request" for nm in cpu) + " | idle ms/s |",
+                  "|---|" + "---|" * (len(cpu) + 1)]
+        for g in groups:
+            lines.append(f"| {g} | " + " | ".join(f"{c['cpu_ms_per_request'].get(g, 0.0):.2f}" for c in cpu.values()) +
+                         f" | {next(iter(cpu.values()))['idle_cpu_ms_per_s'].get(g, 0.0):.1f} |")
+        lines.append("| all | " + " | ".join(f"{sum(c['cpu_ms_per_request'].values()):.2f}" for c in cpu.values()) +
+                     f" | {sum(next(iter(cpu.values()))['idle_cpu_ms_per_s'].values()):.1f} |")
     lines += ["", "| set-up | rate/s | achieved/s | p50 ms | p99 ms | errors |", "|---|---|---|---|---|---|"]
     for key, rs in res.items():
         for r in rs:
