@@ -61,7 +61,7 @@ Conventions:
 - --shard I/N (or I,J/N) runs a share of the cases: those of each op (the
   model's first node's op type) are dealt round-robin in name order to N
   shards and the cases dealt to the listed shards run, so every op keeps its
-  first case in shard 0. The sanitized build runs shard 0 of 3 (see
+  first case in shard 0. The sanitized build runs shard 0 of 4 (see
   tests/CMakeLists.txt).
 - Output is deterministic: failures in case-name order, then the summary,
   the elapsed time, and last the line `N passed, M failed, K unsupported`.
