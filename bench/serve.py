@@ -302,6 +302,7 @@ def main():
         groups = sorted({g for c in cpu.values() for g in c["cpu_ms_per_request"]})
         tick_ms = 1e3 / os.sysconf("SC_CLK_TCK")
         n_min = min(c["requests"] for c in cpu.values())
+        idle = next(iter(cpu.values()))["idle_cpu_ms_per_s"]  # the first model's idle window
         lines += ["", f"Where a request's CPU goes (ray x1 at 20 requests/s over {a.window:g} s; per process group, user + "
                   "system CPU ms per request, less the same group's CPU in an idle window as long; the idle column is "
                   f"Ray's background CPU, ms per second; /proc counts in ticks of {tick_ms:g} ms, so each figure is within "
@@ -310,9 +311,9 @@ def main():
                   "|---|" + "---|" * (len(cpu) + 1)]
         for g in groups:
             lines.append(f"| {g} | " + " | ".join(f"{c['cpu_ms_per_request'].get(g, 0.0):.2f}" for c in cpu.values()) +
-                         f" | {next(iter(cpu.values()))['idle_cpu_ms_per_s'].get(g, 0.0):.1f} |")
+                         f" | {idle.get(g, 0.0):.1f} |")
         lines.append("| all | " + " | ".join(f"{sum(c['cpu_ms_per_request'].values()):.2f}" for c in cpu.values()) +
-                     f" | {sum(next(iter(cpu.values()))['idle_cpu_ms_per_s'].values()):.1f} |")
+                     f" | {sum(idle.values()):.1f} |")
     lines += ["", "| set-up | rate/s | achieved/s | p50 ms | p99 ms | errors |", "|---|---|---|---|---|---|"]
     for key, rs in res.items():
         for r in rs:

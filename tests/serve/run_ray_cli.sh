@@ -10,6 +10,7 @@
 # Usage: run_ray_cli.sh COMPILE_MODEL ZOO_DIR NAME WORK_DIR PYTHON
 set -euo pipefail
 cc_model=$1 zoo=$2 name=$3 work=$4 py=$5
+here=$(cd "$(dirname "$0")" && pwd)
 bin=$(dirname "$py")
 export PATH="$bin:$PATH"
 fail() { echo "run_ray_cli: FAIL: $*" >&2; exit 1; }
@@ -44,22 +45,23 @@ for i in $(seq 1 60); do
   sleep 2
 done
 [ "$code" = 200 ] || fail "POST /model answered HTTP $code within 120 s"
-(cd "$work/out" && "$py" - "$work" "$gcs" << 'EOF'
+(cd "$work/out" && "$py" - "$work" "$gcs" "$here" << 'EOF'
 import sys
 import numpy as np
 import ray
 from ray import serve
 import model
 work, gcs = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+from run_ray_serve import replicas, running  # the replica counts the cluster test reads
 x, y = np.load(f"{work}/in.npy"), np.load(f"{work}/out.npy")
 with model.Model(num_threads=1) as m:
     ref = m.run(x)
 if y.shape != ref.shape or not np.array_equal(y, ref):
     sys.exit(f"run_ray_cli: FAIL: the answer to {x.shape} differs from the library's run")
 ray.init(address=f"127.0.0.1:{gcs}", log_to_driver=False)
-app = serve.status().applications["default"]
-states = {str(s): n for d in app.deployments.values() for s, n in d.replica_states.items()}
-if sum(n for s, n in states.items() if s.endswith("RUNNING")) != 2:
+states = replicas(serve.status(), "default")
+if running(states) != 2:
     sys.exit(f"run_ray_cli: FAIL: replicas {states}, expected 2 running")
 print(f"run_ray_cli: curl's answer for {x.shape[0]} items equal to the library's run; replicas {states}")
 EOF
