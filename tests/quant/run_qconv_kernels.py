@@ -1,17 +1,19 @@
 """tests/quant/run_qconv_kernels.py — onnxc's integer convolution kernels (QLinearConv and
 ConvInteger with constant weights) against ONNX Runtime, exactly.
 
-Each case is one node written with onnx.helper: uint8 x as the graph input, seeded random
-weights as initializers, over the shapes the kernels treat apart: an odd channel count (a pair
-half empty), output channels past a multiple of 8 (padding lanes), a block left over after the
-pairs of blocks, rows whose width is not a multiple of the register tile, asymmetric pads,
-strides, dilations, groups, a reduction over 2304 products, per-tensor and per-channel weight
-zero points (zero and not), outputs that saturate, depthwise convs (their own kernel, strided and
-dilated too), a channel multiplier of 2 (the direct kernel), and ConvInteger's int32 output. Every case is compiled twice, at 2 threads with every
-loop nest that can go parallel made parallel (--parallel-min-work 1):
-  - for the host (its vector code: on x86-64 with AVX2 the _mm256_madd_epi16 path), and
+Each case is one node written with onnx.helper: uint8 x as the graph input (int8 x and y in one
+case), seeded random weights as initializers, over the shapes the kernels treat apart: an odd
+channel count (a pair half empty), output channels past a multiple of 8 (padding lanes), a block
+left over after the pairs of blocks, rows whose width is not a multiple of the register tile,
+asymmetric pads, strides, dilations, groups, a reduction over 2304 products, per-tensor and per-
+channel weight zero points (zero and not), outputs that saturate, depthwise convs (their own
+kernel: strided, dilated, 5x5 with unequal strides, in several bands of rows, ConvInteger's too), a
+channel multiplier of 2 (the direct kernel), and ConvInteger's int32 output. Every case is compiled
+twice, at 2 threads with every loop nest that can go parallel made parallel (--parallel-min-work 1):
+  - for the host (its vector code: on x86-64 with AVX2 the _mm256_madd_epi16 path and the
+    depthwise kernel's vector requantization), and
   - on x86-64 also for --target x86-64-sse4 (no AVX2: the plain-C form of the same kernel);
---dump-ir must name the kernel the case is meant to reach ("16-bit pairs" or the direct one),
+--dump-ir must name the kernel the case is meant to reach ("16-bit pairs", depthwise or direct),
 and the binary's output must equal ONNX Runtime's (CPU provider, one thread) element for element:
 both accumulate exactly in int32 and requantize with the same float32 multiplier and rounding.
 ONNX Runtime's uint8 x int8 kernels saturate int16 pair sums where the CPU has no VNNI; there
@@ -36,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quant_common import vnni  # noqa: E402
 
 # name: (x shape, M, kernel, strides, pads, dilations, group, weight type, weight zero point
-#        ("zero", "tensor" or "channel"), bias, y_scale factor, op, kernel expected)
+#        ("zero", "tensor" or "channel"), bias, y_scale factor, op, kernel expected[, activation
+#        type: "u8" (the default) or "s8", for x and y])
 CASES = {
     "first_layer_c3": ((1, 3, 17, 19), 16, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv", "pairs"),
     "m5_asym_pads": ((1, 7, 9, 10), 5, (3, 3), (1, 1), (0, 1, 1, 0), (1, 1), 1, "u8", "channel", True, 1.0, "QLinearConv", "pairs"),
@@ -51,6 +54,14 @@ CASES = {
     "depthwise": ((1, 16, 9, 9), 16, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 16, "s8", "zero", True, 1.0, "QLinearConv", "depthwise"),
     "depthwise_s2_dilated": ((2, 12, 15, 14), 12, (3, 3), (2, 2), (2, 1, 1, 2), (2, 1), 12, "u8", "channel", True, 1.0, "QLinearConv",
                              "depthwise"),
+    "depthwise_bands_saturating": ((1, 4, 75, 70), 4, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4, "s8", "channel", True, 0.05, "QLinearConv",
+                                   "depthwise"),
+    "depthwise_5x5_s3x2": ((1, 8, 23, 20), 8, (5, 5), (3, 2), (2, 1, 2, 3), (1, 1), 8, "u8", "tensor", True, 1.0, "QLinearConv",
+                           "depthwise"),
+    "depthwise_s8_activations": ((2, 6, 17, 40), 6, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 6, "s8", "channel", True, 0.5, "QLinearConv",
+                                 "depthwise", "s8"),
+    "depthwise_convinteger": ((1, 5, 12, 13), 5, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 5, "u8", "tensor", False, 1.0, "ConvInteger",
+                              "depthwise"),
     "channel_multiplier_2": ((1, 6, 8, 8), 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6, "s8", "channel", True, 1.0, "QLinearConv",
                              "direct"),
     "convinteger": ((1, 6, 8, 9), 10, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "tensor", False, 1.0, "ConvInteger", "pairs"),
@@ -58,7 +69,9 @@ CASES = {
 
 
 def make_case(name, spec, rng):
-    xs, M, k, strides, pads, dil, group, wt, wzp, bias, yfac, op, _ = spec
+    xs, M, k, strides, pads, dil, group, wt, wzp, bias, yfac, op = spec[:12]
+    s8x = act(spec) == "s8"
+    xdt, xnp = (TensorProto.INT8, np.int8) if s8x else (TensorProto.UINT8, np.uint8)
     C = xs[1]
     lo, hi, dt, npt = (0, 255, TensorProto.UINT8, np.uint8) if wt == "u8" else (-128, 127, TensorProto.INT8, np.int8)
     w = rng.integers(lo, hi + 1, size=(M, C // group) + k).astype(npt)
@@ -69,7 +82,7 @@ def make_case(name, spec, rng):
     else:
         wz = rng.integers(lo // 2, hi // 2 + 1, size=M).astype(npt) if wt == "s8" else rng.integers(100, 160, size=M).astype(npt)
     wz = wz if wz.size > 1 else wz.reshape(())
-    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(117, np.uint8), "x_zp"),
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(-11 if s8x else 117, xnp), "x_zp"),
              numpy_helper.from_array(wz, "w_zp")]
     yshape = [xs[0], M] + [(xs[2 + i] + pads[i] + pads[i + 2] - dil[i] * (k[i] - 1) - 1) // strides[i] + 1 for i in range(2)]
     attrs = dict(kernel_shape=list(k), strides=list(strides), pads=list(pads), dilations=list(dil), group=group)
@@ -82,18 +95,23 @@ def make_case(name, spec, rng):
         K = C // group * k[0] * k[1]
         y_scale = np.float32(x_scale * 0.01 * 60 * 60 * np.sqrt(K) / 40 * yfac)
         inits += [numpy_helper.from_array(np.array(x_scale), "x_scale"), numpy_helper.from_array(ws, "w_scale"),
-                  numpy_helper.from_array(np.array(y_scale), "y_scale"), numpy_helper.from_array(np.array(128, np.uint8), "y_zp")]
+                  numpy_helper.from_array(np.array(y_scale), "y_scale"), numpy_helper.from_array(np.array(3 if s8x else 128, xnp), "y_zp")]
         ins = ["x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp"]
         if bias:
             inits.append(numpy_helper.from_array(rng.integers(-3000, 3000, size=M).astype(np.int32), "b"))
             ins.append("b")
         node = helper.make_node("QLinearConv", ins, ["y"], name=name, **attrs)
-        out = helper.make_tensor_value_info("y", TensorProto.UINT8, yshape)
-    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.UINT8, xs)], [out], inits)
+        out = helper.make_tensor_value_info("y", xdt, yshape)
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", xdt, xs)], [out], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     onnx.checker.check_model(m)
     return m
+
+
+def act(spec):
+    """The case's activation type (x and y): "u8" or "s8"."""
+    return spec[13] if len(spec) > 13 else "u8"
 
 
 def u8_twin(m):
@@ -128,10 +146,10 @@ def main():
         m = make_case(name, spec, rng)
         path = os.path.join(d, "model.onnx")
         onnx.save(m, path)
-        x = rng.integers(0, 256, size=spec[0]).astype(np.uint8)
+        x = rng.integers(-128, 128, size=spec[0]).astype(np.int8) if act(spec) == "s8" else rng.integers(0, 256, size=spec[0]).astype(np.uint8)
         xin = os.path.join(d, "x.npy")
         np.save(xin, x)
-        twin = spec[7] == "s8" and not vnni()
+        twin = spec[7] == "s8" and act(spec) == "u8" and not vnni()  # (ONNX Runtime has no int8 x uint8 QLinearConv)
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         ref_model = u8_twin(m) if twin else m
@@ -146,7 +164,7 @@ def main():
                 continue
             kernel = [l for l in c.stdout.splitlines() if l.strip().startswith("%y: ")]
             said = kernel[0] if kernel else ""
-            got = "pairs" if "16-bit pairs" in said else "depthwise" if "depthwise, int16 plane" in said else "direct"
+            got = "pairs" if "16-bit pairs" in said else "depthwise" if "depthwise, phase planes" in said else "direct"
             if not kernel or got != spec[12]:
                 failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {spec[12]} kernel")
             out = os.path.join(out_dir, "y.npy")
@@ -162,7 +180,8 @@ def main():
             diff = int(np.count_nonzero(y != ref))
             share = ""
             if spec[11] == "QLinearConv":
-                share = f", {100 * float(np.mean((ref == 0) | (ref == 255))):.0f}% saturated"
+                lo, hi = (-128, 127) if act(spec) == "s8" else (0, 255)
+                share = f", {100 * float(np.mean((ref == lo) | (ref == hi))):.0f}% saturated"
             print(f"{what}: {'PASS' if diff == 0 else 'FAIL'}: {diff} of {y.size} elements differ from ONNX Runtime {ort.__version__}"
                   f"{' (on the uint8 twin: no VNNI here)' if twin else ''}{share}; kernel: {kernel[0].split(':', 1)[1].strip() if kernel else '?'}")
             if diff:

@@ -12,9 +12,10 @@
 //    by qconv_weight_layout): direct, on 16-bit pairs of input channels, register tiles of int32
 //    accumulators (16 output channels x 6 positions) updated by _mm256_madd_epi16 on AVX2
 //    targets and by the same sums in plain C elsewhere, requantized in vectors (emit_qconv_pairs).
-//  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), the channel as int16
-//    x - x_zero_point on a padded plane, one simd loop per kernel tap over all the outputs'
-//    int32 accumulators (emit_qconv_depthwise).
+//  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), bands of output rows; the
+//    band's input as int32 x - x_zero_point on phase planes (one per stride phase, padding
+//    included), one simd loop over the band's outputs summing all the kernel taps in registers,
+//    then the requantization (AVX2 vectors packed to bytes on AVX2 targets) (emit_qconv_depthwise).
 //  - Other ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
 //    row (all spatial dims but the last) and chunk of at most kChunk positions along the last,
 //    an accumulator row on the stack; per input channel and kernel position the valid range
@@ -601,61 +602,85 @@ void emit_qconv_pairs(CEmit& e) {
 
 // ---------------------------------------------------------------- depthwise QLinearConv, ConvInteger
 
-// A depthwise task's plane and accumulators on its stack, at most.
-constexpr int64_t kDepthwiseBytes = 192 << 10;
+// The most kernel taps the depthwise kernel unrolls (its sums of products then stay far inside
+// int32), about the most bytes a band's planes take (an L1-resident working set), and the most a
+// task keeps on its stack (planes, sums, outputs; wider or more dilated convolutions go to the
+// direct kernel).
+constexpr int64_t kDepthwiseTaps = 64;
+constexpr int64_t kDepthwiseBandBytes = 16 << 10;
+constexpr int64_t kDepthwiseStackBytes = 192 << 10;
 
-// The padded plane of a depthwise task and its accumulators: output position (oh, ow) is
-// accumulator p = oh * OP + ow, which reads plane element SW * p + kh * DH * PW + kw * DW for tap
-// (kh, kw): PW (the plane's width) is a multiple of SW and OP = SH * PW / SW, so that one index
-// runs over every output row; the accumulators at ow >= OW are computed and dropped.
+// A depthwise task (image, channel) runs in bands of R output rows. A band's padded input rows
+// are split by the strides into SH x SW phase planes of QH x QW int32 (as TVM's and XNNPACK's
+// strided depthwise kernels split them): padded element (j, t) of the band is phase
+// (j % SH, t % SW) at (j / SH) * QW + t / SW, so that output (oh, ow) of the band is p = oh * QW +
+// ow and tap (kh, kw) reads its phase plane at p + (kh * DH / SH) * QW + kw * DW / SW: one index
+// with unit stride runs over all the band's outputs, for every stride; the positions at ow >= OW
+// are computed and dropped (QW - OW = (KW - 1) * DW / SW of them per row).
 struct DwGeom {
-  int64_t PW = 0, PH = 0, OP = 0;
-  int64_t bytes(const ConvGeom& g) const { return PH * PW * 2 + g.out[0] * OP * 8; }  // plane, accumulators, outputs
+  int64_t R = 0, QH = 0, QW = 0;
+  int64_t plane() const { return QH * QW; }
+  int64_t bytes(const ConvGeom& g) const { return (g.s[0] * g.s[1] * plane() + 2 * R * QW) * 4; }
+  // Where tap (kh, kw) starts in the planes.
+  int64_t tap(const ConvGeom& g, int64_t kh, int64_t kw) const {
+    const int64_t h = kh * g.d[0], w = kw * g.d[1];
+    return ((h % g.s[0]) * g.s[1] + w % g.s[1]) * plane() + h / g.s[0] * QW + w / g.s[1];
+  }
 };
 
 DwGeom dw_geom(const ConvGeom& g) {
   DwGeom d;
-  const int64_t SW = g.s[1];
-  d.PW = ((g.out[1] - 1) * SW + (g.k[1] - 1) * g.d[1] + 1 + SW - 1) / SW * SW;
-  d.OP = g.s[0] * (d.PW / SW);
-  const int64_t last = SW * (g.out[0] * d.OP - 1) + (g.k[0] - 1) * g.d[0] * d.PW + (g.k[1] - 1) * g.d[1];
-  d.PH = last / d.PW + 1;
+  const int64_t dh = (g.k[0] - 1) * g.d[0] / g.s[0], dw = (g.k[1] - 1) * g.d[1] / g.s[1];
+  d.QW = g.out[1] + dw;
+  const int64_t extra = dh + (dw > 0 ? 1 : 0);  // the last row's dropped positions read one row on
+  const int64_t rows = std::max<int64_t>(1, kDepthwiseBandBytes / (4 * g.s[0] * g.s[1] * d.QW) - extra);
+  const int64_t bands = (g.out[0] + rows - 1) / rows;
+  d.R = (g.out[0] + bands - 1) / bands;  // bands of equal height, the last one at most as high
+  d.QH = d.R + extra;
   return d;
 }
 
 // Whether a 2-D depthwise QLinearConv / ConvInteger (one input and one output channel per group)
-// runs on a padded int16 plane per channel (emit_qconv_depthwise).
+// runs on phase planes (emit_qconv_depthwise).
 bool qconv_depthwise_apply(const QConvGeom& q) {
   const ConvGeom& g = q.conv;
-  if (g.rank() != 2 || g.CG != 1 || g.MG != 1 || g.N == 0 || g.out_size() == 0) return false;
-  if (g.out[0] > (int64_t{1} << 20) || g.out[1] > (int64_t{1} << 20)) return false;
-  return !q.products_wrap && dw_geom(g).bytes(g) <= kDepthwiseBytes;
+  if (g.rank() != 2 || g.CG != 1 || g.MG != 1 || g.N == 0 || g.out_size() == 0 || q.products_wrap) return false;
+  if (g.out[1] > (int64_t{1} << 16) || g.k_size() > kDepthwiseTaps || g.s[0] * g.s[1] > 16) return false;
+  return dw_geom(g).bytes(g) <= kDepthwiseStackBytes;
 }
 
-// Depthwise, tasks (image, channel): the channel's input as int16 x - x_zero_point on a plane
-// with the padding (zeros) around it (DwGeom), then int32 accumulators for every output
-// position, each kernel tap adding its (w - w_zero_point) times the plane in one simd loop over
-// all of them (exact products), and one simd loop that adds the bias (modulo 2^32) and
-// requantizes as the direct kernel, whose rows of OW values are then copied out.
+// "v + c" / "v - c" / "v".
+std::string plus(const std::string& v, int64_t c) { return sum_terms({v, c ? fmt::format("{}", c) : ""}); }
+
+// Depthwise, tasks (image, channel), bands of output rows (DwGeom): the band's input as int32
+// x - x_zero_point on phase planes with the padding (zeros), then one simd loop over the band's
+// outputs that sums their taps' (w - w_zero_point) times the planes (exact int32 products), and
+// one that adds the bias (modulo 2^32) and requantizes (on AVX2 targets, 32 positions at a time
+// in vectors packed to bytes); the rows of OW values are then copied out.
 void emit_qconv_depthwise(CEmit& e) {
   const QConvGeom& q = qconv_geom(e.node);
   const ConvGeom& g = q.conv;
   const DwGeom dg = dw_geom(g);
   const int64_t IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
-  const int64_t SW = g.s[1], DH = g.d[0], DW = g.d[1], PT = g.pb[0], PL = g.pb[1];
-  const int64_t PH = dg.PH, PW = dg.PW, OP = dg.OP;
+  const int64_t SH = g.s[0], SW = g.s[1], PT = g.pb[0], PL = g.pb[1];
+  const int64_t R = dg.R, QH = dg.QH, QW = dg.QW, BP = R * QW;
   const size_t xi = static_cast<size_t>(q.x), wi = static_cast<size_t>(q.w);
   const char* xt = e.in_ctype(xi);
-  e.variant = "depthwise, int16 plane";
-  e("/* {}: depthwise, tasks (image, channel): x - x_zero_point as int16 on a {}x{} plane with its padding; output (oh, ow) */",
-    e.node.op_type, PH, PW);
-  e("/* is accumulator oh * {} + ow, which tap (kh, kw) adds from plane element {} * p + kh * {} + kw * {}: one simd loop */",
-    OP, SW, DH * PW, DW);
-  e("/* per tap over all outputs (exact products; those at ow >= {} are dropped), then the requantization per row */", OW);
+  // The requantization as AVX2 vectors (QLinearConv with byte outputs on AVX2 targets).
+  const bool vec = q.qlinear && (e.out_dtype(0) == DType::U8 || e.out_dtype(0) == DType::I8) && e.target.arch == "x86-64" &&
+                   std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0;
+  e.variant = vec ? "depthwise, phase planes, AVX2 requantization" : "depthwise, phase planes";
+  e("/* {}: depthwise, tasks (image, channel), bands of {} output rows: x - x_zero_point as int32 on {} phase plane(s) of {}x{} */",
+    e.node.op_type, R, SH * SW, QH, QW);
+  e("/* with the padding; band output (oh, ow) is p = oh * {} + ow, one simd loop over p sums the {} taps (those at ow >= {} */", QW,
+    KH * KW, OW);
+  e("/* are dropped), another requantizes */");
   const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(KH * KW);
   open_tasks(e, {{"n", g.N, 1}, {"c", g.M, 1}}, g.N * g.M > 1 && e.parallel(work));
-  e("int16_t pl[{}];", PH * PW);
-  e("int32_t acc[{}];", OH * OP);
+  e("int32_t pl[{}];", SH * SW * dg.plane());
+  e("int32_t acc[{}];", BP);
+  const char* yt = e.out_ctype(0);
+  e("{} qv[{}];", yt, BP);
   e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
   e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({term("c", q.w_zp.step)}), "int32_t"));
   e("const int32_t bm = {};", q.bias >= 0 ? fmt::format("{}[c]", e.in(static_cast<size_t>(q.bias))) : "0");
@@ -664,39 +689,78 @@ void emit_qconv_depthwise(CEmit& e) {
       param(e, q.w_scale, sum_terms({term("c", q.w_scale.step)}), "float"), param(e, q.y_scale, "0", "float"));
     e("const float yz = {};", param(e, q.y_zp, "0", "float"));
   }
+  if (vec) {
+    e("#if defined(__AVX2__)");
+    e("const __m256i bv = _mm256_set1_epi32(bm);");
+    e("const __m256 mv = _mm256_set1_ps(mult), yzv = _mm256_set1_ps(yz), lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});",
+      c_float(q.qmin), c_float(q.qmax));
+    e("#endif");
+  }
   e("const {}* restrict xc = {} + (n * {} + c) * {};", xt, e.in(xi), g.C, IH * IW);
   e("const {}* restrict wc = {} + c * {};", e.in_ctype(wi), e.in(wi), KH * KW);
-  // The plane: row j is input row j - PT, column t input column t - PL.
-  e("for (int64_t j = 0; j < {}; ++j) {{", PH);
-  e("int16_t* restrict d = pl + j * {};", PW);
-  e("const int64_t ih = {};", sum_terms({"j", PT ? fmt::format("-{}", PT) : ""}));
-  emit_padded_row(e, PW, IH, IW, PL, [&](int64_t lo, int64_t hi) {
-    simd(e, hi - lo);
-    e("for (int64_t t = {}; t < {}; ++t) d[t] = (int16_t)((int32_t)xc[ih * {} + t - {}] - xz);", lo, hi, IW, PL);
-  });
+  std::vector<std::string> taps;
+  for (int64_t t = 0; t < KH * KW; ++t) {
+    e("const int32_t w{} = (int32_t)wc[{}] - wz;", t, t);
+    taps.push_back(fmt::format("pl[{}] * w{}", plus("p", dg.tap(g, t / KW, t % KW)), t));
+  }
+  e("{}* restrict yc = {} + (n * {} + c) * {};", yt, e.out(0), g.M, OH * OW);
+  open_loop(e, "oh0", OH, R);
+  e("const int64_t rn = {};", OH % R == 0 ? fmt::format("{}", R) : fmt::format("oh0 + {0} < {1} ? {0} : {1} - oh0", R, OH));
+  // The band's planes, a padded row j at a time: input row oh0 * SH + j - PT; phase sw of the row
+  // holds the padded columns t = u * SW + sw (input column t - PL), u < QW.
+  e("for (int64_t j = 0; j < {}; ++j) {{", QH * SH);
+  e("int32_t* restrict d = pl + {};", sum_terms({SH > 1 ? fmt::format("(j % {}) * {}", SH, SW * dg.plane()) : "",
+                                                  SH > 1 ? fmt::format("(j / {}) * {}", SH, QW) : term("j", QW)}));
+  e("const int64_t ih = {};", plus(sum_terms({term("oh0", SH), "j"}), -PT));
+  e("if (ih < 0 || ih >= {}) {{", IH);
+  for (int64_t sw = 0; sw < SW; ++sw) {
+    simd(e, QW);
+    e("for (int64_t u = 0; u < {}; ++u) d[{}] = 0;", QW, plus("u", sw * dg.plane()));
+  }
+  e("continue;");
   e("}}");
-  simd(e, OH * OP);
-  e("for (int64_t p = 0; p < {}; ++p) acc[p] = 0;", OH * OP);
-  e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
-  e("for (int64_t kw = 0; kw < {}; ++kw) {{", KW);
-  e("const int32_t wv = (int32_t)wc[kh * {} + kw] - wz;", KW);
-  e("const int16_t* restrict xr = pl + {};", sum_terms({term("kh", DH * PW), term("kw", DW)}));
-  simd(e, OH * OP);
-  e("for (int64_t p = 0; p < {}; ++p) acc[p] += (int32_t)xr[{}] * wv;", OH * OP, term("p", SW));
+  for (int64_t sw = 0; sw < SW; ++sw) {
+    // Input columns u * SW + sw - PL in [0, IW): u in [lo, hi).
+    const int64_t lo = std::min(QW, std::max<int64_t>(0, (PL - sw + SW - 1) / SW));
+    const int64_t hi = std::max(lo, std::min(QW, (PL + IW - sw + SW - 1) / SW));
+    const std::string ds = fmt::format("d[{}]", plus("u", sw * dg.plane()));
+    if (lo > 0) e("for (int64_t u = 0; u < {}; ++u) {} = 0;", lo, ds);
+    if (hi > lo) {
+      simd(e, hi - lo);
+      e("for (int64_t u = {}; u < {}; ++u) {} = (int32_t)xc[ih * {} + {}] - xz;", lo, hi, ds, IW, plus(term("u", SW), sw - PL));
+    }
+    if (hi < QW) e("for (int64_t u = {}; u < {}; ++u) {} = 0;", hi, QW, ds);
+  }
   e("}}");
-  e("}}");
-  // The bias and requantization in one simd loop over all the accumulators (rows of OW are too
-  // short for one each), into qv; then each output row's OW values.
-  const char* yt = e.out_ctype(0);
-  e("{} qv[{}];", yt, OH * OP);
-  simd(e, OH * OP);
-  e("for (int64_t p = 0; p < {}; ++p) {{", OH * OP);
+  simd(e, BP);
+  e("for (int64_t p = 0; p < rn * {}; ++p) acc[p] = {};", QW, sum_terms(taps));
+  // Bias and requantization: on AVX2 32 positions at a time as vectors (the same float operations
+  // as the scalar form; the values are then in the output type's range, so the saturating packs
+  // to bytes are exact), the rest in a simd loop.
+  e("int64_t p0 = 0;");
+  if (vec) {
+    e("#if defined(__AVX2__)");
+    e("for (; p0 + 32 <= rn * {}; p0 += 32) {{", QW);
+    for (int k = 0; k < 4; ++k) {
+      e("__m256i t{0} = _mm256_add_epi32(_mm256_loadu_si256((const __m256i*)(acc + p0 + {1})), bv);", k, 8 * k);
+      e("t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(t{0}), mv), "
+        "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), yzv), lov), hiv));", k);
+    }
+    e("const __m256i b = _mm256_{}(_mm256_packs_epi32(t0, t1), _mm256_packs_epi32(t2, t3));",
+      e.out_dtype(0) == DType::U8 ? "packus_epi16" : "packs_epi16");
+    e("_mm256_storeu_si256((__m256i*)(qv + p0), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));");
+    e("}}");
+    e("#endif");
+  }
+  simd(e, BP);
+  e("for (int64_t p = p0; p < rn * {}; ++p) {{", QW);
   e("const int32_t a = (int32_t)((uint32_t)acc[p] + (uint32_t)bm);");
   if (q.qlinear) e("{}", round_saturate("qv[p]", e.out_dtype(0), "(float)a * mult", "yz", q.qmin, q.qmax));
   else e("qv[p] = a;");
   e("}}");
-  e("{}* restrict yc = {} + (n * {} + c) * {};", yt, e.out(0), g.M, OH * OW);
-  e("for (int64_t oh = 0; oh < {}; ++oh) memcpy(yc + oh * {}, qv + oh * {}, {});", OH, OW, OP, OW * static_cast<int64_t>(dtype_size(e.out_dtype(0))));
+  e("for (int64_t oh = 0; oh < rn; ++oh) memcpy(yc + (oh0 + oh) * {}, qv + oh * {}, {});", OW, QW,
+    OW * static_cast<int64_t>(dtype_size(e.out_dtype(0))));
+  e("}}");  // oh0
   e("}}");  // c
   e("}}");  // n
 }
