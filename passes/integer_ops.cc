@@ -1,4 +1,4 @@
-// passes/integer_ops.cc — integer convolutions from quantized (QDQ) models. Quantization tools
+// passes/integer_ops.cc — integer convolutions and residual adds from quantized (QDQ) models. Quantization tools
 // (ONNX Runtime's quantize_static, NNCF, Neural Compressor) write an int8 model as float ops
 // between DequantizeLinear and QuantizeLinear nodes; computed as written, every convolution
 // runs in float on dequantized copies and is rounded back. This pass puts the integer op the
@@ -18,6 +18,16 @@
 // reader. A Relu or a Clip with constant bounds between Conv and Q goes when Q's saturation
 // already clips there: Q(lo) is the lowest value of yq's type and Q(hi) the highest (for Relu:
 // zy the lowest), so Q(Clip(y)) = Q(y); Relu6 under an output range within [0, 6] included.
+// The residual adds of the same models (a Relu or Clip between Add and Q as above):
+//
+//   a = DQ(aq, sa, za); b = DQ(bq, sb, zb); y = Add(a, b) [; y = Relu(y)]; yq = Q(y, sy, zy)
+//     ⇒   yq = onnxc.qdq_add(aq, sa, za, bq, sb, zb, sy, zy)
+//
+// when aq, bq and yq are uint8 or int8, every scale and zero point is one constant value and
+// Add's output (and the Relu's) has the Q as its one reader; onnxc.qdq_add (ir/ops/quantize.cc)
+// is those ops' float arithmetic in one pass over the bytes (no float tensors written); the C
+// may fuse a product and the sum into an FMA, as float kernels do, which can move a value by
+// one step where it lands next to a rounding boundary.
 // The DQ nodes stay for their other readers and go with the dead code otherwise.
 // Arithmetic: QLinearConv (ir/ops/quantize.cc) accumulates in int32 and requantizes with
 // the float32 multiplier sx * sw[m] / sy, rounding half to even, as ONNX Runtime's
@@ -25,8 +35,8 @@
 // convolution's rounding error moves a value across a rounding boundary (one step).
 // Runs first: constant folding would otherwise turn DQ(wq) into float weights. The new node
 // lists the sandwich's nodes in Node::origin.
-// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), Add, pools and Concat stay float between
-// their DQ and Q.
+// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), pools and Concat stay float between their
+// DQ and Q.
 #include <cmath>
 
 #include "codegen/backend.h"
@@ -63,6 +73,14 @@ struct Sandwich {
   Node* db = nullptr;  // DQ of B, optional
 };
 
+struct AddSandwich {
+  Node* q = nullptr;     // QuantizeLinear
+  Node* relu = nullptr;  // optional
+  Node* add = nullptr;
+  Node* da = nullptr;  // DQ of a
+  Node* db = nullptr;  // DQ of b
+};
+
 class Matcher {
  public:
   explicit Matcher(Graph& g) : g_(g) {
@@ -75,18 +93,10 @@ class Matcher {
 
   // The sandwich ending in QuantizeLinear q, if it meets the conditions above.
   bool match(Node* q, Sandwich* s) const {
-    if (q->op_type != "QuantizeLinear" || !q->epilogue.empty() || !q->in(0) || !const_one(q->in(1)) ||
-        !const_one(q->in(2)) || !int8_type(q->out(0)->dtype) || q->in(0)->dtype != DType::F32)
-      return false;
+    if (!quantize_per_tensor(q)) return false;
     s->q = q;
     Node* c = sole_reader_producer(q->in(0));
-    if (c && (c->op_type == "Relu" || c->op_type == "Clip") && c->epilogue.empty()) {
-      double lo = 0, hi = HUGE_VAL;  // Relu
-      if (c->op_type == "Clip" && !clip_bounds(*c, &lo, &hi)) return false;
-      if (!saturates_at(*q, lo, hi)) return false;
-      s->relu = c;
-      c = sole_reader_producer(c->in(0));
-    }
+    if (!relu_under(q, &c, &s->relu)) return false;
     if (!c || c->op_type != "Conv" || !c->epilogue.empty() || c->inputs.size() < 2) return false;
     s->conv = c;
     s->dx = c->in(0) ? c->in(0)->producer : nullptr;
@@ -111,32 +121,81 @@ class Matcher {
     }
     std::vector<Value*> in = {s.dx->in(0), s.dx->in(1), s.dx->in(2), s.dw->in(0), s.dw->in(1), s.dw->in(2), s.q->in(1), s.q->in(2)};
     if (s.db) in.push_back(s.db->in(0));
+    substitute(s.q, "QLinearConv", s.conv->name, std::move(attrs), in, {s.dx, s.dw, s.db, s.conv, s.relu, s.q});
+  }
+
+  // The residual sandwich ending in QuantizeLinear q, if it meets the conditions above.
+  bool match_add(Node* q, AddSandwich* s) const {
+    if (!quantize_per_tensor(q)) return false;
+    s->q = q;
+    Node* c = sole_reader_producer(q->in(0));
+    if (!relu_under(q, &c, &s->relu)) return false;
+    if (!c || c->op_type != "Add" || !c->epilogue.empty() || c->inputs.size() != 2 || c->opset < 7) return false;
+    s->add = c;
+    for (int i = 0; i < 2; ++i) {
+      Node* d = c->in(static_cast<size_t>(i)) ? c->in(static_cast<size_t>(i))->producer : nullptr;
+      if (!dequantize(d, true) || !const_one(d->in(1)) || !const_one(d->in(2)) || !int8_type(d->in(0)->dtype)) return false;
+      (i ? s->db : s->da) = d;
+    }
+    return true;
+  }
+
+  // Replaces the residual sandwich by onnxc.qdq_add, which takes over yq.
+  void replace(const AddSandwich& s) {
+    substitute(s.q, "onnxc.qdq_add", s.add->name, {},
+               {s.da->in(0), s.da->in(1), s.da->in(2), s.db->in(0), s.db->in(1), s.db->in(2), s.q->in(1), s.q->in(2)},
+               {s.da, s.db, s.add, s.relu, s.q});
+  }
+
+ private:
+  // A new node of type `op` (attributes, inputs) takes over q's output in q's place in the node
+  // list (replacing does not move other nodes, so the positions found at the start hold); it
+  // lists `nodes` (the sandwich) in Node::origin. The rest of the sandwich is now dead (or read
+  // elsewhere).
+  void substitute(Node* q, const char* op, const std::string& name, std::map<std::string, Attr> attrs,
+                  const std::vector<Value*>& in, const std::vector<const Node*>& nodes) {
     auto n = std::make_unique<Node>();
-    n->name = s.conv->name;
-    n->op_type = "QLinearConv";
+    n->name = name;
+    n->op_type = op;
     n->attrs = std::move(attrs);
     n->inputs = in;
-    Value* y = s.q->out(0);
+    Value* y = q->out(0);
     n->outputs = {y};
-    n->op = find_op("QLinearConv")();
+    n->op = find_op(op)();
     n->opset = std::max<int64_t>(g_.opset, n->op->min_opset());
     AttrReader a(*n);
     n->op->parse(a);
     a.done();
     n->op->infer(*n);
-    for (const Node* m : {s.dx, s.dw, s.db, s.conv, s.relu, s.q})
+    for (const Node* m : nodes)
       if (m) {
         if (m->origin.empty()) n->origin.push_back(m->name);
         else n->origin.insert(n->origin.end(), m->origin.begin(), m->origin.end());
       }
     y->producer = n.get();
-    s.q->outputs[0] = nullptr;
-    // QLinearConv takes q's place in the node list (replacing does not move other nodes, so the
-    // positions found at the start hold); the rest of the sandwich is now dead (or read elsewhere).
-    std::unique_ptr<Node>& slot = g_.nodes[position_.at(s.q)];
-    position_[n.get()] = position_.at(s.q);
+    q->outputs[0] = nullptr;
+    std::unique_ptr<Node>& slot = g_.nodes[position_.at(q)];
+    position_[n.get()] = position_.at(q);
     removed_.push_back(std::move(slot));
     slot = std::move(n);
+  }
+
+  // q is a QuantizeLinear of float32 to an 8-bit type with one constant scale and zero point.
+  static bool quantize_per_tensor(const Node* q) {
+    return q->op_type == "QuantizeLinear" && q->epilogue.empty() && q->in(0) && const_one(q->in(1)) && const_one(q->in(2)) &&
+           int8_type(q->out(0)->dtype) && q->in(0)->dtype == DType::F32;
+  }
+
+  // When *c (what q quantizes) is a Relu or Clip that q's saturation makes redundant, moves *c
+  // to its input's producer and sets *relu; false when it is a Relu or Clip that is not.
+  bool relu_under(const Node* q, Node** c, Node** relu) const {
+    if (!*c || ((*c)->op_type != "Relu" && (*c)->op_type != "Clip") || !(*c)->epilogue.empty()) return true;
+    double lo = 0, hi = HUGE_VAL;  // Relu
+    if ((*c)->op_type == "Clip" && !clip_bounds(**c, &lo, &hi)) return false;
+    if (!saturates_at(*q, lo, hi)) return false;
+    *relu = *c;
+    *c = sole_reader_producer((*c)->in(0));
+    return true;
   }
 
  private:
@@ -216,15 +275,21 @@ class Matcher {
 }  // namespace
 
 bool integer_ops(Graph& g, const PassOptions& o) {
-  if (o.backend && !o.backend->has_kernel("QLinearConv")) return false;
+  const bool conv = !o.backend || o.backend->has_kernel("QLinearConv");
+  const bool add = !o.backend || o.backend->has_kernel("onnxc.qdq_add");
+  if (!conv && !add) return false;
   Matcher m(g);
   std::vector<Sandwich> found;
+  std::vector<AddSandwich> adds;
   for (auto& n : g.nodes) {
     Sandwich s;
-    if (m.match(n.get(), &s)) found.push_back(s);
+    AddSandwich a;
+    if (conv && m.match(n.get(), &s)) found.push_back(s);
+    else if (add && m.match_add(n.get(), &a)) adds.push_back(a);
   }
   for (const Sandwich& s : found) m.replace(s);
-  if (found.empty()) return false;
+  for (const AddSandwich& a : adds) m.replace(a);
+  if (found.empty() && adds.empty()) return false;
   remove_dead_nodes(g);
   g.drop_unused_values();
   return true;

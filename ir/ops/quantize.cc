@@ -4,6 +4,9 @@
 //   DynamicQuantizeLinear(x) → y, y_scale, y_zero_point   uint8 from x's range extended to 0
 //   MatMulInteger, ConvInteger                   int32 products of (x - zero point) terms
 //   QLinearMatMul, QLinearConv                   the same, requantized to y_scale, y_zero_point
+//   onnxc.qdq_add(a, ..., b, ..., y_scale, y_zp) QuantizeLinear(DequantizeLinear(a) +
+//                                                DequantizeLinear(b)) in one op, per tensor
+//                                                (made by passes/integer_ops.cc)
 // round is round half to even; saturate clamps to the output type's range (NaN goes to its
 // lowest value). Zero points default to 0, and QuantizeLinear's output to uint8.
 // Arithmetic, the same in the reference and the C: x / scale in float32 (float16 scales and
@@ -39,6 +42,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/ops/elementwise.h"
 #include "ir/ops/move_common.h"
 #include "ir/ops/ops.h"
 
@@ -562,11 +566,70 @@ class QConv : public Op {
   QConvGeom g_;
 };
 
+// ---------------------------------------------------------------- onnxc.qdq_add
+
+// onnxc.qdq_add(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point) →
+// y, in one op what a QDQ model's DequantizeLinear(a), DequantizeLinear(b) → Add →
+// QuantizeLinear(y) means, with those ops' float32 arithmetic:
+//   y = saturate(round_half_even(((float)(a - a_zp) * a_scale + (float)(b - b_zp) * b_scale) / y_scale) + y_zp)
+// a and b (uint8 or int8, each with its zero point's type) broadcast as Add's inputs; every
+// scale and zero point is one value; y has y_zero_point's type.
+class QdqAdd : public Op {
+ public:
+  void infer(Node& n) override {
+    if (n.inputs.size() != 8)
+      n.invalid("expects inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point");
+    for (size_t i = 0; i < 8; ++i)
+      if (!n.in(i)) n.invalid(fmt::format("input {} is required", i));
+    if (n.outputs.size() != 1 || !n.out(0)) n.invalid("expects 1 output");
+    static const char* names[] = {"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point"};
+    for (size_t i : {0, 3}) {
+      expect_dtype(n, i, {DType::U8, DType::I8});
+      expect_same_dtype(n, i + 2, i, names[i + 2], names[i]);
+    }
+    for (int i : {1, 4, 6}) {
+      expect_scale(n, static_cast<size_t>(i), names[i]);
+      scalar_param(n, i, names[i]);
+    }
+    for (int i : {2, 5, 7}) scalar_param(n, i, names[i]);
+    expect_dtype(n, 7, {DType::U8, DType::I8});
+    int_range(n.in(7)->dtype, &qmin_, &qmax_);
+    Shape ys;
+    if (!broadcast_shapes(n.in(0)->shape, n.in(3)->shape, &ys))
+      n.invalid(fmt::format("a {} and b {} cannot be broadcast together", shape_str(n.in(0)->shape), shape_str(n.in(3)->shape)));
+    set_output(n, 0, n.in(7)->dtype, ys);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    const Shape& ys = out[0].shape;
+    const std::vector<int64_t> ia = broadcast_index(ys, in[0]->shape), ib = broadcast_index(ys, in[3]->shape);
+    const float sa = in[1]->data<float>()[0], sb = in[4]->data<float>()[0], sy = in[6]->data<float>()[0];
+    const int64_t za = in[2]->get_i64(0), zb = in[5]->get_i64(0);
+    const float zy = static_cast<float>(in[7]->get_i64(0));
+    for (int64_t i = 0; i < numel(ys); ++i) {
+      const float da = static_cast<float>(in[0]->get_i64(ia[static_cast<size_t>(i)]) - za) * sa;
+      const float db = static_cast<float>(in[3]->get_i64(ib[static_cast<size_t>(i)]) - zb) * sb;
+      const float v = round_saturate((da + db) / sy, zy, static_cast<float>(qmin_), static_cast<float>(qmax_));
+      out[0].set_i64(i, static_cast<int64_t>(v));
+    }
+  }
+
+  double qmin() const { return qmin_; }
+  double qmax() const { return qmax_; }
+
+ private:
+  double qmin_ = 0, qmax_ = 0;
+};
+
 }  // namespace
 
 const QuantGeom& quant_geom(const Node& n) { return op_as<QuantDequant>(n).geom(); }
 const QMatMulGeom& qmatmul_geom(const Node& n) { return op_as<QMatMul>(n).geom(); }
 const QConvGeom& qconv_geom(const Node& n) { return op_as<QConv>(n).geom(); }
+void qdq_add_range(const Node& n, double* lo, double* hi) {
+  *lo = op_as<QdqAdd>(n).qmin();
+  *hi = op_as<QdqAdd>(n).qmax();
+}
 
 void register_quantize(OpTable& t) {
   t["QuantizeLinear"] = [] { return std::unique_ptr<Op>(std::make_unique<QuantDequant>(true)); };
@@ -576,6 +639,7 @@ void register_quantize(OpTable& t) {
   t["QLinearMatMul"] = [] { return std::unique_ptr<Op>(std::make_unique<QMatMul>(true)); };
   t["ConvInteger"] = [] { return std::unique_ptr<Op>(std::make_unique<QConv>(false)); };
   t["QLinearConv"] = [] { return std::unique_ptr<Op>(std::make_unique<QConv>(true)); };
+  t["onnxc.qdq_add"] = [] { return std::unique_ptr<Op>(std::make_unique<QdqAdd>()); };
 }
 
 }  // namespace onnxc

@@ -1,8 +1,10 @@
 // tests/passes/test_integer_ops.cc — the integer-ops pass (passes/integer_ops.cc): which
-// DQ → Conv → Q sandwiches become QLinearConv, with which inputs, which stay, and that the
-// reference evaluator's outputs after the pass (QLinearConv's integer arithmetic) are within
-// one output step of those before it (a float convolution of dequantized values, rounded),
-// equal for most elements; the generated C of the result matches the reference.
+// DQ → Conv → Q sandwiches become QLinearConv and which DQ, DQ → Add → Q ones onnxc.qdq_add,
+// with which inputs, which stay, and that the reference evaluator's outputs after the pass
+// (QLinearConv's integer arithmetic) are within one output step of those before it (a float
+// convolution of dequantized values, rounded), equal for most elements; the generated C of
+// the convolutions matches the reference (tests/quant/run_qdq_models.py checks onnxc.qdq_add's
+// C against ONNX Runtime).
 // tests/zoo (NAME_qdq models) checks ONNX Runtime's quantized models end to end.
 #include <cmath>
 
@@ -195,6 +197,88 @@ TEST(IntegerOps, ConvReadElsewhereStays) {
   Graph& g = sandwich(b, o);
   EXPECT_FALSE(integer(g));
   EXPECT_EQ(count_ops(g, "Conv"), 1u);
+}
+
+// ---------------------------------------------------------------- residual adds (onnxc.qdq_add)
+
+struct AddOptions {
+  bool relu = false;
+  int64_t y_zero = 3;
+  bool add_read_twice = false;
+  bool a_per_axis = false;  // a's DequantizeLinear per channel: stays float
+};
+
+// Two float inputs → Q → DQ each → Add [→ Relu] → Q → DQ → output.
+Graph& residual(GraphBuilder& b, const AddOptions& o) {
+  const int64_t C = 4;
+  Value* x1 = b.input("x1", {1, C, 5, 6});
+  Value* x2 = b.input("x2", {1, C, 5, 6});
+  Value* q1 = b.node("QuantizeLinear", {x1, scalar_f32(b, "s1", 0.02f), scalar_int(b, "z1", 128, DType::U8)});
+  Value* q2 = b.node("QuantizeLinear", {x2, scalar_f32(b, "s2", 0.03f), scalar_int(b, "z2", 120, DType::U8)});
+  Value* a = o.a_per_axis ? b.node("DequantizeLinear",
+                                   {q1, b.constant("s1c", Tensor::from_f32({0.02f, 0.021f, 0.019f, 0.02f}, {C})),
+                                    b.constant("z1c", Tensor::from_i64({128, 128, 127, 128}, DType::U8, {C}))},
+                                   {{"axis", attr_int(1)}})
+                          : b.node("DequantizeLinear", {q1, scalar_f32(b, "s1d", 0.02f), scalar_int(b, "z1d", 128, DType::U8)});
+  Value* c = b.node("DequantizeLinear", {q2, scalar_f32(b, "s2d", 0.03f), scalar_int(b, "z2d", 120, DType::U8)});
+  Value* y = b.node("Add", {a, c}, {}, "add");
+  if (o.add_read_twice) b.output(b.node("Neg", {y}));
+  if (o.relu) y = b.node("Relu", {y});
+  Value* yq = b.node("QuantizeLinear", {y, scalar_f32(b, "sy", kYScale), scalar_int(b, "zy", o.y_zero, DType::U8)});
+  b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", kYScale), scalar_int(b, "zy2", o.y_zero, DType::U8)}));
+  return *b.g;
+}
+
+// The Add, its DequantizeLinear inputs, the Relu (the saturation at zero point 0 is the Relu)
+// and the QuantizeLinear become one onnxc.qdq_add of the two uint8 tensors; the reference's
+// outputs stay within one step (the same float arithmetic; an FMA may round once less).
+TEST(IntegerOps, ResidualAddBecomesQdqAdd) {
+  GraphBuilder b;
+  AddOptions o;
+  o.relu = true;
+  o.y_zero = 0;
+  Graph& g = residual(b, o);
+  EXPECT_TRUE(integer(g));
+  ASSERT_EQ(count_ops(g, "onnxc.qdq_add"), 1u);
+  EXPECT_EQ(count_ops(g, "Add"), 0u);
+  EXPECT_EQ(count_ops(g, "Relu"), 0u);
+  EXPECT_EQ(count_ops(g, "QuantizeLinear"), 2u);    // the inputs'
+  EXPECT_EQ(count_ops(g, "DequantizeLinear"), 1u);  // the output's
+  for (auto& n : g.nodes)
+    if (n->op_type == "onnxc.qdq_add") {
+      EXPECT_EQ(n->inputs.size(), 8u);
+      EXPECT_EQ(n->in(0)->dtype, DType::U8);
+      EXPECT_EQ(n->in(3)->dtype, DType::U8);
+      EXPECT_EQ(n->out(0)->dtype, DType::U8);
+      EXPECT_EQ(n->origin.size(), 5u);  // DQ a, DQ b, Add, Relu, Q
+    }
+}
+
+TEST(IntegerOps, AddWithReluAboveTheZeroPointStays) {
+  GraphBuilder b;
+  AddOptions o;
+  o.relu = true;
+  Graph& g = residual(b, o);
+  EXPECT_FALSE(integer(g));
+  EXPECT_EQ(count_ops(g, "Add"), 1u);
+}
+
+TEST(IntegerOps, AddReadElsewhereStays) {
+  GraphBuilder b;
+  AddOptions o;
+  o.add_read_twice = true;
+  Graph& g = residual(b, o);
+  EXPECT_FALSE(integer(g));
+  EXPECT_EQ(count_ops(g, "Add"), 1u);
+}
+
+TEST(IntegerOps, AddOfPerAxisDequantizeStays) {
+  GraphBuilder b;
+  AddOptions o;
+  o.a_per_axis = true;
+  Graph& g = residual(b, o);
+  EXPECT_FALSE(integer(g));
+  EXPECT_EQ(count_ops(g, "onnxc.qdq_add"), 0u);
 }
 
 }  // namespace

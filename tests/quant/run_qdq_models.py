@@ -2,7 +2,7 @@
 compiled by onnxc both ways (--quantized float and integer), against ONNX Runtime's outputs.
 
 Each case is a small float CNN written with onnx.helper (seeded random weights: convolutions
-3x3 with padding, strided, grouped, 1x1, with and without Relu), quantized by
+3x3 with padding, strided, grouped, 1x1, with and without Relu; residual adds in one), quantized by
 onnxruntime.quantization.quantize_static (QDQ format, per-channel weights, uint8 activations,
 MinMax over 4 seeded calibration inputs) and run by ONNX Runtime (CPU provider, its default
 optimizations: its QDQ fusions into QLinearConv) on another seeded input: the reference.
@@ -17,6 +17,13 @@ optimizations: its QDQ fusions into QLinearConv) on another seeded input: the re
     ONNX Runtime on its uint8 twin (u8_twin: weights and zero points plus 128, the same model).
   - --quantized float: within 1 step of ONNX Runtime running the graph as written (the float
     sums' order differs, which moves a value across a rounding boundary now and then).
+A third model adds two residual blocks (Add then Relu, and a plain Add, between DequantizeLinear
+and QuantizeLinear): --quantized integer must make both onnxc.qdq_add and stay within 1 step of
+ONNX Runtime's integer kernels (its QLinearAdd rescales in fixed point, onnxc.qdq_add with the
+float arithmetic of the ops it replaces). ADD_CASES check onnxc.qdq_add alone (uint8 with a
+Relu; int8 and uint8 inputs broadcast to an int8 output), against ONNX Runtime running
+DequantizeLinear, Add and QuantizeLinear as written and against its QLinearAdd: within 1 step
+of each (an FMA in the C may move a value next to a rounding boundary).
 Exits 1 on any failure; prints one line per case and check.
 
 Usage: .venv/bin/python tests/quant/run_qdq_models.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
@@ -52,12 +59,20 @@ def conv(nodes, inits, rng, x, cin, cout, k, name, stride=1, group=1, relu=True)
     return name
 
 
-def float_model(path, seed):
+def float_model(path, seed, residual=False):
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
     x = conv(nodes, inits, rng, "input", 8, 16, 3, "c1")
-    x = conv(nodes, inits, rng, x, 16, 16, 3, "c2", stride=2)
-    x = conv(nodes, inits, rng, x, 16, 16, 3, "c3", group=4)
+    if residual:  # two residual blocks: Add + Relu, and a plain Add
+        y = conv(nodes, inits, rng, x, 16, 16, 3, "c2", relu=False)
+        nodes.append(helper.make_node("Add", [x, y], ["add1"], name="add1"))
+        nodes.append(helper.make_node("Relu", ["add1"], ["r1"], name="add1_relu"))
+        y = conv(nodes, inits, rng, "r1", 16, 16, 1, "c3", relu=False)
+        nodes.append(helper.make_node("Add", ["r1", y], ["add2"], name="add2"))
+        x = "add2"
+    else:
+        x = conv(nodes, inits, rng, x, 16, 16, 3, "c2", stride=2)
+        x = conv(nodes, inits, rng, x, 16, 16, 3, "c3", group=4)
     x = conv(nodes, inits, rng, x, 16, 12, 1, "c4", relu=False)
     nodes[-1].output[0] = "output"
     g = helper.make_graph(nodes, "qdq_chain", [helper.make_tensor_value_info("input", TensorProto.FLOAT, SHAPE)],
@@ -103,6 +118,84 @@ def u8_twin(src, dst):
     onnx.save(m, dst)
 
 
+# DequantizeLinear(a), DequantizeLinear(b) → Add [→ Relu] → QuantizeLinear, a and b graph
+# inputs: name: (a shape and type, b shape and type, y type, Relu).
+ADD_CASES = {
+    "qdq_add_u8": (((2, 16, 9, 13), "u8"), ((2, 16, 9, 13), "u8"), "u8", True),
+    "qdq_add_s8_broadcast": (((2, 16, 9, 13), "s8"), ((16, 1, 13), "u8"), "s8", False),
+}
+
+
+def add_model(path, spec, rng):
+    (ash, at), (bsh, bt), yt, relu = spec
+    tp = {"u8": (TensorProto.UINT8, np.uint8), "s8": (TensorProto.INT8, np.int8)}
+    inits = [numpy_helper.from_array(np.array(0.031, np.float32), "sa"), numpy_helper.from_array(np.array(0.017, np.float32), "sb"),
+             numpy_helper.from_array(np.array(0.043, np.float32), "sy"),
+             numpy_helper.from_array(np.array(121 if at == "u8" else -7, tp[at][1]), "za"),
+             numpy_helper.from_array(np.array(133 if bt == "u8" else 5, tp[bt][1]), "zb"),
+             numpy_helper.from_array(np.array(0 if relu and yt == "u8" else 3, tp[yt][1]), "zy")]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["da"], name="dqa"),
+             helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["db"], name="dqb"),
+             helper.make_node("Add", ["da", "db"], ["s"], name="add")]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["s"], ["r"], name="relu"))
+    nodes.append(helper.make_node("QuantizeLinear", ["r" if relu else "s", "sy", "zy"], ["y"], name="q"))
+    g = helper.make_graph(nodes, "qdq_add", [helper.make_tensor_value_info("a", tp[at][0], ash), helper.make_tensor_value_info("b", tp[bt][0], bsh)],
+                          [helper.make_tensor_value_info("y", tp[yt][0], None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    lo = {"u8": (0, 256), "s8": (-128, 128)}
+    return {"a": rng.integers(*lo[at], size=ash).astype(tp[at][1]), "b": rng.integers(*lo[bt], size=bsh).astype(tp[bt][1])}
+
+
+def add_cases(args, failures):
+    """onnxc.qdq_add (--quantized integer) against ONNX Runtime running DQ, Add and Q as written,
+    and against its QLinearAdd (its QDQ fusion): within 1 step of each (an FMA in the C, and
+    QLinearAdd's fixed-point rescaling, may move a value next to a rounding boundary)."""
+    rng = np.random.default_rng(31)
+    for case, spec in ADD_CASES.items():
+        d = os.path.join(args.work, case)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "model.onnx")
+        feeds = add_model(path, spec, rng)
+        refs = {}
+        for kind, level in (("as written", ort.GraphOptimizationLevel.ORT_DISABLE_ALL), ("QLinearAdd", ort.GraphOptimizationLevel.ORT_ENABLE_ALL)):
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = 1
+            so.graph_optimization_level = level
+            refs[kind] = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        ins = []
+        for k, v in feeds.items():
+            np.save(os.path.join(d, k + ".npy"), v)
+            ins += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
+        out_dir = os.path.join(d, "integer")
+        c = run([args.compiler, path, "-o", out_dir, "--name", "m", "--quantized", "integer", "--dump-ir", "--quiet", "--verify-passes",
+                 "--threads", "2", "--parallel-min-work", "1"] + ([f"--cflags={args.cflags}"] if args.cflags else []))
+        if c.returncode != 0:
+            failures.append(f"{case}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
+            continue
+        said = [line.strip() for line in c.stdout.splitlines() if "onnxc.qdq_add" in line and "=" in line]
+        if len(said) != 1:
+            failures.append(f"{case}: --dump-ir shows {len(said)} onnxc.qdq_add lines, expected 1")
+        out = os.path.join(out_dir, "y.npy")
+        r = run([os.path.join(out_dir, "m")] + ins + ["--output", f"y={out}", "--quiet", "--threads", "2"])
+        if r.returncode != 0:
+            failures.append(f"{case}: the binary exited {r.returncode}: {r.stderr.strip()}")
+            continue
+        y = np.load(out)
+        for kind, ref in refs.items():
+            if y.shape != ref.shape or y.dtype != ref.dtype:
+                failures.append(f"{case}: output {y.dtype}{list(y.shape)}, ONNX Runtime's {ref.dtype}{list(ref.shape)}")
+                break
+            steps = np.abs(y.astype(np.int64) - ref.astype(np.int64))
+            ok = int(steps.max()) <= 1
+            print(f"{case} vs ONNX Runtime {ort.__version__} {kind}: {'PASS' if ok else 'FAIL'}: at most {int(steps.max())} steps "
+                  f"(limit 1), {100 * float(np.mean(steps == 0)):.2f}% of {y.size} elements equal; {said[0] if said else '?'}")
+            if not ok:
+                failures.append(f"{case} vs {kind}: {int(steps.max())} steps off (limit 1)")
+
+
 def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
@@ -117,12 +210,12 @@ def main():
     ort.set_default_logger_severity(3)
     os.makedirs(args.work, exist_ok=True)
     failures = []
-    for wname, wtype in (("u8", QuantType.QUInt8), ("s8", QuantType.QInt8)):
-        case = f"conv_chain_w{wname}"
+    for wname, wtype, residual in (("u8", QuantType.QUInt8, False), ("s8", QuantType.QInt8, False), ("s8", QuantType.QInt8, True)):
+        case = f"{'residual' if residual else 'conv_chain'}_w{wname}"
         d = os.path.join(args.work, case)
         os.makedirs(d, exist_ok=True)
         fp, qp = os.path.join(d, "float.onnx"), os.path.join(d, "model.onnx")
-        float_model(fp, 11)
+        float_model(fp, 11, residual)
         quantize_static(fp, qp, Inputs(12), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=wtype, calibrate_method=CalibrationMethod.MinMax)
         x = np.random.default_rng(13).standard_normal(SHAPE).astype(np.float32)
@@ -150,6 +243,9 @@ def main():
             qconvs = sum(1 for line in c.stdout.splitlines() if "QLinearConv" in line and "=" in line)
             if (qconvs > 0) != (form == "integer"):
                 failures.append(f"{case} {form}: --dump-ir shows {qconvs} QLinearConv lines")
+            adds = sum(1 for line in c.stdout.splitlines() if "onnxc.qdq_add" in line and "=" in line)
+            if adds != (2 if residual and form == "integer" else 0):
+                failures.append(f"{case} {form}: --dump-ir shows {adds} onnxc.qdq_add lines")
             out = os.path.join(out_dir, "out.npy")
             r = run([os.path.join(out_dir, "qdq"), "--input", f"input={xin}", "--output", f"output={out}", "--quiet"])
             if r.returncode != 0:
@@ -157,8 +253,10 @@ def main():
                 continue
             y = np.load(out).astype(np.float64)
             # integer: exactly ONNX Runtime's integer kernels, within 2 steps of the float graph;
-            # float: within 1 step of ONNX Runtime running the same float graph.
-            checks = [("integer", 0), ("as written", 2)] if form == "integer" else [("as written", 1)]
+            # float: within 1 step of ONNX Runtime running the same float graph. With residual
+            # adds, 1 step of the integer kernels: ONNX Runtime's QLinearAdd rescales in fixed
+            # point (MLAS's qladd), onnxc.qdq_add with the float arithmetic of DQ, Add and Q.
+            checks = [("integer", 1 if residual else 0), ("as written", 2)] if form == "integer" else [("as written", 1)]
             for kind, limit in checks:
                 steps = np.abs(y - refs[kind].astype(np.float64)) / step
                 worst, exact = float(steps.max()), float((np.rint(steps) == 0).mean())
@@ -169,6 +267,7 @@ def main():
                       f"{100 * exact:.1f}% of {steps.size} elements equal")
                 if not ok:
                     failures.append(f"{what}: {worst:.3g} steps off (limit {limit})")
+    add_cases(args, failures)
     for f in failures:
         print("FAIL:", f, file=sys.stderr)
     return 1 if failures else 0

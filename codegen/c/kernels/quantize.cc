@@ -118,8 +118,8 @@ void emit_quant(CEmit& e) {
   if (g.s_outer == 0 && g.s_axis == 0 && g.s_inner == 0) {  // per tensor: one flat loop
     // over every stored element: on blocked channels (quant_nchwc) the padding lanes too
     const int64_t stored = numel(e.node.out(0)->physical_shape());
-    e("const float s = {}[0];", S);
-    e("const {} z = {};", zt, zp_at("0"));
+    e.local("const float s = {}[0];", S);
+    e.local("const {} z = {};", zt, zp_at("0"));
     flat_loop(e, stored, work, stmt("i", "s", "z"));
     return;
   }
@@ -854,6 +854,70 @@ void emit_qconv(CEmit& e) {
   e("}}");  // n
 }
 
+// ---------------------------------------------------------------- onnxc.qdq_add
+
+// QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)): the three ops' float arithmetic
+// per element. a, b and y of one element count (a residual add): one flat loop (tasks of
+// kFlatChunk elements when parallel), on AVX2 targets 32 elements at a time in vectors (the same
+// float operations; the values are in y's range then, so the saturating packs to bytes are
+// exact); otherwise one broadcasting loop nest.
+void emit_qdq_add(CEmit& e) {
+  double lo = 0, hi = 0;
+  qdq_add_range(e.node, &lo, &hi);
+  const DType yt = e.out_dtype(0);
+  const std::string A = e.in(0), B = e.in(3), Y = e.out(0);
+  auto value = [&](const std::string& ia, const std::string& ib, const std::string& iy) {
+    return fmt::format("{{ const float v = (float)((int32_t){}[{}] - za) * sa + (float)((int32_t){}[{}] - zb) * sb; {} }}", A, ia, B, ib,
+                       round_saturate(fmt::format("{}[{}]", Y, iy), yt, "v / sy", "zy", lo, hi));
+  };
+  e.local("const float sa = {}[0], sb = {}[0], sy = {}[0];", e.in(1), e.in(4), e.in(6));
+  e.local("const int32_t za = (int32_t){}[0], zb = (int32_t){}[0];", e.in(2), e.in(5));
+  e.local("const float zy = (float){}[0];", e.in(7));
+  const Shape& ys = e.out_view(0);
+  const int64_t n = numel(ys);
+  if (e.in_view(0) != ys || e.in_view(3) != ys) {
+    e.variant = "broadcasting";
+    emit_broadcast(e, ys, {e.in_view(0), e.in_view(3)},
+                   [&](const std::vector<std::string>& idx, const std::string& o) { return value(idx[0], idx[1], o); });
+    return;
+  }
+  const bool vec = e.target.arch == "x86-64" && std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0;
+  e.variant = vec ? "flat, AVX2" : "flat";
+  const bool par = n > kFlatChunk && e.parallel(3.0 * static_cast<double>(n));
+  if (par) {
+    e.open_nest({.loops = {{"i0", n, kFlatChunk}}, .schedule_static = true});
+    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
+  } else {
+    e("{{");
+    e("const int64_t i0 = 0, i1 = {};", n);
+  }
+  e("int64_t i = i0;");
+  if (vec) {
+    auto widen = [](DType t) { return t == DType::U8 ? "_mm256_cvtepu8_epi32" : "_mm256_cvtepi8_epi32"; };
+    e("#if defined(__AVX2__)");
+    e("const __m256 sav = _mm256_set1_ps(sa), sbv = _mm256_set1_ps(sb), syv = _mm256_set1_ps(sy), zyv = _mm256_set1_ps(zy);");
+    e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(lo), c_float(hi));
+    e("const __m256i zav = _mm256_set1_epi32(za), zbv = _mm256_set1_epi32(zb);");
+    e("for (; i + 32 <= i1; i += 32) {{");
+    for (int k = 0; k < 4; ++k) {
+      e("const __m256i a{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)({2} + i + {3}))), zav);", k, widen(e.in_dtype(0)), A,
+        8 * k);
+      e("const __m256i b{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)({2} + i + {3}))), zbv);", k, widen(e.in_dtype(3)), B,
+        8 * k);
+      e("const __m256 v{0} = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a{0}), sav), _mm256_mul_ps(_mm256_cvtepi32_ps(b{0}), sbv));", k);
+      e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(v{0}, syv), "
+        "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zyv), lov), hiv));", k);
+    }
+    e("const __m256i q = _mm256_{}(_mm256_packs_epi32(t0, t1), _mm256_packs_epi32(t2, t3));", yt == DType::U8 ? "packus_epi16" : "packs_epi16");
+    e("_mm256_storeu_si256((__m256i*)({} + i), _mm256_permutevar8x32_epi32(q, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));", Y);
+    e("}}");
+    e("#endif");
+  }
+  simd(e, std::min(n, kFlatChunk));
+  e("for (int64_t j = i; j < i1; ++j) {}", value("j", "j", "j"));
+  e("}}");
+}
+
 }  // namespace
 
 void register_quantize(CKernelTable& t) {
@@ -864,6 +928,7 @@ void register_quantize(CKernelTable& t) {
   t["QLinearMatMul"] = {emit_qmatmul, nullptr, nullptr, nullptr};
   t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
   t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
+  t["onnxc.qdq_add"] = {emit_qdq_add, nullptr, nullptr, nullptr};
 }
 
 }  // namespace onnxc
