@@ -51,6 +51,12 @@ def main():
             write_chart(report, out + ".png")
         print(f"wrote {out}.md" + ("" if args.no_chart else f" and {out}.png"))
         return
+    if not args.no_chart:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            sys.exit("bench/int8.py: matplotlib is missing (Debian's python3-matplotlib; bench/run.sh installs it): "
+                     "install it, or pass --no-chart")
     os.makedirs(args.work, exist_ok=True)
     cpu = cpu_name(("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8"))
     results = []
@@ -85,6 +91,9 @@ def main():
             print(f"{name} {t} thread(s): float {med['float']:.2f} ms; QDQ --quantized float {med['qdq_float']:.2f} ms "
                   f"({med['float'] / med['qdq_float']:.2f}x float's speed), integer {med['qdq_integer']:.2f} ms "
                   f"({med['float'] / med['qdq_integer']:.2f}x); ONNX Runtime QDQ {fmt(ort)}, OpenVINO QDQ {fmt(ov)}", flush=True)
+            for engine, err in (("ONNX Runtime", ort_err), ("OpenVINO", ov_err)):
+                if err:  # e.g. OpenVINO not installed: bench/requirements.txt, which bench/run.sh installs
+                    print(f"  {engine} did not run: {' '.join(err)}", flush=True)
         row["seconds"] = time.time() - t0
         results.append(row)
     report = {"cpu": cpu, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rounds": args.rounds,

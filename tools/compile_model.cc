@@ -195,10 +195,11 @@ int main(int argc, char** argv) {
   auto* quantized_opt = add_choice(app, "--quantized", o.quantized,
              "quantized (QDQ) models: float computes each DequantizeLinear -> Conv -> QuantizeLinear as written, a float "
              "convolution of dequantized values rounded back (the NCHWc kernels); integer makes it the QLinearConv it stands "
-             "for (pass integer-ops): 8-bit activations, exact int32 accumulation, ONNX Runtime's requantization, so "
+             "for, and a residual Add between quantize steps one pass over the bytes (pass integer-ops): 8-bit "
+             "activations, exact int32 accumulation, ONNX Runtime's requantization, so "
              "results equal ONNX Runtime's integer kernels where those are exact. Its convolutions multiply 16-bit pairs "
-             "(AVX2 pmaddwd, plain C elsewhere; no VNNI or AMX form yet): on a 2-core AMD EPYC (Zen 3) resnet50 runs at 1.07x "
-             "the float build's speed at one thread, mobilenet_v2 at 0.6-0.75x (bench/int8.py); float stays the default "
+             "(AVX2 pmaddwd, plain C elsewhere; no VNNI or AMX form yet): on a 2-core AMD EPYC (Zen 3) resnet50 runs at 1.25x "
+             "the float build's speed at one thread (0.91x at two), mobilenet_v2 at 0.90x (0.77x) (bench/int8.py); float stays the default "
              "until integer is faster on every model (with --quantize int8: integer)")
       ->default_str(flag_name(o.quantized));
   add_choice(app, "--quantize", o.quantize,
