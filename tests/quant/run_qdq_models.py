@@ -21,9 +21,11 @@ A third model adds two residual blocks (Add then Relu, and a plain Add, between 
 and QuantizeLinear): --quantized integer must make both onnxc.qdq_add and stay within 1 step of
 ONNX Runtime's integer kernels (its QLinearAdd rescales in fixed point, onnxc.qdq_add with the
 float arithmetic of the ops it replaces). ADD_CASES check onnxc.qdq_add alone (uint8 with a
-Relu; int8 and uint8 inputs broadcast to an int8 output), against ONNX Runtime running
+Relu; int8 and uint8 inputs to an int8 output, alike and broadcast), against ONNX Runtime running
 DequantizeLinear, Add and QuantizeLinear as written and against its QLinearAdd: within 1 step
-of each (an FMA in the C may move a value next to a rounding boundary).
+of each (an FMA in the C may move a value next to a rounding boundary); quantize_cases check a
+per-tensor QuantizeLinear to uint8 and int8 exactly (ties, saturation, infinities, -0). These
+compile for the host with -march=native (its AVX2 paths) and, on x86-64, for x86-64-sse4 (plain C).
 Exits 1 on any failure; prints one line per case and check.
 
 Usage: .venv/bin/python tests/quant/run_qdq_models.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
@@ -31,6 +33,7 @@ Usage: .venv/bin/python tests/quant/run_qdq_models.py --compiler COMPILE_MODEL -
 import argparse
 import logging
 import os
+import platform
 import subprocess
 import sys
 
@@ -122,6 +125,7 @@ def u8_twin(src, dst):
 # inputs: name: (a shape and type, b shape and type, y type, Relu).
 ADD_CASES = {
     "qdq_add_u8": (((2, 16, 9, 13), "u8"), ((2, 16, 9, 13), "u8"), "u8", True),
+    "qdq_add_s8": (((2, 16, 9, 13), "s8"), ((2, 16, 9, 13), "u8"), "s8", False),
     "qdq_add_s8_broadcast": (((2, 16, 9, 13), "s8"), ((16, 1, 13), "u8"), "s8", False),
 }
 
@@ -169,31 +173,86 @@ def add_cases(args, failures):
         for k, v in feeds.items():
             np.save(os.path.join(d, k + ".npy"), v)
             ins += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
-        out_dir = os.path.join(d, "integer")
-        c = run([args.compiler, path, "-o", out_dir, "--name", "m", "--quantized", "integer", "--dump-ir", "--quiet", "--verify-passes",
-                 "--threads", "2", "--parallel-min-work", "1"] + ([f"--cflags={args.cflags}"] if args.cflags else []))
-        if c.returncode != 0:
-            failures.append(f"{case}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
-            continue
-        said = [line.strip() for line in c.stdout.splitlines() if "onnxc.qdq_add" in line and "=" in line]
-        if len(said) != 1:
-            failures.append(f"{case}: --dump-ir shows {len(said)} onnxc.qdq_add lines, expected 1")
-        out = os.path.join(out_dir, "y.npy")
-        r = run([os.path.join(out_dir, "m")] + ins + ["--output", f"y={out}", "--quiet", "--threads", "2"])
-        if r.returncode != 0:
-            failures.append(f"{case}: the binary exited {r.returncode}: {r.stderr.strip()}")
-            continue
-        y = np.load(out)
-        for kind, ref in refs.items():
-            if y.shape != ref.shape or y.dtype != ref.dtype:
-                failures.append(f"{case}: output {y.dtype}{list(y.shape)}, ONNX Runtime's {ref.dtype}{list(ref.shape)}")
-                break
-            steps = np.abs(y.astype(np.int64) - ref.astype(np.int64))
-            ok = int(steps.max()) <= 1
-            print(f"{case} vs ONNX Runtime {ort.__version__} {kind}: {'PASS' if ok else 'FAIL'}: at most {int(steps.max())} steps "
-                  f"(limit 1), {100 * float(np.mean(steps == 0)):.2f}% of {y.size} elements equal; {said[0] if said else '?'}")
-            if not ok:
-                failures.append(f"{case} vs {kind}: {int(steps.max())} steps off (limit 1)")
+        for form, flags in forms(args):
+            what = f"{case} ({form})"
+            out_dir = os.path.join(d, form.split()[0])
+            c = run([args.compiler, path, "-o", out_dir, "--name", "m", "--quantized", "integer", "--dump-ir", "--quiet", "--verify-passes",
+                     "--threads", "2", "--parallel-min-work", "1"] + flags)
+            if c.returncode != 0:
+                failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
+                continue
+            said = [line.strip() for line in c.stdout.splitlines() if "onnxc.qdq_add" in line and "=" in line]
+            if len(said) != 1:
+                failures.append(f"{what}: --dump-ir shows {len(said)} onnxc.qdq_add lines, expected 1")
+            out = os.path.join(out_dir, "y.npy")
+            r = run([os.path.join(out_dir, "m")] + ins + ["--output", f"y={out}", "--quiet", "--threads", "2"])
+            if r.returncode != 0:
+                failures.append(f"{what}: the binary exited {r.returncode}: {r.stderr.strip()}")
+                continue
+            y = np.load(out)
+            for kind, ref in refs.items():
+                if y.shape != ref.shape or y.dtype != ref.dtype:
+                    failures.append(f"{what}: output {y.dtype}{list(y.shape)}, ONNX Runtime's {ref.dtype}{list(ref.shape)}")
+                    break
+                steps = np.abs(y.astype(np.int64) - ref.astype(np.int64))
+                ok = int(steps.max()) <= 1
+                print(f"{what} vs ONNX Runtime {ort.__version__} {kind}: {'PASS' if ok else 'FAIL'}: at most {int(steps.max())} steps "
+                      f"(limit 1), {100 * float(np.mean(steps == 0)):.2f}% of {y.size} elements equal; {said[0] if said else '?'}")
+                if not ok:
+                    failures.append(f"{what} vs {kind}: {int(steps.max())} steps off (limit 1)")
+
+
+def forms(args):
+    """(form, compile-model flags): the host's vector code (on x86-64 with AVX2 the intrinsics
+    paths), and on x86-64 also the plain C of --target x86-64-sse4."""
+    out = [("host", ["--cflags=" + (args.cflags + " -march=native").strip()])]
+    if platform.machine() in ("x86_64", "AMD64"):
+        out.append(("x86-64-sse4 (plain C)", ["--target", "x86-64-sse4", "--cflags=" + (args.cflags + " -march=x86-64-v2").strip()]))
+    return out
+
+
+def quantize_cases(args, failures):
+    """QuantizeLinear per tensor of 1007 float32 elements (32 at a time in AVX2 vectors on the host,
+    then a tail of 15), to uint8 and int8, against ONNX Runtime exactly: ties of both parities,
+    values that saturate, +-inf, -0."""
+    rng = np.random.default_rng(37)
+    s = np.float32(0.0625)
+    x = (rng.integers(-2400, 2400, 1007).astype(np.float32) * np.float32(0.5) * s).astype(np.float32)
+    x[[3, 40, 700, 1000]] = [np.inf, -np.inf, 1e30, -1e30]
+    x[[5, 1001]] = -0.0
+    x[[6, 1002]] = 0.5 * s
+    for case, zt, z in (("quantize_u8", TensorProto.UINT8, np.uint8(100)), ("quantize_s8", TensorProto.INT8, np.int8(-7))):
+        d = os.path.join(args.work, case)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "model.onnx")
+        g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")], case,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1007])], [helper.make_tensor_value_info("y", zt, None)],
+                              [numpy_helper.from_array(np.array(s), "s"), numpy_helper.from_array(np.array(z), "z")])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 8
+        onnx.save(m, path)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        ref = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        xin = os.path.join(d, "x.npy")
+        np.save(xin, x)
+        for form, flags in forms(args):
+            what = f"{case} ({form})"
+            out_dir = os.path.join(d, form.split()[0])
+            c = run([args.compiler, path, "-o", out_dir, "--name", "m", "--quiet", "--threads", "2", "--parallel-min-work", "1"] + flags)
+            if c.returncode != 0:
+                failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
+                continue
+            out = os.path.join(out_dir, "y.npy")
+            r = run([os.path.join(out_dir, "m"), "--input", f"x={xin}", "--output", f"y={out}", "--quiet", "--threads", "2"])
+            if r.returncode != 0:
+                failures.append(f"{what}: the binary exited {r.returncode}: {r.stderr.strip()}")
+                continue
+            y = np.load(out)
+            diff = int(np.count_nonzero(y != ref)) if y.shape == ref.shape and y.dtype == ref.dtype else -1
+            print(f"{what} vs ONNX Runtime {ort.__version__}: {'PASS' if diff == 0 else 'FAIL'}: {diff} of {x.size} elements differ")
+            if diff:
+                failures.append(f"{what}: {diff} elements differ from ONNX Runtime (-1: another shape or type)")
 
 
 def run(cmd):
@@ -268,6 +327,7 @@ def main():
                 if not ok:
                     failures.append(f"{what}: {worst:.3g} steps off (limit {limit})")
     add_cases(args, failures)
+    quantize_cases(args, failures)
     for f in failures:
         print("FAIL:", f, file=sys.stderr)
     return 1 if failures else 0

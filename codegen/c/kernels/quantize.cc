@@ -1,9 +1,12 @@
 // codegen/c/kernels/quantize.cc — the quantization ops in C (ir/ops/quantize.cc says what
 // they mean, ir/ops/quantize.h the views read here):
 //  - QuantizeLinear / DequantizeLinear: x as [outer, len, inner]; per-tensor scales give one
-//    flat loop over the stored elements (also on blocked channels, quant_nchwc) (tasks of kFlatChunk elements when parallel), others a loop nest whose innermost loop (inner, or the axis when inner is 1)
-//    is `omp simd`, the scale and zero point loaded once per row where they do not vary along
-//    it.
+//    flat loop over the stored elements (also on blocked channels, quant_nchwc; tasks of
+//    kFlatChunk elements when parallel; float32 to bytes on AVX2 targets 32 elements at a time in
+//    vectors), others a loop nest whose innermost loop (inner, or the axis when inner is 1) is
+//    `omp simd`, the scale and zero point loaded once per row where they do not vary along it.
+//  - onnxc.qdq_add: one flat loop over bytes (AVX2 vectors where the target has them), or a
+//    broadcasting loop nest (emit_qdq_add).
 //  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
 //    one quantizing loop.
 //  - MatMulInteger / QLinearMatMul: tasks (batch, row of A); per chunk of at most kChunk
@@ -120,7 +123,41 @@ void emit_quant(CEmit& e) {
     const int64_t stored = numel(e.node.out(0)->physical_shape());
     e.local("const float s = {}[0];", S);
     e.local("const {} z = {};", zt, zp_at("0"));
-    flat_loop(e, stored, work, stmt("i", "s", "z"));
+    const DType yt = e.out_dtype(0);
+    const bool vec = q && xt == DType::F32 && (yt == DType::U8 || yt == DType::I8) && e.target.arch == "x86-64" &&
+                     std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0 && stored >= 32;
+    if (!vec) {
+      flat_loop(e, stored, work, stmt("i", "s", "z"));
+      return;
+    }
+    // Float32 to bytes on AVX2: 32 elements at a time in vectors (the scalar form's operations:
+    // x / s, round half to even, + z, the compare-selects, so the saturating packs are exact),
+    // the rest in the simd loop; tasks of kFlatChunk elements when parallel.
+    e.variant = "per tensor, AVX2";
+    const bool par = stored > kFlatChunk && e.parallel(work);
+    if (par) {
+      e.open_nest({.loops = {{"i0", stored, kFlatChunk}}, .schedule_static = true});
+      e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, stored);
+    } else {
+      e("{{");
+      e("const int64_t i0 = 0, i1 = {};", stored);
+    }
+    e("int64_t i = i0;");
+    e("#if defined(__AVX2__)");
+    e("const __m256 sv = _mm256_set1_ps(s), zv = _mm256_set1_ps((float)z);");
+    e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(g.qmin), c_float(g.qmax));
+    e("for (; i + 32 <= i1; i += 32) {{");
+    for (int k = 0; k < 4; ++k)
+      e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps("
+        "_mm256_loadu_ps({1} + i + {2}), sv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zv), lov), hiv));",
+        k, X, 8 * k);
+    e("const __m256i b = _mm256_{}(_mm256_packs_epi32(t0, t1), _mm256_packs_epi32(t2, t3));", yt == DType::U8 ? "packus_epi16" : "packs_epi16");
+    e("_mm256_storeu_si256((__m256i*)({} + i), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));", Y);
+    e("}}");
+    e("#endif");
+    simd(e, std::min(stored, kFlatChunk));
+    e("for (int64_t j = i; j < i1; ++j) {}", stmt("j", "s", "z"));
+    e("}}");
     return;
   }
   const std::string a_div = g.block > 1 ? fmt::format("(a / {})", g.block) : "a";
