@@ -1,9 +1,9 @@
-// passes/integer_ops.cc — integer convolutions and residual adds from quantized (QDQ) models. Quantization tools
-// (ONNX Runtime's quantize_static, NNCF, Neural Compressor) write an int8 model as float ops
-// between DequantizeLinear and QuantizeLinear nodes; computed as written, every convolution
-// runs in float on dequantized copies and is rounded back. This pass puts the integer op the
-// sandwich stands for in its place, as ONNX Runtime's QDQ selectors do, so activations stay
-// 8-bit between layers and the products accumulate exactly in int32:
+// passes/integer_ops.cc — integer convolutions and residual adds from quantized (QDQ) models.
+// Quantization tools (ONNX Runtime's quantize_static, NNCF, Neural Compressor) write an int8
+// model as float ops between DequantizeLinear and QuantizeLinear nodes; computed as written,
+// every convolution runs in float on dequantized copies and is rounded back. This pass puts the
+// integer op the sandwich stands for in its place, as ONNX Runtime's QDQ selectors do, so
+// activations stay 8-bit between layers and the products accumulate exactly in int32:
 //
 //   x = DQ(xq, sx, zx); w = DQ(wq, sw, zw); b = DQ(bq, sb); y = Conv(x, w, b) [; y = Relu(y)];
 //   yq = Q(y, sy, zy)
