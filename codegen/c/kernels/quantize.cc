@@ -69,11 +69,45 @@ std::string round_saturate(const std::string& dst, DType t, const std::string& v
                      c_float(lo), dst, dtype_ctype(t), c_float(hi), c_float(hi));
 }
 
+// Whether the target has AVX2 (the kernels' intrinsic forms, each under #if defined(__AVX2__)).
+bool avx2_target(const CEmit& e) {
+  return e.target.arch == "x86-64" && std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0;
+}
+
+// The store of 32 bytes at `dst` from int32 vectors t0..t3 whose values are already in the byte
+// type's range (so the saturating packs are exact), in their order: the packs interleave 128-bit
+// lanes, the permutation puts them back.
+void emit_pack_store(CEmit& e, DType t, const std::string& dst) {
+  e("const __m256i b = _mm256_{}(_mm256_packs_epi32(t0, t1), _mm256_packs_epi32(t2, t3));", t == DType::U8 ? "packus_epi16" : "packs_epi16");
+  e("_mm256_storeu_si256((__m256i*)({}), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));", dst);
+}
+
 // `for (i ...) { body }` over n elements, `omp simd`; when the target says `work` is worth
 // threads, tasks of kFlatChunk elements, each a simd loop. (Not `omp parallel for simd`:
 // its bounds live in memory that clang 14 cannot tell apart from a uint8_t output, so it
-// does not vectorize the loop and warns.)
-void flat_loop(CEmit& e, int64_t n, double work, const std::string& body) {
+// does not vectorize the loop and warns.) With `vector` (AVX2 targets), each task first runs
+// what it emits under #if defined(__AVX2__): a loop over [iv, i1) that advances iv; the simd loop
+// does the rest.
+void flat_loop(CEmit& e, int64_t n, double work, const std::string& body, const std::function<void()>& vector = nullptr) {
+  if (vector) {
+    if (n > kFlatChunk && e.parallel(work)) {
+      e.open_nest({.loops = {{"i0", n, kFlatChunk}}, .schedule_static = true});
+      e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
+    } else {
+      e("{{");
+      e("const int64_t i0 = 0, i1 = {};", n);
+    }
+    e("int64_t iv = i0;");
+    e("#if defined(__AVX2__)");
+    vector();
+    e("#endif");
+    simd(e, std::min(n, kFlatChunk));
+    e("for (int64_t i = iv; i < i1; ++i) {{");
+    e("{}", body);
+    e("}}");
+    e("}}");
+    return;
+  }
   if (n > kFlatChunk && e.parallel(work)) {
     e.open_nest({.loops = {{"i0", n, kFlatChunk}}, .schedule_static = true});
     e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
@@ -124,40 +158,24 @@ void emit_quant(CEmit& e) {
     e.local("const float s = {}[0];", S);
     e.local("const {} z = {};", zt, zp_at("0"));
     const DType yt = e.out_dtype(0);
-    const bool vec = q && xt == DType::F32 && (yt == DType::U8 || yt == DType::I8) && e.target.arch == "x86-64" &&
-                     std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0 && stored >= 32;
-    if (!vec) {
+    if (!q || xt != DType::F32 || (yt != DType::U8 && yt != DType::I8) || !avx2_target(e) || stored < 32) {
       flat_loop(e, stored, work, stmt("i", "s", "z"));
       return;
     }
     // Float32 to bytes on AVX2: 32 elements at a time in vectors (the scalar form's operations:
-    // x / s, round half to even, + z, the compare-selects, so the saturating packs are exact),
-    // the rest in the simd loop; tasks of kFlatChunk elements when parallel.
+    // x / s, round half to even, + z, the compare-selects), the rest in the simd loop.
     e.variant = "per tensor, AVX2";
-    const bool par = stored > kFlatChunk && e.parallel(work);
-    if (par) {
-      e.open_nest({.loops = {{"i0", stored, kFlatChunk}}, .schedule_static = true});
-      e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, stored);
-    } else {
-      e("{{");
-      e("const int64_t i0 = 0, i1 = {};", stored);
-    }
-    e("int64_t i = i0;");
-    e("#if defined(__AVX2__)");
-    e("const __m256 sv = _mm256_set1_ps(s), zv = _mm256_set1_ps((float)z);");
-    e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(g.qmin), c_float(g.qmax));
-    e("for (; i + 32 <= i1; i += 32) {{");
-    for (int k = 0; k < 4; ++k)
-      e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps("
-        "_mm256_loadu_ps({1} + i + {2}), sv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zv), lov), hiv));",
-        k, X, 8 * k);
-    e("const __m256i b = _mm256_{}(_mm256_packs_epi32(t0, t1), _mm256_packs_epi32(t2, t3));", yt == DType::U8 ? "packus_epi16" : "packs_epi16");
-    e("_mm256_storeu_si256((__m256i*)({} + i), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));", Y);
-    e("}}");
-    e("#endif");
-    simd(e, std::min(stored, kFlatChunk));
-    e("for (int64_t j = i; j < i1; ++j) {}", stmt("j", "s", "z"));
-    e("}}");
+    flat_loop(e, stored, work, stmt("i", "s", "z"), [&] {
+      e("const __m256 sv = _mm256_set1_ps(s), zv = _mm256_set1_ps((float)z);");
+      e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(g.qmin), c_float(g.qmax));
+      e("for (; iv + 32 <= i1; iv += 32) {{");
+      for (int k = 0; k < 4; ++k)
+        e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps("
+          "_mm256_loadu_ps({1} + iv + {2}), sv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zv), lov), hiv));",
+          k, X, 8 * k);
+      emit_pack_store(e, yt, Y + " + iv");
+      e("}}");
+    });
     return;
   }
   const std::string a_div = g.block > 1 ? fmt::format("(a / {})", g.block) : "a";
@@ -444,7 +462,7 @@ void emit_qconv_pairs(CEmit& e) {
     }
   }
   const bool wz_vec = wz && q.w_zp.step != 0;
-  const bool avx2 = e.target.arch == "x86-64" && std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0;
+  const bool avx2 = avx2_target(e);
   e.variant = avx2 ? "16-bit pairs, AVX2 pmaddwd" : "16-bit pairs, plain C";
   e.plan = fmt::format("bands of {} output rows ({} x {} paired input rows, {} KB), {}x{} register tiles (channels x positions)", R, BR,
                        IWP, (pg.bytes() + 1023) / 1024, 2 * L, RN);
@@ -704,8 +722,7 @@ void emit_qconv_depthwise(CEmit& e) {
   const size_t xi = static_cast<size_t>(q.x), wi = static_cast<size_t>(q.w);
   const char* xt = e.in_ctype(xi);
   // The requantization as AVX2 vectors (QLinearConv with byte outputs on AVX2 targets).
-  const bool vec = q.qlinear && (e.out_dtype(0) == DType::U8 || e.out_dtype(0) == DType::I8) && e.target.arch == "x86-64" &&
-                   std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0;
+  const bool vec = q.qlinear && (e.out_dtype(0) == DType::U8 || e.out_dtype(0) == DType::I8) && avx2_target(e);
   e.variant = vec ? "depthwise, phase planes, AVX2 requantization" : "depthwise, phase planes";
   e("/* {}: depthwise, tasks (image, channel), bands of {} output rows: x - x_zero_point as int32 on {} phase plane(s) of {}x{} */",
     e.node.op_type, R, SH * SW, QH, QW);
@@ -783,9 +800,7 @@ void emit_qconv_depthwise(CEmit& e) {
       e("t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(t{0}), mv), "
         "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), yzv), lov), hiv));", k);
     }
-    e("const __m256i b = _mm256_{}(_mm256_packs_epi32(t0, t1), _mm256_packs_epi32(t2, t3));",
-      e.out_dtype(0) == DType::U8 ? "packus_epi16" : "packs_epi16");
-    e("_mm256_storeu_si256((__m256i*)(qv + p0), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));");
+    emit_pack_store(e, e.out_dtype(0), "qv + p0");
     e("}}");
     e("#endif");
   }
@@ -918,41 +933,31 @@ void emit_qdq_add(CEmit& e) {
                    [&](const std::vector<std::string>& idx, const std::string& o) { return value(idx[0], idx[1], o); });
     return;
   }
-  const bool vec = e.target.arch == "x86-64" && std::count(e.target.features.begin(), e.target.features.end(), "avx2") > 0;
-  e.variant = vec ? "flat, AVX2" : "flat";
-  const bool par = n > kFlatChunk && e.parallel(3.0 * static_cast<double>(n));
-  if (par) {
-    e.open_nest({.loops = {{"i0", n, kFlatChunk}}, .schedule_static = true});
-    e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
-  } else {
-    e("{{");
-    e("const int64_t i0 = 0, i1 = {};", n);
+  const double work = 3.0 * static_cast<double>(n);
+  if (!avx2_target(e)) {
+    e.variant = "flat";
+    flat_loop(e, n, work, value("i", "i", "i"));
+    return;
   }
-  e("int64_t i = i0;");
-  if (vec) {
-    auto widen = [](DType t) { return t == DType::U8 ? "_mm256_cvtepu8_epi32" : "_mm256_cvtepi8_epi32"; };
-    e("#if defined(__AVX2__)");
+  e.variant = "flat, AVX2";
+  auto widen = [](DType t) { return t == DType::U8 ? "_mm256_cvtepu8_epi32" : "_mm256_cvtepi8_epi32"; };
+  flat_loop(e, n, work, value("i", "i", "i"), [&] {
     e("const __m256 sav = _mm256_set1_ps(sa), sbv = _mm256_set1_ps(sb), syv = _mm256_set1_ps(sy), zyv = _mm256_set1_ps(zy);");
     e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(lo), c_float(hi));
     e("const __m256i zav = _mm256_set1_epi32(za), zbv = _mm256_set1_epi32(zb);");
-    e("for (; i + 32 <= i1; i += 32) {{");
+    e("for (; iv + 32 <= i1; iv += 32) {{");
     for (int k = 0; k < 4; ++k) {
-      e("const __m256i a{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)({2} + i + {3}))), zav);", k, widen(e.in_dtype(0)), A,
+      e("const __m256i a{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)({2} + iv + {3}))), zav);", k, widen(e.in_dtype(0)), A,
         8 * k);
-      e("const __m256i b{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)({2} + i + {3}))), zbv);", k, widen(e.in_dtype(3)), B,
+      e("const __m256i b{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)({2} + iv + {3}))), zbv);", k, widen(e.in_dtype(3)), B,
         8 * k);
       e("const __m256 v{0} = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a{0}), sav), _mm256_mul_ps(_mm256_cvtepi32_ps(b{0}), sbv));", k);
       e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(v{0}, syv), "
         "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zyv), lov), hiv));", k);
     }
-    e("const __m256i q = _mm256_{}(_mm256_packs_epi32(t0, t1), _mm256_packs_epi32(t2, t3));", yt == DType::U8 ? "packus_epi16" : "packs_epi16");
-    e("_mm256_storeu_si256((__m256i*)({} + i), _mm256_permutevar8x32_epi32(q, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));", Y);
+    emit_pack_store(e, yt, Y + " + iv");
     e("}}");
-    e("#endif");
-  }
-  simd(e, std::min(n, kFlatChunk));
-  e("for (int64_t j = i; j < i1; ++j) {}", value("j", "j", "j"));
-  e("}}");
+  });
 }
 
 }  // namespace
