@@ -86,8 +86,12 @@ void emit_pack_store(CEmit& e, DType t, const std::string& dst) {
 // threads, tasks of kFlatChunk elements, each a simd loop. (Not `omp parallel for simd`:
 // its bounds live in memory that clang 14 cannot tell apart from a uint8_t output, so it
 // does not vectorize the loop and warns.) With `vector` (AVX2 targets), each task first runs
-// what it emits under #if defined(__AVX2__): a loop over [iv, i1) that advances iv; the simd loop
-// does the rest.
+// what it emits under #if defined(__AVX2__): a loop over [iv, i1) that advances iv by
+// kVectorStep; the simd loop does the rest. When n is a multiple of kVectorStep the vector loop
+// does all (kFlatChunk is one too), and the simd loop is only for other targets (#else): gcc
+// warns about a loop it can tell never runs.
+constexpr int64_t kVectorStep = 32;
+static_assert(kFlatChunk % kVectorStep == 0);
 void flat_loop(CEmit& e, int64_t n, double work, const std::string& body, const std::function<void()>& vector = nullptr) {
   if (vector) {
     if (n > kFlatChunk && e.parallel(work)) {
@@ -100,11 +104,12 @@ void flat_loop(CEmit& e, int64_t n, double work, const std::string& body, const 
     e("int64_t iv = i0;");
     e("#if defined(__AVX2__)");
     vector();
-    e("#endif");
+    e("{}", n % kVectorStep == 0 ? "#else" : "#endif");
     simd(e, std::min(n, kFlatChunk));
     e("for (int64_t i = iv; i < i1; ++i) {{");
     e("{}", body);
     e("}}");
+    if (n % kVectorStep == 0) e("#endif");
     e("}}");
     return;
   }
