@@ -1,4 +1,5 @@
-// passes/integer_ops.cc — integer convolutions and residual adds from quantized (QDQ) models.
+// passes/integer_ops.cc — integer convolutions, residual adds and activation tables from
+// quantized (QDQ) models.
 // Quantization tools (ONNX Runtime's quantize_static, NNCF, Neural Compressor) write an int8
 // model as float ops between DequantizeLinear and QuantizeLinear nodes; computed as written,
 // every convolution runs in float on dequantized copies and is rounded back. This pass puts the
@@ -28,6 +29,18 @@
 // is those ops' float arithmetic in one pass over the bytes (no float tensors written); the C
 // may fuse a product and the sum into an FMA, as float kernels do, which can move a value by
 // one step where it lands next to a rounding boundary.
+// Then, on what those left, functions of one 8-bit tensor, element by element:
+//
+//   x = DQ(xq, sx, zx); y = f(x); yq = Q(y, sy, zy)     ⇒   yq = onnxc.lookup(xq, table)
+//
+// where f is made of elementwise float ops (is_index_aligned_elementwise: Sigmoid, Mul, Clip,
+// HardSwish, Erf...) whose other inputs are constants of one value, and of per-tensor Q → DQ
+// pairs (a QDQ model's SiLU is x * DQ(Q(Sigmoid(x)))); every DQ of xq is per tensor, the values
+// inside are read only inside (nor graph outputs) and have xq's shape. table[i] is what those
+// ops compute for xq = lowest + i, by the reference ops (ir/eval.h) at compile time, so the
+// lookup equals the reference's ops exactly; the C of the float ops it replaces (expf...) may
+// round a value the other way next to a rounding boundary. A region inside a larger one goes
+// with it. ONNX Runtime's QLinearSigmoid and QLinearLeakyRelu are such tables.
 // The DQ nodes stay for their other readers and go with the dead code otherwise.
 // Arithmetic: QLinearConv (ir/ops/quantize.cc) accumulates in int32 and requantizes with
 // the float32 multiplier sx * sw[m] / sy, rounding half to even, as ONNX Runtime's
@@ -35,11 +48,14 @@
 // convolution's rounding error moves a value across a rounding boundary (one step).
 // Runs first: constant folding would otherwise turn DQ(wq) into float weights. The new node
 // lists the sandwich's nodes in Node::origin.
-// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), pools and Concat stay float between their
-// DQ and Q.
+// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), pools, Concat and the product of two
+// tensors (a squeeze-and-excitation's Mul) stay float between their DQ and Q.
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "codegen/backend.h"
+#include "ir/eval.h"
 #include "ir/op.h"
 #include "ir/ops/elementwise.h"
 #include "ir/ops/quantize.h"
@@ -81,13 +97,27 @@ struct AddSandwich {
   Node* db = nullptr;  // DQ of b
 };
 
+// A function of one 8-bit tensor, element by element, that ends in a QuantizeLinear.
+struct LookupRegion {
+  Node* q = nullptr;         // QuantizeLinear
+  Value* xq = nullptr;       // the 8-bit tensor it is a function of
+  std::vector<Node*> nodes;  // DequantizeLinear, elementwise and QuantizeLinear nodes, q included
+};
+
+// Regions of more nodes are left as written (a bound on the work of matching, far above the
+// SiLU's six).
+constexpr size_t kMaxLookupNodes = 32;
+
 class Matcher {
  public:
   explicit Matcher(Graph& g) : g_(g) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       position_[g.nodes[i].get()] = i;
       for (Value* v : g.nodes[i]->all_inputs())
-        if (v) ++readers_[v];
+        if (v) {
+          ++readers_[v];
+          users_[v].push_back(g.nodes[i].get());
+        }
     }
   }
 
@@ -147,7 +177,137 @@ class Matcher {
                {s.da, s.db, s.add, s.relu, s.q});
   }
 
+  // The region ending in QuantizeLinear q, if it meets the conditions above.
+  bool match_lookup(Node* q, LookupRegion* r) const {
+    if (!quantize_per_tensor(q)) return false;
+    *r = LookupRegion{q, nullptr, {}};
+    std::set<const Node*> in;
+    if (!collect(q, r, &in) || !r->xq) return false;
+    const Shape& shape = q->out(0)->shape;
+    if (r->xq->shape != shape) return false;
+    for (const Node* n : r->nodes) {
+      if (n->out(0)->shape != shape) return false;
+      if (n == q || (n->op_type == "DequantizeLinear" && n->in(0) == r->xq)) continue;
+      if (n->out(0)->is_output) return false;
+      for (const Node* u : users_.at(n->out(0)))
+        if (!in.count(u)) return false;
+    }
+    std::sort(r->nodes.begin(), r->nodes.end(), [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
+    return true;
+  }
+
+  // Replaces the region by onnxc.lookup of its table; false (the region stays) when the
+  // reference ops could not compute the table.
+  bool replace(const LookupRegion& r) {
+    std::shared_ptr<const Tensor> table = lookup_table(r);
+    if (!table) return false;
+    Value* t = g_.add_value(g_.fresh_name(r.q->out(0)->name + "_table"));
+    t->dtype = table->dtype;
+    t->shape = table->shape;
+    t->shape_known = true;
+    t->constant = table;
+    const Node* last = r.q->in(0)->producer;
+    substitute(r.q, "onnxc.lookup", last->op_type == "DequantizeLinear" ? r.q->name : last->name, {}, {r.xq, t},
+               std::vector<const Node*>(r.nodes.begin(), r.nodes.end()));
+    return true;
+  }
+
  private:
+  // Adds n and, through its inputs, what it is computed from to the region: a QuantizeLinear
+  // per tensor, a DequantizeLinear per tensor (of r->xq, or of a QuantizeLinear in the region)
+  // or an elementwise float op (is_index_aligned_elementwise) whose other inputs are constants
+  // of one element. False when something else is found.
+  bool collect(Node* n, LookupRegion* r, std::set<const Node*>* in) const {
+    if (in->count(n)) return true;
+    if (in->size() >= kMaxLookupNodes || !n->epilogue.empty()) return false;
+    if (n->op_type == "DequantizeLinear") {
+      if (!dequantize(n, false) || !const_one(n->in(1)) || (n->in(2) && !const_one(n->in(2))) || !int8_type(n->in(0)->dtype))
+        return false;
+      in->insert(n);
+      r->nodes.push_back(n);
+      Value* u = n->in(0);
+      if (u->producer && u->producer->op_type == "QuantizeLinear" && !u->is_output) {
+        // A quantize step inside the function, when what it quantizes is one too; otherwise u
+        // is the tensor the function reads.
+        const size_t size = r->nodes.size();
+        Value* const xq = r->xq;
+        if (collect(u->producer, r, in)) return true;
+        for (size_t i = size; i < r->nodes.size(); ++i) in->erase(r->nodes[i]);
+        r->nodes.resize(size);
+        r->xq = xq;
+      }
+      if (r->xq && r->xq != u) return false;
+      r->xq = u;
+      return true;
+    }
+    if (n->op_type == "QuantizeLinear" ? !quantize_per_tensor(n) : !is_index_aligned_elementwise(*n)) return false;
+    in->insert(n);
+    r->nodes.push_back(n);
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      Value* v = n->inputs[i];
+      if (!v || n->op->static_input(i)) continue;
+      if (v->constant) {
+        if (numel(v->shape) != 1) return false;
+      } else if (!v->producer || !collect(v->producer, r, in)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // What r's nodes compute for each of r.xq's 256 values, by the reference ops: a copy of the
+  // region on a constant x of those values, folded by shape inference. Null when that fails.
+  std::shared_ptr<const Tensor> lookup_table(const LookupRegion& r) const {
+    Graph t;
+    t.model_path = g_.model_path;
+    t.name = g_.name;
+    t.opset = g_.opset;
+    std::map<const Value*, Value*> map;
+    Value* x = t.add_value("x");
+    x->dtype = r.xq->dtype;
+    x->shape = {256};
+    x->shape_known = true;
+    Tensor xs(x->dtype, x->shape);
+    const int64_t lowest = x->dtype == DType::I8 ? -128 : 0;
+    for (int64_t i = 0; i < 256; ++i) xs.set_i64(i, lowest + i);
+    x->constant = std::make_shared<const Tensor>(std::move(xs));
+    map[r.xq] = x;
+    auto copy = [&](Value* v) -> Value* {  // the copy of v (a constant when not yet copied)
+      if (!v) return nullptr;
+      if (auto it = map.find(v); it != map.end()) return it->second;
+      Value* c = t.add_value(t.fresh_name(v->name));
+      c->dtype = v->dtype;
+      c->shape = v->shape;
+      c->shape_known = true;
+      c->constant = v->constant;
+      return map[v] = c;
+    };
+    for (const Node* n : r.nodes) {
+      auto c = std::make_unique<Node>();
+      c->name = n->name;
+      c->op_type = n->op_type;
+      c->opset = n->opset;
+      c->attrs = n->attrs;
+      for (Value* v : n->inputs) c->inputs.push_back(copy(v));
+      Value* o = t.add_value(t.fresh_name(n->out(0)->name));
+      o->producer = c.get();
+      c->outputs = {o};
+      map[n->out(0)] = o;
+      t.nodes.push_back(std::move(c));
+    }
+    try {
+      prepare_ops(t);
+      infer_shapes(t);
+    } catch (const CompileError&) {
+      return nullptr;
+    }
+    const Value* y = map.at(r.q->out(0));
+    if (!y->constant || y->constant->numel() != 256) return nullptr;
+    auto table = std::make_shared<Tensor>(y->dtype, Shape{256});
+    table->bytes = y->constant->bytes;
+    return table;
+  }
+
   // A new node of type `op` (attributes, inputs) takes over q's output in q's place in the node
   // list (replacing does not move other nodes, so the positions found at the start hold); it
   // lists `nodes` (the sandwich) in Node::origin. The rest of the sandwich is now dead (or read
@@ -268,6 +428,7 @@ class Matcher {
 
   Graph& g_;
   std::map<const Value*, int64_t> readers_;
+  std::map<const Value*, std::vector<Node*>> users_;  // readers_'s nodes
   std::map<const Node*, size_t> position_;  // index in g_.nodes
   std::vector<std::unique_ptr<Node>> removed_;
 };
@@ -277,19 +438,38 @@ class Matcher {
 bool integer_ops(Graph& g, const PassOptions& o) {
   const bool conv = !o.backend || o.backend->has_kernel("QLinearConv");
   const bool add = !o.backend || o.backend->has_kernel("onnxc.qdq_add");
-  if (!conv && !add) return false;
-  Matcher m(g);
-  std::vector<Sandwich> found;
-  std::vector<AddSandwich> adds;
-  for (auto& n : g.nodes) {
-    Sandwich s;
-    AddSandwich a;
-    if (conv && m.match(n.get(), &s)) found.push_back(s);
-    else if (add && m.match_add(n.get(), &a)) adds.push_back(a);
+  const bool lookup = !o.backend || o.backend->has_kernel("onnxc.lookup");
+  bool changed = false;
+  if (conv || add) {
+    Matcher m(g);
+    std::vector<Sandwich> found;
+    std::vector<AddSandwich> adds;
+    for (auto& n : g.nodes) {
+      Sandwich s;
+      AddSandwich a;
+      if (conv && m.match(n.get(), &s)) found.push_back(s);
+      else if (add && m.match_add(n.get(), &a)) adds.push_back(a);
+    }
+    for (const Sandwich& s : found) m.replace(s);
+    for (const AddSandwich& a : adds) m.replace(a);
+    changed = !found.empty() || !adds.empty();
+    if (changed) remove_dead_nodes(g);
   }
-  for (const Sandwich& s : found) m.replace(s);
-  for (const AddSandwich& a : adds) m.replace(a);
-  if (found.empty() && adds.empty()) return false;
+  if (lookup) {  // on what the convolutions and adds left: their outputs are the tables' inputs
+    Matcher m(g);
+    std::vector<LookupRegion> regions;
+    for (auto& n : g.nodes) {
+      LookupRegion r;
+      if (m.match_lookup(n.get(), &r)) regions.push_back(std::move(r));
+    }
+    std::set<const Node*> inside;  // a QuantizeLinear inside a larger region goes with it
+    for (const LookupRegion& r : regions)
+      for (const Node* n : r.nodes)
+        if (n != r.q) inside.insert(n);
+    for (const LookupRegion& r : regions)
+      if (!inside.count(r.q) && m.replace(r)) changed = true;
+  }
+  if (!changed) return false;
   remove_dead_nodes(g);
   g.drop_unused_values();
   return true;

@@ -7,6 +7,9 @@
 //   onnxc.qdq_add(a, ..., b, ..., y_scale, y_zp) QuantizeLinear(DequantizeLinear(a) +
 //                                                DequantizeLinear(b)) in one op, per tensor
 //                                                (made by passes/integer_ops.cc)
+//   onnxc.lookup(x, table)                       y = table[x - lowest value of x's type]: any
+//                                                function of one 8-bit tensor, element by
+//                                                element, as a table (passes/integer_ops.cc)
 // round is round half to even; saturate clamps to the output type's range (NaN goes to its
 // lowest value). Zero points default to 0, and QuantizeLinear's output to uint8.
 // Arithmetic, the same in the reference and the C: x / scale in float32 (float16 scales and
@@ -621,6 +624,31 @@ class QdqAdd : public Op {
   double qmin_ = 0, qmax_ = 0;
 };
 
+// ---------------------------------------------------------------- onnxc.lookup
+
+// onnxc.lookup(x, table) → y: y[i] = table[x[i] - lowest], lowest the smallest value of x's type
+// (0 for uint8, -128 for int8); table has 256 elements of uint8 or int8, y has table's type and
+// x's shape. The integer-ops pass writes it for a QDQ model's DequantizeLinear → elementwise
+// float ops → QuantizeLinear (a SiLU, a Sigmoid, a HardSwish between quantize steps), with the
+// table those ops compute for each of the 256 inputs.
+class Lookup : public Op {
+ public:
+  void infer(Node& n) override {
+    if (n.inputs.size() != 2 || !n.in(0) || !n.in(1)) n.invalid("expects inputs x and table");
+    if (n.outputs.size() != 1 || !n.out(0)) n.invalid("expects 1 output");
+    expect_dtype(n, 0, {DType::U8, DType::I8});
+    expect_dtype(n, 1, {DType::U8, DType::I8});
+    if (numel(n.in(1)->shape) != 256 || n.in(1)->shape.size() != 1)
+      n.invalid(fmt::format("table has shape {}, expected [256] (one entry per value of x's type)", shape_str(n.in(1)->shape)));
+    set_output(n, 0, n.in(1)->dtype, n.in(0)->shape);
+  }
+
+  void eval(const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) const override {
+    const int64_t lowest = in[0]->dtype == DType::I8 ? -128 : 0;
+    for (int64_t i = 0; i < out[0].numel(); ++i) out[0].set_i64(i, in[1]->get_i64(in[0]->get_i64(i) - lowest));
+  }
+};
+
 }  // namespace
 
 const QuantGeom& quant_geom(const Node& n) { return op_as<QuantDequant>(n).geom(); }
@@ -640,6 +668,7 @@ void register_quantize(OpTable& t) {
   t["ConvInteger"] = [] { return std::unique_ptr<Op>(std::make_unique<QConv>(false)); };
   t["QLinearConv"] = [] { return std::unique_ptr<Op>(std::make_unique<QConv>(true)); };
   t["onnxc.qdq_add"] = [] { return std::unique_ptr<Op>(std::make_unique<QdqAdd>()); };
+  t["onnxc.lookup"] = [] { return std::unique_ptr<Op>(std::make_unique<Lookup>()); };
 }
 
 }  // namespace onnxc

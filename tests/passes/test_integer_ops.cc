@@ -1,6 +1,7 @@
 // tests/passes/test_integer_ops.cc — the integer-ops pass (passes/integer_ops.cc): which
-// DQ → Conv → Q sandwiches become QLinearConv and which DQ, DQ → Add → Q ones onnxc.qdq_add,
-// with which inputs, which stay, and that the reference evaluator's outputs after the pass
+// DQ → Conv → Q sandwiches become QLinearConv, which DQ, DQ → Add → Q ones onnxc.qdq_add and
+// which functions of one 8-bit tensor (DQ → elementwise float ops → Q) onnxc.lookup, with which
+// inputs, which stay, and that the reference evaluator's outputs after the pass
 // (QLinearConv's integer arithmetic) are within one output step of those before it (a float
 // convolution of dequantized values, rounded), equal for most elements; the generated C of
 // the convolutions matches the reference (tests/quant/run_qdq_models.py checks onnxc.qdq_add's
@@ -279,6 +280,134 @@ TEST(IntegerOps, AddOfPerAxisDequantizeStays) {
   Graph& g = residual(b, o);
   EXPECT_FALSE(integer(g));
   EXPECT_EQ(count_ops(g, "onnxc.qdq_add"), 0u);
+}
+
+
+// ---------------------------------------------------------------- functions of one tensor (onnxc.lookup)
+
+struct LookupOptions {
+  DType act = DType::U8;
+  bool sigmoid_is_output = false;  // the Sigmoid's output is also a graph output
+  bool second_tensor = false;      // Mul's other factor dequantizes another tensor
+  bool per_axis = false;           // x's DequantizeLinear per channel
+  bool channel_bias = false;       // a per-channel constant added before the Q
+};
+
+// x (float) → Q → DQ → SiLU as quantize_static writes it (x * DQ(Q(Sigmoid(x)))) → Q → DQ → output.
+Graph& silu(GraphBuilder& b, const LookupOptions& o) {
+  const int64_t C = 4;
+  const int64_t z = o.act == DType::U8 ? 128 : -2;
+  Value* x = b.input("x", {1, C, 5, 6});
+  Value* xq = b.node("QuantizeLinear", {x, scalar_f32(b, "sx", 0.011f), scalar_int(b, "zx", z, o.act)});
+  Value* d = o.per_axis ? b.node("DequantizeLinear",
+                                 {xq, b.constant("sxc", Tensor::from_f32({0.011f, 0.012f, 0.011f, 0.01f}, {C})),
+                                  b.constant("zxc", Tensor::from_i64(std::vector<int64_t>(C, z), o.act, {C}))},
+                                 {{"axis", attr_int(1)}})
+                        : b.node("DequantizeLinear", {xq, scalar_f32(b, "sx2", 0.011f), scalar_int(b, "zx2", z, o.act)});
+  Value* sg = b.node("Sigmoid", {d}, {}, "sigmoid");
+  if (o.sigmoid_is_output) b.output(sg);
+  Value* sq = b.node("QuantizeLinear", {sg, scalar_f32(b, "ss", 1.0f / 255), scalar_int(b, "zs", 0, DType::U8)});
+  Value* sd = b.node("DequantizeLinear", {sq, scalar_f32(b, "ss2", 1.0f / 255), scalar_int(b, "zs2", 0, DType::U8)});
+  Value* other = d;
+  if (o.second_tensor) {
+    Value* x2 = b.input("x2", {1, C, 5, 6});
+    Value* q2 = b.node("QuantizeLinear", {x2, scalar_f32(b, "s2", 0.02f), scalar_int(b, "z2", z, o.act)});
+    other = b.node("DequantizeLinear", {q2, scalar_f32(b, "s22", 0.02f), scalar_int(b, "z22", z, o.act)});
+  }
+  Value* y = b.node("Mul", {other, sd}, {}, "mul");
+  if (o.channel_bias) y = b.node("Add", {y, b.constant("bias", Tensor::from_f32({0.1f, -0.1f, 0.2f, 0.0f}, {C, 1, 1}))});
+  Value* yq = b.node("QuantizeLinear", {y, scalar_f32(b, "sy", 0.009f), scalar_int(b, "zy", z, o.act)});
+  b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", 0.009f), scalar_int(b, "zy2", z, o.act)}));
+  return *b.g;
+}
+
+// Runs the pass; the reference's outputs before and after are equal (the table holds what the
+// reference ops compute).
+bool integer_exact(Graph& g) {
+  return run_pass_checked(g, [](Graph& gr) { return integer_ops(gr, test_pass_options()); }, 0.0);
+}
+
+// The SiLU, its inner QuantizeLinear/DequantizeLinear pair and the outer QuantizeLinear become
+// one onnxc.lookup of the input's bytes (the inner pair's own region goes with the larger one).
+TEST(IntegerOps, SiluBecomesLookup) {
+  for (DType act : {DType::U8, DType::I8}) {
+    GraphBuilder b;
+    LookupOptions o;
+    o.act = act;
+    Graph& g = silu(b, o);
+    EXPECT_TRUE(integer_exact(g));
+    ASSERT_EQ(count_ops(g, "onnxc.lookup"), 1u);
+    EXPECT_EQ(count_ops(g, "Sigmoid"), 0u);
+    EXPECT_EQ(count_ops(g, "Mul"), 0u);
+    EXPECT_EQ(count_ops(g, "QuantizeLinear"), 1u);    // the input's
+    EXPECT_EQ(count_ops(g, "DequantizeLinear"), 1u);  // the output's
+    for (auto& n : g.nodes)
+      if (n->op_type == "onnxc.lookup") {
+        EXPECT_EQ(n->in(0)->dtype, act);
+        EXPECT_EQ(n->in(1)->shape, Shape{256});
+        ASSERT_TRUE(n->in(1)->constant);
+        EXPECT_EQ(n->out(0)->dtype, act);
+        EXPECT_EQ(n->origin.size(), 6u);  // DQ, Sigmoid, Q, DQ, Mul, Q
+      }
+  }
+}
+
+// The Sigmoid's output is read outside: neither the SiLU nor the Sigmoid alone is a function
+// whose inner values can go.
+TEST(IntegerOps, LookupWithAnInnerValueReadElsewhereStays) {
+  GraphBuilder b;
+  LookupOptions o;
+  o.sigmoid_is_output = true;
+  Graph& g = silu(b, o);
+  EXPECT_FALSE(integer_exact(g));
+  EXPECT_EQ(count_ops(g, "Sigmoid"), 1u);
+}
+
+// x * sigmoid(x2): a function of two tensors; only sigmoid(x2)'s own Q region is one of one.
+TEST(IntegerOps, FunctionOfTwoTensorsStays) {
+  GraphBuilder b;
+  LookupOptions o;
+  o.second_tensor = true;
+  Graph& g = silu(b, o);
+  EXPECT_TRUE(integer_exact(g));
+  EXPECT_EQ(count_ops(g, "onnxc.lookup"), 1u);  // DQ → Sigmoid → Q
+  EXPECT_EQ(count_ops(g, "Mul"), 1u);
+}
+
+TEST(IntegerOps, LookupOfPerAxisDequantizeStays) {
+  GraphBuilder b;
+  LookupOptions o;
+  o.per_axis = true;
+  Graph& g = silu(b, o);
+  EXPECT_FALSE(integer_exact(g));
+  EXPECT_EQ(count_ops(g, "onnxc.lookup"), 0u);
+}
+
+// A per-channel constant makes the function differ between channels: the SiLU's Sigmoid region
+// alone becomes a table, the Mul and Add stay.
+TEST(IntegerOps, LookupWithAPerChannelConstantStays) {
+  GraphBuilder b;
+  LookupOptions o;
+  o.channel_bias = true;
+  Graph& g = silu(b, o);
+  EXPECT_TRUE(integer_exact(g));
+  EXPECT_EQ(count_ops(g, "onnxc.lookup"), 1u);
+  EXPECT_EQ(count_ops(g, "Add"), 1u);
+  EXPECT_EQ(count_ops(g, "Mul"), 1u);
+}
+
+// Clip's bounds are static inputs of one element: DQ(int8) → Clip(0, 6) → Q is a table too.
+TEST(IntegerOps, ClipOfInt8BecomesLookup) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 3, 7});
+  Value* xq = b.node("QuantizeLinear", {x, scalar_f32(b, "sx", 0.03f), scalar_int(b, "zx", -10, DType::I8)});
+  Value* d = b.node("DequantizeLinear", {xq, scalar_f32(b, "sx2", 0.03f), scalar_int(b, "zx2", -10, DType::I8)});
+  Value* c = b.node("Clip", {d, scalar_f32(b, "lo", 0.0f), scalar_f32(b, "hi", 0.5f)});
+  Value* yq = b.node("QuantizeLinear", {c, scalar_f32(b, "sy", 0.004f), scalar_int(b, "zy", 3, DType::U8)});
+  b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", 0.004f), scalar_int(b, "zy2", 3, DType::U8)}));
+  EXPECT_TRUE(integer_exact(*b.g));
+  EXPECT_EQ(count_ops(*b.g, "onnxc.lookup"), 1u);
+  EXPECT_EQ(count_ops(*b.g, "Clip"), 0u);
 }
 
 }  // namespace

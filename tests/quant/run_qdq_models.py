@@ -23,7 +23,9 @@ ONNX Runtime's integer kernels (its QLinearAdd rescales in fixed point, onnxc.qd
 float arithmetic of the ops it replaces). ADD_CASES check onnxc.qdq_add alone (uint8 with a
 Relu; int8 and uint8 inputs to an int8 output, alike and broadcast), against ONNX Runtime running
 DequantizeLinear, Add and QuantizeLinear as written and against its QLinearAdd: within 1 step
-of each (an FMA in the C may move a value next to a rounding boundary); quantize_cases check a
+of each (an FMA in the C may move a value next to a rounding boundary); LOOKUP_CASES check
+onnxc.lookup (a SiLU as quantize_static writes it, HardSwish on int8, an erf GELU spelled out,
+over every value of the input's type) the same way; quantize_cases check a
 per-tensor QuantizeLinear to uint8 and int8 exactly (ties, saturation, infinities, -0). These
 compile for the host with -march=native (its AVX2 paths) and, on x86-64, for x86-64-sse4 (plain C).
 Exits 1 on any failure; prints one line per case and check.
@@ -157,14 +159,68 @@ def add_cases(args, failures):
     """onnxc.qdq_add (--quantized integer) against ONNX Runtime running DQ, Add and Q as written,
     and against its QLinearAdd (its QDQ fusion): within 1 step of each (an FMA in the C, and
     QLinearAdd's fixed-point rescaling, may move a value next to a rounding boundary)."""
-    rng = np.random.default_rng(31)
-    for case, spec in ADD_CASES.items():
+    one_op_cases(args, failures, "onnxc.qdq_add", ADD_CASES, add_model, np.random.default_rng(31))
+
+
+# DequantizeLinear(a) → elementwise float ops → QuantizeLinear, a graph input holding every value
+# of its type: name: (a shape and type, y type, the function). The shapes' element counts are a
+# multiple of 32 (the AVX2 loop does all) and not (a tail).
+LOOKUP_CASES = {
+    "lookup_silu_u8": (((2, 16, 9, 13), "u8"), "u8", "silu"),
+    "lookup_hardswish_s8": (((3, 16, 9, 11), "s8"), "s8", "hardswish"),
+    "lookup_gelu_u8_to_s8": (((1, 7, 5, 11), "u8"), "s8", "gelu"),
+}
+
+
+def lookup_model(path, spec, rng):
+    """The function as quantize_static writes it: SiLU as x * DQ(Q(Sigmoid(x))) (its Sigmoid
+    output quantized too), HardSwish as one op, GELU (erf form) spelled out with constants."""
+    (ash, at), yt, fn = spec
+    tp = {"u8": (TensorProto.UINT8, np.uint8), "s8": (TensorProto.INT8, np.int8)}
+    inits = [numpy_helper.from_array(np.array(0.047, np.float32), "sa"), numpy_helper.from_array(np.array(0.029, np.float32), "sy"),
+             numpy_helper.from_array(np.array(131 if at == "u8" else -3, tp[at][1]), "za"),
+             numpy_helper.from_array(np.array(17 if yt == "u8" else -60, tp[yt][1]), "zy")]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["x"], name="dqa")]
+    if fn == "silu":
+        inits += [numpy_helper.from_array(np.array(1 / 255, np.float32), "ss"), numpy_helper.from_array(np.array(0, np.uint8), "zs")]
+        nodes += [helper.make_node("Sigmoid", ["x"], ["sg"], name="sigmoid"), helper.make_node("QuantizeLinear", ["sg", "ss", "zs"], ["sq"], name="qs"),
+                  helper.make_node("DequantizeLinear", ["sq", "ss", "zs"], ["sd"], name="dqs"), helper.make_node("Mul", ["x", "sd"], ["f"], name="mul")]
+    elif fn == "hardswish":
+        nodes.append(helper.make_node("HardSwish", ["x"], ["f"], name="hardswish"))
+    else:
+        inits += [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in (("sqrt2", np.sqrt(2)), ("one", 1), ("half", 0.5))]
+        nodes += [helper.make_node("Div", ["x", "sqrt2"], ["g0"], name="div"), helper.make_node("Erf", ["g0"], ["g1"], name="erf"),
+                  helper.make_node("Add", ["g1", "one"], ["g2"], name="add"), helper.make_node("Mul", ["x", "g2"], ["g3"], name="mul"),
+                  helper.make_node("Mul", ["g3", "half"], ["f"], name="mul_half")]
+    nodes.append(helper.make_node("QuantizeLinear", ["f", "sy", "zy"], ["y"], name="q"))
+    g = helper.make_graph(nodes, fn, [helper.make_tensor_value_info("a", tp[at][0], ash)], [helper.make_tensor_value_info("y", tp[yt][0], None)],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    lo = {"u8": 0, "s8": -128}[at]
+    a = (np.arange(int(np.prod(ash))) % 256 + lo).astype(tp[at][1])
+    return {"a": rng.permutation(a).reshape(ash)}
+
+
+def lookup_cases(args, failures):
+    """onnxc.lookup (--quantized integer) against ONNX Runtime running the function as written, and
+    with its optimizations (which may make it a QLinearSigmoid or the like): within 1 step of each
+    (the table holds what onnxc's reference ops compute; ONNX Runtime's Sigmoid, Erf and HardSwish
+    round differently)."""
+    one_op_cases(args, failures, "onnxc.lookup", LOOKUP_CASES, lookup_model, np.random.default_rng(41))
+
+
+def one_op_cases(args, failures, op, cases, build, rng):
+    """Each case's model (made by `build`) compiled with --quantized integer must hold one `op`
+    (--dump-ir) and give outputs within 1 step of ONNX Runtime's, as written and optimized."""
+    for case, spec in cases.items():
         d = os.path.join(args.work, case)
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "model.onnx")
-        feeds = add_model(path, spec, rng)
+        feeds = build(path, spec, rng)
         refs = {}
-        for kind, level in (("as written", ort.GraphOptimizationLevel.ORT_DISABLE_ALL), ("QLinearAdd", ort.GraphOptimizationLevel.ORT_ENABLE_ALL)):
+        for kind, level in (("as written", ort.GraphOptimizationLevel.ORT_DISABLE_ALL), ("optimized", ort.GraphOptimizationLevel.ORT_ENABLE_ALL)):
             so = ort.SessionOptions()
             so.intra_op_num_threads = 1
             so.graph_optimization_level = level
@@ -181,9 +237,9 @@ def add_cases(args, failures):
             if c.returncode != 0:
                 failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
                 continue
-            said = [line.strip() for line in c.stdout.splitlines() if "onnxc.qdq_add" in line and "=" in line]
+            said = [line.strip() for line in c.stdout.splitlines() if f"= {op}(" in line]
             if len(said) != 1:
-                failures.append(f"{what}: --dump-ir shows {len(said)} onnxc.qdq_add lines, expected 1")
+                failures.append(f"{what}: --dump-ir shows {len(said)} {op} lines, expected 1")
             out = os.path.join(out_dir, "y.npy")
             r = run([os.path.join(out_dir, "m")] + ins + ["--output", f"y={out}", "--quiet", "--threads", "2"])
             if r.returncode != 0:
@@ -197,7 +253,7 @@ def add_cases(args, failures):
                 steps = np.abs(y.astype(np.int64) - ref.astype(np.int64))
                 ok = int(steps.max()) <= 1
                 print(f"{what} vs ONNX Runtime {ort.__version__} {kind}: {'PASS' if ok else 'FAIL'}: at most {int(steps.max())} steps "
-                      f"(limit 1), {100 * float(np.mean(steps == 0)):.2f}% of {y.size} elements equal; {said[0] if said else '?'}")
+                      f"(limit 1), {100 * float(np.mean(steps == 0)):.2f}% of {y.size} elements equal; {said[0][:100] if said else '?'}")
                 if not ok:
                     failures.append(f"{what} vs {kind}: {int(steps.max())} steps off (limit 1)")
 
@@ -327,6 +383,7 @@ def main():
                 if not ok:
                     failures.append(f"{what}: {worst:.3g} steps off (limit {limit})")
     add_cases(args, failures)
+    lookup_cases(args, failures)
     quantize_cases(args, failures)
     for f in failures:
         print("FAIL:", f, file=sys.stderr)

@@ -7,6 +7,7 @@
 //    `omp simd`, the scale and zero point loaded once per row where they do not vary along it.
 //  - onnxc.qdq_add: one flat loop over bytes (AVX2 vectors where the target has them), or a
 //    broadcasting loop nest (emit_qdq_add).
+//  - onnxc.lookup: one flat loop of table loads (byte shuffles on AVX2 targets; emit_lookup).
 //  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
 //    one quantizing loop.
 //  - MatMulInteger / QLinearMatMul: tasks (batch, row of A); per chunk of at most kChunk
@@ -965,6 +966,39 @@ void emit_qdq_add(CEmit& e) {
   });
 }
 
+// ---------------------------------------------------------------- onnxc.lookup
+
+// y[i] = table[x[i] - lowest]: one flat loop (tasks of kFlatChunk elements when parallel) of
+// table loads; on AVX2 targets 32 elements at a time by byte shuffles: the table as 16 rows of
+// 16 bytes, row k shuffled by x - 16k biased so that only the x of row k keep the shuffle's
+// index bit 7 clear (the others read 0), the 16 results or-ed.
+void emit_lookup(CEmit& e) {
+  const int64_t n = numel(e.out_view(0));
+  const bool s8 = e.in_dtype(0) == DType::I8;
+  const std::string X = e.in(0), T = e.in(1), Y = e.out(0);
+  const std::string body = fmt::format("{}[i] = {}[{}];", Y, T, s8 ? fmt::format("(int32_t){}[i] + 128", X) : X + "[i]");
+  if (!avx2_target(e)) {
+    e.variant = "flat";
+    flat_loop(e, n, static_cast<double>(n), body);
+    return;
+  }
+  e.variant = "flat, AVX2 byte shuffles";
+  flat_loop(e, n, static_cast<double>(n), body, [&] {
+    e("__m256i rows[16];");
+    e("for (int k = 0; k < 16; ++k) rows[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)({} + 16 * k)));", T);
+    e("const __m256i bias = _mm256_set1_epi8(0x70), step = _mm256_set1_epi8(16);");
+    e("for (; iv + 32 <= i1; iv += 32) {{");
+    e("__m256i x = _mm256_loadu_si256((const __m256i*)({} + iv)), y = _mm256_setzero_si256();", X);
+    if (s8) e("x = _mm256_xor_si256(x, _mm256_set1_epi8((char)0x80));  /* x - lowest, as bytes */");
+    e("for (int k = 0; k < 16; ++k) {{  /* x in row k: x - 16k + 0x70 in 0x70..0x7f; otherwise >= 0x80 */");
+    e("y = _mm256_or_si256(y, _mm256_shuffle_epi8(rows[k], _mm256_adds_epu8(x, bias)));");
+    e("x = _mm256_sub_epi8(x, step);");
+    e("}}");
+    e("_mm256_storeu_si256((__m256i*)({} + iv), y);", Y);
+    e("}}");
+  });
+}
+
 }  // namespace
 
 void register_quantize(CKernelTable& t) {
@@ -976,6 +1010,7 @@ void register_quantize(CKernelTable& t) {
   t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
   t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
   t["onnxc.qdq_add"] = {emit_qdq_add, nullptr, nullptr, nullptr};
+  t["onnxc.lookup"] = {emit_lookup, nullptr, nullptr, nullptr};
 }
 
 }  // namespace onnxc
