@@ -3,7 +3,9 @@
 // Plain NCHW: loops over N*C planes (parallel), then output positions; each position
 // computes its clipped window range per dim once, so the window loops carry no bounds
 // tests. Dims where no window can be clipped use constant ranges. Window loops are short
-// and stay scalar (no omp simd). Max is the compare-select `v > m ? v : m` in both kernels,
+// and stay scalar (no omp simd). A 2-D MaxPool without Indices (any of its types, the
+// 8-bit ones of quantized models included) runs separably instead: column maxima over the
+// window's rows, then row maxima, each a simd loop along the row (emit_max_pool_rows). Max is the compare-select `v > m ? v : m` in both kernels,
 // not libm's fmaxf (a call per tap): with the running maximum m never NaN, a NaN tap is
 // skipped as std::fmax skips it in the reference, and the NCHWc lane loop vectorizes.
 // NCHWc (float32, no Indices): per output position, window taps outer and the channel-block
@@ -166,6 +168,57 @@ void emit_pool_nchwc(CEmit& e) {
   e("}}");
 }
 
+// The most bytes of column maxima a plain 2-D MaxPool keeps on its stack per task.
+constexpr int64_t kRowMaxBytes = 64 << 10;
+
+// Whether a plain MaxPool runs separably (emit_max_pool_rows): 2-D, without Indices.
+bool max_pool_rows_apply(const CEmit& e, const PoolGeom& g) {
+  if (!g.max || e.node.out(1) || g.dims.size() != 2) return false;
+  const PoolDim& w = g.dims[1];
+  return ((w.out - 1) * w.s + (w.k - 1) * w.d + 1) * static_cast<int64_t>(dtype_size(e.in_dtype(0))) <= kRowMaxBytes;
+}
+
+// Plain 2-D MaxPool, separable: per plane (the parallel tasks) and output row, the maxima over
+// the window's input rows of each column of the padded row (the lowest value in the padding),
+// by one simd loop per input row, then per output the maximum of its KW columns, one simd loop
+// over the row. A tap is then read KH + KW times per KH x KW outputs, in vectors; the
+// compare-selects skip NaN as the tap loop's do.
+void emit_max_pool_rows(CEmit& e, const PoolGeom& g, const std::string& lowest) {
+  const PoolDim& h = g.dims[0];
+  const PoolDim& w = g.dims[1];
+  const Shape& xs = e.in_shape(0);
+  const char* ct = e.in_ctype(0);
+  const int64_t planes = xs[0] * xs[1], IWP = (w.out - 1) * w.s + (w.k - 1) * w.d + 1;
+  const int64_t cols = std::min(w.in, IWP - w.pb);  // input columns the outputs read
+  e.variant = "separable rows";
+  const double work = static_cast<double>(planes * h.out) * static_cast<double>(h.k * cols + w.out * w.k);
+  if (planes > 1 && e.parallel(work)) e.open_nest({.loops = {{"c", planes}}});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  e("const {}* restrict x = {} + c * {};", ct, e.in(0), h.in * w.in);
+  e("{}* restrict y = {} + c * {};", ct, e.out(0), h.out * w.out);
+  e("{} cm[{}];  /* column maxima of the padded row: column t is input column t - {} */", ct, IWP, w.pb);
+  e("for (int64_t o0 = 0; o0 < {}; ++o0) {{", h.out);
+  emit_window(e, g, 0);
+  simd(e, IWP);
+  e("for (int64_t t = 0; t < {}; ++t) cm[t] = {};", IWP, lowest);
+  e("for (int64_t k0 = lo0; k0 < hi0; ++k0) {{");
+  e("const {}* restrict row = x + ({}) * {};", ct, h.d == 1 ? "p0 + k0" : fmt::format("p0 + k0 * {}", h.d), w.in);
+  e("{}* restrict cp = cm + {};", ct, w.pb);
+  simd(e, cols);
+  e("for (int64_t t = 0; t < {}; ++t) cp[t] = row[t] > cp[t] ? row[t] : cp[t];", cols);
+  e("}}");
+  e("{}* restrict yr = y + o0 * {};", ct, w.out);
+  simd(e, w.out);
+  e("for (int64_t o1 = 0; o1 < {}; ++o1) {{", w.out);
+  e("const {}* restrict m0 = cm + {};", ct, w.s == 1 ? "o1" : fmt::format("o1 * {}", w.s));
+  e("{} m = m0[0];", ct);
+  for (int64_t k = 1; k < w.k; ++k) e("m = m0[{0}] > m ? m0[{0}] : m;", k * w.d);
+  e("yr[o1] = m;");
+  e("}}");
+  e("}}");
+  e("}}");
+}
+
 void emit_pool(CEmit& e) {
   if (e.out_layout(0).is_nchwc()) return emit_pool_nchwc(e);
   const PoolGeom& g = pool_geom(e.node);
@@ -177,6 +230,7 @@ void emit_pool(CEmit& e) {
   int64_t planes = xs[0] * xs[1], in_sz = 1, out_sz = 1, taps = 1;
   for (auto& d : g.dims) in_sz *= d.in, out_sz *= d.out, taps *= d.k;
   std::string lowest = t == DType::F32 || t == DType::F64 ? "(-INFINITY)" : t == DType::U8 ? "0" : "(-128)";
+  if (max_pool_rows_apply(e, g)) return emit_max_pool_rows(e, g, lowest);
   if (planes > 1 && e.parallel(static_cast<double>(2 * planes * out_sz * taps))) e.open_nest({.loops = {{"c", planes}}});
   else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const {}* restrict x = {} + c * {};", ct, e.in(0), in_sz);
