@@ -29,6 +29,13 @@
 // is those ops' float arithmetic in one pass over the bytes (no float tensors written); the C
 // may fuse a product and the sum into an FMA, as float kernels do, which can move a value by
 // one step where it lands next to a rounding boundary.
+// And max pools, whose maximum commutes with a monotonic dequantization:
+//
+//   x = DQ(xq, s, z); y = MaxPool(x); yq = Q(y, s, z)   ⇒   yq = MaxPool(xq)
+//
+// when the scale (> 0) and zero point are the same constants on both sides and yq has xq's
+// type: Q(DQ(v)) = v for every 8-bit v (|v - z| <= 255, so (v - z) * s / s rounds back to v - z
+// in float32), the pool has no Indices output and its output the Q as its one reader.
 // Then, on what those left, functions of one 8-bit tensor, element by element:
 //
 //   x = DQ(xq, sx, zx); y = f(x); yq = Q(y, sy, zy)     ⇒   yq = onnxc.lookup(xq, table)
@@ -48,7 +55,7 @@
 // convolution's rounding error moves a value across a rounding boundary (one step).
 // Runs first: constant folding would otherwise turn DQ(wq) into float weights. The new node
 // lists the sandwich's nodes in Node::origin.
-// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), pools, Concat and the product of two
+// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), average pools, Concat and the product of two
 // tensors (a squeeze-and-excitation's Mul) stay float between their DQ and Q.
 #include <algorithm>
 #include <cmath>
@@ -95,6 +102,18 @@ struct AddSandwich {
   Node* add = nullptr;
   Node* da = nullptr;  // DQ of a
   Node* db = nullptr;  // DQ of b
+};
+
+struct PoolSandwich {
+  Node* q = nullptr;  // QuantizeLinear
+  Node* pool = nullptr;
+  Node* dx = nullptr;  // DQ of x
+};
+
+struct ConcatSandwich {
+  Node* q = nullptr;  // QuantizeLinear
+  Node* concat = nullptr;
+  std::vector<Node*> dq;  // DQ of each input
 };
 
 // A function of one 8-bit tensor, element by element, that ends in a QuantizeLinear.
@@ -177,6 +196,72 @@ class Matcher {
                {s.da, s.db, s.add, s.relu, s.q});
   }
 
+  // The max pool sandwich ending in QuantizeLinear q, if it meets the conditions above.
+  bool match_pool(Node* q, PoolSandwich* s) const {
+    if (!quantize_per_tensor(q)) return false;
+    s->q = q;
+    s->pool = sole_reader_producer(q->in(0));
+    const Node* c = s->pool;
+    if (!c || c->op_type != "MaxPool" || !c->epilogue.empty() || c->out(1)) return false;
+    s->dx = c->in(0)->producer;
+    const Node* d = s->dx;
+    return dequantize(d, true) && const_one(d->in(1)) && const_one(d->in(2)) && int8_type(d->in(0)->dtype) && same_quantization(*d, *q);
+  }
+
+  // Replaces the sandwich by the MaxPool on xq, which takes over yq.
+  void replace(const PoolSandwich& s) {
+    substitute(s.q, "MaxPool", s.pool->name, s.pool->attrs, {s.dx->in(0)}, {s.dx, s.pool, s.q});
+  }
+
+  // The concatenation sandwich ending in QuantizeLinear q, if it meets the conditions above.
+  bool match_concat(Node* q, ConcatSandwich* s) const {
+    if (!quantize_per_tensor(q)) return false;
+    s->q = q;
+    s->concat = sole_reader_producer(q->in(0));
+    const Node* c = s->concat;
+    if (!c || c->op_type != "Concat" || !c->epilogue.empty()) return false;
+    s->dq.clear();
+    for (Value* v : c->inputs) {
+      Node* d = v ? v->producer : nullptr;
+      if (!dequantize(d, true) || !const_one(d->in(1)) || !const_one(d->in(2)) || !int8_type(d->in(0)->dtype)) return false;
+      s->dq.push_back(d);
+    }
+    return !s->dq.empty();
+  }
+
+  // Replaces the sandwich by the Concat of each input's Q(DQ(xq)): xq itself where that is the
+  // identity, an onnxc.lookup otherwise (appended to the node list: the caller re-sorts it).
+  // False (the sandwich stays) when a table cannot be computed.
+  bool replace(const ConcatSandwich& s) {
+    std::vector<Value*> parts;
+    for (Node* d : s.dq) {
+      Value* xq = d->in(0);
+      if (same_quantization(*d, *s.q)) {
+        parts.push_back(xq);
+        continue;
+      }
+      Value y;  // Q(DQ(xq)) as a region: d and a QuantizeLinear like s.q on its output
+      y.name = s.q->out(0)->name;
+      Node qi;
+      qi.name = s.q->name;
+      qi.op_type = s.q->op_type;
+      qi.opset = s.q->opset;
+      qi.attrs = s.q->attrs;
+      qi.inputs = {d->out(0), s.q->in(1), s.q->in(2)};
+      qi.outputs = {&y};
+      std::shared_ptr<const Tensor> table = lookup_table(LookupRegion{&qi, xq, {d, &qi}});
+      if (!table) return false;
+      Node* n = insert_node(g_, nullptr, "onnxc.lookup", d->name + "_requantized", {xq, add_constant(g_, d->name + "_table", *table)});
+      n->origin = {d->name, s.q->name};
+      parts.push_back(n->out(0));
+    }
+    std::vector<const Node*> nodes(s.dq.begin(), s.dq.end());
+    nodes.push_back(s.concat);
+    nodes.push_back(s.q);
+    substitute(s.q, "Concat", s.concat->name, s.concat->attrs, parts, nodes);
+    return true;
+  }
+
   // The region ending in QuantizeLinear q, if it meets the conditions above.
   bool match_lookup(Node* q, LookupRegion* r) const {
     if (!quantize_per_tensor(q)) return false;
@@ -201,11 +286,7 @@ class Matcher {
   bool replace(const LookupRegion& r) {
     std::shared_ptr<const Tensor> table = lookup_table(r);
     if (!table) return false;
-    Value* t = g_.add_value(g_.fresh_name(r.q->out(0)->name + "_table"));
-    t->dtype = table->dtype;
-    t->shape = table->shape;
-    t->shape_known = true;
-    t->constant = table;
+    Value* t = add_constant(g_, r.q->out(0)->name + "_table", *table);
     const Node* last = r.q->in(0)->producer;
     substitute(r.q, "onnxc.lookup", last->op_type == "DequantizeLinear" ? r.q->name : last->name, {}, {r.xq, t},
                std::vector<const Node*>(r.nodes.begin(), r.nodes.end()));
@@ -346,6 +427,14 @@ class Matcher {
            int8_type(q->out(0)->dtype) && q->in(0)->dtype == DType::F32;
   }
 
+  // Whether DequantizeLinear d and QuantizeLinear q (both per tensor) have the same finite scale
+  // above 0, zero point and 8-bit type, so that q(d(v)) = v for every v.
+  static bool same_quantization(const Node& d, const Node& q) {
+    const float sd = static_cast<float>(d.in(1)->constant->get(0)), sq = static_cast<float>(q.in(1)->constant->get(0));
+    return sd == sq && sd > 0 && std::isfinite(sd) && d.in(2)->constant->get(0) == q.in(2)->constant->get(0) &&
+           d.in(0)->dtype == q.out(0)->dtype;
+  }
+
   // When *c (what q quantizes) is a Relu or Clip that q's saturation makes redundant, moves *c
   // to its input's producer and sets *relu; false when it is a Relu or Clip that is not.
   bool relu_under(const Node* q, Node** c, Node** relu) const {
@@ -439,20 +528,31 @@ bool integer_ops(Graph& g, const PassOptions& o) {
   const bool conv = !o.backend || o.backend->has_kernel("QLinearConv");
   const bool add = !o.backend || o.backend->has_kernel("onnxc.qdq_add");
   const bool lookup = !o.backend || o.backend->has_kernel("onnxc.lookup");
+  const bool pool = !o.backend || o.backend->has_kernel("MaxPool");
   bool changed = false;
-  if (conv || add) {
+  if (conv || add || pool || lookup) {
     Matcher m(g);
     std::vector<Sandwich> found;
     std::vector<AddSandwich> adds;
+    std::vector<PoolSandwich> pools;
+    std::vector<ConcatSandwich> concats;
     for (auto& n : g.nodes) {
       Sandwich s;
       AddSandwich a;
+      PoolSandwich p;
+      ConcatSandwich c;
       if (conv && m.match(n.get(), &s)) found.push_back(s);
       else if (add && m.match_add(n.get(), &a)) adds.push_back(a);
+      else if (pool && m.match_pool(n.get(), &p)) pools.push_back(p);
+      else if (lookup && m.match_concat(n.get(), &c)) concats.push_back(c);
     }
     for (const Sandwich& s : found) m.replace(s);
     for (const AddSandwich& a : adds) m.replace(a);
-    changed = !found.empty() || !adds.empty();
+    for (const PoolSandwich& p : pools) m.replace(p);
+    bool appended = false;
+    for (const ConcatSandwich& c : concats) appended = m.replace(c) || appended;
+    changed = !found.empty() || !adds.empty() || !pools.empty() || appended;
+    if (appended) topo_sort(g);
     if (changed) remove_dead_nodes(g);
   }
   if (lookup) {  // on what the convolutions and adds left: their outputs are the tables' inputs

@@ -195,8 +195,9 @@ int main(int argc, char** argv) {
   auto* quantized_opt = add_choice(app, "--quantized", o.quantized,
              "quantized (QDQ) models: float computes each DequantizeLinear -> Conv -> QuantizeLinear as written, a float "
              "convolution of dequantized values rounded back (the NCHWc kernels); integer makes it the QLinearConv it stands "
-             "for, a residual Add between quantize steps one pass over the bytes, and an activation between quantize "
-             "steps (SiLU, Sigmoid, HardSwish...) a 256-entry byte table (pass integer-ops): 8-bit "
+             "for, a residual Add between quantize steps one pass over the bytes, an activation between quantize "
+             "steps (SiLU, Sigmoid, HardSwish...) a 256-entry byte table, and max pools and Concat there run on the "
+             "bytes (pass integer-ops): 8-bit "
              "activations, exact int32 accumulation, ONNX Runtime's requantization, so "
              "results equal ONNX Runtime's integer kernels where those are exact. Its convolutions multiply 16-bit pairs "
              "(AVX2 pmaddwd, plain C elsewhere; no VNNI or AMX form yet): on a 2-core AMD EPYC (Zen 3) resnet50 runs at 1.25x "

@@ -1,6 +1,7 @@
 // tests/passes/test_integer_ops.cc — the integer-ops pass (passes/integer_ops.cc): which
 // DQ → Conv → Q sandwiches become QLinearConv, which DQ, DQ → Add → Q ones onnxc.qdq_add and
-// which functions of one 8-bit tensor (DQ → elementwise float ops → Q) onnxc.lookup, with which
+// which functions of one 8-bit tensor (DQ → elementwise float ops → Q) onnxc.lookup, which
+// DQ → MaxPool → Q and DQ... → Concat → Q ones a pool and a Concat on bytes, with which
 // inputs, which stay, and that the reference evaluator's outputs after the pass
 // (QLinearConv's integer arithmetic) are within one output step of those before it (a float
 // convolution of dequantized values, rounded), equal for most elements; the generated C of
@@ -408,6 +409,72 @@ TEST(IntegerOps, ClipOfInt8BecomesLookup) {
   EXPECT_TRUE(integer_exact(*b.g));
   EXPECT_EQ(count_ops(*b.g, "onnxc.lookup"), 1u);
   EXPECT_EQ(count_ops(*b.g, "Clip"), 0u);
+}
+
+
+// ---------------------------------------------------------------- max pools and concatenations on bytes
+
+// x (float) → Q → DQ → MaxPool(3x3, stride 2, pads 1) → Q (at scale sy) → DQ → output.
+Graph& max_pool(GraphBuilder& b, float sy) {
+  Value* x = b.input("x", {1, 3, 9, 8});
+  Value* xq = b.node("QuantizeLinear", {x, scalar_f32(b, "sx", 0.01f), scalar_int(b, "zx", 120, DType::U8)});
+  Value* d = b.node("DequantizeLinear", {xq, scalar_f32(b, "sx2", 0.01f), scalar_int(b, "zx2", 120, DType::U8)});
+  Value* p = b.node("MaxPool", {d}, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}},
+                    "pool");
+  Value* yq = b.node("QuantizeLinear", {p, scalar_f32(b, "sy", sy), scalar_int(b, "zy", 120, DType::U8)});
+  b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", sy), scalar_int(b, "zy2", 120, DType::U8)}));
+  return *b.g;
+}
+
+// The same scale and zero point on both sides: the pool runs on the bytes, exactly.
+TEST(IntegerOps, MaxPoolBetweenTheSameQuantizationRunsOnBytes) {
+  GraphBuilder b;
+  Graph& g = max_pool(b, 0.01f);
+  EXPECT_TRUE(integer_exact(g));
+  ASSERT_EQ(count_ops(g, "MaxPool"), 1u);
+  EXPECT_EQ(count_ops(g, "QuantizeLinear"), 1u);    // the input's
+  EXPECT_EQ(count_ops(g, "DequantizeLinear"), 1u);  // the output's
+  for (auto& n : g.nodes)
+    if (n->op_type == "MaxPool") {
+      EXPECT_EQ(n->in(0)->dtype, DType::U8);
+      EXPECT_EQ(n->out(0)->dtype, DType::U8);
+      EXPECT_EQ(n->origin.size(), 3u);  // DQ, MaxPool, Q
+    }
+}
+
+TEST(IntegerOps, MaxPoolBetweenScalesStays) {
+  GraphBuilder b;
+  Graph& g = max_pool(b, 0.02f);
+  EXPECT_FALSE(integer_exact(g));
+  EXPECT_EQ(count_ops(g, "QuantizeLinear"), 2u);
+}
+
+// Concat of three dequantized tensors (scales 0.01, 0.02 and the output's 0.03) → Q: a Concat
+// of bytes, the first two through onnxc.lookup tables (Q(DQ(·)) at the output's scale), the
+// third as it is.
+TEST(IntegerOps, ConcatRequantizesItsInputsByTables) {
+  GraphBuilder b;
+  std::vector<Value*> parts;
+  const float scales[] = {0.01f, 0.02f, 0.03f};
+  for (int i = 0; i < 3; ++i) {
+    const std::string k = std::to_string(i);
+    Value* x = b.input("x" + k, {1, 2 + i, 4, 5});
+    Value* xq = b.node("QuantizeLinear", {x, scalar_f32(b, "s" + k, scales[i]), scalar_int(b, "z" + k, 100 + i, DType::U8)});
+    parts.push_back(b.node("DequantizeLinear", {xq, scalar_f32(b, "sd" + k, scales[i]), scalar_int(b, "zd" + k, 100 + i, DType::U8)}));
+  }
+  Value* c = b.node("Concat", parts, {{"axis", attr_int(1)}}, "concat");
+  Value* yq = b.node("QuantizeLinear", {c, scalar_f32(b, "sy", 0.03f), scalar_int(b, "zy", 102, DType::U8)});
+  b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", 0.03f), scalar_int(b, "zy2", 102, DType::U8)}));
+  Graph& g = *b.g;
+  EXPECT_TRUE(integer_exact(g));
+  EXPECT_EQ(count_ops(g, "onnxc.lookup"), 2u);
+  EXPECT_EQ(count_ops(g, "QuantizeLinear"), 3u);    // the inputs'
+  EXPECT_EQ(count_ops(g, "DequantizeLinear"), 1u);  // the output's
+  for (auto& n : g.nodes)
+    if (n->op_type == "Concat") {
+      EXPECT_EQ(n->out(0)->dtype, DType::U8);
+      EXPECT_EQ(n->in(2)->producer->op_type, "QuantizeLinear");  // the third, as it is
+    }
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 compiled by onnxc both ways (--quantized float and integer), against ONNX Runtime's outputs.
 
 Each case is a small float CNN written with onnx.helper (seeded random weights: convolutions
-3x3 with padding, strided, grouped, 1x1, with and without Relu; residual adds in one), quantized by
+3x3 with padding, strided, grouped, 1x1, with and without Relu; residual adds in one, max pools
+and a Concat in another), quantized by
 onnxruntime.quantization.quantize_static (QDQ format, per-channel weights, uint8 activations,
 MinMax over 4 seeded calibration inputs) and run by ONNX Runtime (CPU provider, its default
 optimizations: its QDQ fusions into QLinearConv) on another seeded input: the reference.
@@ -20,13 +21,17 @@ optimizations: its QDQ fusions into QLinearConv) on another seeded input: the re
 A third model adds two residual blocks (Add then Relu, and a plain Add, between DequantizeLinear
 and QuantizeLinear): --quantized integer must make both onnxc.qdq_add and stay within 1 step of
 ONNX Runtime's integer kernels (its QLinearAdd rescales in fixed point, onnxc.qdq_add with the
-float arithmetic of the ops it replaces). ADD_CASES check onnxc.qdq_add alone (uint8 with a
-Relu; int8 and uint8 inputs to an int8 output, alike and broadcast), against ONNX Runtime running
-DequantizeLinear, Add and QuantizeLinear as written and against its QLinearAdd: within 1 step
-of each (an FMA in the C may move a value next to a rounding boundary); LOOKUP_CASES check
-onnxc.lookup (a SiLU as quantize_static writes it, HardSwish on int8, an erf GELU spelled out,
-over every value of the input's type) the same way; quantize_cases check a
-per-tensor QuantizeLinear to uint8 and int8 exactly (ties, saturation, infinities, -0). These
+float arithmetic of the ops it replaces). A fourth, inception-like, has max pools and a Concat of
+three branches between DequantizeLinear and QuantizeLinear nodes: --quantized integer must run
+both pools and the Concat on bytes (branches at another scale requantized to the Concat's by
+onnxc.lookup tables) and equal ONNX Runtime's integer kernels exactly. ADD_CASES check
+onnxc.qdq_add alone (uint8 with a Relu; int8 and uint8 inputs to an int8 output, alike and
+broadcast), against ONNX Runtime running DequantizeLinear, Add and QuantizeLinear as written and
+against its QLinearAdd: within 1 step of each (an FMA in the C may move a value next to a
+rounding boundary); LOOKUP_CASES check onnxc.lookup (a SiLU as quantize_static writes it,
+HardSwish on int8, an erf GELU spelled out, over every value of the input's type) the same way;
+quantize_cases check a per-tensor QuantizeLinear to uint8 and int8 exactly (ties, saturation,
+infinities, -0). These
 compile for the host with -march=native (its AVX2 paths) and, on x86-64, for x86-64-sse4 (plain C).
 Exits 1 on any failure; prints one line per case and check.
 
@@ -64,11 +69,19 @@ def conv(nodes, inits, rng, x, cin, cout, k, name, stride=1, group=1, relu=True)
     return name
 
 
-def float_model(path, seed, residual=False):
+def float_model(path, seed, kind="conv_chain"):
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
     x = conv(nodes, inits, rng, "input", 8, 16, 3, "c1")
-    if residual:  # two residual blocks: Add + Relu, and a plain Add
+    if kind == "inception":  # a max pool, then three branches (one through a max pool) joined by a Concat
+        nodes.append(helper.make_node("MaxPool", [x], ["p1"], name="pool1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+        a = conv(nodes, inits, rng, "p1", 16, 4, 1, "b1")
+        b = conv(nodes, inits, rng, "p1", 16, 8, 3, "b2")
+        nodes.append(helper.make_node("MaxPool", ["p1"], ["p2"], name="pool2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+        c = conv(nodes, inits, rng, "p2", 16, 4, 1, "b3")
+        nodes.append(helper.make_node("Concat", [a, b, c], ["cat"], name="concat", axis=1))
+        x = "cat"
+    elif kind == "residual":  # two residual blocks: Add + Relu, and a plain Add
         y = conv(nodes, inits, rng, x, 16, 16, 3, "c2", relu=False)
         nodes.append(helper.make_node("Add", [x, y], ["add1"], name="add1"))
         nodes.append(helper.make_node("Relu", ["add1"], ["r1"], name="add1_relu"))
@@ -325,12 +338,14 @@ def main():
     ort.set_default_logger_severity(3)
     os.makedirs(args.work, exist_ok=True)
     failures = []
-    for wname, wtype, residual in (("u8", QuantType.QUInt8, False), ("s8", QuantType.QInt8, False), ("s8", QuantType.QInt8, True)):
-        case = f"{'residual' if residual else 'conv_chain'}_w{wname}"
+    for wname, wtype, kind in (("u8", QuantType.QUInt8, "conv_chain"), ("s8", QuantType.QInt8, "conv_chain"), ("s8", QuantType.QInt8, "residual"),
+                               ("s8", QuantType.QInt8, "inception")):
+        residual = kind == "residual"
+        case = f"{kind}_w{wname}"
         d = os.path.join(args.work, case)
         os.makedirs(d, exist_ok=True)
         fp, qp = os.path.join(d, "float.onnx"), os.path.join(d, "model.onnx")
-        float_model(fp, 11, residual)
+        float_model(fp, 11, kind)
         quantize_static(fp, qp, Inputs(12), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=wtype, calibrate_method=CalibrationMethod.MinMax)
         x = np.random.default_rng(13).standard_normal(SHAPE).astype(np.float32)
@@ -361,6 +376,12 @@ def main():
             adds = sum(1 for line in c.stdout.splitlines() if "onnxc.qdq_add" in line and "=" in line)
             if adds != (2 if residual and form == "integer" else 0):
                 failures.append(f"{case} {form}: --dump-ir shows {adds} onnxc.qdq_add lines")
+            if kind == "inception" and form == "integer":
+                # Both pools on bytes; the Concat of bytes, its inputs requantized by tables.
+                pools = sum(1 for line in c.stdout.splitlines() if "= MaxPool(" in line and ": u8[" in line)
+                cats = sum(1 for line in c.stdout.splitlines() if "= Concat(" in line and ": u8[" in line)
+                if pools != 2 or cats != 1:
+                    failures.append(f"{case} {form}: --dump-ir shows {pools} uint8 MaxPool and {cats} uint8 Concat lines, expected 2 and 1")
             out = os.path.join(out_dir, "out.npy")
             r = run([os.path.join(out_dir, "qdq"), "--input", f"input={xin}", "--output", f"output={out}", "--quiet"])
             if r.returncode != 0:
