@@ -28,15 +28,22 @@
 // Add's output (and the Relu's) has the Q as its one reader; onnxc.qdq_add (ir/ops/quantize.cc)
 // is those ops' float arithmetic in one pass over the bytes (no float tensors written); the C
 // may fuse a product and the sum into an FMA, as float kernels do, which can move a value by
-// one step where it lands next to a rounding boundary.
+// one step where it lands next to a rounding boundary. A Mul there (a squeeze-and-excitation's
+// gate times its input) becomes onnxc.qdq_mul the same way (a product: no FMA, so exact).
 // And max pools, whose maximum commutes with a monotonic dequantization:
 //
 //   x = DQ(xq, s, z); y = MaxPool(x); yq = Q(y, s, z)   ⇒   yq = MaxPool(xq)
 //
 // when the scale (> 0) and zero point are the same constants on both sides and yq has xq's
 // type: Q(DQ(v)) = v for every 8-bit v (|v - z| <= 255, so (v - z) * s / s rounds back to v - z
-// in float32), the pool has no Indices output and its output the Q as its one reader.
-// Then, on what those left, functions of one 8-bit tensor, element by element:
+// in float32), the pool has no Indices output and its output the Q as its one reader. And
+// concatenations, Q being elementwise:
+//
+//   Q(Concat(DQ_1(a_1), ..., DQ_n(a_n)))   ⇒   Concat(Q(DQ_1(a_1)), ..., Q(DQ_n(a_n)))
+//
+// each DQ per tensor of an 8-bit a_i, each Q(DQ_i(a_i)) a_i itself where DQ_i's quantization is
+// Q's, else an onnxc.lookup (below), the Concat's output read only by the Q.
+// Functions of one 8-bit tensor, element by element (matched first, on the graph as imported):
 //
 //   x = DQ(xq, sx, zx); y = f(x); yq = Q(y, sy, zy)     ⇒   yq = onnxc.lookup(xq, table)
 //
@@ -55,8 +62,8 @@
 // convolution's rounding error moves a value across a rounding boundary (one step).
 // Runs first: constant folding would otherwise turn DQ(wq) into float weights. The new node
 // lists the sandwich's nodes in Node::origin.
-// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul), average pools, Concat and the product of two
-// tensors (a squeeze-and-excitation's Mul) stay float between their DQ and Q.
+// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul) and average pools stay float between their
+// DQ and Q.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -174,12 +181,15 @@ class Matcher {
   }
 
   // The residual sandwich ending in QuantizeLinear q, if it meets the conditions above.
-  bool match_add(Node* q, AddSandwich* s) const {
+  // (An Add when `add`, a Mul when `mul`.)
+  bool match_add(Node* q, AddSandwich* s, bool add, bool mul) const {
     if (!quantize_per_tensor(q)) return false;
     s->q = q;
     Node* c = sole_reader_producer(q->in(0));
     if (!relu_under(q, &c, &s->relu)) return false;
-    if (!c || c->op_type != "Add" || !c->epilogue.empty() || c->inputs.size() != 2 || c->opset < 7) return false;
+    if (!c || !((c->op_type == "Add" && add) || (c->op_type == "Mul" && mul)) || !c->epilogue.empty() || c->inputs.size() != 2 ||
+        c->opset < 7)
+      return false;
     s->add = c;
     for (int i = 0; i < 2; ++i) {
       Node* d = c->in(static_cast<size_t>(i)) ? c->in(static_cast<size_t>(i))->producer : nullptr;
@@ -189,9 +199,9 @@ class Matcher {
     return true;
   }
 
-  // Replaces the residual sandwich by onnxc.qdq_add, which takes over yq.
+  // Replaces the residual sandwich by onnxc.qdq_add (onnxc.qdq_mul), which takes over yq.
   void replace(const AddSandwich& s) {
-    substitute(s.q, "onnxc.qdq_add", s.add->name, {},
+    substitute(s.q, s.add->op_type == "Mul" ? "onnxc.qdq_mul" : "onnxc.qdq_add", s.add->name, {},
                {s.da->in(0), s.da->in(1), s.da->in(2), s.db->in(0), s.db->in(1), s.db->in(2), s.q->in(1), s.q->in(2)},
                {s.da, s.db, s.add, s.relu, s.q});
   }
@@ -527,35 +537,13 @@ class Matcher {
 bool integer_ops(Graph& g, const PassOptions& o) {
   const bool conv = !o.backend || o.backend->has_kernel("QLinearConv");
   const bool add = !o.backend || o.backend->has_kernel("onnxc.qdq_add");
+  const bool mul = !o.backend || o.backend->has_kernel("onnxc.qdq_mul");
   const bool lookup = !o.backend || o.backend->has_kernel("onnxc.lookup");
   const bool pool = !o.backend || o.backend->has_kernel("MaxPool");
   bool changed = false;
-  if (conv || add || pool || lookup) {
-    Matcher m(g);
-    std::vector<Sandwich> found;
-    std::vector<AddSandwich> adds;
-    std::vector<PoolSandwich> pools;
-    std::vector<ConcatSandwich> concats;
-    for (auto& n : g.nodes) {
-      Sandwich s;
-      AddSandwich a;
-      PoolSandwich p;
-      ConcatSandwich c;
-      if (conv && m.match(n.get(), &s)) found.push_back(s);
-      else if (add && m.match_add(n.get(), &a)) adds.push_back(a);
-      else if (pool && m.match_pool(n.get(), &p)) pools.push_back(p);
-      else if (lookup && m.match_concat(n.get(), &c)) concats.push_back(c);
-    }
-    for (const Sandwich& s : found) m.replace(s);
-    for (const AddSandwich& a : adds) m.replace(a);
-    for (const PoolSandwich& p : pools) m.replace(p);
-    bool appended = false;
-    for (const ConcatSandwich& c : concats) appended = m.replace(c) || appended;
-    changed = !found.empty() || !adds.empty() || !pools.empty() || appended;
-    if (appended) topo_sort(g);
-    if (changed) remove_dead_nodes(g);
-  }
-  if (lookup) {  // on what the convolutions and adds left: their outputs are the tables' inputs
+  // The functions of one tensor first: a Mul or Add inside one (a SiLU's) goes with its table
+  // rather than becoming an onnxc.qdq_mul beside a smaller table.
+  if (lookup) {
     Matcher m(g);
     std::vector<LookupRegion> regions;
     for (auto& n : g.nodes) {
@@ -568,6 +556,31 @@ bool integer_ops(Graph& g, const PassOptions& o) {
         if (n != r.q) inside.insert(n);
     for (const LookupRegion& r : regions)
       if (!inside.count(r.q) && m.replace(r)) changed = true;
+    if (changed) remove_dead_nodes(g);
+  }
+  if (conv || add || mul || pool || lookup) {
+    Matcher m(g);
+    std::vector<Sandwich> found;
+    std::vector<AddSandwich> adds;
+    std::vector<PoolSandwich> pools;
+    std::vector<ConcatSandwich> concats;
+    for (auto& n : g.nodes) {
+      Sandwich s;
+      AddSandwich a;
+      PoolSandwich p;
+      ConcatSandwich c;
+      if (conv && m.match(n.get(), &s)) found.push_back(s);
+      else if ((add || mul) && m.match_add(n.get(), &a, add, mul)) adds.push_back(a);
+      else if (pool && m.match_pool(n.get(), &p)) pools.push_back(p);
+      else if (lookup && m.match_concat(n.get(), &c)) concats.push_back(c);
+    }
+    for (const Sandwich& s : found) m.replace(s);
+    for (const AddSandwich& a : adds) m.replace(a);
+    for (const PoolSandwich& p : pools) m.replace(p);
+    bool appended = false;
+    for (const ConcatSandwich& c : concats) appended = m.replace(c) || appended;
+    if (appended) topo_sort(g);
+    changed = changed || !found.empty() || !adds.empty() || !pools.empty() || appended;
   }
   if (!changed) return false;
   remove_dead_nodes(g);

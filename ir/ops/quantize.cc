@@ -6,7 +6,8 @@
 //   QLinearMatMul, QLinearConv                   the same, requantized to y_scale, y_zero_point
 //   onnxc.qdq_add(a, ..., b, ..., y_scale, y_zp) QuantizeLinear(DequantizeLinear(a) +
 //                                                DequantizeLinear(b)) in one op, per tensor
-//                                                (made by passes/integer_ops.cc)
+//                                                (made by passes/integer_ops.cc); onnxc.qdq_mul
+//                                                the same with a product
 //   onnxc.lookup(x, table)                       y = table[x - lowest value of x's type]: any
 //                                                function of one 8-bit tensor, element by
 //                                                element, as a table (passes/integer_ops.cc)
@@ -575,10 +576,13 @@ class QConv : public Op {
 // y, in one op what a QDQ model's DequantizeLinear(a), DequantizeLinear(b) → Add →
 // QuantizeLinear(y) means, with those ops' float32 arithmetic:
 //   y = saturate(round_half_even(((float)(a - a_zp) * a_scale + (float)(b - b_zp) * b_scale) / y_scale) + y_zp)
-// a and b (uint8 or int8, each with its zero point's type) broadcast as Add's inputs; every
-// scale and zero point is one value; y has y_zero_point's type.
+// and onnxc.qdq_mul the same with Mul (the product of the two dequantized values). a and b
+// (uint8 or int8, each with its zero point's type) broadcast as Add's inputs; every scale and
+// zero point is one value; y has y_zero_point's type.
 class QdqAdd : public Op {
  public:
+  explicit QdqAdd(bool mul) : mul_(mul) {}
+
   void infer(Node& n) override {
     if (n.inputs.size() != 8)
       n.invalid("expects inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point");
@@ -612,7 +616,7 @@ class QdqAdd : public Op {
     for (int64_t i = 0; i < numel(ys); ++i) {
       const float da = static_cast<float>(in[0]->get_i64(ia[static_cast<size_t>(i)]) - za) * sa;
       const float db = static_cast<float>(in[3]->get_i64(ib[static_cast<size_t>(i)]) - zb) * sb;
-      const float v = round_saturate((da + db) / sy, zy, static_cast<float>(qmin_), static_cast<float>(qmax_));
+      const float v = round_saturate((mul_ ? da * db : da + db) / sy, zy, static_cast<float>(qmin_), static_cast<float>(qmax_));
       out[0].set_i64(i, static_cast<int64_t>(v));
     }
   }
@@ -621,6 +625,7 @@ class QdqAdd : public Op {
   double qmax() const { return qmax_; }
 
  private:
+  bool mul_;
   double qmin_ = 0, qmax_ = 0;
 };
 
@@ -667,7 +672,8 @@ void register_quantize(OpTable& t) {
   t["QLinearMatMul"] = [] { return std::unique_ptr<Op>(std::make_unique<QMatMul>(true)); };
   t["ConvInteger"] = [] { return std::unique_ptr<Op>(std::make_unique<QConv>(false)); };
   t["QLinearConv"] = [] { return std::unique_ptr<Op>(std::make_unique<QConv>(true)); };
-  t["onnxc.qdq_add"] = [] { return std::unique_ptr<Op>(std::make_unique<QdqAdd>()); };
+  t["onnxc.qdq_add"] = [] { return std::unique_ptr<Op>(std::make_unique<QdqAdd>(false)); };
+  t["onnxc.qdq_mul"] = [] { return std::unique_ptr<Op>(std::make_unique<QdqAdd>(true)); };
   t["onnxc.lookup"] = [] { return std::unique_ptr<Op>(std::make_unique<Lookup>()); };
 }
 

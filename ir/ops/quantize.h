@@ -75,9 +75,9 @@ struct QConvGeom {
 };
 const QConvGeom& qconv_geom(const Node& n);
 
-// onnxc.qdq_add (DequantizeLinear, DequantizeLinear → Add → QuantizeLinear in one op; its
-// inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, each scale
-// and zero point one value): the range of y's type.
+// onnxc.qdq_add and onnxc.qdq_mul (DequantizeLinear, DequantizeLinear → Add or Mul →
+// QuantizeLinear in one op; their inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+// y_scale, y_zero_point, each scale and zero point one value): the range of y's type.
 void qdq_add_range(const Node& n, double* lo, double* hi);
 
 }  // namespace onnxc

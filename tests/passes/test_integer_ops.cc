@@ -340,6 +340,7 @@ TEST(IntegerOps, SiluBecomesLookup) {
     ASSERT_EQ(count_ops(g, "onnxc.lookup"), 1u);
     EXPECT_EQ(count_ops(g, "Sigmoid"), 0u);
     EXPECT_EQ(count_ops(g, "Mul"), 0u);
+    EXPECT_EQ(count_ops(g, "onnxc.qdq_mul"), 0u);  // the SiLU's Mul goes with the table
     EXPECT_EQ(count_ops(g, "QuantizeLinear"), 1u);    // the input's
     EXPECT_EQ(count_ops(g, "DequantizeLinear"), 1u);  // the output's
     for (auto& n : g.nodes)
@@ -354,25 +355,31 @@ TEST(IntegerOps, SiluBecomesLookup) {
 }
 
 // The Sigmoid's output is read outside: neither the SiLU nor the Sigmoid alone is a function
-// whose inner values can go.
+// whose inner values can go (no table); the product of x and the quantized Sigmoid is then one
+// of two tensors (onnxc.qdq_mul).
 TEST(IntegerOps, LookupWithAnInnerValueReadElsewhereStays) {
   GraphBuilder b;
   LookupOptions o;
   o.sigmoid_is_output = true;
   Graph& g = silu(b, o);
-  EXPECT_FALSE(integer_exact(g));
+  EXPECT_TRUE(integer_exact(g));
+  EXPECT_EQ(count_ops(g, "onnxc.lookup"), 0u);
   EXPECT_EQ(count_ops(g, "Sigmoid"), 1u);
+  EXPECT_EQ(count_ops(g, "onnxc.qdq_mul"), 1u);
 }
 
-// x * sigmoid(x2): a function of two tensors; only sigmoid(x2)'s own Q region is one of one.
-TEST(IntegerOps, FunctionOfTwoTensorsStays) {
+// x2 * sigmoid(x), a squeeze-and-excitation's product: a function of two tensors; sigmoid(x)'s
+// own Q region becomes a table, the product between quantize steps onnxc.qdq_mul (exact: the same
+// float operations).
+TEST(IntegerOps, ProductOfTwoTensorsBecomesQdqMul) {
   GraphBuilder b;
   LookupOptions o;
   o.second_tensor = true;
   Graph& g = silu(b, o);
   EXPECT_TRUE(integer_exact(g));
   EXPECT_EQ(count_ops(g, "onnxc.lookup"), 1u);  // DQ → Sigmoid → Q
-  EXPECT_EQ(count_ops(g, "Mul"), 1u);
+  EXPECT_EQ(count_ops(g, "onnxc.qdq_mul"), 1u);
+  EXPECT_EQ(count_ops(g, "Mul"), 0u);
 }
 
 TEST(IntegerOps, LookupOfPerAxisDequantizeStays) {

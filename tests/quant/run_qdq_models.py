@@ -28,7 +28,7 @@ onnxc.lookup tables) and equal ONNX Runtime's integer kernels exactly. ADD_CASES
 onnxc.qdq_add alone (uint8 with a Relu; int8 and uint8 inputs to an int8 output, alike and
 broadcast), against ONNX Runtime running DequantizeLinear, Add and QuantizeLinear as written and
 against its QLinearAdd: within 1 step of each (an FMA in the C may move a value next to a
-rounding boundary); LOOKUP_CASES check onnxc.lookup (a SiLU as quantize_static writes it,
+rounding boundary); MUL_CASES onnxc.qdq_mul the same way (squeeze-and-excitation gates too); LOOKUP_CASES check onnxc.lookup (a SiLU as quantize_static writes it,
 HardSwish on int8, an erf GELU spelled out, over every value of the input's type) the same way;
 quantize_cases check a per-tensor QuantizeLinear to uint8 and int8 exactly (ties, saturation,
 infinities, -0). These
@@ -143,10 +143,19 @@ ADD_CASES = {
     "qdq_add_s8": (((2, 16, 9, 13), "s8"), ((2, 16, 9, 13), "u8"), "s8", False),
     "qdq_add_s8_broadcast": (((2, 16, 9, 13), "s8"), ((16, 1, 13), "u8"), "s8", False),
 }
+# The same with Mul: alike, a squeeze-and-excitation's gate (one b per row of 117 and of 128
+# elements: the kernel's rows with a tail and without) and another broadcast.
+MUL_CASES = {
+    "qdq_mul_u8": (((2, 16, 9, 13), "u8"), ((2, 16, 9, 13), "u8"), "u8", False, "Mul"),
+    "qdq_mul_gate_u8": (((2, 16, 9, 13), "u8"), ((2, 16, 1, 1), "u8"), "u8", False, "Mul"),
+    "qdq_mul_gate_s8": (((1, 8, 1, 1), "u8"), ((1, 8, 8, 16), "s8"), "s8", False, "Mul"),
+    "qdq_mul_s8_broadcast": (((2, 16, 9, 13), "s8"), ((16, 1, 13), "u8"), "s8", False, "Mul"),
+}
 
 
 def add_model(path, spec, rng):
-    (ash, at), (bsh, bt), yt, relu = spec
+    (ash, at), (bsh, bt), yt, relu = spec[:4]
+    op = spec[4] if len(spec) > 4 else "Add"
     tp = {"u8": (TensorProto.UINT8, np.uint8), "s8": (TensorProto.INT8, np.int8)}
     inits = [numpy_helper.from_array(np.array(0.031, np.float32), "sa"), numpy_helper.from_array(np.array(0.017, np.float32), "sb"),
              numpy_helper.from_array(np.array(0.043, np.float32), "sy"),
@@ -155,7 +164,7 @@ def add_model(path, spec, rng):
              numpy_helper.from_array(np.array(0 if relu and yt == "u8" else 3, tp[yt][1]), "zy")]
     nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["da"], name="dqa"),
              helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["db"], name="dqb"),
-             helper.make_node("Add", ["da", "db"], ["s"], name="add")]
+             helper.make_node(op, ["da", "db"], ["s"], name=op.lower())]
     if relu:
         nodes.append(helper.make_node("Relu", ["s"], ["r"], name="relu"))
     nodes.append(helper.make_node("QuantizeLinear", ["r" if relu else "s", "sy", "zy"], ["y"], name="q"))
@@ -173,6 +182,7 @@ def add_cases(args, failures):
     and against its QLinearAdd (its QDQ fusion): within 1 step of each (an FMA in the C, and
     QLinearAdd's fixed-point rescaling, may move a value next to a rounding boundary)."""
     one_op_cases(args, failures, "onnxc.qdq_add", ADD_CASES, add_model, np.random.default_rng(31))
+    one_op_cases(args, failures, "onnxc.qdq_mul", MUL_CASES, add_model, np.random.default_rng(33))
 
 
 # DequantizeLinear(a) → elementwise float ops → QuantizeLinear, a graph input holding every value

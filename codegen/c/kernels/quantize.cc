@@ -5,8 +5,9 @@
 //    kFlatChunk elements when parallel; float32 to bytes on AVX2 targets 32 elements at a time in
 //    vectors), others a loop nest whose innermost loop (inner, or the axis when inner is 1) is
 //    `omp simd`, the scale and zero point loaded once per row where they do not vary along it.
-//  - onnxc.qdq_add: one flat loop over bytes (AVX2 vectors where the target has them), or a
-//    broadcasting loop nest (emit_qdq_add).
+//  - onnxc.qdq_add, onnxc.qdq_mul: one flat loop over bytes (AVX2 vectors where the target has
+//    them), rows of one broadcast value (emit_qdq_rows, likewise), or a broadcasting loop nest
+//    (emit_qdq_add).
 //  - onnxc.lookup: one flat loop of table loads (byte shuffles on AVX2 targets; emit_lookup).
 //  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
 //    one quantizing loop.
@@ -912,10 +913,69 @@ void emit_qconv(CEmit& e) {
   e("}}");  // n
 }
 
-// ---------------------------------------------------------------- onnxc.qdq_add
+// ---------------------------------------------------------------- onnxc.qdq_add, onnxc.qdq_mul
 
-// QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)): the three ops' float arithmetic
-// per element. a, b and y of one element count (a residual add): one flat loop (tasks of
+// The elements per row when `full` has y's shape and `part` one value per row of y's trailing
+// dimensions (`part`'s trailing dims 1, the others y's); 0 otherwise.
+int64_t row_elements(const Shape& ys, const Shape& full, const Shape& part) {
+  if (full != ys || part.size() > ys.size()) return 0;
+  Shape p(ys.size() - part.size(), 1);
+  p.insert(p.end(), part.begin(), part.end());
+  size_t t = p.size();
+  while (t > 0 && p[t - 1] == 1) --t;
+  int64_t inner = 1;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (i < t && p[i] != ys[i]) return 0;
+    if (i >= t) inner *= ys[i];
+  }
+  return inner;
+}
+
+// onnxc.qdq_add / onnxc.qdq_mul where one input has one value per row of `inner` elements of the
+// other (a squeeze-and-excitation's gate): tasks of rows, each that value dequantized once, then a
+// flat loop over the row (on AVX2 targets 32 elements at a time in vectors). b_rows: b is the
+// one per row. The sum or product is commutative in float32: the same values as written.
+void emit_qdq_rows(CEmit& e, bool b_rows, int64_t inner, double lo, double hi) {
+  const DType yt = e.out_dtype(0);
+  const size_t f = b_rows ? 0 : 3, r = b_rows ? 3 : 0;  // the full input and the per-row one
+  const std::string F = e.in(f), R = e.in(r), Y = e.out(0);
+  const std::string fz = b_rows ? "za" : "zb", fs = b_rows ? "sa" : "sb";
+  const bool mul = e.node.op_type == "onnxc.qdq_mul";
+  const int64_t rows = numel(e.out_view(0)) / inner;
+  e.variant = "rows of one broadcast value";
+  open_tasks(e, {{"r", rows, 1}}, rows > 1 && e.parallel(3.0 * static_cast<double>(rows * inner)));
+  e("const float vr = (float)((int32_t){}[r] - {}) * {};", R, b_rows ? "zb" : "za", b_rows ? "sb" : "sa");
+  e("const {}* restrict fr = {} + r * {};", e.in_ctype(f), F, inner);
+  e("{}* restrict yr = {} + r * {};", e.out_ctype(0), Y, inner);
+  e("int64_t iv = 0;");
+  if (avx2_target(e)) {
+    e("#if defined(__AVX2__)");
+    e("const __m256 fsv = _mm256_set1_ps({}), vrv = _mm256_set1_ps(vr), syv = _mm256_set1_ps(sy), zyv = _mm256_set1_ps(zy);", fs);
+    e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(lo), c_float(hi));
+    e("const __m256i fzv = _mm256_set1_epi32({});", fz);
+    e("for (; iv + 32 <= {}; iv += 32) {{", inner);
+    for (int k = 0; k < 4; ++k) {
+      e("const __m256i a{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)(fr + iv + {2}))), fzv);", k,
+        e.in_dtype(f) == DType::U8 ? "_mm256_cvtepu8_epi32" : "_mm256_cvtepi8_epi32", 8 * k);
+      e("const __m256 v{0} = _mm256_{1}_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a{0}), fsv), vrv);", k, mul ? "mul" : "add");
+      e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(v{0}, syv), "
+        "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zyv), lov), hiv));", k);
+    }
+    emit_pack_store(e, yt, "yr + iv");
+    e("}}");
+    e("{}", inner % 32 == 0 ? "#else" : "#endif");  // (gcc warns about a tail it can tell never runs)
+  }
+  simd(e, inner);
+  e("for (int64_t i = iv; i < {}; ++i) {{", inner);
+  e("const float v = (float)((int32_t)fr[i] - {}) * {} {} vr;", fz, fs, mul ? "*" : "+");
+  e("{}", round_saturate("yr[i]", yt, "v / sy", "zy", lo, hi));
+  e("}}");
+  if (avx2_target(e) && inner % 32 == 0) e("#endif");
+  e("}}");
+}
+
+// QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)) (or the product): the three ops'
+// float arithmetic per element. a, b and y of one element count (a residual add): one flat loop (tasks of
 // kFlatChunk elements when parallel), on AVX2 targets 32 elements at a time in vectors (the same
 // float operations; the values are in y's range then, so the saturating packs to bytes are
 // exact); otherwise one broadcasting loop nest.
@@ -924,8 +984,10 @@ void emit_qdq_add(CEmit& e) {
   qdq_add_range(e.node, &lo, &hi);
   const DType yt = e.out_dtype(0);
   const std::string A = e.in(0), B = e.in(3), Y = e.out(0);
+  const bool mul = e.node.op_type == "onnxc.qdq_mul";
+  const char* op = mul ? "*" : "+";
   auto value = [&](const std::string& ia, const std::string& ib, const std::string& iy) {
-    return fmt::format("{{ const float v = (float)((int32_t){}[{}] - za) * sa + (float)((int32_t){}[{}] - zb) * sb; {} }}", A, ia, B, ib,
+    return fmt::format("{{ const float v = (float)((int32_t){}[{}] - za) * sa {} (float)((int32_t){}[{}] - zb) * sb; {} }}", A, ia, op, B, ib,
                        round_saturate(fmt::format("{}[{}]", Y, iy), yt, "v / sy", "zy", lo, hi));
   };
   e.local("const float sa = {}[0], sb = {}[0], sy = {}[0];", e.in(1), e.in(4), e.in(6));
@@ -933,6 +995,11 @@ void emit_qdq_add(CEmit& e) {
   e.local("const float zy = (float){}[0];", e.in(7));
   const Shape& ys = e.out_view(0);
   const int64_t n = numel(ys);
+  const int64_t inner_b = row_elements(ys, e.in_view(0), e.in_view(3)), inner_a = row_elements(ys, e.in_view(3), e.in_view(0));
+  if (inner_b >= 32 || inner_a >= 32) {
+    emit_qdq_rows(e, inner_b >= 32, inner_b >= 32 ? inner_b : inner_a, lo, hi);
+    return;
+  }
   if (e.in_view(0) != ys || e.in_view(3) != ys) {
     e.variant = "broadcasting";
     emit_broadcast(e, ys, {e.in_view(0), e.in_view(3)},
@@ -957,7 +1024,8 @@ void emit_qdq_add(CEmit& e) {
         8 * k);
       e("const __m256i b{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)({2} + iv + {3}))), zbv);", k, widen(e.in_dtype(3)), B,
         8 * k);
-      e("const __m256 v{0} = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a{0}), sav), _mm256_mul_ps(_mm256_cvtepi32_ps(b{0}), sbv));", k);
+      e("const __m256 v{0} = _mm256_{1}_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a{0}), sav), _mm256_mul_ps(_mm256_cvtepi32_ps(b{0}), sbv));", k,
+        mul ? "mul" : "add");
       e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(v{0}, syv), "
         "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zyv), lov), hiv));", k);
     }
@@ -1010,6 +1078,7 @@ void register_quantize(CKernelTable& t) {
   t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
   t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
   t["onnxc.qdq_add"] = {emit_qdq_add, nullptr, nullptr, nullptr};
+  t["onnxc.qdq_mul"] = {emit_qdq_add, nullptr, nullptr, nullptr};
   t["onnxc.lookup"] = {emit_lookup, nullptr, nullptr, nullptr};
 }
 
