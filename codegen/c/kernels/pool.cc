@@ -196,16 +196,18 @@ void emit_max_pool_rows(CEmit& e, const PoolGeom& g, const std::string& lowest) 
   else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
   e("const {}* restrict x = {} + c * {};", ct, e.in(0), h.in * w.in);
   e("{}* restrict y = {} + c * {};", ct, e.out(0), h.out * w.out);
-  e("{} cm[{}];  /* column maxima of the padded row: column t is input column t - {} */", ct, IWP, w.pb);
+  // (32 spare elements: without them gcc 12 warns -Wstringop-overflow, wrongly, about the vector
+  // loops' tails at -O3.)
+  e("{} cm[{} + 32];  /* column maxima of the padded row: column t is input column t - {} */", ct, IWP, w.pb);
   e("for (int64_t o0 = 0; o0 < {}; ++o0) {{", h.out);
   emit_window(e, g, 0);
   simd(e, IWP);
   e("for (int64_t t = 0; t < {}; ++t) cm[t] = {};", IWP, lowest);
   e("for (int64_t k0 = lo0; k0 < hi0; ++k0) {{");
   e("const {}* restrict row = x + ({}) * {};", ct, h.d == 1 ? "p0 + k0" : fmt::format("p0 + k0 * {}", h.d), w.in);
-  e("{}* restrict cp = cm + {};", ct, w.pb);
   simd(e, cols);
-  e("for (int64_t t = 0; t < {}; ++t) cp[t] = row[t] > cp[t] ? row[t] : cp[t];", cols);
+  e("for (int64_t t = 0; t < {0}; ++t) cm[{1}] = row[t] > cm[{1}] ? row[t] : cm[{1}];", cols,
+    w.pb ? fmt::format("t + {}", w.pb) : "t");
   e("}}");
   e("{}* restrict yr = y + o0 * {};", ct, w.out);
   simd(e, w.out);
