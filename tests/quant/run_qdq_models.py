@@ -119,16 +119,18 @@ def output_step(path):
 
 
 def u8_twin(src, dst):
-    """The QDQ model with its int8 weights (DequantizeLinear of an int8 initializer) and their
-    zero points shifted by 128 into uint8: the same dequantized values, so the same model;
-    ONNX Runtime's uint8 x uint8 kernels are exact on every x86 CPU."""
+    """The quantized model with its int8 weights (DequantizeLinear of an int8 initializer, or
+    MatMulInteger's B, as quantize_dynamic writes it) and their zero points shifted by 128 into
+    uint8: the same dequantized values and integer products, so the same model; ONNX Runtime's
+    uint8 x uint8 kernels are exact on every x86 CPU."""
     m = onnx.load(src)
     inits = {t.name: t for t in m.graph.initializer}
     done = set()
     for n in m.graph.node:
-        if n.op_type != "DequantizeLinear" or n.input[0] not in inits or inits[n.input[0]].data_type != TensorProto.INT8:
+        w, zp = {"DequantizeLinear": (0, 2), "MatMulInteger": (1, 3)}.get(n.op_type, (None, None))
+        if w is None or len(n.input) <= zp or n.input[w] not in inits or inits[n.input[w]].data_type != TensorProto.INT8:
             continue
-        for name in (n.input[0], n.input[2]):
+        for name in (n.input[w], n.input[zp]):
             if name not in done:
                 done.add(name)
                 a = numpy_helper.to_array(inits[name]).astype(np.int16) + 128

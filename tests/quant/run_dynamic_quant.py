@@ -1,0 +1,129 @@
+"""tests/quant/run_dynamic_quant.py — models quantized by ONNX Runtime's quantize_dynamic, compiled
+by onnxc, against ONNX Runtime on the same model.
+
+quantize_dynamic (its defaults: int8 weights per tensor, activations quantized at run time) makes
+each MatMul DynamicQuantizeLinear(x) -> MatMulInteger(x_q, W_q, x_zp, W_zp) -> Cast -> Mul by the
+two scales: the form transformers are deployed in on CPUs. Cases: a two-layer MLP written with
+onnx.helper (uint8 and int8 weights), and DistilBERT at 32 tokens from models/export_transformers.py
+(6 encoder layers, 24 quantized matrix products between float LayerNorms, GELUs and softmaxes).
+Without VNNI ONNX Runtime's uint8 x int8 kernels saturate int16 pair sums (quant_common.py), so
+there the int8-weight models' reference is ONNX Runtime on their uint8 twin (weights and zero
+points plus 128: the same model, exact products); the line printed says how far ONNX Runtime's
+own int8 path lands from it. onnxc (its default build) must stay within 1e-4 x max(1, max |ref|) of
+the reference: both compute the same integer products exactly, so what remains is the float ops'
+rounding.
+
+Usage: .venv/bin/python tests/quant/run_dynamic_quant.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
+Exits 1 on any failure.
+"""
+import argparse
+import logging
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import QuantType, quantize_dynamic
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from quant_common import vnni  # noqa: E402
+from run_qdq_models import u8_twin  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOL = 1e-4
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def mlp(path):
+    """x [1, 16, 64] -> MatMul 64x128 -> Add -> Relu -> MatMul 128x64 -> Add; seeded weights."""
+    rng = np.random.default_rng(1)
+    d, h = 64, 128
+    inits = [numpy_helper.from_array((rng.standard_normal((d, h)) / 8).astype(np.float32), "w1"),
+             numpy_helper.from_array((rng.standard_normal(h) * 0.1).astype(np.float32), "b1"),
+             numpy_helper.from_array((rng.standard_normal((h, d)) / 11).astype(np.float32), "w2"),
+             numpy_helper.from_array((rng.standard_normal(d) * 0.1).astype(np.float32), "b2")]
+    nodes = [helper.make_node("MatMul", ["input", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["h2"]), helper.make_node("MatMul", ["h2", "w2"], ["h3"]),
+             helper.make_node("Add", ["h3", "b2"], ["output"])]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 16, d])],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return rng.standard_normal((1, 16, d)).astype(np.float32)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--compiler", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--cflags", default="")
+    args = ap.parse_args()
+    logging.getLogger().setLevel(logging.ERROR)
+    ort.set_default_logger_severity(3)
+    os.makedirs(args.work, exist_ok=True)
+    failures = []
+    e = run(["/usr/bin/python3", os.path.join(ROOT, "models", "export_transformers.py"), "--out", args.work, "--tokens", "32", "distilbert"])
+    if e.returncode != 0:
+        failures.append(f"distilbert: models/export_transformers.py exit {e.returncode}: {(e.stdout + e.stderr).strip()[-2000:]}")
+    cases = [("mlp_u8", "mlp", QuantType.QUInt8), ("mlp_s8", "mlp", QuantType.QInt8)]
+    if e.returncode == 0:
+        cases.append(("distilbert_s8", "distilbert_t32", QuantType.QInt8))
+    for case, model, wtype in cases:
+        fp, qp = os.path.join(args.work, model + ".onnx"), os.path.join(args.work, case + ".onnx")
+        x = mlp(fp) if model == "mlp" else np.load(os.path.join(args.work, model + ".input.npy"))
+        quantize_dynamic(fp, qp, weight_type=wtype)
+        ops = [n.op_type for n in onnx.load(qp).graph.node]
+        if ops.count("MatMulInteger") == 0 or ops.count("MatMulInteger") != ops.count("DynamicQuantizeLinear"):
+            failures.append(f"{case}: quantize_dynamic wrote {ops.count('MatMulInteger')} MatMulInteger and "
+                            f"{ops.count('DynamicQuantizeLinear')} DynamicQuantizeLinear nodes")
+            continue
+        twin = wtype == QuantType.QInt8 and not vnni()
+        refs = {}
+        for kind, path in (("as is", qp), ("uint8 twin", os.path.join(args.work, case + "_u8_twin.onnx"))):
+            if kind == "uint8 twin":
+                if not twin:
+                    break
+                u8_twin(qp, path)
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = 1
+            refs[kind] = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+        ref = refs["uint8 twin" if twin else "as is"]
+        xin = os.path.join(args.work, case + ".input.npy")
+        np.save(xin, x)
+        out_dir = os.path.join(args.work, case)
+        c = run([args.compiler, qp, "-o", out_dir, "--name", "m", "-q"] + ([f"--cflags={args.cflags}"] if args.cflags else []))
+        if c.returncode != 0:
+            failures.append(f"{case}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
+            continue
+        out = os.path.join(out_dir, "out.npy")
+        r = run([os.path.join(out_dir, "m"), "--input", f"input={xin}", "--output", f"output={out}", "--quiet"])
+        if r.returncode != 0:
+            failures.append(f"{case}: the binary exited {r.returncode}: {r.stderr.strip()}")
+            continue
+        y = np.load(out)
+        if y.shape != ref.shape:
+            failures.append(f"{case}: output {list(y.shape)}, ONNX Runtime's {list(ref.shape)}")
+            continue
+        err = float(np.abs(y - ref).max())
+        limit = TOL * max(1.0, float(np.abs(ref).max()))
+        extra = f"; ONNX Runtime's own int8 path is {float(np.abs(refs['as is'] - ref).max()):.3g} from it" if twin else ""
+        print(f"{case} ({ops.count('MatMulInteger')} MatMulInteger) vs ONNX Runtime {ort.__version__}"
+              f"{' on its uint8 twin (no VNNI here)' if twin else ''}: {'PASS' if err <= limit else 'FAIL'}: max |diff| {err:.3g} "
+              f"(limit {limit:.3g}){extra}")
+        if err > limit:
+            failures.append(f"{case}: {err:.3g} from ONNX Runtime (limit {limit:.3g})")
+    for f in failures:
+        print("FAIL:", f)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
