@@ -4,7 +4,10 @@
 // input gets a Cast to float32 that every node reads instead, a float16 graph output is
 // computed in float32 and converted by a Cast at the end, and the output of a Cast to
 // float16 is read by the other nodes through a Cast back to float32 (so it is rounded).
-// Known gaps: sparse initializers, subgraph attributes (If/Loop/Scan), non-default
+// ONNX Runtime's QOperator ops (com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+// QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearConcat, QGemm) are expanded into
+// DequantizeLinear → the float op → QuantizeLinear (expand_contrib).
+// Known gaps: sparse initializers, subgraph attributes (If/Loop/Scan), other non-default
 // domains, bfloat16/string tensors and segment-split tensors are rejected as unsupported. Opsets 1 to kMaxOpset (28) are read; each op file under ir/ops/ lists the
 // versions of its op and handles (or refuses by name) the forms each version adds. A model
 // importing a newer opset is refused as a whole (exit 3): its ops may mean something onnxc
@@ -26,6 +29,10 @@ namespace fs = std::filesystem;
 
 namespace onnxc {
 namespace {
+
+// ONNX Runtime's QOperator ops of domain com.microsoft that the importer expands (expand_contrib).
+const std::set<std::string> kContribOps = {"QGemm", "QLinearAdd", "QLinearConcat", "QLinearGlobalAveragePool",
+                                           "QLinearLeakyRelu", "QLinearMul", "QLinearSigmoid"};
 
 // Newest opset of the default domain onnxc knows: every op file describes its op up to it.
 constexpr int64_t kMaxOpset = 28;
@@ -465,8 +472,13 @@ class Importer {
       n->op_type = np.op_type();
       n->name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
       n->opset = g_->opset;
+      if (np.domain() == "com.microsoft" && kContribOps.count(n->op_type)) {
+        expand_contrib(np, n->name);
+        continue;
+      }
       if (!np.domain().empty() && np.domain() != "ai.onnx")
-        n->unsupported("operator domain '" + np.domain() + "' is not supported (only the default ONNX domain is)");
+        n->unsupported("operator domain '" + np.domain() + "' is not supported (only the default ONNX domain is, and ONNX Runtime's "
+                       "QOperator ops of com.microsoft: " + contrib_list() + ")");
       if (n->op_type.rfind("onnxc.", 0) == 0)  // the compiler's internal ops are not ONNX ops
         n->unsupported("op type '" + n->op_type + "' is not an ONNX op");
       for (const auto& a : np.attribute()) {
@@ -498,6 +510,103 @@ class Importer {
       g_->nodes.push_back(std::move(n));
       for (Value* v : widen) alias_[v->name] = edge_cast(v, DType::F32);
     }
+  }
+
+  // ONNX Runtime's QOperator ops (domain com.microsoft, as its quantize_static writes them with
+  // QuantFormat.QOperator) become what they mean in standard ops: DequantizeLinear of each 8-bit
+  // input, the float op, QuantizeLinear of the result into the output (the QDQ form, which
+  // --quantized integer turns into integer ops again: passes/integer_ops.cc). Each new node
+  // lists the contrib node in Node::origin. Inputs by position as ONNX Runtime's contrib op
+  // schemas give them; the output's zero point must be given (its type is the output's).
+  void expand_contrib(const onnx::NodeProto& np, const std::string& name) {
+    const std::string& op = np.op_type();
+    const std::string where = "node '" + name + "' (" + op + ", domain com.microsoft)";
+    std::map<std::string, Attr> attrs;
+    for (const auto& a : np.attribute()) attrs[a.name()] = convert_attr(a, where);
+    auto attr_i = [&](const char* k, int64_t def) { return attrs.count(k) ? attrs[k].i : def; };
+    for (const auto& [k, a] : attrs) {
+      static const std::map<std::string, std::set<std::string>> known = {
+          {"QLinearLeakyRelu", {"alpha"}}, {"QLinearGlobalAveragePool", {"channels_last"}}, {"QLinearConcat", {"axis"}},
+          {"QGemm", {"alpha", "transA", "transB"}}};
+      auto it = known.find(op);
+      if (it == known.end() || !it->second.count(k)) fail_unsupported(where + ": attribute '" + k + "' is not supported");
+    }
+    auto in = [&](int i) -> Value* {
+      if (i >= np.input_size() || np.input(i).empty()) return nullptr;
+      Value* v = lookup(np.input(i));
+      if (!v) fail_invalid(where + ": input '" + np.input(i) + "' is not produced by any node, initializer or graph input");
+      return v;
+    };
+    auto need = [&](int i, const char* what) {
+      Value* v = in(i);
+      if (!v) fail_unsupported(where + ": " + what + " (input " + std::to_string(i) + ") is missing; onnxc needs it");
+      return v;
+    };
+    auto add = [&](const std::string& type, const std::string& suffix, const std::vector<Value*>& ins,
+                   std::map<std::string, Attr> a = {}, const std::string& out = "") {
+      auto n = std::make_unique<Node>();
+      n->op_type = type;
+      n->name = fresh_name(name + "/" + suffix);
+      n->opset = type == "QuantizeLinear" || type == "DequantizeLinear" ? std::max<int64_t>(g_->opset, 13) : g_->opset;
+      n->attrs = std::move(a);
+      n->inputs = ins;
+      n->origin = {name};
+      Value* v = g_->add_value(out.empty() ? fresh_name(name + "/" + suffix + "_output") : out);
+      v->producer = n.get();
+      n->outputs.push_back(v);
+      g_->nodes.push_back(std::move(n));
+      return v;
+    };
+    auto int_attr = [](int64_t v) {
+      Attr a;
+      a.type = Attr::Type::Int;
+      a.i = v;
+      return a;
+    };
+    auto dq = [&](int x, const char* what) { return add("DequantizeLinear", std::string("dequantize_") + what, {need(x, what), need(x + 1, "a scale"), in(x + 2)}); };
+    auto q = [&](Value* v, int s) { return add("QuantizeLinear", "quantize", {v, need(s, "the output's scale"), need(s + 1, "the output's zero point")}, {}, np.output(0)); };
+    if (np.output_size() < 1 || np.output(0).empty()) fail_invalid(where + ": has no output");
+    if (op == "QLinearAdd" || op == "QLinearMul") {
+      q(add(op == "QLinearAdd" ? "Add" : "Mul", "float", {dq(0, "a"), dq(3, "b")}), 6);
+    } else if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu") {
+      std::map<std::string, Attr> a;
+      if (attrs.count("alpha")) a["alpha"] = attrs["alpha"];
+      q(add(op == "QLinearSigmoid" ? "Sigmoid" : "LeakyRelu", "float", {dq(0, "x")}, a), 3);
+    } else if (op == "QLinearGlobalAveragePool") {
+      if (attr_i("channels_last", 0) != 0) fail_unsupported(where + ": channels_last 1 is not supported");
+      q(add("GlobalAveragePool", "float", {dq(0, "x")}), 3);
+    } else if (op == "QLinearConcat") {
+      if (np.input_size() < 5 || (np.input_size() - 2) % 3 != 0)
+        fail_invalid(where + ": expects Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input");
+      std::vector<Value*> parts;
+      for (int k = 2; k < np.input_size(); k += 3) parts.push_back(dq(k, "x"));
+      std::map<std::string, Attr> a;
+      a["axis"] = int_attr(attr_i("axis", 0));
+      q(add("Concat", "float", parts, a), 0);
+    } else {  // QGemm: y = alpha * DQ(A) DQ(B) + DQ(C) with C's scale a_scale * b_scale, quantized when y_scale is given
+      if (attrs.count("alpha") && attrs["alpha"].f != 1.0) fail_unsupported(where + ": alpha other than 1 is not supported");
+      const int64_t trans_b = attr_i("transB", 0);
+      std::map<std::string, Attr> per_column;
+      per_column["axis"] = int_attr(trans_b ? 0 : 1);  // B's scales per output column, when not one
+      Value* b = add("DequantizeLinear", "dequantize_b", {need(3, "b"), need(4, "b's scale"), in(5)}, per_column);
+      std::vector<Value*> gin = {dq(0, "a"), b};
+      if (Value* c = in(6)) {
+        Value* cs = add("Mul", "bias_scale", {need(1, "a's scale"), need(4, "b's scale")});
+        gin.push_back(add("DequantizeLinear", "dequantize_bias", {c, cs}, {{"axis", int_attr(0)}}));
+      }
+      std::map<std::string, Attr> a;
+      a["transA"] = int_attr(attr_i("transA", 0));
+      a["transB"] = int_attr(trans_b);
+      const bool quantized = in(7) != nullptr;
+      Value* y = add("Gemm", "float", gin, a, quantized ? "" : np.output(0));
+      if (quantized) q(y, 7);
+    }
+  }
+
+  static std::string contrib_list() {
+    std::string r;
+    for (const auto& o : kContribOps) r += (r.empty() ? "" : ", ") + o;
+    return r;
   }
 
   void read_outputs(const onnx::GraphProto& gp) {

@@ -161,6 +161,15 @@ def _(d):
     return save(m, os.path.join(d, "domain.onnx"))
 
 
+@case("QOperator QLinearAdd without its output's zero point", UNSUPPORTED, "node 'qadd_1'", "QLinearAdd", "zero point")
+def _(d):
+    inits = [numpy_helper.from_array(np.array(0.1, np.float32), "s"), numpy_helper.from_array(np.array(3, np.uint8), "z")]
+    n = helper.make_node("QLinearAdd", ["a", "s", "z", "b", "s", "z", "s"], ["y"], name="qadd_1", domain="com.microsoft")
+    m = model([n], [vi("a", [2], TensorProto.UINT8), vi("b", [2], TensorProto.UINT8)], [vi("y", [2], TensorProto.UINT8)], inits)
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return save(m, os.path.join(d, "qlinearadd_no_zp.onnx"))
+
+
 @case("unknown attribute", INVALID, "node 'relu_1'", "unknown attribute 'bogus'")
 def _(d):
     m = relu_model()

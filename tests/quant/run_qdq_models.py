@@ -119,15 +119,16 @@ def output_step(path):
 
 
 def u8_twin(src, dst):
-    """The quantized model with its int8 weights (DequantizeLinear of an int8 initializer, or
-    MatMulInteger's B, as quantize_dynamic writes it) and their zero points shifted by 128 into
-    uint8: the same dequantized values and integer products, so the same model; ONNX Runtime's
-    uint8 x uint8 kernels are exact on every x86 CPU."""
+    """The quantized model with its int8 weights (DequantizeLinear of an int8 initializer;
+    MatMulInteger's B, as quantize_dynamic writes it; QLinearConv's and QGemm's W, in the
+    QOperator format) and their zero points shifted by 128 into uint8: the same dequantized
+    values and integer products, so the same model; ONNX Runtime's uint8 x uint8 kernels are
+    exact on every x86 CPU."""
     m = onnx.load(src)
     inits = {t.name: t for t in m.graph.initializer}
     done = set()
     for n in m.graph.node:
-        w, zp = {"DequantizeLinear": (0, 2), "MatMulInteger": (1, 3)}.get(n.op_type, (None, None))
+        w, zp = {"DequantizeLinear": (0, 2), "MatMulInteger": (1, 3), "QLinearConv": (3, 5), "QGemm": (3, 5)}.get(n.op_type, (None, None))
         if w is None or len(n.input) <= zp or n.input[w] not in inits or inits[n.input[w]].data_type != TensorProto.INT8:
             continue
         for name in (n.input[w], n.input[zp]):

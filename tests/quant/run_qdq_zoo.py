@@ -1,5 +1,6 @@
-"""tests/quant/run_qdq_zoo.py — zoo models quantized by ONNX Runtime (QDQ), compiled by onnxc with
---quantized integer, against ONNX Runtime's integer kernels on the same model.
+"""tests/quant/run_qdq_zoo.py — zoo models quantized by ONNX Runtime (QDQ, or QOperator with
+--format qoperator), compiled by onnxc with --quantized integer, against ONNX Runtime's integer
+kernels on the same model.
 
 Per NAME: models/quantize_zoo.py quantizes ZOO/NAME.onnx (exported by models/export_zoo.py, the
 zoo_export_NAME test) as a user of ONNX Runtime's tools would (quantize_static, QDQ, per-channel
@@ -13,10 +14,13 @@ kernels, onnxc.qdq_add for the residual adds) must stay within 1 step of the out
 that reference: both accumulate exactly in int32 and requantize alike, and the residual adds
 differ only where ONNX Runtime's fixed-point QLinearAdd and onnxc.qdq_add's float arithmetic
 round a value differently. The line printed gives the largest difference in steps, the share of
-equal elements and whether the top class agrees.
+equal elements and whether the top class agrees. --format qoperator: the model in ONNX Runtime's
+QOperator format (WORK/NAME_qop.onnx: QLinearConv, and its com.microsoft QLinearAdd, QLinearMul,
+QLinearSigmoid, QLinearGlobalAveragePool, QLinearConcat, QGemm, which onnxc's importer expands
+into DequantizeLinear → op → QuantizeLinear), the same check.
 
 Usage: .venv/bin/python tests/quant/run_qdq_zoo.py --compiler COMPILE_MODEL --zoo DIR --work DIR
-       [--cflags=...] NAME...
+       [--cflags=...] [--format qdq|qoperator] NAME...
 Exits 1 on any failure.
 """
 import argparse
@@ -45,38 +49,41 @@ def main():
     ap.add_argument("--zoo", required=True, help="the zoo's folder (NAME.onnx, NAME.input.npy)")
     ap.add_argument("--work", required=True)
     ap.add_argument("--cflags", default="")
+    ap.add_argument("--format", choices=("qdq", "qoperator"), default="qdq")
     ap.add_argument("names", nargs="+")
     args = ap.parse_args()
     ort.set_default_logger_severity(3)
     os.makedirs(args.work, exist_ok=True)
     failures = []
     for name in args.names:
-        q = run([sys.executable, os.path.join(ROOT, "models", "quantize_zoo.py"), "--zoo", args.zoo, "--out", args.work, name])
+        q = run([sys.executable, os.path.join(ROOT, "models", "quantize_zoo.py"), "--zoo", args.zoo, "--out", args.work, "--format",
+                 args.format, name])
         print(q.stdout.strip())
-        qp = os.path.join(args.work, f"{name}_qdq.onnx")
+        stem = f"{name}_{'qdq' if args.format == 'qdq' else 'qop'}"
+        qp = os.path.join(args.work, f"{stem}.onnx")
         if q.returncode != 0 or not os.path.exists(qp):
             failures.append(f"{name}: models/quantize_zoo.py exit {q.returncode}: {(q.stdout + q.stderr).strip()[-2000:]}")
             continue
-        x = np.load(os.path.join(args.work, f"{name}_qdq.input.npy"))
-        with open(os.path.join(args.work, f"{name}_qdq.step.txt")) as f:
+        x = np.load(os.path.join(args.work, f"{stem}.input.npy"))
+        with open(os.path.join(args.work, f"{stem}.step.txt")) as f:
             step = float(f.read().split()[0])
         twin = not vnni()
         ref_model = qp
         if twin:
-            ref_model = os.path.join(args.work, f"{name}_qdq_u8_twin.onnx")
+            ref_model = os.path.join(args.work, f"{stem}_u8_twin.onnx")
             u8_twin(qp, ref_model)
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         sess = ort.InferenceSession(ref_model, so, providers=["CPUExecutionProvider"])
         ref = sess.run(None, {sess.get_inputs()[0].name: x})[0].astype(np.float64)
-        out_dir = os.path.join(args.work, f"{name}_integer")
+        out_dir = os.path.join(args.work, f"{stem}_integer")
         c = run([args.compiler, qp, "-o", out_dir, "--name", name, "--quantized", "integer", "--quiet"] +
                 ([f"--cflags={args.cflags}"] if args.cflags else []))
         if c.returncode != 0:
             failures.append(f"{name}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
             continue
         out = os.path.join(out_dir, "out.npy")
-        r = run([os.path.join(out_dir, name), "--input", os.path.join(args.work, f"{name}_qdq.input.npy"), "--output", out, "--quiet"])
+        r = run([os.path.join(out_dir, name), "--input", os.path.join(args.work, f"{stem}.input.npy"), "--output", out, "--quiet"])
         if r.returncode != 0:
             failures.append(f"{name}: the binary exited {r.returncode}: {r.stderr.strip()[-2000:]}")
             continue
@@ -87,7 +94,7 @@ def main():
         steps = np.abs(y - ref) / step
         worst = float(steps.max())
         ok = worst <= 1 + 1e-3
-        print(f"{name}_qdq --quantized integer vs ONNX Runtime {ort.__version__} integer"
+        print(f"{stem} --quantized integer vs ONNX Runtime {ort.__version__} integer"
               f"{' (on the uint8 twin: no VNNI here)' if twin else ''}: {'PASS' if ok else 'FAIL'}: at most {worst:.3g} steps of "
               f"{step:.4g} (limit 1), {100 * float(np.mean(np.rint(steps) == 0)):.1f}% of {y.size} elements equal, top class "
               f"{'the same' if int(np.argmax(y)) == int(np.argmax(ref)) else 'DIFFERENT'}", flush=True)
