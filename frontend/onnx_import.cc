@@ -565,7 +565,7 @@ class Importer {
     };
     auto dq = [&](int x, const char* what) { return add("DequantizeLinear", std::string("dequantize_") + what, {need(x, what), need(x + 1, "a scale"), in(x + 2)}); };
     auto q = [&](Value* v, int s) { return add("QuantizeLinear", "quantize", {v, need(s, "the output's scale"), need(s + 1, "the output's zero point")}, {}, np.output(0)); };
-    if (np.output_size() < 1 || np.output(0).empty()) fail_invalid(where + ": has no output");
+    if (np.output_size() != 1 || np.output(0).empty()) fail_invalid(where + ": expects one output");
     if (op == "QLinearAdd" || op == "QLinearMul") {
       q(add(op == "QLinearAdd" ? "Add" : "Mul", "float", {dq(0, "a"), dq(3, "b")}), 6);
     } else if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu") {
