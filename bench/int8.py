@@ -2,7 +2,7 @@
 """bench/int8.py — quantized (QDQ) zoo models: onnxc's builds of the QDQ model against its float
 build of the same network, and ONNX Runtime and OpenVINO on the same QDQ model, in one run.
 
-Usage: .venv/bin/python bench/int8.py [--models resnet50 mobilenet_v2] [--threads 1 2] [--rounds 5]
+Usage: .venv/bin/python bench/int8.py [--models resnet50 mobilenet_v2 googlenet efficientnet_b0] [--threads 1 2] [--rounds 5]
                                       [--work DIR] [--out bench/results/int8] [--no-chart]
        .venv/bin/python bench/int8.py --from-json bench/results/int8.json   (no runs: OUT.md and OUT.png again)
 
@@ -14,7 +14,10 @@ exact int32). In each of --rounds rounds each build runs its own --bench (about 
 runs) at each --threads count; the report gives each build's median over the rounds and the
 ratios to the float build. ONNX Runtime (its QDQ fusions: int8 kernels) and OpenVINO (f32
 inference precision hint; its low-precision transformations run the QDQ model's int8 parts in
-int8 where the CPU allows) run the QDQ model after the rounds, the same threads. Writes OUT.json,
+int8 where the CPU allows) run the QDQ model after the rounds, the same threads; ONNX Runtime also
+runs the model's uint8 twin (weights and zero points plus 128: the same model), whose uint8 x uint8
+kernels are exact on every CPU, where its uint8 x int8 ones on CPUs without VNNI multiply with
+vpmaddubsw, whose int16 pair sums saturate (tests/quant/run_qdq_models.py). Writes OUT.json,
 OUT.md and OUT.png (latency per build and engine, and each one's speed against onnxc's float
 build; matplotlib: Debian's python3-matplotlib, which bench/run.sh installs). The outputs are
 compared in the tests (tests/quant), not here.
@@ -30,10 +33,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dynamic import ROOT, bench_ms, cpu_name, engine_ms, run  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "quant"))
+from run_qdq_models import u8_twin  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", nargs="+", default=["resnet50", "mobilenet_v2"])
+    ap.add_argument("--models", nargs="+", default=["resnet50", "mobilenet_v2", "googlenet", "efficientnet_b0"])
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench_int8"))
@@ -64,6 +70,8 @@ def main():
         t0 = time.time()
         run(["/usr/bin/python3", os.path.join(ROOT, "models", "export_zoo.py"), "--out", args.work, name])
         run([sys.executable, os.path.join(ROOT, "models", "quantize_zoo.py"), "--zoo", args.work, name])
+        twin = os.path.join(args.work, name + "_qdq_u8_twin.onnx")
+        u8_twin(os.path.join(args.work, name + "_qdq.onnx"), twin)
         inp = os.path.join(args.work, name + ".input.npy")
         builds = {}
         for key, model, flags in (("float", name, []), ("qdq_float", name + "_qdq", ["--quantized", "float"]),
@@ -83,14 +91,16 @@ def main():
             med = {k: statistics.median(v) for k, v in ms.items()}
             qdq = os.path.join(args.work, name + "_qdq.onnx")
             ort, ort_err = engine_ms("ort_bench.py", qdq, inp, t, runs["float"])
+            ort_twin, _ = engine_ms("ort_bench.py", twin, inp, t, runs["float"])
             ov, ov_err = engine_ms("ov_bench.py", qdq, inp, t, runs["float"])
             r = {"float_ms": med["float"], "qdq_float_ms": med["qdq_float"], "qdq_integer_ms": med["qdq_integer"],
-                 "ort_qdq_ms": ort, "ov_qdq_ms": ov, "ort_error": ort_err, "ov_error": ov_err, "runs": runs}
+                 "ort_qdq_ms": ort, "ort_twin_ms": ort_twin, "ov_qdq_ms": ov, "ort_error": ort_err, "ov_error": ov_err, "runs": runs}
             row["threads"][str(t)] = r
             fmt = lambda v: "-" if v is None else f"{v:.2f} ms"  # noqa: E731
             print(f"{name} {t} thread(s): float {med['float']:.2f} ms; QDQ --quantized float {med['qdq_float']:.2f} ms "
                   f"({med['float'] / med['qdq_float']:.2f}x float's speed), integer {med['qdq_integer']:.2f} ms "
-                  f"({med['float'] / med['qdq_integer']:.2f}x); ONNX Runtime QDQ {fmt(ort)}, OpenVINO QDQ {fmt(ov)}", flush=True)
+                  f"({med['float'] / med['qdq_integer']:.2f}x); ONNX Runtime QDQ {fmt(ort)} (uint8 twin {fmt(ort_twin)}), "
+                  f"OpenVINO QDQ {fmt(ov)}", flush=True)
             for engine, err in (("ONNX Runtime", ort_err), ("OpenVINO", ov_err)):
                 if err:  # e.g. OpenVINO not installed: bench/requirements.txt, which bench/run.sh installs
                     print(f"  {engine} did not run: {' '.join(err)}", flush=True)
@@ -108,7 +118,7 @@ def main():
 
 BUILDS = (("float_ms", "onnxc float model", "C0", None), ("qdq_float_ms", "onnxc QDQ, --quantized float", "C0", "//"),
           ("qdq_integer_ms", "onnxc QDQ, --quantized integer", "C3", None), ("ort_qdq_ms", "ONNX Runtime QDQ", "C1", None),
-          ("ov_qdq_ms", "OpenVINO QDQ", "C2", None))
+          ("ort_twin_ms", "ONNX Runtime QDQ, uint8 twin (exact)", "C1", "//"), ("ov_qdq_ms", "OpenVINO QDQ", "C2", None))
 
 
 def write_md(report, path):
@@ -120,15 +130,18 @@ def write_md(report, path):
                 f"{report['cpu']}, {report['date']}; `.venv/bin/python bench/int8.py`. Medians of {rounds} rounds of each "
                 "build's `--bench`; speed = float build's latency / this build's (above 1: faster than float). QDQ models "
                 "from `models/quantize_zoo.py` (ONNX Runtime's quantize_static: per-channel int8 weights, uint8 "
-                "activations). ONNX Runtime and OpenVINO run the same QDQ model.\n\n"
+                "activations). ONNX Runtime and OpenVINO run the same QDQ model; ONNX Runtime also its uint8 twin "
+                "(weights and zero points plus 128: the same model), whose uint8 x uint8 kernels are exact, where on a "
+                "CPU without VNNI its uint8 x int8 ones saturate int16 pair sums (onnxc's outputs equal the twin's).\n\n"
                 "| model | threads | float ms | QDQ float path ms (speed) | QDQ integer path ms (speed) | ONNX Runtime QDQ ms "
-                "| OpenVINO QDQ ms |\n|---|---:|---:|---:|---:|---:|---:|\n")
+                "| ONNX Runtime uint8 twin ms | OpenVINO QDQ ms |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
         for row in results:
             for t, r in row["threads"].items():
                 fmt = lambda v: "–" if v is None else f"{v:.2f}"  # noqa: E731
                 f.write(f"| {row['model']} | {t} | {r['float_ms']:.2f} | {r['qdq_float_ms']:.2f} "
                         f"({r['float_ms'] / r['qdq_float_ms']:.2f}) | {r['qdq_integer_ms']:.2f} "
-                        f"({r['float_ms'] / r['qdq_integer_ms']:.2f}) | {fmt(r['ort_qdq_ms'])} | {fmt(r['ov_qdq_ms'])} |\n")
+                        f"({r['float_ms'] / r['qdq_integer_ms']:.2f}) | {fmt(r['ort_qdq_ms'])} | {fmt(r.get('ort_twin_ms'))} "
+                        f"| {fmt(r['ov_qdq_ms'])} |\n")
         f.write(f"\n![latency and speed against the float build]({chart})\n")
 
 

@@ -200,9 +200,9 @@ int main(int argc, char** argv) {
              "bytes (pass integer-ops): 8-bit "
              "activations, exact int32 accumulation, ONNX Runtime's requantization, so "
              "results equal ONNX Runtime's integer kernels where those are exact. Its convolutions multiply 16-bit pairs "
-             "(AVX2 pmaddwd, plain C elsewhere; no VNNI or AMX form yet): on a 2-core AMD EPYC (Zen 3) resnet50 runs at 1.25x "
-             "the float build's speed at one thread (0.91x at two), mobilenet_v2 at 0.90x (0.77x) (bench/int8.py); float stays the default "
-             "until integer is faster on every model (with --quantize int8: integer)")
+             "(AVX2 pmaddwd, plain C elsewhere; no VNNI or AMX form yet): on a noisy 2-core AMD EPYC (Zen 3), one thread, "
+             "efficientnet_b0 runs at 1.13x the float build's speed, resnet50 at 0.97x, googlenet at 0.77x, mobilenet_v2 at 0.72x "
+             "(bench/int8.py); float stays the default until integer is faster on every model (with --quantize int8: integer)")
       ->default_str(flag_name(o.quantized));
   add_choice(app, "--quantize", o.quantize,
              "quantize a float model here: int8 inserts QuantizeLinear/DequantizeLinear as ONNX Runtime's quantize_static "
