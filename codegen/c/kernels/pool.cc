@@ -5,9 +5,10 @@
 // tests. Dims where no window can be clipped use constant ranges. Window loops are short
 // and stay scalar (no omp simd). A 2-D MaxPool without Indices (any of its types, the
 // 8-bit ones of quantized models included) runs separably instead: column maxima over the
-// window's rows, then row maxima, each a simd loop along the row (emit_max_pool_rows). Max is the compare-select `v > m ? v : m` in both kernels,
-// not libm's fmaxf (a call per tap): with the running maximum m never NaN, a NaN tap is
-// skipped as std::fmax skips it in the reference, and the NCHWc lane loop vectorizes.
+// window's rows, then row maxima, each a simd loop along the row (emit_max_pool_rows).
+// Max is the compare-select `v > m ? v : m` in all kernels, not libm's fmaxf (a call per
+// tap): with the running maximum m never NaN, a NaN tap is skipped as std::fmax skips it in
+// the reference, and the NCHWc lane loop vectorizes.
 // NCHWc (float32, no Indices): per output position, window taps outer and the channel-block
 // lanes innermost (emit_pool_nchwc), any spatial rank; a window inside the input has its taps
 // unrolled within one simd loop over the lanes. Work for the parallel decision: a
