@@ -16,8 +16,6 @@ rounding.
 Usage: .venv/bin/python tests/quant/run_dynamic_quant.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
 Exits 1 on any failure.
 """
-import argparse
-import logging
 import os
 import subprocess
 import sys
@@ -30,7 +28,7 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from quant_common import vnni  # noqa: E402
+from quant_common import script_args, vnni  # noqa: E402
 from run_qdq_models import u8_twin  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -61,14 +59,7 @@ def mlp(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--compiler", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--cflags", default="")
-    args = ap.parse_args()
-    logging.getLogger().setLevel(logging.ERROR)
-    ort.set_default_logger_severity(3)
-    os.makedirs(args.work, exist_ok=True)
+    args = script_args()
     failures = []
     e = run(["/usr/bin/python3", os.path.join(ROOT, "models", "export_transformers.py"), "--out", args.work, "--tokens", "32", "distilbert"])
     if e.returncode != 0:

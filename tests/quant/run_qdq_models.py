@@ -37,8 +37,6 @@ Exits 1 on any failure; prints one line per case and check.
 
 Usage: .venv/bin/python tests/quant/run_qdq_models.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
 """
-import argparse
-import logging
 import os
 import platform
 import subprocess
@@ -52,7 +50,7 @@ from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, 
                                       quantize_static)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quant_common import vnni  # noqa: E402
+from quant_common import script_args, vnni  # noqa: E402
 
 SHAPE = (1, 8, 20, 20)
 
@@ -342,14 +340,7 @@ def run(cmd):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--compiler", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--cflags", default="")
-    args = ap.parse_args()
-    logging.getLogger().setLevel(logging.ERROR)
-    ort.set_default_logger_severity(3)
-    os.makedirs(args.work, exist_ok=True)
+    args = script_args()
     failures = []
     for wname, wtype, kind in (("u8", QuantType.QUInt8, "conv_chain"), ("s8", QuantType.QInt8, "conv_chain"), ("s8", QuantType.QInt8, "residual"),
                                ("s8", QuantType.QInt8, "inception")):

@@ -23,8 +23,6 @@ Exits 1 on any failure; prints one line per check.
 
 Usage: .venv/bin/python tests/quant/run_quantize_int8.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
 """
-import argparse
-import logging
 import os
 import shutil
 import sys
@@ -37,7 +35,7 @@ from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, 
                                       quantize_static)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quant_common import vnni  # noqa: E402
+from quant_common import script_args, vnni  # noqa: E402
 from run_qdq_models import output_step, run, u8_twin  # noqa: E402
 
 SHAPE = (1, 8, 20, 20)
@@ -94,14 +92,7 @@ class Inputs(CalibrationDataReader):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--compiler", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--cflags", default="")
-    args = ap.parse_args()
-    logging.getLogger().setLevel(logging.ERROR)
-    ort.set_default_logger_severity(3)
-    os.makedirs(args.work, exist_ok=True)
+    args = script_args()
     cflags = [f"--cflags={args.cflags}"] if args.cflags else []
     failures = []
 
