@@ -440,6 +440,27 @@ TEST(IntegerOps, MaxPoolBetweenTheSameQuantizationRunsOnBytes) {
     }
 }
 
+// The C of the pools the pass leaves, over a window wider than the separable kernel writes out
+// tap by tap (kRowMaxUnroll): the float pool before the pass and the uint8 one after it (strided,
+// dilated, padded unevenly) compute what the reference does.
+TEST(IntegerOps, WideMaxPoolsInC) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 3, 7, 70});
+  Value* xq = b.node("QuantizeLinear", {x, scalar_f32(b, "sx", 0.01f), scalar_int(b, "zx", 120, DType::U8)});
+  Value* d = b.node("DequantizeLinear", {xq, scalar_f32(b, "sx2", 0.01f), scalar_int(b, "zx2", 120, DType::U8)});
+  Value* p = b.node("MaxPool", {d},
+                    {{"kernel_shape", attr_ints({3, 18})}, {"strides", attr_ints({1, 2})}, {"pads", attr_ints({1, 3, 1, 5})},
+                     {"dilations", attr_ints({1, 2})}},
+                    "pool");
+  Value* yq = b.node("QuantizeLinear", {p, scalar_f32(b, "sy", 0.01f), scalar_int(b, "zy", 120, DType::U8)});
+  b.output(b.node("DequantizeLinear", {yq, scalar_f32(b, "sy2", 0.01f), scalar_int(b, "zy2", 120, DType::U8)}));
+  expect_c_matches_reference(*b.g, "wide_pool_float", 7);
+  EXPECT_TRUE(integer_exact(*b.g));
+  for (auto& n : b.g->nodes)
+    if (n->op_type == "MaxPool") EXPECT_EQ(n->in(0)->dtype, DType::U8);
+  expect_c_matches_reference(*b.g, "wide_pool_u8", 7);
+}
+
 TEST(IntegerOps, MaxPoolBetweenScalesStays) {
   GraphBuilder b;
   Graph& g = max_pool(b, 0.02f);

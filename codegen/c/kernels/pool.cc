@@ -169,8 +169,10 @@ void emit_pool_nchwc(CEmit& e) {
   e("}}");
 }
 
-// The most bytes of column maxima a plain 2-D MaxPool keeps on its stack per task.
+// The most bytes of column maxima a plain 2-D MaxPool keeps on its stack per task, and the
+// widest window whose taps it writes out one by one (wider ones: a loop).
 constexpr int64_t kRowMaxBytes = 64 << 10;
+constexpr int64_t kRowMaxUnroll = 16;
 
 // Whether a plain MaxPool runs separably (emit_max_pool_rows): 2-D, without Indices.
 bool max_pool_rows_apply(const CEmit& e, const PoolGeom& g) {
@@ -215,7 +217,12 @@ void emit_max_pool_rows(CEmit& e, const PoolGeom& g, const std::string& lowest) 
   e("for (int64_t o1 = 0; o1 < {}; ++o1) {{", w.out);
   e("const {}* restrict m0 = cm + {};", ct, w.s == 1 ? "o1" : fmt::format("o1 * {}", w.s));
   e("{} m = m0[0];", ct);
-  for (int64_t k = 1; k < w.k; ++k) e("m = m0[{0}] > m ? m0[{0}] : m;", k * w.d);
+  if (w.k <= kRowMaxUnroll) {
+    for (int64_t k = 1; k < w.k; ++k) e("m = m0[{0}] > m ? m0[{0}] : m;", k * w.d);
+  } else {
+    e("for (int64_t k1 = 1; k1 < {}; ++k1) m = m0[{}] > m ? m0[{}] : m;", w.k, w.d == 1 ? "k1" : fmt::format("k1 * {}", w.d),
+      w.d == 1 ? "k1" : fmt::format("k1 * {}", w.d));
+  }
   e("yr[o1] = m;");
   e("}}");
   e("}}");
