@@ -84,15 +84,40 @@ void emit_pack_store(CEmit& e, DType t, const std::string& dst) {
   e("_mm256_storeu_si256((__m256i*)({}), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));", dst);
 }
 
+// The AVX2 form of QuantizeLinear's last steps on the float vector `v`: v / `scale`, rounded half
+// to even, + `zp`, the compare-selects against lov and hiv, as int32 (`scale`, `zp`, lov and hiv
+// name __m256 vectors).
+std::string quantize_vec(const std::string& v, const char* scale, const char* zp) {
+  return fmt::format("_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps({}, {}), "
+                     "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), {}), lov), hiv))",
+                     v, scale, zp);
+}
+
+// The elements [iv, end) of a task (iv declared; `end` a C expression): with `vector` (AVX2
+// targets), what it emits under #if defined(__AVX2__), a loop that advances iv by kVectorStep,
+// then `body` per element i in a simd loop over the rest (at most `trip` elements). `all_vector`:
+// the vector loop leaves nothing (the length is a multiple of kVectorStep), so the simd loop is
+// only for other targets (#else): gcc warns about a loop it can tell never runs.
+constexpr int64_t kVectorStep = 32;
+void vector_then_simd(CEmit& e, const std::string& end, int64_t trip, bool all_vector, const std::string& body,
+                      const std::function<void()>& vector) {
+  if (vector) {
+    e("#if defined(__AVX2__)");
+    vector();
+    e("{}", all_vector ? "#else" : "#endif");
+  }
+  simd(e, trip);
+  e("for (int64_t i = iv; i < {}; ++i) {{", end);
+  e("{}", body);
+  e("}}");
+  if (vector && all_vector) e("#endif");
+}
+
 // `for (i ...) { body }` over n elements, `omp simd`; when the target says `work` is worth
 // threads, tasks of kFlatChunk elements, each a simd loop. (Not `omp parallel for simd`:
 // its bounds live in memory that clang 14 cannot tell apart from a uint8_t output, so it
-// does not vectorize the loop and warns.) With `vector` (AVX2 targets), each task first runs
-// what it emits under #if defined(__AVX2__): a loop over [iv, i1) that advances iv by
-// kVectorStep; the simd loop does the rest. When n is a multiple of kVectorStep the vector loop
-// does all (kFlatChunk is one too), and the simd loop is only for other targets (#else): gcc
-// warns about a loop it can tell never runs.
-constexpr int64_t kVectorStep = 32;
+// does not vectorize the loop and warns.) With `vector` (AVX2 targets), each task runs
+// vector_then_simd over [i0, i1) (every task's length a multiple of kVectorStep when n is).
 static_assert(kFlatChunk % kVectorStep == 0);
 void flat_loop(CEmit& e, int64_t n, double work, const std::string& body, const std::function<void()>& vector = nullptr) {
   if (vector) {
@@ -104,14 +129,7 @@ void flat_loop(CEmit& e, int64_t n, double work, const std::string& body, const 
       e("const int64_t i0 = 0, i1 = {};", n);
     }
     e("int64_t iv = i0;");
-    e("#if defined(__AVX2__)");
-    vector();
-    e("{}", n % kVectorStep == 0 ? "#else" : "#endif");
-    simd(e, std::min(n, kFlatChunk));
-    e("for (int64_t i = iv; i < i1; ++i) {{");
-    e("{}", body);
-    e("}}");
-    if (n % kVectorStep == 0) e("#endif");
+    vector_then_simd(e, "i1", std::min(n, kFlatChunk), n % kVectorStep == 0, body, vector);
     e("}}");
     return;
   }
@@ -177,9 +195,7 @@ void emit_quant(CEmit& e) {
       e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(g.qmin), c_float(g.qmax));
       e("for (; iv + 32 <= i1; iv += 32) {{");
       for (int k = 0; k < 4; ++k)
-        e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps("
-          "_mm256_loadu_ps({1} + iv + {2}), sv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zv), lov), hiv));",
-          k, X, 8 * k);
+        e("const __m256i t{} = {};", k, quantize_vec(fmt::format("_mm256_loadu_ps({} + iv + {})", X, 8 * k), "sv", "zv"));
       emit_pack_store(e, yt, Y + " + iv");
       e("}}");
     });
@@ -948,8 +964,7 @@ void emit_qdq_rows(CEmit& e, bool b_rows, int64_t inner, double lo, double hi) {
   e("const {}* restrict fr = {} + r * {};", e.in_ctype(f), F, inner);
   e("{}* restrict yr = {} + r * {};", e.out_ctype(0), Y, inner);
   e("int64_t iv = 0;");
-  if (avx2_target(e)) {
-    e("#if defined(__AVX2__)");
+  auto vector = [&] {
     e("const __m256 fsv = _mm256_set1_ps({}), vrv = _mm256_set1_ps(vr), syv = _mm256_set1_ps(sy), zyv = _mm256_set1_ps(zy);", fs);
     e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(lo), c_float(hi));
     e("const __m256i fzv = _mm256_set1_epi32({});", fz);
@@ -958,19 +973,15 @@ void emit_qdq_rows(CEmit& e, bool b_rows, int64_t inner, double lo, double hi) {
       e("const __m256i a{0} = _mm256_sub_epi32({1}(_mm_loadl_epi64((const __m128i*)(fr + iv + {2}))), fzv);", k,
         e.in_dtype(f) == DType::U8 ? "_mm256_cvtepu8_epi32" : "_mm256_cvtepi8_epi32", 8 * k);
       e("const __m256 v{0} = _mm256_{1}_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a{0}), fsv), vrv);", k, mul ? "mul" : "add");
-      e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(v{0}, syv), "
-        "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zyv), lov), hiv));", k);
+      e("const __m256i t{0} = {1};", k, quantize_vec(fmt::format("v{}", k), "syv", "zyv"));
     }
     emit_pack_store(e, yt, "yr + iv");
     e("}}");
-    e("{}", inner % 32 == 0 ? "#else" : "#endif");  // (gcc warns about a tail it can tell never runs)
-  }
-  simd(e, inner);
-  e("for (int64_t i = iv; i < {}; ++i) {{", inner);
-  e("const float v = (float)((int32_t)fr[i] - {}) * {} {} vr;", fz, fs, mul ? "*" : "+");
-  e("{}", round_saturate("yr[i]", yt, "v / sy", "zy", lo, hi));
-  e("}}");
-  if (avx2_target(e) && inner % 32 == 0) e("#endif");
+  };
+  const std::string body = fmt::format("{{ const float v = (float)((int32_t)fr[i] - {}) * {} {} vr; {} }}", fz, fs, mul ? "*" : "+",
+                                       round_saturate("yr[i]", yt, "v / sy", "zy", lo, hi));
+  vector_then_simd(e, std::to_string(inner), inner, inner % kVectorStep == 0, body,
+                   avx2_target(e) ? std::function<void()>(vector) : nullptr);
   e("}}");
 }
 
@@ -1026,8 +1037,7 @@ void emit_qdq_add(CEmit& e) {
         8 * k);
       e("const __m256 v{0} = _mm256_{1}_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a{0}), sav), _mm256_mul_ps(_mm256_cvtepi32_ps(b{0}), sbv));", k,
         mul ? "mul" : "add");
-      e("const __m256i t{0} = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_round_ps(_mm256_div_ps(v{0}, syv), "
-        "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zyv), lov), hiv));", k);
+      e("const __m256i t{0} = {1};", k, quantize_vec(fmt::format("v{}", k), "syv", "zyv"));
     }
     emit_pack_store(e, yt, Y + " + iv");
     e("}}");
