@@ -94,6 +94,11 @@ bool dequantize(const Node* n, bool need_zp) {
          int_attr(*n, "block_size", 0) == 0;
 }
 
+// d is a DequantizeLinear of a uint8 or int8 tensor with one constant scale and zero point.
+bool dequantize_bytes(const Node* d) {
+  return dequantize(d, true) && const_one(d->in(1)) && const_one(d->in(2)) && int8_type(d->in(0)->dtype);
+}
+
 struct Sandwich {
   Node* q = nullptr;     // QuantizeLinear
   Node* relu = nullptr;  // optional
@@ -140,10 +145,7 @@ class Matcher {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       position_[g.nodes[i].get()] = i;
       for (Value* v : g.nodes[i]->all_inputs())
-        if (v) {
-          ++readers_[v];
-          users_[v].push_back(g.nodes[i].get());
-        }
+        if (v) users_[v].push_back(g.nodes[i].get());
     }
   }
 
@@ -158,8 +160,7 @@ class Matcher {
     s->dx = c->in(0) ? c->in(0)->producer : nullptr;
     s->dw = c->in(1) ? c->in(1)->producer : nullptr;
     s->db = c->in(2) ? c->in(2)->producer : nullptr;
-    if (!dequantize(s->dx, true) || !const_one(s->dx->in(1)) || !const_one(s->dx->in(2)) || !int8_type(s->dx->in(0)->dtype))
-      return false;
+    if (!dequantize_bytes(s->dx)) return false;
     if (!dequantize(s->dw, true) || !s->dw->in(0)->constant || !int8_type(s->dw->in(0)->dtype)) return false;
     const Value* wq = s->dw->in(0);
     const int64_t M = wq->shape.empty() ? 0 : wq->shape[0];
@@ -193,7 +194,7 @@ class Matcher {
     s->add = c;
     for (int i = 0; i < 2; ++i) {
       Node* d = c->in(static_cast<size_t>(i)) ? c->in(static_cast<size_t>(i))->producer : nullptr;
-      if (!dequantize(d, true) || !const_one(d->in(1)) || !const_one(d->in(2)) || !int8_type(d->in(0)->dtype)) return false;
+      if (!dequantize_bytes(d)) return false;
       (i ? s->db : s->da) = d;
     }
     return true;
@@ -215,7 +216,7 @@ class Matcher {
     if (!c || c->op_type != "MaxPool" || !c->epilogue.empty() || c->out(1)) return false;
     s->dx = c->in(0)->producer;
     const Node* d = s->dx;
-    return dequantize(d, true) && const_one(d->in(1)) && const_one(d->in(2)) && int8_type(d->in(0)->dtype) && same_quantization(*d, *q);
+    return dequantize_bytes(d) && same_quantization(*d, *q);
   }
 
   // Replaces the sandwich by the MaxPool on xq, which takes over yq.
@@ -233,7 +234,7 @@ class Matcher {
     s->dq.clear();
     for (Value* v : c->inputs) {
       Node* d = v ? v->producer : nullptr;
-      if (!dequantize(d, true) || !const_one(d->in(1)) || !const_one(d->in(2)) || !int8_type(d->in(0)->dtype)) return false;
+      if (!dequantize_bytes(d)) return false;
       s->dq.push_back(d);
     }
     return !s->dq.empty();
@@ -461,8 +462,8 @@ class Matcher {
   // The producer of v when v's one reader is the node asking (v is not a graph output).
   Node* sole_reader_producer(const Value* v) const {
     if (!v || v->is_output) return nullptr;
-    auto it = readers_.find(v);
-    return it != readers_.end() && it->second == 1 ? v->producer : nullptr;
+    auto it = users_.find(v);
+    return it != users_.end() && it->second.size() == 1 ? v->producer : nullptr;
   }
 
   // Clip c's constant bounds (absent: unbounded); false when one is not a constant.
@@ -526,8 +527,7 @@ class Matcher {
   }
 
   Graph& g_;
-  std::map<const Value*, int64_t> readers_;
-  std::map<const Value*, std::vector<Node*>> users_;  // readers_'s nodes
+  std::map<const Value*, std::vector<Node*>> users_;  // the nodes reading each value (once per input)
   std::map<const Node*, size_t> position_;  // index in g_.nodes
   std::vector<std::unique_ptr<Node>> removed_;
 };

@@ -28,10 +28,10 @@ onnxc.lookup tables) and equal ONNX Runtime's integer kernels exactly. ADD_CASES
 onnxc.qdq_add alone (uint8 with a Relu; int8 and uint8 inputs to an int8 output, alike and
 broadcast), against ONNX Runtime running DequantizeLinear, Add and QuantizeLinear as written and
 against its QLinearAdd: within 1 step of each (an FMA in the C may move a value next to a
-rounding boundary); MUL_CASES onnxc.qdq_mul the same way (squeeze-and-excitation gates too); LOOKUP_CASES check onnxc.lookup (a SiLU as quantize_static writes it,
-HardSwish on int8, an erf GELU spelled out, over every value of the input's type) the same way;
-quantize_cases check a per-tensor QuantizeLinear to uint8 and int8 exactly (ties, saturation,
-infinities, -0). These
+rounding boundary); MUL_CASES onnxc.qdq_mul the same way (squeeze-and-excitation gates too);
+LOOKUP_CASES check onnxc.lookup (a SiLU as quantize_static writes it, HardSwish on int8, an erf
+GELU spelled out, over every value of the input's type) the same way; quantize_cases check a
+per-tensor QuantizeLinear to uint8 and int8 exactly (ties, saturation, infinities, -0). These
 compile for the host with -march=native (its AVX2 paths) and, on x86-64, for x86-64-sse4 (plain C).
 Exits 1 on any failure; prints one line per case and check.
 
