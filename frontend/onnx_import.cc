@@ -373,20 +373,33 @@ class Importer {
   // float16 at the edges (ir/dtype.h): a Cast of `from` to `to` (F32 or F16), placed at the end
   // of the node list; returns its output, a new value named after `from`.
   Value* edge_cast(Value* from, DType to, const std::string& out_name = "") {
+    const std::string name = fresh_name(from->name + (to == DType::F16 ? "_to_float16" : "_to_float32"));
+    const std::string out = out_name.empty() ? fresh_name(from->name + (to == DType::F16 ? "~f16" : "~f32")) : out_name;
+    return append_node("Cast", std::max<int64_t>(g_->opset, 13), name, {from}, {{"to", int_attr(static_cast<int64_t>(to))}}, out);
+  }
+
+  // A node the importer adds (not in the model): appended to the node list with one output,
+  // a new value named `out_name`; returns that value.
+  Value* append_node(const std::string& type, int64_t opset, const std::string& name, const std::vector<Value*>& inputs,
+                     std::map<std::string, Attr> attrs, const std::string& out_name) {
     auto n = std::make_unique<Node>();
-    n->op_type = "Cast";
-    n->opset = std::max<int64_t>(g_->opset, 13);
-    n->name = fresh_name(from->name + (to == DType::F16 ? "_to_float16" : "_to_float32"));
-    Attr a;
-    a.type = Attr::Type::Int;
-    a.i = static_cast<int64_t>(to);
-    n->attrs["to"] = a;
-    n->inputs.push_back(from);
-    Value* out = g_->add_value(out_name.empty() ? fresh_name(from->name + (to == DType::F16 ? "~f16" : "~f32")) : out_name);
+    n->op_type = type;
+    n->opset = opset;
+    n->name = name;
+    n->attrs = std::move(attrs);
+    n->inputs = inputs;
+    Value* out = g_->add_value(out_name);
     out->producer = n.get();
     n->outputs.push_back(out);
     g_->nodes.push_back(std::move(n));
     return out;
+  }
+
+  static Attr int_attr(int64_t v) {
+    Attr a;
+    a.type = Attr::Type::Int;
+    a.i = v;
+    return a;
   }
 
   // A value or node name used nowhere in the model: `base`, else base_1, base_2, ...
@@ -544,27 +557,19 @@ class Importer {
     };
     auto add = [&](const std::string& type, const std::string& suffix, const std::vector<Value*>& ins,
                    std::map<std::string, Attr> a = {}, const std::string& out = "") {
-      auto n = std::make_unique<Node>();
-      n->op_type = type;
-      n->name = fresh_name(name + "/" + suffix);
-      n->opset = type == "QuantizeLinear" || type == "DequantizeLinear" ? std::max<int64_t>(g_->opset, 13) : g_->opset;
-      n->attrs = std::move(a);
-      n->inputs = ins;
-      n->origin = {name};
-      Value* v = g_->add_value(out.empty() ? fresh_name(name + "/" + suffix + "_output") : out);
-      v->producer = n.get();
-      n->outputs.push_back(v);
-      g_->nodes.push_back(std::move(n));
+      const int64_t opset = type == "QuantizeLinear" || type == "DequantizeLinear" ? std::max<int64_t>(g_->opset, 13) : g_->opset;
+      const std::string node_name = fresh_name(name + "/" + suffix);
+      Value* v = append_node(type, opset, node_name, ins, std::move(a), out.empty() ? fresh_name(node_name + "_output") : out);
+      v->producer->origin = {name};
       return v;
     };
-    auto int_attr = [](int64_t v) {
-      Attr a;
-      a.type = Attr::Type::Int;
-      a.i = v;
-      return a;
+    auto dq = [&](int x, const char* what) {
+      return add("DequantizeLinear", std::string("dequantize_") + what, {need(x, what), need(x + 1, "a scale"), in(x + 2)});
     };
-    auto dq = [&](int x, const char* what) { return add("DequantizeLinear", std::string("dequantize_") + what, {need(x, what), need(x + 1, "a scale"), in(x + 2)}); };
-    auto q = [&](Value* v, int s) { return add("QuantizeLinear", "quantize", {v, need(s, "the output's scale"), need(s + 1, "the output's zero point")}, {}, np.output(0)); };
+    auto q = [&](Value* v, int s) {
+      return add("QuantizeLinear", "quantize", {v, need(s, "the output's scale"), need(s + 1, "the output's zero point")}, {},
+                 np.output(0));
+    };
     if (np.output_size() != 1 || np.output(0).empty()) fail_invalid(where + ": expects one output");
     if (op == "QLinearAdd" || op == "QLinearMul") {
       q(add(op == "QLinearAdd" ? "Add" : "Mul", "float", {dq(0, "a"), dq(3, "b")}), 6);
