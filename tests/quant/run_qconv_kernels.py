@@ -25,7 +25,6 @@ Usage: .venv/bin/python tests/quant/run_qconv_kernels.py --compiler COMPILE_MODE
 """
 import argparse
 import os
-import platform
 import subprocess
 import sys
 
@@ -36,6 +35,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quant_common import vnni  # noqa: E402
+from run_qdq_models import forms  # noqa: E402
 
 # name: (x shape, M, kernel, strides, pads, dilations, group, weight type, weight zero point
 #        ("zero", "tensor" or "channel"), bias, y_scale factor, op, kernel expected[, activation
@@ -133,11 +133,6 @@ def main():
     args = ap.parse_args()
     ort.set_default_logger_severity(3)
     os.makedirs(args.work, exist_ok=True)
-    x86 = platform.machine() in ("x86_64", "AMD64")
-    # (form, compile-model flags): the host's vector code, and on x86-64 the plain-C form.
-    forms = [("host", ["--cflags=" + args.cflags + " -march=native"])]
-    if x86:
-        forms.append(("x86-64-sse4 (plain C)", ["--target", "x86-64-sse4", "--cflags=" + args.cflags + " -march=x86-64-v2"]))
     failures = []
     rng = np.random.default_rng(2024)
     for name, spec in CASES.items():
@@ -154,7 +149,7 @@ def main():
         so.intra_op_num_threads = 1
         ref_model = u8_twin(m) if twin else m
         ref = ort.InferenceSession(ref_model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-        for form, flags in forms:
+        for form, flags in forms(args):  # the host's vector code; on x86-64 also plain C
             out_dir = os.path.join(d, form.split()[0])
             c = subprocess.run([args.compiler, path, "-o", out_dir, "--name", "m", "--dump-ir", "--quiet", "--verify-passes",
                                 "--threads", "2", "--parallel-min-work", "1"] + flags, capture_output=True, text=True)
