@@ -24,6 +24,9 @@
 //     broadcasts to the scores and has their last dim) optional:
 //       s = MatMul(q, kᵀ); t = Div(s, c); u = Add(t, mask); p = Softmax(u, axis = -1); o = MatMul(p, v)
 //         ⇒   o = Attention(q, k, v, mask, scale = 1/c)                               (4-D form)
+//     Scalar scalings of q and of kᵀ before the product (Div or Mul by a constant: Whisper
+//     multiplies each by D^-1/4) multiply into the scale too, as one of q's or k's projection
+//     before the heads' Reshape does in the 3-D form below (Hugging Face's Whisper and BART).
 //     k is kᵀ's Transpose with its permutation's last two entries swapped (a copy the kernel
 //     reads; the identity when kᵀ was Transpose(k, [0, 1, 3, 2]), which simplify removes).
 //     When q, v are Transpose(Reshape(x, [B, T, H, D]), [0, 2, 1, 3]) of [B, T, H * D] tensors,
@@ -42,9 +45,9 @@
 // Known gaps: the Mul/Add form with gamma before the division (Div(Mul(d, gamma), s)),
 // GELU as x · Sigmoid(1.702 x) (Swish-like, left to fuse.cc) and Gelu's x · Φ(x) written with
 // other constants are not recognised; nor SkipLayerNorm; nor attention over 3-D [B·H, T, D]
-// batches (bmm exports), with the scale on q and k before the product, with a mask applied
-// by Where (GPT-2's causal mask) or a softmax in another dtype; a Q/K/V Split of one
-// projection stays a copy (the kernel could read the packed rows with strides).
+// batches (bmm exports), with a mask applied by Where (GPT-2's causal mask) or a softmax in
+// another dtype; a Q/K/V Split of one projection stays a copy (the kernel could read the
+// packed rows with strides).
 #include <cmath>
 #include <map>
 #include <set>
@@ -361,23 +364,27 @@ struct Matcher {
     std::vector<Node*> nodes;    // MatMul, scale, mask Add, Softmax, MatMul
   };
 
-  // The scores x = MatMul(q, kᵀ), or Div(that, c) or Mul(that, c) with a scalar constant c:
-  // the MatMul, the scaling node (or null) and the scale.
-  Node* scores(Value* x, Node** sc, double* scale) {
-    *sc = nullptr;
-    *scale = 1;
+  // x = Div(y, c) or Mul(y, c) (either order) with a scalar constant c, x internal and of y's
+  // shape: that node, with y and the factor (1/c or c) in *y and *f; null otherwise.
+  Node* scalar_scaling(Value* x, Value** y, double* f) const {
     double c = 0;
+    Node* n = nullptr;
     if (Node* d = inner(x, "Div"); d && d->inputs.size() == 2 && scalar(d->in(1), &c) && c != 0) {
-      *sc = d;
-      *scale = 1 / c;
-      x = d->in(0);
+      n = d, *y = d->in(0), *f = 1 / c;
     } else if (Node* m = inner(x, "Mul")) {
       int j = find_operand(m, [&](const Value* v) { return scalar(v, &c); });
-      if (j < 0) return nullptr;
-      *sc = m;
-      *scale = c;
-      x = m->in(1 - j);
+      if (j >= 0) n = m, *y = m->in(1 - j), *f = c;
     }
+    if (!n || !*y || (*y)->shape != x->shape) return nullptr;
+    return n;
+  }
+
+  // The scores x = MatMul(q, kᵀ), or that scaled by a scalar constant (scalar_scaling): the
+  // MatMul, the scaling node (or null) and the scale.
+  Node* scores(Value* x, Node** sc, double* scale) {
+    *scale = 1;
+    Value* y = nullptr;
+    if ((*sc = scalar_scaling(x, &y, scale))) x = y;
     Node* qk = inner(x, "MatMul");
     return qk && qk->inputs.size() == 2 ? qk : nullptr;
   }
@@ -411,27 +418,17 @@ struct Matcher {
     nodes.insert(nodes.begin(), qk);
     Value* x = qk->out(0);
     Value* q = qk->in(0);
-    // The scale on q before the product (nn.MultiheadAttention divides q by √D).
-    Node* pre = nullptr;
-    double c = 0;
-    if (!sc) {
-      if (Node* d = inner(q, "Div"); d && d->inputs.size() == 2 && scalar(d->in(1), &c) && c != 0) {
-        pre = d;
-        r->scale = 1 / c;
-        q = d->in(0);
-      } else if (Node* m = inner(q, "Mul")) {
-        int j = find_operand(m, [&](const Value* v) { return scalar(v, &c); });
-        if (j >= 0) {
-          pre = m;
-          r->scale = c;
-          q = m->in(1 - j);
-        }
-      }
-      if (pre) nodes.insert(nodes.begin(), pre);
-    }
-    Node* kt = inner(qk->in(1), "Transpose");
+    // Scales on q and on kᵀ before the product (nn.MultiheadAttention divides q by √D;
+    // Whisper multiplies both by D^-1/4): the scale is the product of all of them.
+    std::vector<Node*> pre;
+    Value* y = nullptr;
+    double f = 1;
+    if (Node* n = scalar_scaling(q, &y, &f)) pre.push_back(n), q = y, r->scale *= f;
+    Value* kv = qk->in(1);
+    if (Node* n = scalar_scaling(kv, &y, &f)) pre.push_back(n), kv = y, r->scale *= f;
+    Node* kt = inner(kv, "Transpose");
     if (!kt || !kt->in(0) || perm_of(*kt).size() != R) return false;
-    Value *kv = qk->in(1), *v = o->in(1);
+    Value* v = o->in(1);
     for (const Value* t : {q, kv, v, o->out(0)})
       if (!t || t->dtype != DType::F32 || !t->shape_known || t->shape.size() != R) return false;
     const Shape &qs = q->shape, &ks = kv->shape, &vs = v->shape;
@@ -443,7 +440,8 @@ struct Matcher {
     want.insert(want.end(), {qs[R - 2], ks[R - 1]});
     if (x->shape != want || ps != want) return false;
     for (Node* n : nodes)
-      if (n != o && n != pre && n->out(0)->shape != ps) return false;
+      if (n != o && n->out(0)->shape != ps) return false;
+    nodes.insert(nodes.begin(), pre.begin(), pre.end());
     r->q = q;
     r->k = kv;
     r->v = v;
@@ -644,6 +642,14 @@ struct Matcher {
       Value* v3 = joined_heads(r.v, {0, 2, 1, 3}, &outer);
       Node* joined = q3 && k3 && v3 ? joined_output(o->out(0), &outer) : nullptr;
       if (joined) {
+        // A scale on q's or k's projection itself, before the heads' Reshape (Hugging Face's
+        // Whisper and BART multiply q's): folded into the scale too.
+        for (Value** x3 : {&q3, &k3}) {
+          Value* y = nullptr;
+          double f = 1;
+          if (Node* n = scalar_scaling(*x3, &y, &f)) outer.push_back(n), *x3 = y, r.scale *= f;
+        }
+        attrs["scale"] = attr_float(r.scale);
         ins = {q3, k3, v3};
         attrs["q_num_heads"] = attr_int(r.heads);
         attrs["kv_num_heads"] = attr_int(r.heads);

@@ -159,6 +159,34 @@ def torch_cases():
         def forward(self, x):
             return self.mha(x, x, x, need_weights=False)[0]
 
+    class WhisperAttention(nn.Module):  # OpenAI's Whisper: q and kᵀ each scaled by D^-1/4, k without bias
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v = nn.Linear(32, 32), nn.Linear(32, 32, bias=False), nn.Linear(32, 32)
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            s = 8 ** -0.25
+            q = self.q(x).view(B, T, 4, -1).permute(0, 2, 1, 3) * s
+            k = self.k(x).view(B, T, 4, -1).permute(0, 2, 3, 1) * s
+            v = self.v(x).view(B, T, 4, -1).permute(0, 2, 1, 3)
+            return (torch.softmax(q @ k, -1) @ v).permute(0, 2, 1, 3).flatten(start_dim=2)
+
+    class ScaledProjection(nn.Module):  # Hugging Face's Whisper/BART: q's projection times D^-1/2, a mask
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v = nn.Linear(32, 32), nn.Linear(32, 32, bias=False), nn.Linear(32, 32)
+            mask = torch.zeros(1, 1, 1, 7)
+            mask[..., 6:] = -10000.0
+            self.register_buffer("mask", mask)
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            heads = lambda t: t.view(B, T, 4, 8).transpose(1, 2)
+            q, k, v = heads(self.q(x) * 8 ** -0.5), heads(self.k(x)), heads(self.v(x))
+            a = torch.softmax(q @ k.transpose(-1, -2) + self.mask, -1) @ v
+            return a.transpose(1, 2).reshape(B, T, 32)
+
     class NotAttention(nn.Module):  # softmax over queries; scores also an output
         def forward(self, x):
             q = x.reshape(2, 7, 4, 8).transpose(1, 2)
@@ -183,6 +211,8 @@ def torch_cases():
         ("attention_padding_mask_opset14", MaskedAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0)),
         ("attention_causal_4d_opset14", CausalHeads, 14, x(2, 7, 32), dict(att, Attention=1)),
         ("attention_torch_mha_opset14", TorchMHA, 14, x(1, 9, 32), dict(att, Attention=1)),
+        ("attention_whisper_opset14", WhisperAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, Mul=0)),
+        ("attention_scaled_projection_opset14", ScaledProjection, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, Mul=0)),
         ("attention_not_patterns_opset14", NotAttention, 14, x(2, 7, 32), {"Attention": 0, "Softmax": 2}),
     ]
 
