@@ -32,8 +32,17 @@
 //     24 and 36). The pads shrink by the dropped taps' reach, so every output reads the same
 //     inputs with the same weights:
 //       y = Conv(x [.,.,14,14], W [M,C,3,3], dilations 24, pads 24)   ⇒   y = Conv(x, W[:, :, 1:2, 1:2], pads 0)
+//  8. A 1-D Conv (X [N, C, L] float32, W a constant) becomes a 2-D one over [N, C, 1, L]
+//     between two Reshapes, with W [M, C/G, 1, k] and the resolved pads, so that the layout
+//     pass runs it on blocked channels like any 2-D conv (Whisper's and wav2vec's front ends);
+//     an index-aligned elementwise op of one input that reads the output Reshape (the
+//     convolution's activation) moves before it, where it fuses into the conv, and the Reshape
+//     pair between two such convs then cancels (rewrite 5):
+//       y = Conv(x, W); z = Gelu(y)   ⇒   x4 = Reshape(x, [N, C, 1, L]); y4 = Conv(x4, W4);
+//                                           z4 = Gelu(y4); z = Reshape(z4, [N, M, L'])
 // Then dead nodes and unused values go. Rewrites repeat (a few sweeps) until nothing
-// changes, so chains such as Conv → BN → Mul → Add fold completely.
+// changes, so chains such as Conv → BN → Mul → Add fold completely; rewrite 8a waits until
+// then (the folds read the conv's own output).
 // Conventions: float32 only; constants are plain (the pass runs before the layout pass);
 // new weights are computed in double and rounded once to float; the folded node lists the
 // nodes it absorbed in Node::origin. Nodes with an epilogue are left alone.
@@ -461,8 +470,73 @@ bool drop_padding_taps(Graph& g, MemoryBudget& mb, Node& n) {
   return true;
 }
 
+// Rewrite 8a: a 1-D Conv as a 2-D one over a unit height (see the file comment).
+bool conv1d_as_2d(Graph& g, MemoryBudget& mb, Node& n) {
+  if (n.op_type != "Conv" || !simple_node(n) || !plain_f32_const(n.in(1)) || !n.out(0) || !n.in(0)) return false;
+  Value* x = n.in(0);
+  Value* y = n.out(0);
+  if (x->dtype != DType::F32 || !x->shape_known || x->shape.size() != 3) return false;
+  const ConvGeom geo = conv_geom(n);
+  const Value* w = n.in(1);
+  Tensor w4(DType::F32, {w->shape[0], w->shape[1], 1, w->shape[2]});
+  mb.charge(w4.nbytes(), "the 2-D weights of " + n.where());
+  std::copy(w->constant->bytes.begin(), w->constant->bytes.end(), w4.bytes.begin());
+  const Shape ys = y->shape;
+  if (n.origin.empty()) n.origin.push_back(n.name);
+  Node* in = insert_node(g, &n, "Reshape", n.name + "_as_2d", {x, add_constant(g, n.name + "_as_2d_shape", Tensor::from_i64({x->shape[0], x->shape[1], 1, x->shape[2]}))});
+  n.inputs[0] = in->out(0);
+  n.inputs[1] = add_constant(g, n.name + "_2d", w4);
+  n.attrs["kernel_shape"] = attr_ints({1, geo.k[0]});
+  n.attrs["strides"] = attr_ints({1, geo.s[0]});
+  n.attrs["dilations"] = attr_ints({1, geo.d[0]});
+  n.attrs["pads"] = attr_ints({0, geo.pb[0], 0, geo.pe[0]});
+  n.attrs.erase("auto_pad");  // the pads above are the resolved ones
+  // The Reshape back to [N, M, L'] takes over y's readers (and its name, when an output).
+  size_t k = 0;
+  while (g.nodes[k].get() != &n) ++k;
+  Node* next = k + 1 < g.nodes.size() ? g.nodes[k + 1].get() : nullptr;
+  Node* out = insert_node(g, next, "Reshape", n.name + "_as_1d", {y, add_constant(g, n.name + "_as_1d_shape", Tensor::from_i64(ys))});
+  replace_all_uses(g, y, out->out(0));
+  out->inputs[0] = y;
+  reprepare(n);
+  reprepare(*out);
+  ONNXC_ASSERT(out->out(0)->shape == ys, "simplify: the 2-D form of " + n.where() + " changed its output shape");
+  return true;
+}
+
+// Rewrite 8b: z = U(Reshape(y)), y a Conv's output, the Reshape's output read only by U, an
+// index-aligned elementwise op of one input   ⇒   z = Reshape(U(y)). The two nodes swap
+// places: U takes the Reshape's position and its input, the Reshape U's position and output.
+bool elementwise_before_reshape(Graph& g, Node& u) {
+  if (!simple_node(u) || u.inputs.size() != 1 || !u.out(0) || !is_index_aligned_elementwise(u)) return false;
+  Value* m = u.in(0);
+  Node* r = m ? m->producer : nullptr;
+  if (!r || r->op_type != "Reshape" || !simple_node(*r) || !sole_use(g, m)) return false;
+  Value* y = r->in(0);
+  if (!y || !y->producer || y->producer->op_type != "Conv" || y->shape.size() != 4) return false;
+  Value* z = u.out(0);
+  size_t ir = g.nodes.size(), iu = g.nodes.size();
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (g.nodes[k].get() == r) ir = k;
+    if (g.nodes[k].get() == &u) iu = k;
+  }
+  if (ir >= iu || iu == g.nodes.size()) return false;
+  u.inputs[0] = y;
+  u.outputs[0] = m;
+  m->producer = &u;
+  r->inputs[0] = m;
+  r->outputs[0] = z;
+  z->producer = r;
+  std::swap(g.nodes[ir], g.nodes[iu]);
+  reprepare(u);
+  reprepare(*r);
+  return true;
+}
+
 // One sweep over the nodes; each node is tried as the last node of a pattern.
-bool sweep(Graph& g, MemoryBudget& mb) {
+// `late`: rewrite 8a too, once nothing else folds into a 1-D conv (a BatchNormalization reading
+// it would otherwise read the Reshape after it).
+bool sweep(Graph& g, MemoryBudget& mb, bool late) {
   bool changed = false;
   for (size_t k = 0; k < g.nodes.size();) {
     Node& n = *g.nodes[k];
@@ -480,8 +554,13 @@ bool sweep(Graph& g, MemoryBudget& mb) {
       k += 2;
       continue;
     }
+    if (late && conv1d_as_2d(g, mb, n)) {
+      changed = true;  // the input Reshape now sits at k, the conv at k + 1, the output Reshape at k + 2
+      k += 3;
+      continue;
+    }
     changed |= compose_transposes(g, n) || merge_reshapes(g, n) || spatial_mean_to_global_pool(n) ||
-               drop_padding_taps(g, mb, n);  // n stays
+               drop_padding_taps(g, mb, n) || elementwise_before_reshape(g, n);  // n stays
     ++k;
   }
   return changed;
@@ -492,12 +571,13 @@ bool sweep(Graph& g, MemoryBudget& mb) {
 bool simplify(Graph& g, const PassOptions&) {
   bool changed = false;
   MemoryBudget mb(g);  // new weights count against --max-memory (old ones go at the end of a round)
-  for (int round = 0; round < 8; ++round) {
-    bool c = sweep(g, mb);
-    c |= remove_dead_nodes(g);
-    if (!c) break;
-    changed = true;
-  }
+  for (int late = 0; late < 2; ++late)
+    for (int round = 0; round < 8; ++round) {
+      bool c = sweep(g, mb, late);
+      c |= remove_dead_nodes(g);
+      if (!c) break;
+      changed = true;
+    }
   g.drop_unused_values();
   return changed;
 }

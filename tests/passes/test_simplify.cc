@@ -1,7 +1,7 @@
 // tests/passes/test_simplify.cc — algebraic simplification (passes/simplify.cc): BN and
 // per-channel Mul/Add folded into Conv/Gemm weights, standalone BN as Mul + Add, transpose
 // pairs, reshape chains and no-op reshapes, spatial ReduceMean as GlobalAveragePool, conv taps
-// that read only padding dropped. Every case also checks the outputs before and after the pass
+// that read only padding dropped, 1-D convs as 2-D ones. Every case also checks the outputs before and after the pass
 // agree on random inputs.
 #include <algorithm>
 
@@ -84,7 +84,8 @@ TEST(Simplify, FoldsBatchNormIntoDepthwiseAnd1dConv) {
   EXPECT_TRUE(run_simplify(g));
   EXPECT_EQ(count_ops(g, "BatchNormalization"), 0u);
   EXPECT_EQ(count_ops(g, "Conv"), 2u);
-  EXPECT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(count_ops(g, "Reshape"), 2u);  // the 1-D conv runs as a 2-D one (rewrite 8), after the fold
+  EXPECT_EQ(g.nodes.size(), 4u);
 }
 
 TEST(Simplify, FoldsBatchNormIntoGemm) {
@@ -368,6 +369,52 @@ TEST(Simplify, DropsConvTapsThatReadOnlyPadding) {
   EXPECT_EQ(c->in(1)->shape, (Shape{5, 3, 1, 3}));
   EXPECT_EQ(conv_geom(*c).pb, (std::vector<int64_t>{0, 4}));
   EXPECT_EQ(conv_geom(*c).pe, (std::vector<int64_t>{0, 4}));
+}
+
+// Whisper's front end: two 1-D convs (the second strided, both padded), each followed by an
+// activation (Gelu there, Sigmoid here), then a Transpose. Both become 2-D convs over a unit
+// height with the activations right after them; the Reshape pair between the convs cancels,
+// one Reshape is left at each end.
+TEST(Simplify, OneDimensionalConvsRunAsTwoDimensionalOnes) {
+  GraphBuilder b;
+  Value* x = b.input("x", {1, 6, 20});
+  Value* w1 = b.random_constant("w1", {8, 6, 3});
+  Value* w2 = b.random_constant("w2", {8, 8, 3});
+  Value* c1 = b.node("Conv", {x, w1, b.random_constant("b1", {8})}, {{"pads", attr_ints({1, 1})}}, "conv1");
+  Value* g1 = b.node("Sigmoid", {c1}, {}, "gelu1");
+  Value* c2 = b.node("Conv", {g1, w2}, {{"strides", attr_ints({2})}, {"auto_pad", attr_string("SAME_UPPER")}}, "conv2");
+  Value* g2 = b.node("Sigmoid", {c2}, {}, "gelu2");
+  b.output(b.node("Transpose", {g2}, {{"perm", attr_ints({0, 2, 1})}}, "t"));
+  // A 1-D conv whose output is the graph's output, without a bias, dilated.
+  Value* w3 = b.random_constant("w3", {2, 6, 2});
+  b.output(b.node("Conv", {x, w3}, {{"dilations", attr_ints({3})}}, "conv3"));
+  Graph& g = *b.g;
+  EXPECT_TRUE(run_simplify(g));
+  std::vector<std::string> ops;
+  for (auto& n : g.nodes) ops.push_back(n->op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Reshape", "Conv", "Sigmoid", "Conv", "Sigmoid", "Reshape", "Transpose", "Reshape", "Conv", "Reshape"}));
+  for (auto& n : g.nodes)
+    if (n->op_type == "Conv") {
+      EXPECT_EQ(n->in(0)->shape.size(), 4u);
+      EXPECT_EQ(n->in(1)->shape.size(), 4u);
+    }
+  EXPECT_EQ(g.outputs[1]->name, "conv3");  // the output keeps its name
+  EXPECT_EQ(g.outputs[1]->shape, (Shape{1, 2, 17}));
+}
+
+// An activation after a Reshape of something other than a conv stays where it is, as does one after
+// a Reshape whose output has another reader.
+TEST(Simplify, KeepsElementwiseAfterOtherReshapes) {
+  GraphBuilder b;
+  Value* x = b.input("x", {2, 6, 4, 5});
+  Value* r = b.node("Reshape", {b.node("Relu", {x}), b.constant("s", Tensor::from_i64({2, 6, 20}))}, {}, "r");
+  b.output(b.node("Sigmoid", {r}, {}, "gelu"));
+  Value* w = b.random_constant("w", {3, 6, 1, 1});
+  Value* r2 = b.node("Reshape", {b.node("Conv", {x, w}), b.constant("s2", Tensor::from_i64({2, 3, 20}))}, {}, "r2");
+  b.output(b.node("Sigmoid", {r2}, {}, "gelu2"));
+  b.output(r2);
+  Graph& g = *b.g;
+  EXPECT_FALSE(run_simplify(g));
 }
 
 }  // namespace
