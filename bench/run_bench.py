@@ -60,7 +60,8 @@ PY = sys.executable
 # The six CNNs of the first benchmark, then the newer opset-17 models of the zoo.
 CNN_MODELS = ["resnet50", "vgg19", "googlenet", "densenet201", "mobilenet_v2", "efficientnet_b0"]
 # The transformer models of models/export_transformers.py and vit_b_16: their own targets.
-TRANSFORMER_MODELS = ["bert_base", "distilbert", "gpt2_small", "vit_b_16", "distilbert_t512"]
+TRANSFORMER_MODELS = ["bert_base", "distilbert", "gpt2_small", "vit_b_16", "distilbert_t512", "whisper_tiny_enc",
+                      "whisper_base_enc", "whisper_tiny_enc_t1500"]
 DEFAULT_MODELS = CNN_MODELS + ["vit_b_16", "efficientnet_v2_s", "nfnet_f0", "gpunet_0", "deeplabv3_mobilenet_v3_large"]
 # Batch-8 throughput: the classification CNNs (each batch-8 export is another PyTorch run).
 BATCH_MODELS = CNN_MODELS

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Transformer zoo exporter: BERT-base, DistilBERT and GPT-2 small written in torch.nn -> ONNX files
-plus a fixed input and PyTorch's own output, in the zoo's format (models/export_zoo.py), for the
-benchmark (bench/run.sh --models bert_base distilbert gpt2_small).
+"""Transformer zoo exporter: BERT-base, DistilBERT, GPT-2 small and the Whisper tiny and base audio
+encoders written in torch.nn -> ONNX files plus a fixed input and PyTorch's own output, in the
+zoo's format (models/export_zoo.py), for the benchmark (bench/run.sh --models bert_base distilbert
+gpt2_small whisper_tiny_enc whisper_base_enc).
 
 The architectures are those of the published configurations, written here in torch.nn (Debian's
 PyTorch 1.13 is the exporter; no hub access, random weights):
@@ -11,11 +12,19 @@ PyTorch 1.13 is the exporter; no hub access, random weights):
   distilbert  the same with 6 layers;
   gpt2_small  12 pre-LN decoder layers, 768 wide, 12 heads, feed-forward 3072, GELU (tanh form),
               an additive causal mask (-inf above the diagonal), the final LayerNorm and the
-              language-model head (768 x 50257, no bias).
-Each takes the token embeddings (positions added), float32 [1, 128, 768], as its one input
+              language-model head (768 x 50257, no bias);
+  whisper_tiny_enc, whisper_base_enc
+              Whisper's audio encoder (4 layers 384 wide, 6 heads; 6 layers 512 wide, 8 heads;
+              feed-forward 4x, erf GELU): two 1-D convolutions over the log-mel frames (80 ->
+              width, kernel 3; the second with stride 2), each with GELU, sinusoidal positions,
+              pre-LN layers whose attention scales q and kᵀ each by head_size^-1/4 (k without
+              bias), no mask, a final LayerNorm.
+The text models take the token embeddings (positions added), float32 [1, 128, 768], as its one input
 "input" (the benchmark's engines take one float32 input; an embedding lookup is a gather that
 costs nothing next to the layers) and gives "output": the last hidden states, [1, 128, 768]
-(bert_base, distilbert), or the logits, [1, 128, 50257] (gpt2_small). Exported at opset 14 (as
+(bert_base, distilbert), or the logits, [1, 128, 50257] (gpt2_small). The Whisper encoders take
+2 log-mel frames per token, [1, 80, 256], and give [1, 128, width]; Whisper itself always
+encodes 30 seconds, 3000 frames: --tokens 1500. Exported at opset 14 (as
 PyTorch spells LayerNorm, GELU and attention there: ReduceMean/Sub/Pow..., Erf or Tanh,
 MatMul/Div/Add/Softmax/MatMul between head Reshape/Transposes), or at --opset 17 (LayerNormalization
 as such).
@@ -23,9 +32,10 @@ Writes NAME.onnx, NAME.input.npy (standard normal, seeded) and NAME.ref.npy (PyT
 it) to --out (models/out), seeded per model from the name, torch on 2 threads; files go under
 temporary names first, as export_zoo.py does. --tokens N (other than 128) writes NAME_tN.* at N
 tokens, the same weights (the padding mask masks the last eighth of the tokens). --dynamic-seq writes
-NAME_dyn.* with the token axis as the symbol "seq" (for compile-model --dynamic seq=MAX): the masks
+NAME_dyn.* with the token axis as the symbol "seq" (for compile-model --dynamic seq=MAX; not the
+Whisper encoders, whose input has 2 frames per token): the masks
 are then sliced to the run's length (the first n of the T positions' mask, as GPT-2 slices its bias). Gaps: Hugging Face's own modules (their GPT-2 masks
-with Where, which onnxc does not fuse yet) and a Whisper encoder are not here.
+with Where, which onnxc does not fuse yet) are not here.
 
 Usage: /usr/bin/python3 models/export_transformers.py [--out DIR] [--force] [--opset N] [--tokens N] [--dynamic-seq] [NAME ...]
 """
@@ -98,10 +108,53 @@ class Decoder(nn.Module):  # GPT-2
         return self.head(self.ln_f(x))
 
 
+class WhisperBlock(nn.Module):  # pre-LN; q, k, v apart (k without bias), q and kᵀ each scaled by d^-1/4
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.out = nn.Linear(d, d), nn.Linear(d, d, bias=False), nn.Linear(d, d), nn.Linear(d, d)
+        self.attn_ln, self.mlp_ln = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def attention(self, x):
+        B, S, d = x.shape
+        s = (d // self.heads) ** -0.25
+        q = self.q(x).view(B, S, self.heads, -1).permute(0, 2, 1, 3) * s
+        k = self.k(x).view(B, S, self.heads, -1).permute(0, 2, 3, 1) * s
+        v = self.v(x).view(B, S, self.heads, -1).permute(0, 2, 1, 3)
+        return self.out((torch.softmax(q @ k, -1) @ v).permute(0, 2, 1, 3).flatten(start_dim=2))
+
+    def forward(self, x):
+        x = x + self.attention(self.attn_ln(x))
+        return x + self.mlp(self.mlp_ln(x))
+
+
+class WhisperEncoder(nn.Module):  # the audio encoder: 2 convolutions, sinusoidal positions, blocks, a final LN
+    def __init__(self, d, heads, layers):
+        super().__init__()
+        self.input_shape = (1, MELS, 2 * T)
+        self.conv1, self.conv2 = nn.Conv1d(MELS, d, 3, padding=1), nn.Conv1d(d, d, 3, stride=2, padding=1)
+        self.blocks = nn.ModuleList([WhisperBlock(d, heads) for _ in range(layers)])
+        self.ln_post = nn.LayerNorm(d)
+        step = math.log(10000) / (d // 2 - 1)
+        t = torch.arange(T, dtype=torch.float32)[:, None] * torch.exp(-step * torch.arange(d // 2, dtype=torch.float32))[None, :]
+        self.register_buffer("positions", torch.cat([torch.sin(t), torch.cos(t)], 1))
+
+    def forward(self, mel):
+        x = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(mel))))
+        x = x.permute(0, 2, 1) + self.positions
+        for b in self.blocks:
+            x = b(x)
+        return self.ln_post(x)
+
+
+MELS = 80  # Whisper's log-mel bins
 MODELS = {
     "bert_base": lambda: Encoder(12),
     "distilbert": lambda: Encoder(6),
     "gpt2_small": lambda: Decoder(12, 50257),
+    "whisper_tiny_enc": lambda: WhisperEncoder(384, 6, 4),
+    "whisper_base_enc": lambda: WhisperEncoder(512, 8, 6),
 }
 
 
@@ -116,9 +169,10 @@ def export(name, out, opset, force):
     m = MODELS[name]().eval()
     with torch.no_grad():
         for p in m.parameters():  # LayerNorm weights away from 1 and 0, so that they matter
-            if p.dim() == 1 and p.shape[0] == D and torch.all(p == 1):
+            if p.dim() == 1 and torch.all(p == 1):
                 p.uniform_(0.5, 1.5)
-    x = torch.from_numpy(np.random.default_rng(zlib.crc32(name.encode())).standard_normal((1, T, D)).astype(np.float32))
+    shape = getattr(m, "input_shape", (1, T, D))
+    x = torch.from_numpy(np.random.default_rng(zlib.crc32(name.encode())).standard_normal(shape).astype(np.float32))
     with torch.no_grad():
         ref = m(x).numpy()
     tmp = [p + ".tmp" for p in paths]
@@ -147,6 +201,8 @@ def main():
     unknown = [n for n in args.names if n not in MODELS]
     if unknown:
         sys.exit(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    if args.dynamic_seq and any(n.startswith("whisper") for n in args.names):
+        sys.exit("--dynamic-seq: the Whisper encoders take 2 frames per token, which one 'seq' symbol cannot say; export them at fixed --tokens")
     global T, DYNAMIC
     T = args.tokens
     DYNAMIC = args.dynamic_seq

@@ -5,7 +5,8 @@ RMSNormalization, Gelu and Attention found again in the chains PyTorch exports t
 Each case is a small torch.nn module (Debian's PyTorch, the project's exporter) exported at
 opset 14 (nn.LayerNorm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, nn.GELU as
 Div/Erf/Add/Mul/Mul or the tanh form, attention as MatMul/Div/Add/Softmax/MatMul between
-the heads' Reshape/Transpose) or 17 (LayerNormalization exported as such, GELU still
+the heads' Reshape/Transpose; a small Whisper encoder also checks its 1-D convolutions run as
+2-D ones, passes/simplify.cc) or 17 (LayerNormalization exported as such, GELU still
 spelled out), or a graph written with onnx.helper at opset 18 (ReduceMean's axes as an
 input). For each:
   - compile-model --dump-ir --emit exe: the final IR must hold exactly the expected count of
@@ -187,6 +188,19 @@ def torch_cases():
             a = torch.softmax(q @ k.transpose(-1, -2) + self.mask, -1) @ v
             return a.transpose(1, 2).reshape(B, T, 32)
 
+    class WhisperEncoder(nn.Module):  # Whisper's audio encoder, small: 1-D conv front end, one pre-LN block
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv1d(10, 32, 3, padding=1), nn.Conv1d(32, 32, 3, stride=2, padding=1)
+            self.ln1, self.ln2, self.ln_post = nn.LayerNorm(32), nn.LayerNorm(32), nn.LayerNorm(32)
+            self.attn, self.o = WhisperAttention(), nn.Linear(32, 32)
+            self.mlp = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32))
+
+        def forward(self, mel):
+            x = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(mel)))).permute(0, 2, 1)
+            x = x + self.o(self.attn(self.ln1(x)))
+            return self.ln_post(x + self.mlp(self.ln2(x)))
+
     class NotAttention(nn.Module):  # softmax over queries; scores also an output
         def forward(self, x):
             q = x.reshape(2, 7, 4, 8).transpose(1, 2)
@@ -213,6 +227,8 @@ def torch_cases():
         ("attention_torch_mha_opset14", TorchMHA, 14, x(1, 9, 32), dict(att, Attention=1)),
         ("attention_whisper_opset14", WhisperAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, Mul=0)),
         ("attention_scaled_projection_opset14", ScaledProjection, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, Mul=0)),
+        ("whisper_encoder_opset14", WhisperEncoder, 14, x(1, 10, 18),
+         dict(att, Attention=1, LayerNormalization=3, Gelu=3, Conv=2, Reshape=2, Erf=0)),
         ("attention_not_patterns_opset14", NotAttention, 14, x(2, 7, 32), {"Attention": 0, "Softmax": 2}),
     ]
 
@@ -253,7 +269,7 @@ def opset18_layer_norm(path):
 def ir_op_counts(dump):
     counts = collections.Counter()
     for line in dump.splitlines():
-        m = re.match(r"\s+%\S+ : \S+(?: @\d+)?(?: \(in %\S+\))? = ([\w.+]+)\(", line)
+        m = re.match(r"\s+%\S+ : \S+(?: [A-Z]\w*)?(?: @\d+)?(?: \(in %\S+\))? = ([\w.+]+)\(", line)  # [A-Z]\w*: a layout
         if m:
             counts.update(m.group(1).split("+"))
     return counts
