@@ -24,6 +24,12 @@
 //     broadcasts to the scores and has their last dim) optional:
 //       s = MatMul(q, kᵀ); t = Div(s, c); u = Add(t, mask); p = Softmax(u, axis = -1); o = MatMul(p, v)
 //         ⇒   o = Attention(q, k, v, mask, scale = 1/c)                               (4-D form)
+//     The mask may also be Where(c, t, fill) around the scores, c a constant boolean mask and
+//     fill a constant that hides as -inf does (at most -1e30: Hugging Face's GPT-2 fills with
+//     float32's lowest), with no row of c hiding every key: c becomes the boolean attn_mask
+//     (unless an additive mask follows too). A constant mask, boolean or additive (0 and -inf
+//     or at most -1e30), that shows key j to query i exactly when j <= i becomes is_causal,
+//     so the kernel skips the key tiles past a task's last query.
 //     Scalar scalings of q and of kᵀ before the product (Div or Mul by a constant: Whisper
 //     multiplies each by D^-1/4) multiply into the scale too, as one of q's or k's projection
 //     before the heads' Reshape does in the 3-D form below (Hugging Face's Whisper and BART).
@@ -45,9 +51,9 @@
 // Known gaps: the Mul/Add form with gamma before the division (Div(Mul(d, gamma), s)),
 // GELU as x · Sigmoid(1.702 x) (Swish-like, left to fuse.cc) and Gelu's x · Φ(x) written with
 // other constants are not recognised; nor SkipLayerNorm; nor attention over 3-D [B·H, T, D]
-// batches (bmm exports), with a mask applied by Where (GPT-2's causal mask) or a softmax in
-// another dtype; a Q/K/V Split of one projection stays a copy (the kernel could read the
-// packed rows with strides).
+// batches (bmm exports), with a softmax in another dtype, or with a Where mask and an
+// additive one unless the Where is causal; a Q/K/V Split of one projection stays a copy (the
+// kernel could read the packed rows with strides).
 #include <cmath>
 #include <map>
 #include <set>
@@ -360,6 +366,7 @@ struct Matcher {
     Value *q = nullptr, *k = nullptr, *v = nullptr, *mask = nullptr;  // 4-D heads [B, H, T, D]; K untransposed
     Node* kt = nullptr;          // the Transpose making Kᵀ (its permutation is turned into K's)
     double scale = 1;
+    bool causal = false;         // is_causal: key j masked for query i when j > i
     int64_t heads = 0;
     std::vector<Node*> nodes;    // MatMul, scale, mask Add, Softmax, MatMul
   };
@@ -389,6 +396,53 @@ struct Matcher {
     return qk && qk->inputs.size() == 2 ? qk : nullptr;
   }
 
+  // Whether mask m (float32 or bool) broadcasts to the scores' shape ps [B, H, Tq, Tk] with
+  // its own last dim Tk.
+  static bool mask_fits(const Value* m, const Shape& ps) {
+    if (!m || m->shape.empty() || m->shape.size() > 4 || m->shape.back() != ps[3]) return false;
+    for (size_t d = 0; d < m->shape.size(); ++d)
+      if (m->shape[d] != 1 && m->shape[d] != ps[4 - m->shape.size() + d]) return false;
+    return true;
+  }
+
+  // A mask value that hides its key exactly as -inf does: e^(s + v - max) is 0 for every
+  // score s of finite magnitude below 1e29 (PyTorch's finfo.min, -inf).
+  static bool hides(double v) { return v <= -1e30; }
+
+  // Whether the constant mask c [.., Tq, Tk] (bool: true shows; float32: 0 shows, hides(v)
+  // hides) is the causal one, key j shown to query i exactly when j <= i, in every slice.
+  static bool causal_mask(const Value* c) {
+    if (!c || !c->constant || c->shape.size() < 2) return false;
+    const int64_t Tq = c->shape[c->shape.size() - 2], Tk = c->shape.back();
+    const Tensor& t = *c->constant;
+    for (int64_t x = 0; x < t.numel(); ++x) {
+      const int64_t j = x % Tk, i = x / Tk % Tq;
+      const double v = t.get(x);
+      const bool shown = c->dtype == DType::Bool ? v != 0 : v == 0;
+      if (shown != (j <= i) || (c->dtype != DType::Bool && !shown && !hides(v))) return false;
+    }
+    return true;
+  }
+
+  // x = Where(c, t, fill): a constant boolean mask c that fits the scores, a constant fill
+  // that hides (hides()), no row of c hiding every key (Attention gives such a row zeros,
+  // the softmax a uniform row). The node, or null.
+  Node* where_mask(Value* x, const Shape& ps) const {
+    Node* w = inner(x, "Where");
+    if (!w || w->inputs.size() != 3 || !w->out(0) || w->out(0)->shape != ps) return nullptr;
+    const Value *c = w->in(0), *fill = w->in(2);
+    if (!c || !c->constant || c->dtype != DType::Bool || !mask_fits(c, ps) || !w->in(1) || w->in(1)->shape != ps) return nullptr;
+    if (!fill || !fill->constant || fill->constant->numel() != 1 || !hides(fill->constant->get(0))) return nullptr;
+    const Tensor& t = *c->constant;
+    const int64_t Tk = c->shape.back();
+    for (int64_t row = 0; row < t.numel() / Tk; ++row) {
+      bool any = false;
+      for (int64_t j = 0; j < Tk && !any; ++j) any = t.get(row * Tk + j) != 0;
+      if (!any) return nullptr;
+    }
+    return w;
+  }
+
   // o = MatMul(Softmax(Add(Div|Mul(MatMul(q, kt), c), mask)), v), the Div/Mul and the Add
   // optional (or the Div/Mul on q before the product), kt a Transpose of K, over 4-D heads
   // [B, H, T, D] of the same batch and head count, or 3-D ones [B·H, T, D] without a mask.
@@ -402,18 +456,30 @@ struct Matcher {
     std::vector<Node*> nodes = {sm, o};
     Node* sc = nullptr;
     Node* qk = nullptr;
+    // The scores, or Where(c, scores, fill) (Hugging Face's GPT-2 masks so).
+    Node* wh = nullptr;
+    auto masked_scores = [&](Value* t) {
+      if ((wh = R == 4 ? where_mask(t, ps) : nullptr)) t = wh->in(1);
+      return scores(t, &sc, &r->scale);
+    };
     if (Node* add = inner(sm->in(0), "Add")) {
       for (int j = 0; j < 2 && !qk; ++j)
-        if ((qk = scores(add->in(j), &sc, &r->scale))) r->mask = add->in(1 - j);
-      const Value* m = r->mask;
-      if (R != 4 || !qk || !m || m->dtype != DType::F32 || m->shape.empty() || m->shape.size() > 4 || m->shape.back() != ps[3]) return false;
-      for (size_t d = 0; d < m->shape.size(); ++d)
-        if (m->shape[d] != 1 && m->shape[d] != ps[4 - m->shape.size() + d]) return false;
+        if ((qk = masked_scores(add->in(j)))) r->mask = add->in(1 - j);
+      if (R != 4 || !qk || !r->mask || r->mask->dtype != DType::F32 || !mask_fits(r->mask, ps)) return false;
       nodes.insert(nodes.begin(), add);
     } else {
-      qk = scores(sm->in(0), &sc, &r->scale);
+      qk = masked_scores(sm->in(0));
       if (!qk) return false;
     }
+    // A causal mask becomes is_causal (the kernel skips the key tiles no query sees); Where's
+    // other masks become the boolean attn_mask, when there is no additive one.
+    if (wh) {
+      if (causal_mask(wh->in(0))) r->causal = true;
+      else if (r->mask) return false;
+      else r->mask = wh->in(0);
+      nodes.insert(nodes.begin(), wh);
+    }
+    if (r->mask && r->mask->dtype == DType::F32 && causal_mask(r->mask)) r->mask = nullptr, r->causal = true;
     if (sc) nodes.insert(nodes.begin(), sc);
     nodes.insert(nodes.begin(), qk);
     Value* x = qk->out(0);
@@ -622,6 +688,7 @@ struct Matcher {
       if (!try_attention(o, &r)) continue;
       std::vector<Value*> ins;
       std::map<std::string, Attr> attrs = {{"scale", attr_float(r.scale)}};
+      if (r.causal) attrs["is_causal"] = attr_int(1);
       if (r.q->shape.size() == 3) {
         Node* ro = nullptr;
         if (!seq_first_attention(r, o, &r.nodes, &ins, &ro)) continue;

@@ -201,6 +201,50 @@ def torch_cases():
             x = x + self.o(self.attn(self.ln1(x)))
             return self.ln_post(x + self.mlp(self.ln2(x)))
 
+    class WhereMasks(nn.Module):  # Hugging Face's GPT-2: Where(causal, scores, finfo.min), then a padding mask
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(32, 96)
+            self.register_buffer("bias", torch.tril(torch.ones(7, 7, dtype=torch.bool)).view(1, 1, 7, 7))
+            pad = torch.zeros(2, 1, 1, 7)
+            pad[1, ..., 5:] = torch.finfo(torch.float32).min
+            self.register_buffer("pad", pad)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, -1)
+            heads = lambda t: t.reshape(B, T, 4, 8).transpose(1, 2)
+            q, k, v = heads(q), heads(k), heads(v)
+            s = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], 8 ** 0.5)
+            s = torch.where(self.bias, s, torch.full([], torch.finfo(torch.float32).min))
+            return (torch.softmax(s + self.pad, -1) @ v).transpose(1, 2).reshape(B, T, C)
+
+    class WindowMask(nn.Module):  # a boolean band (each query sees itself and 2 keys either side) by Where
+        def __init__(self):
+            super().__init__()
+            i = torch.arange(7)
+            self.register_buffer("band", ((i[None, :] - i[:, None]).abs() <= 2).view(1, 1, 7, 7))
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q = x.reshape(B, T, 4, 8).transpose(1, 2)
+            s = torch.where(self.band, q @ q.transpose(-1, -2) * 0.3, torch.full([], float("-inf")))
+            return torch.softmax(s, -1) @ q
+
+    class NotWhereMasks(nn.Module):  # a fill that does not hide (-100), a row hiding every key
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("causal", torch.tril(torch.ones(7, 7, dtype=torch.bool)))
+            rows = torch.ones(7, 7, dtype=torch.bool)
+            rows[3] = False
+            self.register_buffer("rows", rows)
+
+        def forward(self, x):
+            q = x.reshape(2, 7, 4, 8).transpose(1, 2)
+            a = torch.softmax(torch.where(self.causal, q @ q.transpose(-1, -2), torch.full([], -100.0)), -1) @ q
+            b = torch.softmax(torch.where(self.rows, q @ q.transpose(-1, -2), torch.full([], -1e38)), -1) @ q
+            return a, b
+
     class NotAttention(nn.Module):  # softmax over queries; scores also an output
         def forward(self, x):
             q = x.reshape(2, 7, 4, 8).transpose(1, 2)
@@ -221,9 +265,12 @@ def torch_cases():
         ("handwritten_opset14", Handwritten, 14, x(2, 5, 32), dict(none, LayerNormalization=1, Gelu=1)),
         ("not_patterns_opset14", NotPatterns, 14, x(2, 5, 32),
          {"LayerNormalization": 0, "RMSNormalization": 1, "Gelu": 0, "Erf": 1, "ReduceMean": 4, "Sqrt": 2}),
-        ("attention_qkv_split_opset14", SelfAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0)),
+        ("attention_qkv_split_opset14", SelfAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, causal=0)),
         ("attention_padding_mask_opset14", MaskedAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0)),
-        ("attention_causal_4d_opset14", CausalHeads, 14, x(2, 7, 32), dict(att, Attention=1)),
+        ("attention_causal_4d_opset14", CausalHeads, 14, x(2, 7, 32), dict(att, Attention=1, causal=1)),
+        ("attention_where_masks_opset14", WhereMasks, 14, x(2, 7, 32), dict(att, Attention=1, causal=1, Where=0, Transpose=0)),
+        ("attention_where_window_opset14", WindowMask, 14, x(2, 7, 32), dict(att, Attention=1, causal=0, Where=0)),
+        ("attention_where_not_patterns_opset14", NotWhereMasks, 14, x(2, 7, 32), {"Attention": 0, "Softmax": 2, "Where": 2}),
         ("attention_torch_mha_opset14", TorchMHA, 14, x(1, 9, 32), dict(att, Attention=1)),
         ("attention_whisper_opset14", WhisperAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, Mul=0)),
         ("attention_scaled_projection_opset14", ScaledProjection, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, Mul=0)),
@@ -272,6 +319,8 @@ def ir_op_counts(dump):
         m = re.match(r"\s+%\S+ : \S+(?: [A-Z]\w*)?(?: @\d+)?(?: \(in %\S+\))? = ([\w.+]+)\(", line)  # [A-Z]\w*: a layout
         if m:
             counts.update(m.group(1).split("+"))
+        elif re.match(r"\s+%\S+: Attention .*, causal[,;]", line):  # the kernel's plan: is_causal
+            counts["causal"] += 1
     return counts
 
 

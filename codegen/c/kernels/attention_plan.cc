@@ -40,6 +40,7 @@ AttentionPlan plan_attention(const AttentionGeom& g, bool has_qk, const Target& 
   const int64_t regs = std::max(8, t.vector_registers) * 3 / 4;
   p.R = std::clamp<int64_t>(regs / std::max(p.CV, p.CVo) - 1, 1, 8);
   p.skip = !has_qk;
+  p.causal = g.causal;
   const double work = static_cast<double>(g.B) * g.Hq * g.Tq * g.Tk * (g.D + g.Dv + 12);
   p.tasks = {{"b", g.B, 1}, {"h", g.Hq, 1}, {"qt", p.NQ, 1}};
   p.parallel = t.parallel(work) && g.B * g.Hq * p.NQ > 1;
@@ -47,8 +48,8 @@ AttentionPlan plan_attention(const AttentionGeom& g, bool has_qk, const Target& 
 }
 
 std::string describe(const AttentionPlan& p) {
-  return fmt::format("{} queries x {} keys per tile, register tiles of {} rows{}; {}", p.BQ, p.BK, p.R, p.skip ? ", key tiles no query sees skipped" : "",
-                     describe_tasks(p.tasks, p.parallel));
+  return fmt::format("{} queries x {} keys per tile, register tiles of {} rows{}{}; {}", p.BQ, p.BK, p.R, p.causal ? ", causal" : "",
+                     p.skip ? ", key tiles no query sees skipped" : "", describe_tasks(p.tasks, p.parallel));
 }
 
 }  // namespace onnxc

@@ -24,6 +24,7 @@ struct AttentionPlan {
   // output's update).
   int64_t CV = 0, CVo = 0, R = 0;
   bool skip = false;  // skip the key tiles no query of the task can see (causal, window)
+  bool causal = false;  // is_causal (--dump-ir says so)
   std::vector<NestLoop> tasks;  // (batch, query head, tile of queries)
   bool parallel = false;
   std::string unsupported;  // why the kernel cannot run this geometry ("" when it can)
