@@ -381,6 +381,24 @@ def _():
     return one("Equal", 19, x, out_type=T.BOOL), x
 
 
+@case("MatMul and Gemm in the register-tiled form, K of 400 to 700: weights with a fused bias, Gelu and residual Add, "
+      "short tiles of rows and columns, transA, activation operands packed per task (batched, transB)", rtol=2e-5, atol=2e-5)
+def _():
+    x = {"a": randf(1, 27, 700, lo=-1, hi=1), "r": randf(1, 27, 50), "t": randf(600, 13, lo=-1, hi=1),
+         "p": randf(2, 3, 9, 500, lo=-1, hi=1), "q": randf(2, 3, 500, 20, lo=-1, hi=1), "u": randf(10, 400, lo=-1, hi=1),
+         "v": randf(30, 400, lo=-1, hi=1)}
+    inits = [const("w", randf(700, 50, lo=-0.1, hi=0.1)), const("bias", randf(50)), const("w2", randf(600, 40, lo=-0.1, hi=0.1)),
+             const("c2", randf(40))]
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["m"], name="matmul_weights"),
+             helper.make_node("Add", ["m", "bias"], ["mb"], name="bias_add"),
+             helper.make_node("Gelu", ["mb"], ["g"], name="gelu"),
+             helper.make_node("Add", ["g", "r"], ["y0"], name="residual_add"),
+             helper.make_node("Gemm", ["t", "w2", "c2"], ["y1"], name="gemm_trans_a", transA=1),
+             helper.make_node("MatMul", ["p", "q"], ["y2"], name="matmul_batched"),
+             helper.make_node("Gemm", ["u", "v"], ["y3"], name="gemm_trans_b", transB=1, alpha=0.5)]
+    return model(nodes, x, [("y0", T.FLOAT), ("y1", T.FLOAT), ("y2", T.FLOAT), ("y3", T.FLOAT)], 20, inits), x
+
+
 @case("Gelu-20 exact")
 def _():
     x = {"x": randf(3, 7, lo=-5, hi=5)}
