@@ -31,13 +31,14 @@ as such).
 Writes NAME.onnx, NAME.input.npy (standard normal, seeded) and NAME.ref.npy (PyTorch's output on
 it) to --out (models/out), seeded per model from the name, torch on 2 threads; files go under
 temporary names first, as export_zoo.py does. --tokens N (other than 128) writes NAME_tN.* at N
-tokens, the same weights (the padding mask masks the last eighth of the tokens). --dynamic-seq writes
+tokens, the same weights (the padding mask masks the last eighth of the tokens); --batch N (other
+than 1) NAME_bN.* with N sequences, the same weights and masks for each. --dynamic-seq writes
 NAME_dyn.* with the token axis as the symbol "seq" (for compile-model --dynamic seq=MAX; not the
 Whisper encoders, whose input has 2 frames per token): the masks
 are then sliced to the run's length (the first n of the T positions' mask, as GPT-2 slices its bias). Gaps: Hugging Face's own modules (their GPT-2 masks
 with Where, which onnxc does not fuse yet) are not here.
 
-Usage: /usr/bin/python3 models/export_transformers.py [--out DIR] [--force] [--opset N] [--tokens N] [--dynamic-seq] [NAME ...]
+Usage: /usr/bin/python3 models/export_transformers.py [--out DIR] [--force] [--opset N] [--tokens N] [--batch N] [--dynamic-seq] [NAME ...]
 """
 
 import argparse
@@ -53,6 +54,7 @@ from torch import nn
 
 T, D, H, FF = 128, 768, 12, 3072  # T: the token count, --tokens
 DYNAMIC = False  # --dynamic-seq: the token axis exported as the symbol "seq"
+BATCH = 1  # --batch
 
 
 class Block(nn.Module):
@@ -159,7 +161,7 @@ MODELS = {
 
 
 def export(name, out, opset, force):
-    file = (name if T == 128 else f"{name}_t{T}") + ("_dyn" if DYNAMIC else "")
+    file = (name if T == 128 else f"{name}_t{T}") + (f"_b{BATCH}" if BATCH > 1 else "") + ("_dyn" if DYNAMIC else "")
     paths = [os.path.join(out, file + s) for s in (".onnx", ".input.npy", ".ref.npy")]
     if not force and all(os.path.exists(p) for p in paths):
         print(f"{file}: present")
@@ -171,7 +173,7 @@ def export(name, out, opset, force):
         for p in m.parameters():  # LayerNorm weights away from 1 and 0, so that they matter
             if p.dim() == 1 and torch.all(p == 1):
                 p.uniform_(0.5, 1.5)
-    shape = getattr(m, "input_shape", (1, T, D))
+    shape = (BATCH,) + tuple(getattr(m, "input_shape", (1, T, D))[1:])
     x = torch.from_numpy(np.random.default_rng(zlib.crc32(name.encode())).standard_normal(shape).astype(np.float32))
     with torch.no_grad():
         ref = m(x).numpy()
@@ -194,6 +196,7 @@ def main():
     ap.add_argument("--opset", type=int, default=14)
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--tokens", type=int, default=128, help="sequence length (default 128)")
+    ap.add_argument("--batch", type=int, default=1, help="batch size (default 1; other sizes write NAME_bN.*)")
     ap.add_argument("--dynamic-seq", action="store_true",
                     help="export the token axis as the symbol 'seq' (NAME_dyn.*; the masks are sliced to the run's length)")
     ap.add_argument("names", nargs="*", default=list(MODELS))
@@ -203,8 +206,11 @@ def main():
         sys.exit(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
     if args.dynamic_seq and any(n.startswith("whisper") for n in args.names):
         sys.exit("--dynamic-seq: the Whisper encoders take 2 frames per token, which one 'seq' symbol cannot say; export them at fixed --tokens")
-    global T, DYNAMIC
+    global T, DYNAMIC, BATCH
+    if args.batch < 1 or args.tokens < 1:
+        sys.exit("--batch and --tokens must be at least 1")
     T = args.tokens
+    BATCH = args.batch
     DYNAMIC = args.dynamic_seq
     torch.set_num_threads(2)
     os.makedirs(args.out, exist_ok=True)
