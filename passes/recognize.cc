@@ -409,11 +409,13 @@ struct Matcher {
   // score s of finite magnitude below 1e29 (PyTorch's finfo.min, -inf).
   static bool hides(double v) { return v <= -1e30; }
 
-  // Whether the constant mask c [.., Tq, Tk] (bool: true shows; float32: 0 shows, hides(v)
-  // hides) is the causal one, key j shown to query i exactly when j <= i, in every slice.
-  static bool causal_mask(const Value* c) {
+  // Whether the constant mask c [.., Tq, Tk], the scores' last two dims ps[2], ps[3] (bool:
+  // true shows; float32: 0 shows, hides(v) hides) is the causal one, key j shown to query i
+  // exactly when j <= i, in every slice.
+  static bool causal_mask(const Value* c, const Shape& ps) {
     if (!c || !c->constant || c->shape.size() < 2) return false;
     const int64_t Tq = c->shape[c->shape.size() - 2], Tk = c->shape.back();
+    if (Tq != ps[2] || Tk != ps[3]) return false;
     const Tensor& t = *c->constant;
     for (int64_t x = 0; x < t.numel(); ++x) {
       const int64_t j = x % Tk, i = x / Tk % Tq;
@@ -474,12 +476,12 @@ struct Matcher {
     // A causal mask becomes is_causal (the kernel skips the key tiles no query sees); Where's
     // other masks become the boolean attn_mask, when there is no additive one.
     if (wh) {
-      if (causal_mask(wh->in(0))) r->causal = true;
+      if (causal_mask(wh->in(0), ps)) r->causal = true;
       else if (r->mask) return false;
       else r->mask = wh->in(0);
       nodes.insert(nodes.begin(), wh);
     }
-    if (r->mask && r->mask->dtype == DType::F32 && causal_mask(r->mask)) r->mask = nullptr, r->causal = true;
+    if (r->mask && r->mask->dtype == DType::F32 && causal_mask(r->mask, ps)) r->mask = nullptr, r->causal = true;
     if (sc) nodes.insert(nodes.begin(), sc);
     nodes.insert(nodes.begin(), qk);
     Value* x = qk->out(0);

@@ -475,7 +475,8 @@ bool conv1d_as_2d(Graph& g, MemoryBudget& mb, Node& n) {
   if (n.op_type != "Conv" || !simple_node(n) || !plain_f32_const(n.in(1)) || !n.out(0) || !n.in(0)) return false;
   Value* x = n.in(0);
   Value* y = n.out(0);
-  if (x->dtype != DType::F32 || !x->shape_known || x->shape.size() != 3) return false;
+  // Not for empty tensors: a 0 in a Reshape's shape copies the input's dim.
+  if (x->dtype != DType::F32 || !x->shape_known || x->shape.size() != 3 || numel(x->shape) == 0 || numel(y->shape) == 0) return false;
   const ConvGeom geo = conv_geom(n);
   const Value* w = n.in(1);
   Tensor w4(DType::F32, {w->shape[0], w->shape[1], 1, w->shape[2]});

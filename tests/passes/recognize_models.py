@@ -231,6 +231,18 @@ def torch_cases():
             s = torch.where(self.band, q @ q.transpose(-1, -2) * 0.3, torch.full([], float("-inf")))
             return torch.softmax(s, -1) @ q
 
+    class FirstKeyOnly(nn.Module):  # a [1, 1, 1, T] boolean mask showing key 0 only: not causal
+        def __init__(self):
+            super().__init__()
+            first = torch.zeros(1, 1, 1, 7, dtype=torch.bool)
+            first[..., 0] = True
+            self.register_buffer("first", first)
+
+        def forward(self, x):
+            q = x.reshape(2, 7, 4, 8).transpose(1, 2)
+            s = torch.where(self.first, q @ q.transpose(-1, -2), torch.full([], float("-inf")))
+            return torch.softmax(s, -1) @ q
+
     class NotWhereMasks(nn.Module):  # a fill that does not hide (-100), a row hiding every key
         def __init__(self):
             super().__init__()
@@ -270,6 +282,7 @@ def torch_cases():
         ("attention_causal_4d_opset14", CausalHeads, 14, x(2, 7, 32), dict(att, Attention=1, causal=1)),
         ("attention_where_masks_opset14", WhereMasks, 14, x(2, 7, 32), dict(att, Attention=1, causal=1, Where=0, Transpose=0)),
         ("attention_where_window_opset14", WindowMask, 14, x(2, 7, 32), dict(att, Attention=1, causal=0, Where=0)),
+        ("attention_where_first_key_opset14", FirstKeyOnly, 14, x(2, 7, 32), dict(att, Attention=1, causal=0)),
         ("attention_where_not_patterns_opset14", NotWhereMasks, 14, x(2, 7, 32), {"Attention": 0, "Softmax": 2, "Where": 2}),
         ("attention_torch_mha_opset14", TorchMHA, 14, x(1, 9, 32), dict(att, Attention=1)),
         ("attention_whisper_opset14", WhisperAttention, 14, x(2, 7, 32), dict(att, Attention=1, Transpose=0, Reshape=0, Mul=0)),
