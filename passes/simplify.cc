@@ -470,8 +470,9 @@ bool drop_padding_taps(Graph& g, MemoryBudget& mb, Node& n) {
   return true;
 }
 
-// Rewrite 8a: a 1-D Conv as a 2-D one over a unit height (see the file comment).
-bool conv1d_as_2d(Graph& g, MemoryBudget& mb, Node& n) {
+// Rewrite 8a: a 1-D Conv, g.nodes[k], as a 2-D one over a unit height (see the file comment).
+bool conv1d_as_2d(Graph& g, MemoryBudget& mb, size_t k) {
+  Node& n = *g.nodes[k];
   if (n.op_type != "Conv" || !simple_node(n) || !plain_f32_const(n.in(1)) || !n.out(0) || !n.in(0)) return false;
   Value* x = n.in(0);
   Value* y = n.out(0);
@@ -492,10 +493,9 @@ bool conv1d_as_2d(Graph& g, MemoryBudget& mb, Node& n) {
   n.attrs["dilations"] = attr_ints({1, geo.d[0]});
   n.attrs["pads"] = attr_ints({0, geo.pb[0], 0, geo.pe[0]});
   n.attrs.erase("auto_pad");  // the pads above are the resolved ones
-  // The Reshape back to [N, M, L'] takes over y's readers (and its name, when an output).
-  size_t k = 0;
-  while (g.nodes[k].get() != &n) ++k;
-  Node* next = k + 1 < g.nodes.size() ? g.nodes[k + 1].get() : nullptr;
+  // The Reshape back to [N, M, L'] takes over y's readers (and its name, when an output);
+  // the conv now sits at k + 1.
+  Node* next = k + 2 < g.nodes.size() ? g.nodes[k + 2].get() : nullptr;
   Node* out = insert_node(g, next, "Reshape", n.name + "_as_1d", {y, add_constant(g, n.name + "_as_1d_shape", Tensor::from_i64(ys))});
   replace_all_uses(g, y, out->out(0));
   out->inputs[0] = y;
@@ -505,10 +505,12 @@ bool conv1d_as_2d(Graph& g, MemoryBudget& mb, Node& n) {
   return true;
 }
 
-// Rewrite 8b: z = U(Reshape(y)), y a Conv's output, the Reshape's output read only by U, an
-// index-aligned elementwise op of one input   ⇒   z = Reshape(U(y)). The two nodes swap
-// places: U takes the Reshape's position and its input, the Reshape U's position and output.
-bool elementwise_before_reshape(Graph& g, Node& u) {
+// Rewrite 8b: z = U(Reshape(y)), U = g.nodes[k], y a Conv's output, the Reshape's output read
+// only by U, an index-aligned elementwise op of one input   ⇒   z = Reshape(U(y)). The two
+// nodes swap places: U takes the Reshape's position and its input, the Reshape U's position
+// and output.
+bool elementwise_before_reshape(Graph& g, size_t k) {
+  Node& u = *g.nodes[k];
   if (!simple_node(u) || u.inputs.size() != 1 || !u.out(0) || !is_index_aligned_elementwise(u)) return false;
   Value* m = u.in(0);
   Node* r = m ? m->producer : nullptr;
@@ -516,19 +518,16 @@ bool elementwise_before_reshape(Graph& g, Node& u) {
   Value* y = r->in(0);
   if (!y || !y->producer || y->producer->op_type != "Conv" || y->shape.size() != 4) return false;
   Value* z = u.out(0);
-  size_t ir = g.nodes.size(), iu = g.nodes.size();
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    if (g.nodes[k].get() == r) ir = k;
-    if (g.nodes[k].get() == &u) iu = k;
-  }
-  if (ir >= iu || iu == g.nodes.size()) return false;
+  size_t ir = 0;
+  while (ir < k && g.nodes[ir].get() != r) ++ir;
+  if (ir == k) return false;
   u.inputs[0] = y;
   u.outputs[0] = m;
   m->producer = &u;
   r->inputs[0] = m;
   r->outputs[0] = z;
   z->producer = r;
-  std::swap(g.nodes[ir], g.nodes[iu]);
+  std::swap(g.nodes[ir], g.nodes[k]);
   reprepare(u);
   reprepare(*r);
   return true;
@@ -555,13 +554,13 @@ bool sweep(Graph& g, MemoryBudget& mb, bool late) {
       k += 2;
       continue;
     }
-    if (late && conv1d_as_2d(g, mb, n)) {
+    if (late && conv1d_as_2d(g, mb, k)) {
       changed = true;  // the input Reshape now sits at k, the conv at k + 1, the output Reshape at k + 2
       k += 3;
       continue;
     }
     changed |= compose_transposes(g, n) || merge_reshapes(g, n) || spatial_mean_to_global_pool(n) ||
-               drop_padding_taps(g, mb, n) || elementwise_before_reshape(g, n);  // n stays
+               drop_padding_taps(g, mb, n) || elementwise_before_reshape(g, k);  // n stays
     ++k;
   }
   return changed;
