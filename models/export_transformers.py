@@ -134,7 +134,7 @@ class WhisperBlock(nn.Module):  # pre-LN; q, k, v apart (k without bias), q and 
 class WhisperEncoder(nn.Module):  # the audio encoder: 2 convolutions, sinusoidal positions, blocks, a final LN
     def __init__(self, d, heads, layers):
         super().__init__()
-        self.input_shape = (1, MELS, 2 * T)
+        self.input_shape = (MELS, 2 * T)  # one item's
         self.conv1, self.conv2 = nn.Conv1d(MELS, d, 3, padding=1), nn.Conv1d(d, d, 3, stride=2, padding=1)
         self.blocks = nn.ModuleList([WhisperBlock(d, heads) for _ in range(layers)])
         self.ln_post = nn.LayerNorm(d)
@@ -173,7 +173,7 @@ def export(name, out, opset, force):
         for p in m.parameters():  # LayerNorm weights away from 1 and 0, so that they matter
             if p.dim() == 1 and torch.all(p == 1):
                 p.uniform_(0.5, 1.5)
-    shape = (BATCH,) + tuple(getattr(m, "input_shape", (1, T, D))[1:])
+    shape = (BATCH,) + getattr(m, "input_shape", (T, D))
     x = torch.from_numpy(np.random.default_rng(zlib.crc32(name.encode())).standard_normal(shape).astype(np.float32))
     with torch.no_grad():
         ref = m(x).numpy()
