@@ -6,7 +6,9 @@
 //   host                  this machine
 //   x86-64-sse4           x86-64-v2: 128-bit vectors, 16 registers
 //   x86-64-avx2           x86-64-v3: 256-bit vectors with FMA, 16 registers
+//   x86-64-avxvnni        x86-64-v3 and AVX-VNNI (256-bit byte dot products: Alder Lake on)
 //   x86-64-avx512         x86-64-v4: 512-bit vectors with FMA, 32 registers
+//   x86-64-avx512vnni     x86-64-v4 and AVX-512 VNNI (Cascade Lake, Ice Lake, Sapphire Rapids, Zen 4)
 //   aarch64-neon          128-bit NEON, 32 registers
 //   aarch64-sve:BITS      SVE with a fixed vector length of BITS (128..2048, a power of two)
 //   generic-vector:N      a machine with N-float vectors (N a power of two, 4..4096)

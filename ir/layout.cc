@@ -17,7 +17,7 @@ std::string Layout::str(size_t rank) const {
     case Kind::Panel: return "KN" + std::to_string(block) + "n";
     case Kind::PanelT: return "NK" + std::to_string(block) + "n";
     case Kind::Winograd: return "WF23OI" + std::to_string(block) + "o";
-    case Kind::Pairs: return "OI" + sp + std::to_string(block) + "o2i";
+    case Kind::Pairs: return "OI" + sp + std::to_string(block) + "o" + std::to_string(in_block) + "i";
   }
   return "";
 }
@@ -37,10 +37,11 @@ Shape physical_shape(const Shape& s, const Layout& l) {
     return {16, ceil_div_pos(s[0], l.block), s[1], l.block};
   }
   if (l.kind == Layout::Kind::Pairs) {
-    p = {ceil_div_pos(s[0], l.block), ceil_div_pos(s[1], 2)};
+    ONNXC_ASSERT(l.in_block > 0, "pairs layout without a group size");
+    p = {ceil_div_pos(s[0], l.block), ceil_div_pos(s[1], l.in_block)};
     p.insert(p.end(), s.begin() + 2, s.end());
     p.push_back(l.block);
-    p.push_back(2);
+    p.push_back(l.in_block);
     return p;
   }
   if (l.kind == Layout::Kind::NCHWc) {
@@ -76,11 +77,11 @@ void for_each_mapping(const Shape& s, const Layout& l, F&& f) {
       }
     return;
   }
-  if (l.kind == Layout::Kind::Pairs) {  // (o, i, k): at [o / b][i / 2][k][o % b][i % 2]
-    const int64_t b = l.block, IP = ceil_div_pos(B, 2);
+  if (l.kind == Layout::Kind::Pairs) {  // (o, i, k): at [o / b][i / g][k][o % b][i % g]
+    const int64_t b = l.block, g = l.in_block, IP = ceil_div_pos(B, g);
     for (int64_t o = 0; o < A; ++o)
       for (int64_t i = 0; i < B; ++i)
-        for (int64_t k = 0; k < inner; ++k) f((o * B + i) * inner + k, ((((o / b) * IP + i / 2) * inner + k) * b + o % b) * 2 + i % 2);
+        for (int64_t k = 0; k < inner; ++k) f((o * B + i) * inner + k, ((((o / b) * IP + i / g) * inner + k) * b + o % b) * g + i % g);
     return;
   }
   if (l.kind == Layout::Kind::NCHWc) {

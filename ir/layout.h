@@ -24,11 +24,12 @@
 //           double, rounded once. The way back is exact in real arithmetic (g = L U L^T,
 //           L picks rows 0, 1 − 2 and 3), so reference evaluation reads the logical filter
 //           within a rounding of the original.
-//   Pairs   integer conv weights [O, I, K1..Kk] stored as [ceil(O/b), ceil(I/2), K1..Kk, b, 2]
-//           ("OIHW8o2i"): per block of b output channels, pair of input channels and kernel
-//           position, the b lanes' two weights side by side, what one 16-bit multiply-add of
-//           pairs (x86's pmaddwd) reads once widened; lanes past O and the odd I's last
-//           partner are zeros.
+//   Pairs   integer conv weights [O, I, K1..Kk] stored as [ceil(O/b), ceil(I/g), K1..Kk, b, g]
+//           ("OIHW8o2i", "OIHW16o4i"), g = 2 or 4: per block of b output channels, group of g
+//           input channels and kernel position, the b lanes' g weights side by side, what one
+//           16-bit multiply-add of pairs (x86's pmaddwd, g = 2) reads once widened, or one
+//           byte dot product of quads (VNNI's vpdpbusd, g = 4) reads as it is; lanes past O and
+//           the last group's missing partners are zeros.
 // Reference evaluation works on logical tensors: eval_node converts non-plain inputs with
 // to_plain() and outputs with to_layout(), so ops keep one eval (ops whose eval works on the
 // stored form, such as layout_transform, say so with Op::layout_native()).
@@ -43,7 +44,7 @@ struct Layout {
   enum class Kind { Plain, NCHWc, Filter, Panel, PanelT, Winograd, Pairs };
   Kind kind = Kind::Plain;
   int64_t block = 0;     // NCHWc: b; Filter: bo; Panel, PanelT: nr; Winograd, Pairs: b
-  int64_t in_block = 0;  // Filter: bi
+  int64_t in_block = 0;  // Filter: bi; Pairs: g
 
   static Layout plain() { return {}; }
   static Layout nchwc(int64_t b) { return {Kind::NCHWc, b, 0}; }
@@ -51,14 +52,14 @@ struct Layout {
   // trans: the logical matrix is [N, K] (PanelT), else [K, N] (Panel).
   static Layout panel(int64_t nr, bool trans) { return {trans ? Kind::PanelT : Kind::Panel, nr, 0}; }
   static Layout winograd(int64_t b) { return {Kind::Winograd, b, 0}; }
-  static Layout pairs(int64_t b) { return {Kind::Pairs, b, 0}; }
+  static Layout pairs(int64_t b, int64_t g = 2) { return {Kind::Pairs, b, g}; }
   bool is_panel() const { return kind == Kind::Panel || kind == Kind::PanelT; }
   bool is_plain() const { return kind == Kind::Plain; }
   bool is_nchwc() const { return kind == Kind::NCHWc; }
   bool operator==(const Layout& o) const { return kind == o.kind && block == o.block && in_block == o.in_block; }
   bool operator!=(const Layout& o) const { return !(*this == o); }
   // "" for plain; "NCHW16c", "NCDHW16c", "NC16c"; "OIHW16i16o" for filters (rank-aware);
-  // "KN32n" / "NK32n" for panels; "WF23OI16o" for Winograd filters; "OIHW8o2i" for pairs.
+  // "KN32n" / "NK32n" for panels; "WF23OI16o" for Winograd filters; "OIHW8o2i" / "OIHW16o4i" for pairs and quads.
   std::string str(size_t rank) const;
 };
 

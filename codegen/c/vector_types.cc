@@ -38,9 +38,9 @@ std::string vector_type_definitions(const std::string& code) {
 }
 
 std::string intrinsic_includes(const std::string& code) {
-  if (code.find("_mm256_") == std::string::npos) return "";
+  if (code.find("_mm256_") == std::string::npos && code.find("_mm512_") == std::string::npos) return "";
   return "/* x86 intrinsics of the integer products (each with a plain-C #else for other targets). */\n"
-         "#if defined(__AVX2__)\n#include <immintrin.h>\n#endif\n\n";
+         "#if defined(__AVX2__) || defined(__AVXVNNI__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n\n";
 }
 
 }  // namespace onnxc

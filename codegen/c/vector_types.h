@@ -32,7 +32,8 @@ std::string vector_type(int64_t n);
 std::string vector_int_type(int64_t n);
 // The definitions of the widths whose onnxc_vfN names occur in `code`; "" when none does.
 std::string vector_type_definitions(const std::string& code);
-// <immintrin.h> behind `#if defined(__AVX2__)` when `code` calls an x86 intrinsic (_mm256_...:
+// <immintrin.h> behind `#if defined(__AVX2__)` (or AVX-VNNI, AVX-512) when `code` calls an x86
+// intrinsic (_mm256_..., _mm512_...:
 // the integer products of codegen/c/kernels/quantize.cc, which keep a plain-C #else); "" when
 // it does not.
 std::string intrinsic_includes(const std::string& code);

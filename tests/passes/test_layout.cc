@@ -234,32 +234,34 @@ TEST(LayoutRepack, ConvFilters) {
   }
 }
 
-// Layout::pairs: int8 weights [O, I, KH, KW] at [o/b][i/2][kh][kw][o%b][i%2], checked element by
-// element against that formula, with zeros in the lanes past O and in the odd I's last partner,
-// and the way back giving the same bytes.
+// Layout::pairs: int8 weights [O, I, KH, KW] at [o/b][i/g][kh][kw][o%b][i%g] (pairs, g = 2, and
+// quads, g = 4), checked element by element against that formula, with zeros in the lanes past O
+// and in the last group's missing partners, and the way back giving the same bytes.
 TEST(LayoutRepack, PairsFilter) {
-  for (int64_t b : {4, 8}) {
-    for (const Shape& s : {Shape{b + 3, 5, 3, 3}, Shape{2 * b, 4, 1, 1}, Shape{b - 1, 7, 5, 3}}) {
-      SCOPED_TRACE("b=" + std::to_string(b) + " shape " + shape_str(s));
-      const int64_t O = s[0], I = s[1], K = s[2] * s[3], OB = (O + b - 1) / b, IP = (I + 1) / 2;
-      Tensor w(DType::I8, s);
-      for (size_t j = 0; j < w.bytes.size(); ++j) w.bytes[j] = static_cast<uint8_t>(j * 37 % 251 + 1);  // never 0
-      const Layout l = Layout::pairs(b);
-      EXPECT_EQ(l.str(4), "OIHW" + std::to_string(b) + "o2i");
-      const Tensor p = to_layout(w, l);
-      ASSERT_EQ(p.shape, (Shape{OB, IP, s[2], s[3], b, 2}));
-      ASSERT_EQ(p.bytes.size(), static_cast<size_t>(OB * IP * K * b * 2));
-      std::vector<bool> seen(p.bytes.size(), false);
-      for (int64_t o = 0; o < O; ++o)
-        for (int64_t i = 0; i < I; ++i)
-          for (int64_t k = 0; k < K; ++k) {
-            const int64_t at = ((((o / b) * IP + i / 2) * K + k) * b + o % b) * 2 + i % 2;
-            ASSERT_EQ(p.bytes[at], w.bytes[(o * I + i) * K + k]) << o << "," << i << "," << k;
-            seen[at] = true;
-          }
-      for (size_t j = 0; j < seen.size(); ++j)
-        if (!seen[j]) ASSERT_EQ(p.bytes[j], 0) << "padding byte " << j;
-      EXPECT_EQ(to_plain(p, s, l).bytes, w.bytes);
+  for (int64_t g : {2, 4}) {
+    for (int64_t b : {4, 8, 16}) {
+      for (const Shape& s : {Shape{b + 3, 5, 3, 3}, Shape{2 * b, 4, 1, 1}, Shape{b - 1, 7, 5, 3}}) {
+        SCOPED_TRACE("g=" + std::to_string(g) + " b=" + std::to_string(b) + " shape " + shape_str(s));
+        const int64_t O = s[0], I = s[1], K = s[2] * s[3], OB = (O + b - 1) / b, IP = (I + g - 1) / g;
+        Tensor w(DType::I8, s);
+        for (size_t j = 0; j < w.bytes.size(); ++j) w.bytes[j] = static_cast<uint8_t>(j * 37 % 251 + 1);  // never 0
+        const Layout l = Layout::pairs(b, g);
+        EXPECT_EQ(l.str(4), "OIHW" + std::to_string(b) + "o" + std::to_string(g) + "i");
+        const Tensor p = to_layout(w, l);
+        ASSERT_EQ(p.shape, (Shape{OB, IP, s[2], s[3], b, g}));
+        ASSERT_EQ(p.bytes.size(), static_cast<size_t>(OB * IP * K * b * g));
+        std::vector<bool> seen(p.bytes.size(), false);
+        for (int64_t o = 0; o < O; ++o)
+          for (int64_t i = 0; i < I; ++i)
+            for (int64_t k = 0; k < K; ++k) {
+              const int64_t at = ((((o / b) * IP + i / g) * K + k) * b + o % b) * g + i % g;
+              ASSERT_EQ(p.bytes[at], w.bytes[(o * I + i) * K + k]) << o << "," << i << "," << k;
+              seen[at] = true;
+            }
+        for (size_t j = 0; j < seen.size(); ++j)
+          if (!seen[j]) ASSERT_EQ(p.bytes[j], 0) << "padding byte " << j;
+        EXPECT_EQ(to_plain(p, s, l).bytes, w.bytes);
+      }
     }
   }
 }

@@ -1,23 +1,29 @@
 """tests/quant/run_qconv_kernels.py — onnxc's integer convolution kernels (QLinearConv and
 ConvInteger with constant weights) against ONNX Runtime, exactly.
 
-Each case is one node written with onnx.helper: uint8 x as the graph input (int8 x and y in one
-case), seeded random weights as initializers, over the shapes the kernels treat apart: an odd
-channel count (a pair half empty), output channels past a multiple of 8 (padding lanes), a block
-left over after the pairs of blocks, rows whose width is not a multiple of the register tile,
-asymmetric pads, strides, dilations, groups, a reduction over 2304 products, per-tensor and per-
-channel weight zero points (zero and not), outputs that saturate, depthwise convs (their own
-kernel: strided, dilated, 5x5 with unequal strides, in several bands of rows, ConvInteger's too), a
-channel multiplier of 2 (the direct kernel), and ConvInteger's int32 output. Every case is compiled
-twice, at 2 threads with every loop nest that can go parallel made parallel (--parallel-min-work 1):
-  - for the host (its vector code: on x86-64 with AVX2 the _mm256_madd_epi16 path and the
-    depthwise kernel's vector requantization), and
-  - on x86-64 also for --target x86-64-sse4 (no AVX2: the plain-C form of the same kernel);
---dump-ir must name the kernel the case is meant to reach ("16-bit pairs", depthwise or direct),
-and the binary's output must equal ONNX Runtime's (CPU provider, one thread) element for element:
-both accumulate exactly in int32 and requantize with the same float32 multiplier and rounding.
-ONNX Runtime's uint8 x int8 kernels saturate int16 pair sums where the CPU has no VNNI; there
-the reference runs the case's uint8 twin (int8 weights and zero points plus 128: the same
+Each case is one node written with onnx.helper: uint8 x as the graph input (int8 x and y in some
+cases), seeded random weights as initializers, over the shapes the kernels treat apart: an odd
+channel count (a pair half empty, a quad with 1, 2 or 3 channels), output channels past a multiple
+of 8 or 16 (padding lanes), a block left over after the pairs of blocks, rows whose width is not a
+multiple of the register tile, asymmetric pads, strides, dilations, groups, a reduction over 2304
+products, per-tensor and per-channel weight zero points (zero and not), outputs that saturate,
+depthwise convs (their own kernel: strided, dilated, 5x5 with unequal strides, in several bands of
+rows, ConvInteger's too), a channel multiplier of 2 (the direct kernel), and ConvInteger's int32
+output. Every case is compiled at 2 threads with every loop nest that can go parallel made
+parallel (--parallel-min-work 1):
+  - for the host (its vector code: on x86-64 with AVX2 the _mm256_madd_epi16 path, with VNNI the
+    vpdpbusd one where the case's weights are int8 with a zero zero point, and the depthwise
+    kernel's vector requantization), and
+  - on x86-64 also for --target x86-64-sse4 (no AVX2: the plain-C form of the pairs kernel);
+  - on x86-64, for the cases the byte-quads (VNNI) kernel takes, also for --target
+    x86-64-avx512vnni built for x86-64-v2 (the quads' plain-C form, on any x86-64 CPU), for
+    x86-64-avx512vnni (its AVX-512 VNNI form) and for x86-64-avxvnni (its 256-bit AVX-VNNI form):
+    the last two run where the CPU has that extension and say SKIPPED where it does not;
+--dump-ir must name the kernel the case is meant to reach ("16-bit pairs", "byte quads", depthwise
+or direct), and the binary's output must equal ONNX Runtime's (CPU provider, one thread) element
+for element: both accumulate exactly in int32 and requantize with the same float32 multiplier and
+rounding. ONNX Runtime's uint8 x int8 kernels saturate int16 pair sums where the CPU has no VNNI;
+there the reference runs the case's uint8 twin (int8 weights and zero points plus 128: the same
 products), as tests/quant/run_qdq_models.py explains.
 Exits 1 on any failure; prints one line per case and form.
 
@@ -25,6 +31,7 @@ Usage: .venv/bin/python tests/quant/run_qconv_kernels.py --compiler COMPILE_MODE
 """
 import argparse
 import os
+import platform
 import subprocess
 import sys
 
@@ -38,8 +45,9 @@ from quant_common import vnni  # noqa: E402
 from run_qdq_models import forms  # noqa: E402
 
 # name: (x shape, M, kernel, strides, pads, dilations, group, weight type, weight zero point
-#        ("zero", "tensor" or "channel"), bias, y_scale factor, op, kernel expected[, activation
-#        type: "u8" (the default) or "s8", for x and y])
+#        ("zero", "tensor" or "channel"), bias, y_scale factor, op, kernel expected where the
+#        target has no VNNI[, activation type: "u8" (the default) or "s8", for x and y]); with
+#        VNNI, a "pairs" case with int8 weights and a zero zero point runs on byte quads.
 CASES = {
     "first_layer_c3": ((1, 3, 17, 19), 16, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv", "pairs"),
     "m5_asym_pads": ((1, 7, 9, 10), 5, (3, 3), (1, 1), (0, 1, 1, 0), (1, 1), 1, "u8", "channel", True, 1.0, "QLinearConv", "pairs"),
@@ -65,7 +73,60 @@ CASES = {
     "channel_multiplier_2": ((1, 6, 8, 8), 12, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6, "s8", "channel", True, 1.0, "QLinearConv",
                              "direct"),
     "convinteger": ((1, 6, 8, 9), 10, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "tensor", False, 1.0, "ConvInteger", "pairs"),
+    # For the byte quads (int8 weights, zero zero points): a last quad of 3, 1 and 2 channels,
+    # padding lanes (M = 8, 24, 40), a block left over, rows of 70 (tiles of 12 and of 10).
+    "quads_c7_m24_asym": ((1, 7, 9, 10), 24, (3, 3), (1, 1), (0, 1, 1, 0), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv", "pairs"),
+    "quads_c5_m40_wide": ((1, 5, 6, 70), 40, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv", "pairs"),
+    "quads_grouped_dilated": ((1, 64, 12, 12), 64, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 2, "s8", "zero", True, 1.0, "QLinearConv",
+                              "pairs"),
+    "quads_deep_k2304": ((1, 256, 7, 7), 32, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv", "pairs"),
+    "quads_s8_strided_batch2": ((2, 6, 13, 11), 16, (5, 3), (2, 1), (2, 1, 1, 0), (1, 1), 1, "s8", "zero", True, 0.5, "QLinearConv",
+                                "pairs", "s8"),
+    "quads_saturating_m8": ((1, 8, 10, 10), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 0.05, "QLinearConv", "pairs"),
+    "quads_pointwise_batch2": ((2, 64, 6, 7), 48, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", False, 1.0, "QLinearConv",
+                               "pairs"),
+    "quads_convinteger": ((1, 10, 8, 9), 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", False, 1.0, "ConvInteger", "pairs"),
 }
+
+# The VNNI targets: (name, lanes of int32 in a vector, the /proc/cpuinfo flag that runs its vector form,
+# its vector form's flags).
+VNNI_TARGETS = (("x86-64-avx512vnni", 16, "avx512_vnni", "-march=x86-64-v4 -mavx512vnni"),
+                ("x86-64-avxvnni", 8, "avx_vnni", "-march=x86-64-v3 -mavxvnni"))
+
+
+def cpu_flags():
+    try:
+        return open("/proc/cpuinfo").read().split()
+    except OSError:
+        return []
+
+
+def quads(spec, lanes):
+    """Whether a target whose int32 vectors have `lanes` lanes runs the case on byte quads."""
+    M, group = spec[1], spec[6]
+    return spec[12] == "pairs" and spec[7] == "s8" and spec[8] == "zero" and (group == 1 or (M // group) % lanes == 0)
+
+
+def case_forms(args, spec):
+    """(form, compile-model flags, kernel expected, why it is skipped or None) for one case: the
+    host's and, on x86-64, the plain C of x86-64-sse4; for a case the quads kernel takes, also the
+    quads' plain C and their two vector forms (skipped where the CPU lacks the extension)."""
+    flags = cpu_flags()
+    host_lanes = 16 if "avx512_vnni" in flags else 8 if "avx_vnni" in flags else 0
+    out = []
+    for form, fl in forms(args):
+        vn = form == "host" and host_lanes and platform.machine() in ("x86_64", "AMD64") and quads(spec, host_lanes)
+        out.append((form, fl, "quads" if vn else spec[12], None))
+    if platform.machine() not in ("x86_64", "AMD64") or not quads(spec, 16):
+        return out
+    out.append(("x86-64-avx512vnni-as-v2 (quads, plain C)",
+                ["--target", "x86-64-avx512vnni", "--cflags=" + (args.cflags + " -march=x86-64-v2").strip()], "quads", None))
+    for name, lanes, flag, march in VNNI_TARGETS:
+        if not quads(spec, lanes):
+            continue
+        skip = None if flag in flags else f"this CPU has no {flag}"
+        out.append((f"{name} (quads, vector)", ["--target", name, "--cflags=" + (args.cflags + " " + march).strip()], "quads", skip))
+    return out
 
 
 def make_case(name, spec, rng):
@@ -76,7 +137,7 @@ def make_case(name, spec, rng):
     lo, hi, dt, npt = (0, 255, TensorProto.UINT8, np.uint8) if wt == "u8" else (-128, 127, TensorProto.INT8, np.int8)
     w = rng.integers(lo, hi + 1, size=(M, C // group) + k).astype(npt)
     if wzp == "zero":
-        wz = np.zeros(M if wt == "s8" else 1, npt)
+        wz = np.zeros(M if wt == "s8" and op != "ConvInteger" else 1, npt)  # (ONNX Runtime's ConvInteger: per tensor only)
     elif wzp == "tensor":
         wz = np.array([131 if wt == "u8" else -3], npt)
     else:
@@ -144,24 +205,29 @@ def main():
         x = rng.integers(-128, 128, size=spec[0]).astype(np.int8) if act(spec) == "s8" else rng.integers(0, 256, size=spec[0]).astype(np.uint8)
         xin = os.path.join(d, "x.npy")
         np.save(xin, x)
-        twin = spec[7] == "s8" and act(spec) == "u8" and not vnni()  # (ONNX Runtime has no int8 x uint8 QLinearConv)
+        # (ONNX Runtime has no int8 x uint8 QLinearConv, and its ConvInteger takes uint8 weights only)
+        twin = spec[7] == "s8" and act(spec) == "u8" and (not vnni() or spec[11] == "ConvInteger")
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         ref_model = u8_twin(m) if twin else m
         ref = ort.InferenceSession(ref_model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-        for form, flags in forms(args):  # the host's vector code; on x86-64 also plain C
+        for form, flags, expected, skip in case_forms(args, spec):
+            what = f"{name} ({spec[11]}, {form})"
+            if skip:
+                print(f"{what}: SKIPPED: {skip}")
+                continue
             out_dir = os.path.join(d, form.split()[0])
             c = subprocess.run([args.compiler, path, "-o", out_dir, "--name", "m", "--dump-ir", "--quiet", "--verify-passes",
                                 "--threads", "2", "--parallel-min-work", "1"] + flags, capture_output=True, text=True)
-            what = f"{name} ({spec[11]}, {form})"
             if c.returncode != 0:
                 failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
                 continue
             kernel = [l for l in c.stdout.splitlines() if l.strip().startswith("%y: ")]
             said = kernel[0] if kernel else ""
-            got = "pairs" if "16-bit pairs" in said else "depthwise" if "depthwise, phase planes" in said else "direct"
-            if not kernel or got != spec[12]:
-                failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {spec[12]} kernel")
+            got = ("pairs" if "16-bit pairs" in said else "quads" if "byte quads" in said else
+                   "depthwise" if "depthwise, phase planes" in said else "direct")
+            if not kernel or got != expected:
+                failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {expected} kernel")
             out = os.path.join(out_dir, "y.npy")
             r = subprocess.run([os.path.join(out_dir, "m"), "--input", f"x={xin}", "--output", f"y={out}", "--quiet", "--threads", "2"],
                                capture_output=True, text=True)
@@ -178,7 +244,7 @@ def main():
                 lo, hi = (-128, 127) if act(spec) == "s8" else (0, 255)
                 share = f", {100 * float(np.mean((ref == lo) | (ref == hi))):.0f}% saturated"
             print(f"{what}: {'PASS' if diff == 0 else 'FAIL'}: {diff} of {y.size} elements differ from ONNX Runtime {ort.__version__}"
-                  f"{' (on the uint8 twin: no VNNI here)' if twin else ''}{share}; kernel: {kernel[0].split(':', 1)[1].strip() if kernel else '?'}")
+                  f"{' (on the uint8 twin)' if twin else ''}{share}; kernel: {kernel[0].split(':', 1)[1].strip() if kernel else '?'}")
             if diff:
                 failures.append(f"{what}: {diff} elements differ, max |diff| {int(np.max(np.abs(y.astype(np.int64) - ref)))}")
     for f in failures:

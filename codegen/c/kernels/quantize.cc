@@ -16,7 +16,10 @@
 //  - ConvInteger / QLinearConv with constant 2-D weights (not depthwise; Layout::pairs, asked for
 //    by qconv_weight_layout): direct, on 16-bit pairs of input channels, register tiles of int32
 //    accumulators (16 output channels x 6 positions) updated by _mm256_madd_epi16 on AVX2
-//    targets and by the same sums in plain C elsewhere, requantized in vectors (emit_qconv_pairs).
+//    targets and by the same sums in plain C elsewhere, requantized in vectors (emit_qconv_pairs);
+//    on VNNI targets, with int8 weights whose zero point is zero, on byte quads of input
+//    channels instead (Layout::pairs(L, 4)): tiles of 2L channels x 12 (6) positions updated by
+//    vpdpbusd, AVX-512 VNNI (AVX-VNNI), plain C where compiled without it (emit_qconv_quads).
 //  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), bands of output rows; the
 //    band's input as int32 x - x_zero_point on phase planes (one per stride phase, padding
 //    included), one simd loop over the band's outputs summing all the kernel taps in registers,
@@ -31,7 +34,8 @@
 // NaN goes to the type's lowest value and no out-of-range float reaches an integer conversion.
 // Accumulators are int32_t, or uint32_t (wrapping modulo 2^32) where the sum may leave int32's
 // range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: MatMulInteger / QLinearMatMul and the
-// channel-multiplier convolutions are plain loops; no VNNI (vpdpbusd/vpdpwssd) or AMX form yet.
+// channel-multiplier convolutions are plain loops; no VNNI form of MatMulInteger / QLinearMatMul,
+// of the depthwise kernel or of convs with non-zero int8 or uint8 weight zero points, no AMX form.
 #include <algorithm>
 #include <functional>
 
@@ -381,16 +385,17 @@ void emit_qmatmul(CEmit& e) {
 // The body of a loop over the rows of a padded plane: row d (C pointer `d`, `width` elements)
 // holds input row `ih` (declared by the caller) from column PL on; rows outside [0, IH) and the
 // columns outside [PL, PL + IW) are zeros, cols(lo, hi) emits the loop that fills [lo, hi).
-void emit_padded_row(CEmit& e, int64_t width, int64_t IH, int64_t IW, int64_t PL, const std::function<void(int64_t, int64_t)>& cols) {
+void emit_padded_row(CEmit& e, int64_t width, int64_t IH, int64_t IW, int64_t PL, const std::function<void(int64_t, int64_t)>& cols,
+                     const std::string& fill = "0") {
   e("if (ih < 0 || ih >= {}) {{", IH);
   simd(e, width);
-  e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", width);
+  e("for (int64_t t = 0; t < {}; ++t) d[t] = {};", width, fill);
   e("continue;");
   e("}}");
   const int64_t lo = std::min(PL, width), hi = std::min(PL + IW, width);
-  if (lo > 0) e("for (int64_t t = 0; t < {}; ++t) d[t] = 0;", lo);
+  if (lo > 0) e("for (int64_t t = 0; t < {}; ++t) d[t] = {};", lo, fill);
   if (hi > lo) cols(lo, hi);
-  if (hi < width) e("for (int64_t t = {}; t < {}; ++t) d[t] = 0;", hi, width);
+  if (hi < width) e("for (int64_t t = {}; t < {}; ++t) d[t] = {};", hi, width, fill);
 }
 
 // ---------------------------------------------------------------- QLinearConv, ConvInteger on 16-bit pairs
@@ -402,7 +407,7 @@ constexpr int64_t kPairRows = 6;
 constexpr int64_t kPairBandBytes = 192 << 10;
 
 struct PairGeom {
-  int64_t CP = 0;   // pairs of input channels per group
+  int64_t CP = 0;   // pairs (quads) of input channels per group
   int64_t R = 0;    // output rows per task
   int64_t BR = 0;   // input rows of a band of R output rows
   int64_t IWP = 0;  // input columns the output row reads, padding included
@@ -410,12 +415,13 @@ struct PairGeom {
   int64_t bytes() const { return CP * BR * IWP * 4; }
 };
 
-PairGeom pair_geom(const QConvGeom& q) {
+// The geometry of the pairs kernel (group 2, 8 lanes) or of the quads kernel (group 4, L lanes).
+PairGeom pair_geom(const QConvGeom& q, int64_t group = 2, int64_t lanes = kPairLanes) {
   const ConvGeom& g = q.conv;
   PairGeom p;
-  p.CP = (g.CG + 1) / 2;
+  p.CP = (g.CG + group - 1) / group;
   p.IWP = (g.out[1] - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1;
-  p.MBG = (g.MG + kPairLanes - 1) / kPairLanes;
+  p.MBG = (g.MG + lanes - 1) / lanes;
   const int64_t OH = g.out[0];
   for (p.R = std::max<int64_t>(1, (OH + 7) / 8);; --p.R) {
     p.BR = (p.R - 1) * g.s[0] + (g.k[0] - 1) * g.d[0] + 1;
@@ -437,18 +443,13 @@ bool qconv_pairs_apply(const Node& n) {
   return !q.products_wrap && pair_geom(q).bytes() <= kPairBandBytes;
 }
 
-Layout qconv_weight_layout(const Node& n, size_t input, const Target&) {
-  if (static_cast<int>(input) != qconv_geom(n).w || !qconv_pairs_apply(n)) return Layout::plain();
-  return Layout::pairs(kPairLanes);
-}
-
-// The stores of a register tile (rm blocks of channels from mb, rn positions from ow0 of row
-// oh): element (r, channel m = mb * 8 + j) is `value` (of r and j).
-void emit_pair_stores(CEmit& e, const QConvGeom& q, int rm, int64_t rn, bool groups, const std::string& value) {
+// The stores of a register tile (rm blocks of L channels from mb, rn positions from ow0 of row
+// oh): element (r, channel m = mb * L + j) is `value` (of r and j).
+void emit_pair_stores(CEmit& e, const QConvGeom& q, int rm, int64_t rn, bool groups, const std::string& value, int64_t L = kPairLanes) {
   const ConvGeom& g = q.conv;
-  e("for (int64_t j = 0; j < {}; ++j) {{", rm * kPairLanes);
-  e("const int64_t m = mb * {} + j;", kPairLanes);
-  if (!groups && g.M % kPairLanes != 0) e("if (m >= {}) break;", g.M);
+  e("for (int64_t j = 0; j < {}; ++j) {{", rm * L);
+  e("const int64_t m = mb * {} + j;", L);
+  if (!groups && g.M % L != 0) e("if (m >= {}) break;", g.M);
   e("{}* restrict ym = {} + ((n * {} + m) * {} + oh) * {} + ow0;", e.out_ctype(0), e.out(0), g.M, g.out[0], g.out[1]);
   e("for (int64_t r = 0; r < {}; ++r) ym[r] = {};", rn, value);
   e("}}");
@@ -678,6 +679,290 @@ void emit_qconv_pairs(CEmit& e) {
   e("}}");  // n
 }
 
+// ---------------------------------------------------------------- QLinearConv, ConvInteger on byte quads (VNNI)
+
+// The width of the target's byte dot products: 512 (AVX-512 VNNI), 256 (AVX-VNNI), 0 (none).
+int vnni_bits(const Target& t) {
+  if (t.arch != "x86-64") return 0;
+  auto has = [&](const char* f) { return std::count(t.features.begin(), t.features.end(), f) > 0; };
+  return has("avx512vnni") && has("avx512f") ? 512 : has("avxvnni") && has("avx2") ? 256 : 0;
+}
+
+// Positions per register tile of the quads kernel: 2 x 12 accumulators of 32 registers, or 2 x 6 of 16.
+int64_t quad_rows(int bits) { return bits == 512 ? 12 : 6; }
+
+// Whether w's zero point is absent or a constant zero.
+bool zero_w_zp(const Node& n, const QConvGeom& q) {
+  if (q.w_zp.input < 0) return true;
+  const Value* v = n.in(static_cast<size_t>(q.w_zp.input));
+  return v->constant && std::all_of(v->constant->bytes.begin(), v->constant->bytes.end(), [](uint8_t b) { return b == 0; });
+}
+
+// Whether QLinearConv / ConvInteger runs on byte quads (weights in Layout::pairs(L, 4)): where
+// it would run on pairs, on a target with VNNI, with int8 weights whose zero point is zero (what
+// quantize_static writes: symmetric per-channel weights), and, with groups, a whole number of
+// blocks of L = vector lanes output channels per group.
+bool qconv_quads_apply(const Node& n, const Target& t) {
+  const int bits = vnni_bits(t);
+  if (bits == 0 || !qconv_pairs_apply(n)) return false;
+  const QConvGeom& q = qconv_geom(n);
+  const ConvGeom& g = q.conv;
+  const int64_t L = bits / 32;
+  if (n.in(static_cast<size_t>(q.w))->dtype != DType::I8 || !zero_w_zp(n, q)) return false;
+  if (g.G > 1 && g.MG % L != 0) return false;
+  return pair_geom(q, 4, L).bytes() <= kPairBandBytes;
+}
+
+Layout qconv_weight_layout(const Node& n, size_t input, const Target& t) {
+  if (static_cast<int>(input) != qconv_geom(n).w || !qconv_pairs_apply(n)) return Layout::plain();
+  if (qconv_quads_apply(n, t)) return Layout::pairs(vnni_bits(t) / 32, 4);
+  return Layout::pairs(kPairLanes);
+}
+
+// x * w on byte quads, direct: per task (image, band of R output rows) the band's input rows with
+// each quad of input channels side by side as 4 bytes of one int32 (uint8 x as it is, int8 x plus
+// 128; the padding is x's zero point), then per output row, pair of blocks of L output channels
+// and tile of up to RN positions a register tile of int32 accumulators; each step (channel quad,
+// kh, kw) adds, on VNNI, vpdpbusd of a block's L lanes of 4 int8 weights and the position's quad
+// broadcast (4L exact products, L sums of 4), elsewhere the same sums in plain C. The sums are
+// Σ x·w; Σ (x - x_zero_point)·w is that minus x_zero_point · Σ w, whose per-channel Σ w is a
+// table made here from the constant weights, taken off with the bias (all modulo 2^32, which
+// is exact: the true sum fits int32, qconv_pairs_apply). Then the requantization of the pairs
+// kernel, on L lanes.
+void emit_qconv_quads(CEmit& e) {
+  const QConvGeom& q = qconv_geom(e.node);
+  const ConvGeom& g = q.conv;
+  const size_t xi = static_cast<size_t>(q.x), wi = static_cast<size_t>(q.w);
+  const int64_t L = e.in_layout(wi).block;
+  const int bits = static_cast<int>(L * 32);
+  const PairGeom pg = pair_geom(q, 4, L);
+  const int64_t IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
+  const int64_t SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1], PT = g.pb[0], PL = g.pb[1];
+  const int64_t CQ = pg.CP, R = pg.R, BR = pg.BR, IWP = pg.IWP, MBG = pg.MBG, RN = quad_rows(bits);
+  const int64_t KQ = CQ * KH * KW;  // steps per output position
+  const std::string X = e.in(xi), W = e.in(wi), Y = e.out(0);
+  const bool xs8 = e.in_dtype(xi) == DType::I8;
+  const char* xt = e.in_ctype(xi);
+  // The vector forms: 512-bit (AVX-512 VNNI) or 256-bit (AVX-VNNI).
+  const bool z = bits == 512;
+  const std::string guard = z ? "defined(__AVX512F__) && defined(__AVX512VNNI__)" : "defined(__AVXVNNI__)";
+  const std::string vi = z ? "__m512i" : "__m256i", vf = z ? "__m512" : "__m256", p = z ? "_mm512_" : "_mm256_";
+  const std::string dp = z ? "_mm512_dpbusd_epi32" : "_mm256_dpbusd_avx_epi32";
+  const std::string round = z ? "_mm512_roundscale_ps" : "_mm256_round_ps";
+  const std::string zero = z ? "_mm512_setzero_si512()" : "_mm256_setzero_si256()";
+  auto load = [&](const std::string& a) { return fmt::format("{}loadu_si{}((const void*)({}))", p, bits, a); };
+  auto store = [&](const std::string& a, const std::string& v) { return fmt::format("{}storeu_si{}((void*)({}), {});", p, bits, a, v); };
+  e.variant = fmt::format("byte quads, {}", z ? "AVX-512 VNNI vpdpbusd" : "AVX-VNNI vpdpbusd");
+  e.plan = fmt::format("bands of {} output rows ({} x {} input rows of channel quads, {} KB), {}x{} register tiles (channels x positions)", R,
+                       BR, IWP, (pg.bytes() + 1023) / 1024, 2 * L, RN);
+  e("/* {}: direct, on byte quads (weights {}); tasks (image, band of {} output rows): the band's input rows with each */",
+    e.node.op_type, e.in_layout(wi).str(4), R);
+  e("/* quad of channels side by side as 4 bytes (uint8{}; x's zero point in the padding), then per output row, two */",
+    xs8 ? ": int8 x plus 128" : "");
+  e("/* blocks of {} output channels and up to {} positions, int32 accumulators of sum x * w: {} where compiled for it, */", L, RN, dp);
+  e("/* otherwise the same in plain C; x's zero point times each channel's weight sum is taken off with the bias */");
+  // Each output channel's weight sum, from the constant weights.
+  const Value* wv = e.node.in(wi);
+  ONNXC_ASSERT(wv->constant != nullptr, "byte quads without constant weights");
+  const Tensor wp = to_plain(*wv->constant, wv->shape, wv->layout);
+  const int64_t KS = g.CG * KH * KW, M16 = (g.M + L - 1) / L * L;
+  std::vector<int64_t> ws(static_cast<size_t>(M16), 0);
+  for (int64_t m = 0; m < g.M; ++m)
+    for (int64_t k = 0; k < KS; ++k) ws[static_cast<size_t>(m)] += static_cast<int8_t>(wp.bytes[static_cast<size_t>(m * KS + k)]);
+  e.local("static const int32_t wsum[{}] = {{", M16);
+  {
+    std::string line;
+    for (size_t i = 0; i < ws.size(); ++i) {
+      line += std::to_string(ws[i]) + (i + 1 < ws.size() ? "," : "");
+      if (line.size() > 90 || i + 1 == ws.size()) {
+        e("{}", line);
+        line.clear();
+      } else {
+        line += " ";
+      }
+    }
+  }
+  e("}};");
+  const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(KS);
+  const int64_t bands = (OH + R - 1) / R;
+  open_tasks(e, {{"n", g.N, 1}, {"oh0", OH, R}}, g.N * bands > 1 && e.parallel(work));
+  if (OH % R == 0) e("const int64_t rh = {};", R);
+  else e("const int64_t rh = {0} - oh0 < {1} ? {0} - oh0 : {1};", OH, R);
+  e("int32_t xp[{}];", CQ * BR * IWP);
+  e("int32_t acc[{}];", 2 * L * RN);
+  // x's zero point as the quads hold x (int8 x plus 128), and four of it in the padding.
+  e("const int32_t xz = {}{};", param(e, q.x_zp, "0", "int32_t"), xs8 ? " + 128" : "");
+  e("const int32_t xzq = (int32_t)((uint32_t)xz * 0x01010101u);");
+  if (q.qlinear) {
+    e("const float xs = {}, ys = {};", param(e, q.x_scale, "0", "float"), param(e, q.y_scale, "0", "float"));
+    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
+  }
+  // Per output channel (blocks padded to L lanes with zeros): the bias less xz times the weight
+  // sum, and the requantization's multiplier.
+  e("int32_t bq[{}];", M16);
+  if (q.qlinear) e("float mq[{}];", M16);
+  e("for (int64_t m = 0; m < {}; ++m) {{", M16);
+  if (M16 > g.M) e("if (m >= {}) {{ bq[m] = 0;{} continue; }}", g.M, q.qlinear ? " mq[m] = 0;" : "");
+  e("bq[m] = (int32_t)((uint32_t){} - (uint32_t)xz * (uint32_t)wsum[m]);", q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
+  if (q.qlinear) e("mq[m] = xs * {} / ys;", param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float"));
+  e("}}");
+  const bool groups = g.G > 1;
+  if (groups) e("for (int64_t gi = 0; gi < {}; ++gi) {{", g.G);
+  e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? term("gi", g.CG) : "0", IH * IW);
+  // The band: row j of channel quad c4 is input row oh0 * SH - PT + j, column t input column t - PL.
+  e("for (int64_t c4 = 0; c4 < {}; ++c4) {{", CQ);
+  e("for (int64_t j = 0; j < {}; ++j) {{", BR);
+  e("int32_t* restrict d = xp + (c4 * {} + j) * {};", BR, IWP);
+  e("const int64_t ih = {};", sum_terms({term("oh0", SH), PT ? fmt::format("-{}", PT) : "", "j"}));
+  emit_padded_row(
+      e, IWP, IH, IW, PL,
+      [&](int64_t lo, int64_t hi) {
+        e("const {}* restrict x0 = xg + (4 * c4 * {} + ih) * {};", xt, IH, IW);
+        const std::string byte = xs8 ? "(uint32_t)(uint8_t)(x0[t - {} + {}] ^ (int8_t)-128)" : "(uint32_t)x0[t - {} + {}]";
+        auto quad_loop = [&](int64_t have) {  // the first `have` channels of the quad (the others: 0)
+          simd(e, hi - lo);
+          e("for (int64_t t = {}; t < {}; ++t) {{", lo, hi);
+          std::vector<std::string> parts;
+          for (int64_t i = 0; i < have; ++i) {
+            parts.push_back(fmt::format(fmt::runtime(byte), PL, i * IH * IW) + (i ? fmt::format(" << {}", 8 * i) : ""));
+          }
+          std::string v;
+          for (const std::string& s : parts) v += (v.empty() ? "" : " | ") + s;
+          e("d[t] = (int32_t)({});", v);
+          e("}}");
+        };
+        const int64_t rest = g.CG % 4;
+        if (rest == 0) {
+          quad_loop(4);
+        } else {  // the last quad has only `rest` channels: its other bytes are 0 (their weights are zeros)
+          e("if (4 * c4 + 4 <= {}) {{", g.CG);
+          quad_loop(4);
+          e("}} else {{");
+          quad_loop(rest);
+          e("}}");
+        }
+      },
+      "xzq");
+  e("}}");  // j
+  e("}}");  // c4
+  // One register tile: rm blocks of channels from mb, rn positions from column ow0 of row oh.
+  auto tile = [&](int rm, int64_t rn, const std::string& ow0) {
+    e("{{");
+    e("const int64_t ow0 = {};", ow0);
+    for (int j = 0; j < rm; ++j) e("const int8_t* restrict w{} = {} + (mb + {}) * {};", j, W, j, KQ * 4 * L);
+    e("const int32_t* restrict xo = xr + {};", term("ow0", SW));
+    // The steps: channel quad c4, kernel row kh, kernel column kw; position r reads xk[r * SW + kw * DW].
+    auto steps_open = [&]() {
+      e("for (int64_t c4 = 0; c4 < {}; ++c4) {{", CQ);
+      e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
+      e("const int32_t* restrict xk = xo + (c4 * {} + {}) * {};", BR, term("kh", DH), IWP);
+      e("const int64_t s0 = (c4 * {} + kh) * {};", KH, KW);
+      e("for (int64_t kw = 0; kw < {}; ++kw) {{", KW);
+    };
+    auto steps_close = [&]() {
+      e("}}");  // kw
+      e("}}");  // kh
+      e("}}");  // c4
+    };
+    auto pos = [&](int64_t r) { return sum_terms({std::to_string(r * SW), term("kw", DW)}); };
+    const std::string value = fmt::format("({})acc[(r * {} + j / {}) * {} + j % {}]", e.out_ctype(0), rm, L, L, L);
+    e("#if {}", guard);
+    for (int64_t r = 0; r < rn; ++r)
+      for (int j = 0; j < rm; ++j) e("{} a{}_{} = {};", vi, r, j, zero);
+    steps_open();
+    for (int j = 0; j < rm; ++j) e("const {} v{} = {};", vi, j, load(fmt::format("w{} + (s0 + kw) * {}", j, 4 * L)));
+    for (int64_t r = 0; r < rn; ++r) {
+      e("{{");
+      e("const {} b = {}set1_epi32(xk[{}]);", vi, p, pos(r));
+      for (int j = 0; j < rm; ++j) e("a{0}_{1} = {2}(a{0}_{1}, b, v{1});", r, j, dp);
+      e("}}");
+    }
+    steps_close();
+    // Bias (modulo 2^32) and requantization on the vectors, the same float operations as the
+    // scalar form: rounding to nearest is nearbyintf, max/min are its compare-selects.
+    for (int j = 0; j < rm; ++j) {
+      e("const {} bv{} = {};", vi, j, load(fmt::format("bq + (mb + {}) * {}", j, L)));
+      if (q.qlinear) e("const {} mv{} = {}loadu_ps(mq + (mb + {}) * {});", vf, j, p, j, L);
+    }
+    if (q.qlinear) {
+      e("const {0} yzv = {1}set1_ps(yz), lov = {1}set1_ps({2}), hiv = {1}set1_ps({3});", vf, p, c_float(q.qmin), c_float(q.qmax));
+    }
+    for (int64_t r = 0; r < rn; ++r)
+      for (int j = 0; j < rm; ++j) {
+        e("{{");
+        e("{} t = {}add_epi32(a{}_{}, bv{});", vi, p, r, j, j);
+        if (q.qlinear) {
+          e("{0} f = {1}({2}mul_ps({2}cvtepi32_ps(t), mv{3}), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);", vf, round, p, j);
+          e("t = {0}cvtps_epi32({0}min_ps({0}max_ps({0}add_ps(f, yzv), lov), hiv));", p);
+        }
+        e("{}", store(fmt::format("acc + {}", (r * rm + j) * L), "t"));
+        e("}}");
+      }
+    emit_pair_stores(e, q, rm, rn, groups, value, L);
+    e("#else");
+    simd(e, rm * rn * L);
+    e("for (int64_t i = 0; i < {}; ++i) acc[i] = 0;", rm * rn * L);
+    steps_open();
+    for (int j = 0; j < rm; ++j) {
+      e("{{");
+      e("const int8_t* restrict wk = w{} + (s0 + kw) * {};", j, 4 * L);
+      for (int64_t r = 0; r < rn; ++r) {
+        e("{{");
+        e("const uint32_t u = (uint32_t)xk[{}];", pos(r));
+        e("const int32_t x0 = (int32_t)(u & 255u), x1 = (int32_t)(u >> 8 & 255u), x2 = (int32_t)(u >> 16 & 255u), x3 = (int32_t)(u >> 24);");
+        e("int32_t* restrict ar = acc + {};", (r * rm + j) * L);
+        simd(e, L);
+        e("for (int64_t v = 0; v < {}; ++v) ar[v] += wk[4 * v] * x0 + wk[4 * v + 1] * x1 + wk[4 * v + 2] * x2 + wk[4 * v + 3] * x3;", L);
+        e("}}");
+      }
+      e("}}");
+    }
+    steps_close();
+    // Bias (modulo 2^32) and requantization: one simd loop per position over its rm * L channels
+    // (in place: the requantized values fit int32), then the stores.
+    e("for (int64_t r = 0; r < {}; ++r) {{", rn);
+    e("int32_t* restrict ar = acc + r * {};", rm * L);
+    simd(e, rm * L);
+    e("for (int64_t j = 0; j < {}; ++j) {{", rm * L);
+    e("const int32_t a = (int32_t)((uint32_t)ar[j] + (uint32_t)bq[mb * {} + j]);", L);
+    if (q.qlinear) e("{}", round_saturate("ar[j]", DType::I32, fmt::format("(float)a * mq[mb * {} + j]", L), "yz", q.qmin, q.qmax));
+    else e("ar[j] = a;");
+    e("}}");
+    e("}}");
+    emit_pair_stores(e, q, rm, rn, groups, value, L);
+    e("#endif");
+    e("}}");
+  };
+  const std::string mb0 = groups ? fmt::format("gi * {}", MBG) : "0";
+  const std::string mb1 = groups ? fmt::format("gi * {} + {}", MBG, MBG) : std::to_string(MBG);
+  // A row of tiles: as few as RN allows, of equal width (the last one narrower when OW does not split evenly).
+  const int64_t nt = (OW + RN - 1) / RN, TW = (OW + nt - 1) / nt;
+  auto row = [&](int rm) {
+    if (OW >= TW) {
+      e("for (int64_t t0 = 0; t0 + {} <= {}; t0 += {})", TW, OW, TW);
+      tile(rm, TW, "t0");
+    }
+    if (OW % TW) tile(rm, OW % TW, std::to_string(OW - OW % TW));
+  };
+  e("for (int64_t oh = oh0; oh < oh0 + rh; ++oh) {{");
+  e("const int32_t* restrict xr = xp + {};", term("(oh - oh0)", SH * IWP));
+  if (MBG >= 2) {
+    e("for (int64_t mb = {}; mb + 2 <= {}; mb += 2) {{", mb0, mb1);
+    row(2);
+    e("}}");
+  }
+  if (MBG % 2) {
+    e("{{");
+    e("const int64_t mb = {} - 1;", mb1);
+    row(1);
+    e("}}");
+  }
+  e("}}");  // oh
+  if (groups) e("}}");  // gi
+  e("}}");  // oh0
+  e("}}");  // n
+}
+
 // ---------------------------------------------------------------- depthwise QLinearConv, ConvInteger
 
 // The most kernel taps the depthwise kernel unrolls (its sums of products then stay far inside
@@ -843,8 +1128,10 @@ void emit_qconv_depthwise(CEmit& e) {
 // ---------------------------------------------------------------- ConvInteger, QLinearConv
 
 void emit_qconv(CEmit& e) {
-  if (e.in_layout(static_cast<size_t>(qconv_geom(e.node).w)).kind == Layout::Kind::Pairs) {
-    emit_qconv_pairs(e);
+  const Layout& wl = e.in_layout(static_cast<size_t>(qconv_geom(e.node).w));
+  if (wl.kind == Layout::Kind::Pairs) {
+    if (wl.in_block == 4) emit_qconv_quads(e);
+    else emit_qconv_pairs(e);
     return;
   }
   if (qconv_depthwise_apply(qconv_geom(e.node))) {
