@@ -83,9 +83,17 @@ CASES = {
     "quads_s8_strided_batch2": ((2, 6, 13, 11), 16, (5, 3), (2, 1), (2, 1, 1, 0), (1, 1), 1, "s8", "zero", True, 0.5, "QLinearConv",
                                 "pairs", "s8"),
     "quads_saturating_m8": ((1, 8, 10, 10), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 0.05, "QLinearConv", "pairs"),
-    "quads_pointwise_batch2": ((2, 64, 6, 7), 48, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", False, 1.0, "QLinearConv",
+    "quads_pointwise_batch2": ((2, 64, 7, 9), 48, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", False, 1.0, "QLinearConv",
                                "pairs"),
     "quads_convinteger": ((1, 10, 8, 9), 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", False, 1.0, "ConvInteger", "pairs"),
+    # Pointwise ones (with AVX-512 VNNI: the positions as the lanes): strided and padded, channels
+    # past a multiple of 8, int8 activations over bands of 140 and 70 positions, ConvInteger's int32.
+    "quads_pointwise_s2_pads": ((1, 7, 13, 11), 20, (1, 1), (2, 2), (1, 0, 0, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv",
+                                "pairs"),
+    "quads_pointwise_s8_wide": ((1, 12, 3, 70), 16, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", True, 0.5, "QLinearConv",
+                                "pairs", "s8"),
+    "quads_pointwise_convinteger": ((1, 9, 5, 5), 10, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", False, 1.0, "ConvInteger",
+                                    "pairs"),
 }
 
 # The VNNI targets: (name, lanes of int32 in a vector, the /proc/cpuinfo flag that runs its vector form,
