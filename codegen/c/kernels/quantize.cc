@@ -5,7 +5,7 @@
 //    kFlatChunk elements when parallel; float32 to bytes on AVX2 targets 32 elements at a time in
 //    vectors), others a loop nest whose innermost loop (inner, or the axis when inner is 1) is
 //    `omp simd`, the scale and zero point loaded once per row where they do not vary along it.
-//  - onnxc.qdq_add, onnxc.qdq_mul: one flat loop over bytes (AVX2 vectors where the target has
+//  - onnxc.qdq_add, onnxc.qdq_mul: one flat loop over bytes (AVX2 or AVX-512 vectors where the target has
 //    them), rows of one broadcast value (emit_qdq_rows, likewise), or a broadcasting loop nest
 //    (emit_qdq_add).
 //  - onnxc.lookup: one flat loop of table loads (byte shuffles on AVX2 targets; emit_lookup).
@@ -23,8 +23,9 @@
 //    pointwise ones (1x1, one group) on AVX-512 with the positions as the lanes, tiles of 8
 //    channels x 48 positions whose vectors are stored as they are (emit_qconv_quads_pointwise).
 //  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), bands of output rows; the
-//    band's input as int32 x - x_zero_point on phase planes (one per stride phase, padding
-//    included), one simd loop over the band's outputs summing all the kernel taps in registers,
+//    band's input as x - x_zero_point on float phase planes (one per stride phase, padding
+//    included; the integer sums stay below 2^24, exact in float, so they run as vector FMAs),
+//    one simd loop over the band's outputs summing all the kernel taps in registers,
 //    then the requantization (AVX2 vectors packed to bytes on AVX2 targets) (emit_qconv_depthwise).
 //  - Other ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
 //    row (all spatial dims but the last) and chunk of at most kChunk positions along the last,
@@ -1265,14 +1266,16 @@ void emit_qconv_depthwise(CEmit& e) {
   // The requantization as AVX2 vectors (QLinearConv with byte outputs on AVX2 targets).
   const bool vec = q.qlinear && (e.out_dtype(0) == DType::U8 || e.out_dtype(0) == DType::I8) && avx2_target(e);
   e.variant = vec ? "depthwise, phase planes, AVX2 requantization" : "depthwise, phase planes";
-  e("/* {}: depthwise, tasks (image, channel), bands of {} output rows: x - x_zero_point as int32 on {} phase plane(s) of {}x{} */",
+  e("/* {}: depthwise, tasks (image, channel), bands of {} output rows: x - x_zero_point as float on {} phase plane(s) of {}x{} */",
     e.node.op_type, R, SH * SW, QH, QW);
   e("/* with the padding; band output (oh, ow) is p = oh * {} + ow, one simd loop over p sums the {} taps (those at ow >= {} */", QW,
     KH * KW, OW);
-  e("/* are dropped), another requantizes */");
+  e("/* are dropped; the sums of at most {} products of |x - xz|, |w - wz| <= 255 stay below 2^24: exact in float), another */",
+    kDepthwiseTaps);
+  e("/* requantizes */");
   const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(KH * KW);
   open_tasks(e, {{"n", g.N, 1}, {"c", g.M, 1}}, g.N * g.M > 1 && e.parallel(work));
-  e("int32_t pl[{}];", SH * SW * dg.plane());
+  e("float pl[{}];", SH * SW * dg.plane());
   e("int32_t acc[{}];", BP);
   const char* yt = e.out_ctype(0);
   e("{} qv[{}];", yt, BP);
@@ -1295,7 +1298,7 @@ void emit_qconv_depthwise(CEmit& e) {
   e("const {}* restrict wc = {} + c * {};", e.in_ctype(wi), e.in(wi), KH * KW);
   std::vector<std::string> taps;
   for (int64_t t = 0; t < KH * KW; ++t) {
-    e("const int32_t w{} = (int32_t)wc[{}] - wz;", t, t);
+    e("const float w{} = (float)((int32_t)wc[{}] - wz);", t, t);
     taps.push_back(fmt::format("pl[{}] * w{}", plus("p", dg.tap(g, t / KW, t % KW)), t));
   }
   e("{}* restrict yc = {} + (n * {} + c) * {};", yt, e.out(0), g.M, OH * OW);
@@ -1304,7 +1307,7 @@ void emit_qconv_depthwise(CEmit& e) {
   // The band's planes, a padded row j at a time: input row oh0 * SH + j - PT; phase sw of the row
   // holds the padded columns t = u * SW + sw (input column t - PL), u < QW.
   e("for (int64_t j = 0; j < {}; ++j) {{", QH * SH);
-  e("int32_t* restrict d = pl + {};", sum_terms({SH > 1 ? fmt::format("(j % {}) * {}", SH, SW * dg.plane()) : "",
+  e("float* restrict d = pl + {};", sum_terms({SH > 1 ? fmt::format("(j % {}) * {}", SH, SW * dg.plane()) : "",
                                                   SH > 1 ? fmt::format("(j / {}) * {}", SH, QW) : term("j", QW)}));
   e("const int64_t ih = {};", plus(sum_terms({term("oh0", SH), "j"}), -PT));
   e("if (ih < 0 || ih >= {}) {{", IH);
@@ -1322,13 +1325,13 @@ void emit_qconv_depthwise(CEmit& e) {
     if (lo > 0) e("for (int64_t u = 0; u < {}; ++u) {} = 0;", lo, ds);
     if (hi > lo) {
       simd(e, hi - lo);
-      e("for (int64_t u = {}; u < {}; ++u) {} = (int32_t)xc[ih * {} + {}] - xz;", lo, hi, ds, IW, plus(term("u", SW), sw - PL));
+      e("for (int64_t u = {}; u < {}; ++u) {} = (float)((int32_t)xc[ih * {} + {}] - xz);", lo, hi, ds, IW, plus(term("u", SW), sw - PL));
     }
     if (hi < QW) e("for (int64_t u = {}; u < {}; ++u) {} = 0;", hi, QW, ds);
   }
   e("}}");
   simd(e, BP);
-  e("for (int64_t p = 0; p < rn * {}; ++p) acc[p] = {};", QW, sum_terms(taps));
+  e("for (int64_t p = 0; p < rn * {}; ++p) acc[p] = (int32_t)({});", QW, sum_terms(taps));
   // Bias and requantization: on AVX2 32 positions at a time as vectors (the same float operations
   // as the scalar form; the values are then in the output type's range, so the saturating packs
   // to bytes are exact), the rest in a simd loop.
@@ -1543,9 +1546,32 @@ void emit_qdq_add(CEmit& e) {
     flat_loop(e, n, work, value("i", "i", "i"));
     return;
   }
-  e.variant = "flat, AVX2";
+  e.variant = "flat, AVX2 (64 bytes a step on AVX-512)";
   auto widen = [](DType t) { return t == DType::U8 ? "_mm256_cvtepu8_epi32" : "_mm256_cvtepi8_epi32"; };
   flat_loop(e, n, work, value("i", "i", "i"), [&] {
+    // On AVX-512, 64 elements a step first: the same operations on 16 lanes (the results are in
+    // the byte type's range, so vpmovdb's truncation is exact).
+    auto widen512 = [](DType t) { return t == DType::U8 ? "_mm512_cvtepu8_epi32" : "_mm512_cvtepi8_epi32"; };
+    e("#if defined(__AVX512F__)");
+    e("{{");
+    e("const __m512 sav = _mm512_set1_ps(sa), sbv = _mm512_set1_ps(sb), syv = _mm512_set1_ps(sy), zyv = _mm512_set1_ps(zy);");
+    e("const __m512 lov = _mm512_set1_ps({}), hiv = _mm512_set1_ps({});", c_float(lo), c_float(hi));
+    e("const __m512i zav = _mm512_set1_epi32(za), zbv = _mm512_set1_epi32(zb);");
+    e("for (; iv + 64 <= i1; iv += 64) {{");
+    for (int k = 0; k < 4; ++k) {
+      e("{{");
+      e("const __m512i a = _mm512_sub_epi32({}(_mm_loadu_si128((const __m128i*)({} + iv + {}))), zav);", widen512(e.in_dtype(0)), A, 16 * k);
+      e("const __m512i b = _mm512_sub_epi32({}(_mm_loadu_si128((const __m128i*)({} + iv + {}))), zbv);", widen512(e.in_dtype(3)), B, 16 * k);
+      e("const __m512 v = _mm512_{}_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), sav), _mm512_mul_ps(_mm512_cvtepi32_ps(b), sbv));",
+        mul ? "mul" : "add");
+      e("const __m512 r = _mm512_roundscale_ps(_mm512_div_ps(v, syv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);");
+      e("_mm_storeu_si128((__m128i*)({} + iv + {}), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, zyv), "
+        "lov), hiv))));", Y, 16 * k);
+      e("}}");
+    }
+    e("}}");
+    e("}}");
+    e("#endif");
     e("const __m256 sav = _mm256_set1_ps(sa), sbv = _mm256_set1_ps(sb), syv = _mm256_set1_ps(sy), zyv = _mm256_set1_ps(zy);");
     e("const __m256 lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});", c_float(lo), c_float(hi));
     e("const __m256i zav = _mm256_set1_epi32(za), zbv = _mm256_set1_epi32(zb);");
