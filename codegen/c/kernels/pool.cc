@@ -5,7 +5,9 @@
 // tests. Dims where no window can be clipped use constant ranges. Window loops are short
 // and stay scalar (no omp simd). A 2-D MaxPool without Indices (any of its types, the
 // 8-bit ones of quantized models included) runs separably instead: column maxima over the
-// window's rows, then row maxima, each a simd loop along the row (emit_max_pool_rows).
+// window's rows, then row maxima, each a simd loop along the row (emit_max_pool_rows); with
+// unit strides and "same" padding on whole planes, each pass one simd loop over the flattened
+// plane and the rows' edges redone (emit_max_pool_flat).
 // Max is the compare-select `v > m ? v : m` in all kernels, not libm's fmaxf (a call per
 // tap): with the running maximum m never NaN, a NaN tap is skipped as std::fmax skips it in
 // the reference, and the NCHWc lane loop vectorizes.
@@ -229,6 +231,74 @@ void emit_max_pool_rows(CEmit& e, const PoolGeom& g, const std::string& lowest) 
   e("}}");
 }
 
+// Whether a plain MaxPool runs on whole planes (emit_max_pool_flat): 2-D, without Indices, unit
+// strides and dilations, the output as large as the input ("same" padding, GoogLeNet's 3x3
+// pools), a window inside the plane, and a plane of at most kRowMaxBytes.
+bool max_pool_flat_apply(const CEmit& e, const PoolGeom& g) {
+  if (!g.max || e.node.out(1) || g.dims.size() != 2) return false;
+  for (const PoolDim& d : g.dims)
+    if (d.s != 1 || d.d != 1 || d.out != d.in || d.k > d.in) return false;
+  return g.dims[0].in * g.dims[1].in * static_cast<int64_t>(dtype_size(e.in_dtype(0))) <= kRowMaxBytes;
+}
+
+// Plain 2-D "same" MaxPool on whole planes: per plane (the parallel tasks) the maxima over each
+// row's window, as one simd loop over the flattened plane (the few outputs per row whose window
+// would cross into the next or previous row are then done again with the row's own taps), then
+// the maxima over the window's rows, one simd loop over the flattened inner rows and one per
+// edge row. Short rows (GoogLeNet's 28 and 14 columns) keep their vectors full, where the
+// separable kernel's loops were a row long. The compare-selects start from the lowest value and
+// skip NaN as the other forms do.
+void emit_max_pool_flat(CEmit& e, const PoolGeom& g, const std::string& lowest) {
+  const PoolDim& h = g.dims[0];
+  const PoolDim& w = g.dims[1];
+  const Shape& xs = e.in_shape(0);
+  const char* ct = e.in_ctype(0);
+  const int64_t planes = xs[0] * xs[1], IH = h.in, IW = w.in, N = IH * IW, KH = h.k, KW = w.k;
+  const int64_t PT = h.pb, PL = w.pb, QB = KH - 1 - PT, QR = KW - 1 - PL;
+  e.variant = "whole planes";
+  const double work = static_cast<double>(planes * N) * static_cast<double>(KH + KW);
+  if (planes > 1 && e.parallel(work)) e.open_nest({.loops = {{"c", planes}}});
+  else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
+  e("const {}* restrict x = {} + c * {};", ct, e.in(0), N);
+  e("{}* restrict y = {} + c * {};", ct, e.out(0), N);
+  e("{} hr[{} + 32];  /* each position's maximum over its row's window */", ct, N);
+  auto fold = [&](const std::string& dst, const std::string& src, int64_t k0, int64_t k1, int64_t step, const std::string& at) {
+    std::string m = lowest;
+    e("{{");
+    e("{} m = {};", ct, lowest);
+    for (int64_t k = k0; k < k1; ++k) {
+      const std::string v = fmt::format("{}[{}]", src, at.empty() ? std::to_string(k * step) : fmt::format("{} + {}", at, k * step));
+      e("m = {0} > m ? {0} : m;", v);
+    }
+    e("{} = m;", dst);
+    e("}}");
+  };
+  // Rows: the flattened plane, then each row's first PL and last QR positions with their own taps.
+  simd(e, N - PL - QR);
+  e("for (int64_t p = {}; p < {}; ++p)", PL, N - QR);
+  fold("hr[p]", "x", 0, KW, 1, fmt::format("p - {}", PL));
+  if (PL > 0 || QR > 0) {
+    e("for (int64_t i = 0; i < {}; ++i) {{", IH);
+    e("const {}* restrict xr = x + i * {};", ct, IW);
+    for (int64_t j = 0; j < PL; ++j) fold(fmt::format("hr[i * {} + {}]", IW, j), "xr", PL - j, KW, 1, std::to_string(j - PL));
+    for (int64_t j = IW - QR; j < IW; ++j)
+      fold(fmt::format("hr[i * {} + {}]", IW, j), "xr", 0, std::min(KW, IW + PL - j), 1, std::to_string(j - PL));
+    e("}}");
+  }
+  // Columns: the inner rows flattened, then the first PT and last QB rows with their own taps.
+  simd(e, N - (PT + QB) * IW);
+  e("for (int64_t p = {}; p < {}; ++p)", PT * IW, N - QB * IW);
+  fold("y[p]", "hr", 0, KH, IW, fmt::format("p - {}", PT * IW));
+  for (int64_t i = 0; i < IH; ++i) {
+    if (i >= PT && i < IH - QB) continue;
+    const int64_t k0 = std::max<int64_t>(0, PT - i), k1 = std::min(KH, IH + PT - i);
+    simd(e, IW);
+    e("for (int64_t p = {}; p < {}; ++p)", i * IW, (i + 1) * IW);
+    fold("y[p]", "hr", k0, k1, IW, fmt::format("p - {}", PT * IW));
+  }
+  e("}}");
+}
+
 void emit_pool(CEmit& e) {
   if (e.out_layout(0).is_nchwc()) return emit_pool_nchwc(e);
   const PoolGeom& g = pool_geom(e.node);
@@ -240,6 +310,7 @@ void emit_pool(CEmit& e) {
   int64_t planes = xs[0] * xs[1], in_sz = 1, out_sz = 1, taps = 1;
   for (auto& d : g.dims) in_sz *= d.in, out_sz *= d.out, taps *= d.k;
   std::string lowest = t == DType::F32 || t == DType::F64 ? "(-INFINITY)" : t == DType::U8 ? "0" : "(-128)";
+  if (max_pool_flat_apply(e, g)) return emit_max_pool_flat(e, g, lowest);
   if (max_pool_rows_apply(e, g)) return emit_max_pool_rows(e, g, lowest);
   if (planes > 1 && e.parallel(static_cast<double>(2 * planes * out_sz * taps))) e.open_nest({.loops = {{"c", planes}}});
   else e("for (int64_t c = 0; c < {}; ++c) {{", planes);
