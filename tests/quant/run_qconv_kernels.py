@@ -86,6 +86,9 @@ CASES = {
     "quads_pointwise_batch2": ((2, 64, 7, 9), 48, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", False, 1.0, "QLinearConv",
                                "pairs"),
     "quads_convinteger": ((1, 10, 8, 9), 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", False, 1.0, "ConvInteger", "pairs"),
+    # A whole 7x7 map in one band, 3 blocks of channels a tile on AVX-512, the 14 blocks (the last
+    # half padding) split over two tasks of 9 and 5 (3 + 3 + 3, then 3 + 2).
+    "quads_7x7_m216_chunks": ((1, 20, 7, 7), 216, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv", "pairs"),
     # Pointwise ones (with AVX-512 VNNI: the positions as the lanes): strided and padded, channels
     # past a multiple of 8, int8 activations over bands of 140 and 70 positions, ConvInteger's int32.
     "quads_pointwise_s2_pads": ((1, 7, 13, 11), 20, (1, 1), (2, 2), (1, 0, 0, 1), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv",

@@ -967,6 +967,19 @@ void emit_qconv_quads_pointwise(CEmit& e) {
   e("}}");  // n
 }
 
+// The quads kernel's bands: the pairs kernel's, or the whole map where its quads take at most
+// 96 KB (7x7 and 14x14 maps: each block of weights then serves every row before the next).
+PairGeom quad_geom(const QConvGeom& q, int64_t L) {
+  const ConvGeom& g = q.conv;
+  PairGeom p = pair_geom(q, 4, L);
+  const int64_t OH = g.out[0], BR = (OH - 1) * g.s[0] + (g.k[0] - 1) * g.d[0] + 1;
+  if (p.R < OH && p.CP * BR * p.IWP * 4 <= (96 << 10)) {
+    p.R = OH;
+    p.BR = BR;
+  }
+  return p;
+}
+
 // x * w on byte quads, direct: per task (image, band of R output rows) the band's input rows with
 // each quad of input channels side by side as 4 bytes of one int32 (uint8 x as it is, int8 x plus
 // 128; the padding is x's zero point), then per output row, pair of blocks of L output channels
@@ -987,11 +1000,15 @@ void emit_qconv_quads(CEmit& e) {
     return;
   }
   const int bits = static_cast<int>(L * 32);
-  const PairGeom pg = pair_geom(q, 4, L);
+  const PairGeom pg = quad_geom(q, L);
   const int64_t IH = g.in[0], IW = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
   const int64_t SH = g.s[0], SW = g.s[1], DH = g.d[0], DW = g.d[1], PT = g.pb[0], PL = g.pb[1];
   const int64_t CQ = pg.CP, R = pg.R, BR = pg.BR, IWP = pg.IWP, MBG = pg.MBG, RN = quad_rows(bits);
   const int64_t KQ = CQ * KH * KW;  // steps per output position
+  // Tiles of positions as wide as RN allows, of equal width; rows of at most 8 (7x7 and 14x14
+  // maps) take 3 blocks of channels a tile on AVX-512 (21-24 accumulators), others 2.
+  const int64_t TW = (OW + (OW + RN - 1) / RN - 1) / ((OW + RN - 1) / RN);
+  const int RM = bits == 512 && TW <= 8 ? 3 : 2;
   const std::string X = e.in(xi), W = e.in(wi), Y = e.out(0);
   const bool xs8 = e.in_dtype(xi) == DType::I8;
   const char* xt = e.in_ctype(xi);
@@ -1006,22 +1023,32 @@ void emit_qconv_quads(CEmit& e) {
   auto store = [&](const std::string& a, const std::string& v) { return fmt::format("{}storeu_si{}((void*)({}), {});", p, bits, a, v); };
   e.variant = fmt::format("byte quads, {}", z ? "AVX-512 VNNI vpdpbusd" : "AVX-VNNI vpdpbusd");
   e.plan = fmt::format("bands of {} output rows ({} x {} input rows of channel quads, {} KB), {}x{} register tiles (channels x positions)", R,
-                       BR, IWP, (pg.bytes() + 1023) / 1024, 2 * L, RN);
+                       BR, IWP, (pg.bytes() + 1023) / 1024, RM * L, TW);
   e("/* {}: direct, on byte quads (weights {}); tasks (image, band of {} output rows): the band's input rows with each */",
     e.node.op_type, e.in_layout(wi).str(4), R);
-  e("/* quad of channels side by side as 4 bytes (uint8{}; x's zero point in the padding), then per output row, two */",
+  e("/* quad of channels side by side as 4 bytes (uint8{}; x's zero point in the padding), then per output row, */",
     xs8 ? ": int8 x plus 128" : "");
-  e("/* blocks of {} output channels and up to {} positions, int32 accumulators of sum x * w: {} where compiled for it, */", L, RN, dp);
+  e("/* {} blocks of {} output channels and up to {} positions, int32 accumulators of sum x * w: {} where compiled for it, */", RM, L, TW,
+    dp);
   e("/* otherwise the same in plain C; x's zero point times each channel's weight sum is taken off with the bias */");
   emit_weight_sums(e, q);
   const int64_t KS = g.CG * KH * KW, M16 = (g.M + L - 1) / L * L;
   const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(KS);
   const int64_t bands = (OH + R - 1) / R;
-  open_tasks(e, {{"n", g.N, 1}, {"oh0", OH, R}}, g.N * bands > 1 && e.parallel(work));
+  // Tasks also split one group's blocks of output channels where the bands are few (whole maps
+  // of 7x7 or 14x14): MCB blocks a task, a multiple of RM.
+  int64_t MCB = MBG;
+  if (g.G == 1) {
+    const int64_t split = std::max<int64_t>(1, std::min<int64_t>(MBG / (2 * RM), (8 + g.N * bands - 1) / (g.N * bands)));
+    MCB = ((MBG + split - 1) / split + RM - 1) / RM * RM;
+  }
+  const int64_t chunks = (MBG + MCB - 1) / MCB;
+  if (chunks > 1) e.plan += fmt::format(", tasks of {} output channels", MCB * L);
+  open_tasks(e, {{"n", g.N, 1}, {"oh0", OH, R}, {"mc0", MBG, MCB}}, g.N * bands * chunks > 1 && e.parallel(work));
   if (OH % R == 0) e("const int64_t rh = {};", R);
   else e("const int64_t rh = {0} - oh0 < {1} ? {0} - oh0 : {1};", OH, R);
   e("int32_t xp[{}];", CQ * BR * IWP);
-  e("int32_t acc[{}];", 2 * L * RN);
+  e("int32_t acc[{}];", RM * L * RN);
   // x's zero point as the quads hold x (int8 x plus 128), and four of it in the padding.
   e("const int32_t xz = {}{};", param(e, q.x_zp, "0", "int32_t"), xs8 ? " + 128" : "");
   e("const int32_t xzq = (int32_t)((uint32_t)xz * 0x01010101u);");
@@ -1167,10 +1194,8 @@ void emit_qconv_quads(CEmit& e) {
     e("#endif");
     e("}}");
   };
-  const std::string mb0 = groups ? fmt::format("gi * {}", MBG) : "0";
-  const std::string mb1 = groups ? fmt::format("gi * {} + {}", MBG, MBG) : std::to_string(MBG);
+  const std::string mb0 = groups ? fmt::format("gi * {}", MBG) : "mc0";
   // A row of tiles: as few as RN allows, of equal width (the last one narrower when OW does not split evenly).
-  const int64_t nt = (OW + RN - 1) / RN, TW = (OW + nt - 1) / nt;
   auto row = [&](int rm) {
     if (OW >= TW) {
       e("for (int64_t t0 = 0; t0 + {} <= {}; t0 += {})", TW, OW, TW);
@@ -1178,21 +1203,27 @@ void emit_qconv_quads(CEmit& e) {
     }
     if (OW % TW) tile(rm, OW % TW, std::to_string(OW - OW % TW));
   };
-  e("for (int64_t oh = oh0; oh < oh0 + rh; ++oh) {{");
-  e("const int32_t* restrict xr = xp + {};", term("(oh - oh0)", SH * IWP));
-  if (MBG >= 2) {
-    e("for (int64_t mb = {}; mb + 2 <= {}; mb += 2) {{", mb0, mb1);
-    row(2);
+  // Per RM blocks of channels (their weights, RM x KQ x 4L bytes, stay in cache) every row of the band.
+  auto rows = [&](int rm) {
+    e("for (int64_t oh = oh0; oh < oh0 + rh; ++oh) {{");
+    e("const int32_t* restrict xr = xp + {};", term("(oh - oh0)", SH * IWP));
+    row(rm);
+    e("}}");
+  };
+  if (groups) e("const int64_t mb1 = gi * {} + {};", MBG, MBG);
+  else if (MBG % MCB == 0) e("const int64_t mb1 = mc0 + {};", MCB);
+  else e("const int64_t mb1 = mc0 + {0} < {1} ? mc0 + {0} : {1};", MCB, MBG);
+  e("int64_t mb = {};", mb0);
+  e("for (; mb + {} <= mb1; mb += {}) {{", RM, RM);
+  rows(RM);
+  e("}}");
+  for (int left = RM - 1; left >= 1; --left) {  // the blocks left over: one tile of them
+    e("if (mb1 - mb == {}) {{", left);
+    rows(left);
     e("}}");
   }
-  if (MBG % 2) {
-    e("{{");
-    e("const int64_t mb = {} - 1;", mb1);
-    row(1);
-    e("}}");
-  }
-  e("}}");  // oh
   if (groups) e("}}");  // gi
+  e("}}");  // mc0
   e("}}");  // oh0
   e("}}");  // n
 }
