@@ -25,7 +25,8 @@
 //  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), bands of output rows; the
 //    band's input as x - x_zero_point on float phase planes (one per stride phase, padding
 //    included; the integer sums stay below 2^24, exact in float, so they run as vector FMAs),
-//    one simd loop over the band's outputs summing all the kernel taps in registers,
+//    one simd loop over the band's outputs summing all the kernel taps in registers (planes of unit
+//    stride filled and the band requantized 16 at a time under masks on AVX-512),
 //    then the requantization (AVX2 vectors packed to bytes on AVX2 targets) (emit_qconv_depthwise).
 //  - Other ConvInteger / QLinearConv: direct convolution, tasks (image, output channel); per output
 //    row (all spatial dims but the last) and chunk of at most kChunk positions along the last,
@@ -1296,7 +1297,7 @@ void emit_qconv_depthwise(CEmit& e) {
   const char* xt = e.in_ctype(xi);
   // The requantization as AVX2 vectors (QLinearConv with byte outputs on AVX2 targets).
   const bool vec = q.qlinear && (e.out_dtype(0) == DType::U8 || e.out_dtype(0) == DType::I8) && avx2_target(e);
-  e.variant = vec ? "depthwise, phase planes, AVX2 requantization" : "depthwise, phase planes";
+  e.variant = vec ? "depthwise, phase planes, AVX2 or AVX-512 requantization" : "depthwise, phase planes";
   e("/* {}: depthwise, tasks (image, channel), bands of {} output rows: x - x_zero_point as float on {} phase plane(s) of {}x{} */",
     e.node.op_type, R, SH * SW, QH, QW);
   e("/* with the padding; band output (oh, ow) is p = oh * {} + ow, one simd loop over p sums the {} taps (those at ow >= {} */", QW,
@@ -1355,8 +1356,21 @@ void emit_qconv_depthwise(CEmit& e) {
     const std::string ds = fmt::format("d[{}]", plus("u", sw * dg.plane()));
     if (lo > 0) e("for (int64_t u = 0; u < {}; ++u) {} = 0;", lo, ds);
     if (hi > lo) {
+      // Unit stride on AVX-512: 16 columns a step, the last ones under a mask (rows of 7-28).
+      const bool z = SW == 1 && (e.in_dtype(xi) == DType::U8 || e.in_dtype(xi) == DType::I8) && avx2_target(e);
+      if (z) {
+        e("#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)");
+        e("for (int64_t u = {0}; u < {1}; u += 16) {{", lo, hi);
+        e("const __mmask16 k = {0} - u >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ({0} - u)) - 1u);", hi);
+        e("const __m512i v = {}(_mm_maskz_loadu_epi8(k, (const void*)(xc + ih * {} + {})));",
+          e.in_dtype(xi) == DType::U8 ? "_mm512_cvtepu8_epi32" : "_mm512_cvtepi8_epi32", IW, plus("u", -PL));
+        e("_mm512_mask_storeu_ps(d + u, k, _mm512_cvtepi32_ps(_mm512_sub_epi32(v, _mm512_set1_epi32(xz))));");
+        e("}}");
+        e("#else");
+      }
       simd(e, hi - lo);
       e("for (int64_t u = {}; u < {}; ++u) {} = (float)((int32_t)xc[ih * {} + {}] - xz);", lo, hi, ds, IW, plus(term("u", SW), sw - PL));
+      if (z) e("#endif");
     }
     if (hi < QW) e("for (int64_t u = {}; u < {}; ++u) {} = 0;", hi, QW, ds);
   }
@@ -1368,7 +1382,22 @@ void emit_qconv_depthwise(CEmit& e) {
   // to bytes are exact), the rest in a simd loop.
   e("int64_t p0 = 0;");
   if (vec) {
-    e("#if defined(__AVX2__)");
+    // AVX-512: 16 positions a step, the last ones under a mask (no scalar tail: with short rows
+    // the tail was most of the band).
+    e("#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)");
+    e("{{");
+    e("const __m512i bz = _mm512_set1_epi32(bm);");
+    e("const __m512 mz = _mm512_set1_ps(mult), yzz = _mm512_set1_ps(yz), loz = _mm512_set1_ps({}), hiz = _mm512_set1_ps({});",
+      c_float(q.qmin), c_float(q.qmax));
+    e("for (; p0 < rn * {}; p0 += 16) {{", QW);
+    e("const __mmask16 k = rn * {0} - p0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (rn * {0} - p0)) - 1u);", QW);
+    e("__m512i t = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + p0), bz);");
+    e("t = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), mz), "
+      "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), yzz), loz), hiz));");
+    e("_mm_mask_storeu_epi8((void*)(qv + p0), k, _mm512_cvtepi32_epi8(t));");
+    e("}}");
+    e("}}");
+    e("#elif defined(__AVX2__)");
     e("for (; p0 + 32 <= rn * {}; p0 += 32) {{", QW);
     for (int k = 0; k < 4; ++k) {
       e("__m256i t{0} = _mm256_add_epi32(_mm256_loadu_si256((const __m256i*)(acc + p0 + {1})), bv);", k, 8 * k);
