@@ -402,6 +402,24 @@ void emit_padded_row(CEmit& e, int64_t width, int64_t IH, int64_t IW, int64_t PL
   if (hi < width) e("for (int64_t t = {}; t < {}; ++t) d[t] = {};", hi, width, fill);
 }
 
+// The requantization's parameters of the packed integer conv kernels: `const float xs, ys, yz`
+// (QLinearConv) and per output channel m = first + i, i < n, int32 bq[i] = `bias` (a C expression
+// of m) and float mq[i] = x_scale * w_scale[m] / y_scale, both 0 for m >= M (padding lanes).
+void emit_channel_params(CEmit& e, const QConvGeom& q, int64_t n, const std::string& first, const std::string& bias) {
+  if (q.qlinear) {
+    e("const float xs = {}, ys = {};", param(e, q.x_scale, "0", "float"), param(e, q.y_scale, "0", "float"));
+    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
+  }
+  e("int32_t bq[{}];", n);
+  if (q.qlinear) e("float mq[{}];", n);
+  e("for (int64_t i = 0; i < {}; ++i) {{", n);
+  e("const int64_t m = {};", sum_terms({first == "0" ? "" : first, "i"}));
+  e("if (m >= {}) {{ bq[i] = 0;{} continue; }}", q.conv.M, q.qlinear ? " mq[i] = 0;" : "");
+  e("bq[i] = {};", bias);
+  if (q.qlinear) e("mq[i] = xs * {} / ys;", param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float"));
+  e("}}");
+}
+
 // ---------------------------------------------------------------- QLinearConv, ConvInteger on 16-bit pairs
 
 // Output channels per block (the int32 lanes of a 256-bit vector), output positions per register
@@ -459,6 +477,23 @@ void emit_pair_stores(CEmit& e, const QConvGeom& q, int rm, int64_t rn, bool gro
   e("}}");
 }
 
+// The plain-C end of a register tile of the pairs and quads kernels (its sums in acc, position r
+// of block j at acc[(r * rm + j) * L]): the bias (modulo 2^32) and the requantization, one simd
+// loop per position over its rm * L channels (in place: the requantized values fit int32), then
+// the stores.
+void emit_tile_finish(CEmit& e, const QConvGeom& q, int rm, int64_t rn, bool groups, int64_t L) {
+  e("for (int64_t r = 0; r < {}; ++r) {{", rn);
+  e("int32_t* restrict ar = acc + r * {};", rm * L);
+  simd(e, rm * L);
+  e("for (int64_t j = 0; j < {}; ++j) {{", rm * L);
+  e("const int32_t a = (int32_t)((uint32_t)ar[j] + (uint32_t)bq[mb * {} + j]);", L);
+  if (q.qlinear) e("{}", round_saturate("ar[j]", DType::I32, fmt::format("(float)a * mq[mb * {} + j]", L), "yz", q.qmin, q.qmax));
+  else e("ar[j] = a;");
+  e("}}");
+  e("}}");
+  emit_pair_stores(e, q, rm, rn, groups, fmt::format("({})acc[(r * {} + j / {}) * {} + j % {}]", e.out_ctype(0), rm, L, L, L), L);
+}
+
 // x * w on 16-bit pairs, direct: per task (image, band of R output rows) the band's input rows
 // with each pair of input channels side by side as int16 x - x_zero_point in one int32 (0 in
 // the padding), then per output row, pair of blocks of 8 output channels and tile of up to 6
@@ -506,20 +541,9 @@ void emit_qconv_pairs(CEmit& e) {
   e("int32_t xp[{}];", CP * BR * IWP);
   e("int32_t acc[{}];", 2 * L * RN);
   e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
-  if (q.qlinear) {
-    e("const float xs = {}, ys = {};", param(e, q.x_scale, "0", "float"), param(e, q.y_scale, "0", "float"));
-    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
-  }
   if (wz && !wz_vec) e("const int32_t wz = {};", param(e, q.w_zp, "0", "int32_t"));
   // Per output channel (blocks padded to 8 lanes with zeros): the bias and the requantization's multiplier.
-  const int64_t M8 = (g.M + L - 1) / L * L;
-  e("int32_t bq[{}];", M8);
-  if (q.qlinear) e("float mq[{}];", M8);
-  e("for (int64_t m = 0; m < {}; ++m) {{", M8);
-  if (M8 > g.M) e("if (m >= {}) {{ bq[m] = 0;{} continue; }}", g.M, q.qlinear ? " mq[m] = 0;" : "");
-  e("bq[m] = {};", q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
-  if (q.qlinear) e("mq[m] = xs * {} / ys;", param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float"));
-  e("}}");
+  emit_channel_params(e, q, (g.M + L - 1) / L * L, "0", q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
   const bool groups = g.G > 1;
   if (groups) e("for (int64_t gi = 0; gi < {}; ++gi) {{", g.G);
   e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? term("gi", g.CG) : "0", IH * IW);
@@ -639,18 +663,7 @@ void emit_qconv_pairs(CEmit& e) {
     e("}}");  // kw
     e("}}");  // kh
     e("}}");  // c2
-    // Bias (modulo 2^32) and requantization: one simd loop per position over its rm * 8 channels
-    // (in place: the requantized values fit int32), then the stores.
-    e("for (int64_t r = 0; r < {}; ++r) {{", rn);
-    e("int32_t* restrict ar = acc + r * {};", rm * L);
-    simd(e, rm * L);
-    e("for (int64_t j = 0; j < {}; ++j) {{", rm * L);
-    e("const int32_t a = (int32_t)((uint32_t)ar[j] + (uint32_t)bq[mb * {} + j]);", L);
-    if (q.qlinear) e("{}", round_saturate("ar[j]", DType::I32, fmt::format("(float)a * mq[mb * {} + j]", L), "yz", q.qmin, q.qmax));
-    else e("ar[j] = a;");
-    e("}}");
-    e("}}");
-    emit_pair_stores(e, q, rm, rn, groups, fmt::format("({})acc[(r * {} + j / 8) * 8 + j % 8]", e.out_ctype(0), rm));
+    emit_tile_finish(e, q, rm, rn, groups, L);
     e("#endif");
     e("}}");
   };
@@ -749,6 +762,12 @@ void emit_weight_sums(CEmit& e, const QConvGeom& q) {
   e("}};");
 }
 
+// The quads kernels' int32 bias of channel m: the bias less xz times its weight sum (wsum), modulo 2^32.
+std::string quad_bias(CEmit& e, const QConvGeom& q) {
+  return fmt::format("(int32_t)((uint32_t){} - (uint32_t)xz * (uint32_t)wsum[m])",
+                     q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
+}
+
 // Pointwise convolutions (1x1, one group) on byte quads with AVX-512 VNNI take the output positions
 // as the vector lanes instead (emit_qconv_quads_pointwise): tasks (image, band of R output rows,
 // chunk of MC output channels); the band's positions packed as quads, one int32 per position and
@@ -823,19 +842,8 @@ void emit_qconv_quads_pointwise(CEmit& e) {
   e("int32_t acc[{}];", MT * NV * 16);
   e("const int32_t xz = {}{};", param(e, q.x_zp, "0", "int32_t"), xs8 ? " + 128" : "");
   e("const int32_t xzq = (int32_t)((uint32_t)xz * 0x01010101u);");
-  if (q.qlinear) {
-    e("const float xs = {}, ys = {};", param(e, q.x_scale, "0", "float"), param(e, q.y_scale, "0", "float"));
-    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
-  }
   // Per output channel of the chunk (past M: zeros): the bias less xz times the weight sum, the multiplier.
-  e("int32_t bq[{}];", MC);
-  if (q.qlinear) e("float mq[{}];", MC);
-  e("for (int64_t i = 0; i < mc; ++i) {{");
-  e("const int64_t m = m0 + i;");
-  if (M8 > g.M) e("if (m >= {}) {{ bq[i] = 0;{} continue; }}", g.M, q.qlinear ? " mq[i] = 0;" : "");
-  e("bq[i] = (int32_t)((uint32_t){} - (uint32_t)xz * (uint32_t)wsum[m]);", q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
-  if (q.qlinear) e("mq[i] = xs * {} / ys;", param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float"));
-  e("}}");
+  emit_channel_params(e, q, MC, "m0", quad_bias(e, q));
   // The band: position p = r * OW + ow of quad c4 at xp[c4 * PV + p]; positions past np hold xzq.
   e("const {}* restrict xg = {} + n * {};", xt, X, g.C * IH * IW);
   e("for (int64_t c4 = 0; c4 < {}; ++c4) {{", CQ);
@@ -1053,19 +1061,9 @@ void emit_qconv_quads(CEmit& e) {
   // x's zero point as the quads hold x (int8 x plus 128), and four of it in the padding.
   e("const int32_t xz = {}{};", param(e, q.x_zp, "0", "int32_t"), xs8 ? " + 128" : "");
   e("const int32_t xzq = (int32_t)((uint32_t)xz * 0x01010101u);");
-  if (q.qlinear) {
-    e("const float xs = {}, ys = {};", param(e, q.x_scale, "0", "float"), param(e, q.y_scale, "0", "float"));
-    e("const float yz = {};", param(e, q.y_zp, "0", "float"));
-  }
   // Per output channel (blocks padded to L lanes with zeros): the bias less xz times the weight
   // sum, and the requantization's multiplier.
-  e("int32_t bq[{}];", M16);
-  if (q.qlinear) e("float mq[{}];", M16);
-  e("for (int64_t m = 0; m < {}; ++m) {{", M16);
-  if (M16 > g.M) e("if (m >= {}) {{ bq[m] = 0;{} continue; }}", g.M, q.qlinear ? " mq[m] = 0;" : "");
-  e("bq[m] = (int32_t)((uint32_t){} - (uint32_t)xz * (uint32_t)wsum[m]);", q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
-  if (q.qlinear) e("mq[m] = xs * {} / ys;", param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float"));
-  e("}}");
+  emit_channel_params(e, q, M16, "0", quad_bias(e, q));
   const bool groups = g.G > 1;
   if (groups) e("for (int64_t gi = 0; gi < {}; ++gi) {{", g.G);
   e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? term("gi", g.CG) : "0", IH * IW);
@@ -1180,18 +1178,7 @@ void emit_qconv_quads(CEmit& e) {
       e("}}");
     }
     steps_close();
-    // Bias (modulo 2^32) and requantization: one simd loop per position over its rm * L channels
-    // (in place: the requantized values fit int32), then the stores.
-    e("for (int64_t r = 0; r < {}; ++r) {{", rn);
-    e("int32_t* restrict ar = acc + r * {};", rm * L);
-    simd(e, rm * L);
-    e("for (int64_t j = 0; j < {}; ++j) {{", rm * L);
-    e("const int32_t a = (int32_t)((uint32_t)ar[j] + (uint32_t)bq[mb * {} + j]);", L);
-    if (q.qlinear) e("{}", round_saturate("ar[j]", DType::I32, fmt::format("(float)a * mq[mb * {} + j]", L), "yz", q.qmin, q.qmax));
-    else e("ar[j] = a;");
-    e("}}");
-    e("}}");
-    emit_pair_stores(e, q, rm, rn, groups, value, L);
+    emit_tile_finish(e, q, rm, rn, groups, L);
     e("#endif");
     e("}}");
   };
