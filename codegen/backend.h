@@ -79,6 +79,11 @@ class Backend {
   // of a register-tiled Gemm/MatMul, Layout::winograd for a Winograd conv's filter), or plain
   // for "as it is". Asked before fusion, of the node itself.
   virtual Layout weight_layout(const Node& n, size_t input) const = 0;
+  // Whether n's kernel applies `step` to its output while it is in registers, for anchors the
+  // fusion pass groups only then (an integer conv and the residual onnxc.qdq_add after it:
+  // as a loop after the kernel it would only move the add's pass, slower than its own kernel).
+  // Asked after pack-weights, of the node before fusion.
+  virtual bool takes_epilogue(const Node& /*n*/, const Node& /*step*/) const { return false; }
   // The function that computes n (a plain node or a fused group).
   virtual EmittedNode emit_node(const Node& n, const NodeParams& p) const = 0;
   // How many pieces n's work splits into at `threads` threads: the iterations of its kernel's

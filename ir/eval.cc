@@ -223,7 +223,9 @@ void verify_graph(const Graph& g) {
             reads_internal = it->second = true;
             continue;
           }
-          ONNXC_ASSERT(!v || (v->constant && e.op->static_input(i)) || std::count(n->extra_inputs.begin(), n->extra_inputs.end(), v),
+          // (an integer group's step bakes its constant scales in: passes/fuse.cc)
+          const bool baked = v && v->constant && (e.op->static_input(i) || n->out(0)->dtype != DType::F32);
+          ONNXC_ASSERT(!v || baked || std::count(n->extra_inputs.begin(), n->extra_inputs.end(), v),
                        e.where() + ": epilogue input '" + (v ? v->name : "") + "' is neither internal to the group nor an extra input");
         }
         ONNXC_ASSERT(reads_internal, e.where() + ": epilogue node reads no value of its group");

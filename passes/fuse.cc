@@ -36,11 +36,15 @@
 // Known gaps: no injective/reduction fusion (Reshape, Transpose, Concat, Softmax stay
 // separate); steps must keep the anchor's shape, so a broadcast that grows the output
 // (the SE block's Mul) starts its own one-loop group instead of joining its producer;
-// float32 only; a conv's epilogue is a second sweep over its output (codegen/c/fused.h).
+// float32 only, but for one integer group: a QLinearConv and the onnxc.qdq_add (qdq_mul) that
+// reads its bytes, a residual add between quantize steps, where the backend's kernel applies
+// the add in registers (Backend::takes_epilogue; grow_integer); a conv's epilogue is otherwise
+// a second sweep over its output (codegen/c/fused.h).
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "codegen/backend.h"
 #include "ir/eval.h"
 #include "ir/op.h"
 #include "passes/pass.h"
@@ -177,14 +181,45 @@ struct Fuser {
     run->producer = a;
     return true;
   }
+
+  // An integer anchor (a QLinearConv with byte output) takes the onnxc.qdq_add or qdq_mul that
+  // is its output's one reader, where the backend applies it in the kernel's registers
+  // (Backend::takes_epilogue): the other operand, of the same shape, dtype and layout, is the
+  // group's one extra input; the scales and zero points stay constants of the step.
+  bool grow_integer(Node* a, const Backend& b) {
+    if (a->anchor_out || a->op_type != "QLinearConv") return false;
+    Value* r = a->out(0);
+    auto it = users.find(r);
+    if (!r || r->is_output || it == users.end() || it->second.size() != 1) return false;
+    Node* u = it->second[0];
+    if (absorbed.count(u) || (u->op_type != "onnxc.qdq_add" && u->op_type != "onnxc.qdq_mul") || u->inputs.size() != 8) return false;
+    const bool r_first = u->in(0) == r;
+    Value* other = u->inputs[r_first ? 3 : 0];
+    if (!other || other == r || (!r_first && u->in(3) != r)) return false;
+    const Value* y = u->out(0);
+    for (const Value* v : {static_cast<const Value*>(other), y})
+      if (v->shape != r->shape || v->dtype != r->dtype || v->layout != r->layout) return false;
+    for (size_t i : {1, 2, 4, 5, 6, 7})
+      if (!u->in(i)->constant) return false;
+    if (!b.takes_epilogue(*a, *u)) return false;
+    a->anchor_out = r;
+    a->extra_inputs = {other};
+    absorbed.insert(u);
+    a->epilogue.push_back(std::move(g.nodes[pos.at(u)]));
+    a->outputs[0] = u->out(0);
+    a->outputs[0]->producer = a;
+    return true;
+  }
 };
 
 }  // namespace
 
 bool fuse_ops(Graph& g, const PassOptions& o) {
-  (void)o;
   Fuser f(g);
   bool changed = false;
+  if (o.backend)
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      if (Node* a = g.nodes[k].get(); a && !f.absorbed.count(a)) changed = f.grow_integer(a, *o.backend) || changed;
   // Conv-like anchors first: an elementwise node both could take (Add(relu(a), conv(b)))
   // is cheaper as a conv epilogue, on the output the conv just wrote.
   for (bool out_fusable : {true, false})

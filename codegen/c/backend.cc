@@ -41,6 +41,11 @@ class CBackend : public Backend {
     return k && k->weight_layout ? k->weight_layout(n, input, target()) : Layout::plain();
   }
 
+  bool takes_epilogue(const Node& n, const Node& step) const override {
+    const CKernel* k = find_c_kernel(n.op_type);
+    return k && k->takes_epilogue && k->takes_epilogue(n, step, target());
+  }
+
   EmittedNode emit_node(const Node& n, const NodeParams& p) const override {
     CNodeCode c = emit_c_node(n, p, target());
     return {std::move(c.body.text), std::move(c.kernel)};

@@ -14,7 +14,8 @@ namespace onnxc {
 
 namespace {
 
-// Arguments of node m's element expression: "" for absent/static inputs, reads of the anchor's inputs
+// Arguments of node m's element expression: "" for absent/static inputs and for constants that are
+// not extra inputs (an integer group's scales: passes/fuse.cc), reads of the anchor's inputs
 // (when `anchor`), the local of an internal value of the group (`locals`), or reads of
 // extra inputs (extra k at index idx[inputs + k], or the element expression extra_elems[k]
 // when given).
@@ -28,6 +29,7 @@ std::vector<std::string> expr_args(const CEmit& e, const Node& m, bool anchor, c
     if (anchor) { args.push_back(fmt::format("{}[{}]", e.in(i), idx.at(i))); continue; }
     if (auto it = locals.find(v); it != locals.end()) { args.push_back(it->second); continue; }
     auto it = std::find(n.extra_inputs.begin(), n.extra_inputs.end(), v);
+    if (it == n.extra_inputs.end() && v->constant) { args.emplace_back(); continue; }  // the step's C bakes it in (onnxc.qdq_add)
     ONNXC_ASSERT(it != n.extra_inputs.end(), m.where() + ": input '" + v->name + "' is not an extra input of its group");
     size_t k = static_cast<size_t>(it - n.extra_inputs.begin());
     if (extra_elems) args.push_back(extra_elems->at(k));

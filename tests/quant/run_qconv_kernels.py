@@ -8,8 +8,11 @@ of 8 or 16 (padding lanes), a block left over after the pairs of blocks, rows wh
 multiple of the register tile, asymmetric pads, strides, dilations, groups, a reduction over 2304
 products, per-tensor and per-channel weight zero points (zero and not), outputs that saturate,
 depthwise convs (their own kernel: strided, dilated, 5x5 with unequal strides, in several bands of
-rows, ConvInteger's too), a channel multiplier of 2 (the direct kernel), and ConvInteger's int32
-output. Every case is compiled at 2 threads with every loop nest that can go parallel made
+rows, ConvInteger's too), a channel multiplier of 2 (the direct kernel), ConvInteger's int32
+output, and residual adds after the conv (QDQ: DequantizeLinear, Add with a second input, Relu,
+QuantizeLinear; compiled with --quantized integer), which the pointwise kernel on AVX-512 applies in
+registers (--dump-ir: "+ epilogue"; ONNX Runtime runs those models unoptimized, so that its Add is
+the float ops as written). Every case is compiled at 2 threads with every loop nest that can go parallel made
 parallel (--parallel-min-work 1):
   - for the host (its vector code: on x86-64 with AVX2 the _mm256_madd_epi16 path, with VNNI the
     vpdpbusd one where the case's weights are int8 with a zero zero point, and the depthwise
@@ -99,7 +102,21 @@ CASES = {
                                 "pairs", "s8"),
     "quads_pointwise_convinteger": ((1, 9, 5, 5), 10, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", False, 1.0, "ConvInteger",
                                     "pairs"),
+    # Residual adds (RESIDUAL): the pointwise kernel's output added to a second input between
+    # quantize steps, which the AVX-512 forms do in registers (a fused group).
+    "quads_pointwise_residual_relu": ((2, 64, 7, 9), 40, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", True, 1.0, "QLinearConv",
+                                      "pairs"),
+    "quads_pointwise_residual_s8": ((1, 12, 3, 70), 16, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "s8", "zero", True, 0.5, "QLinearConv",
+                                    "pairs", "s8"),
+    "pairs_residual": ((1, 8, 10, 10), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "tensor", True, 1.0, "QLinearConv", "pairs"),
 }
+
+# Cases whose QLinearConv output y goes on through DequantizeLinear, an Add with DequantizeLinear(r)
+# (r a second graph input of y's shape and type) and QuantizeLinear, as a QDQ model's residual add:
+# name: (whether y is the Add's first input, whether a Relu follows the Add). ONNX Runtime runs them
+# with its graph optimizations off, so that the Add is its float ops (its fused QLinearAdd rounds
+# an approximation: tests/quant/run_qdq_zoo.py).
+RESIDUAL = {"quads_pointwise_residual_relu": (True, True), "quads_pointwise_residual_s8": (False, False), "pairs_residual": (True, False)}
 
 # The VNNI targets: (name, lanes of int32 in a vector, the /proc/cpuinfo flag that runs its vector form,
 # its vector form's flags).
@@ -176,7 +193,23 @@ def make_case(name, spec, rng):
             ins.append("b")
         node = helper.make_node("QLinearConv", ins, ["y"], name=name, **attrs)
         out = helper.make_tensor_value_info("y", xdt, yshape)
-    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", xdt, xs)], [out], inits)
+    nodes, ins = [node], [helper.make_tensor_value_info("x", xdt, xs)]
+    if name in RESIDUAL:
+        # y -> DQ -> Add(DQ(r)) [-> Relu] -> Q: the conv's output renamed c, the sum y.
+        first, relu = RESIDUAL[name]
+        node.output[0] = "c"
+        zr, zs = (np.int8(-5), np.int8(2)) if s8x else (np.uint8(120), np.uint8(0 if relu else 100))
+        inits += [numpy_helper.from_array(np.array(np.float32(0.03)), "r_scale"), numpy_helper.from_array(np.array(zr), "r_zp"),
+                  numpy_helper.from_array(np.array(np.float32(y_scale * 1.7)), "s_scale"), numpy_helper.from_array(np.array(zs), "s_zp")]
+        add_in = ["cf", "rf"] if first else ["rf", "cf"]
+        nodes += [helper.make_node("DequantizeLinear", ["c", "y_scale", "y_zp"], ["cf"]),
+                  helper.make_node("DequantizeLinear", ["r", "r_scale", "r_zp"], ["rf"]),
+                  helper.make_node("Add", add_in, ["sf" if relu else "s"])]
+        if relu:
+            nodes.append(helper.make_node("Relu", ["sf"], ["s"]))
+        nodes.append(helper.make_node("QuantizeLinear", ["s", "s_scale", "s_zp"], ["y"]))
+        ins.append(helper.make_tensor_value_info("r", xdt, yshape))
+    g = helper.make_graph(nodes, name, ins, [out], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     onnx.checker.check_model(m)
@@ -204,12 +237,15 @@ def main():
     ap.add_argument("--compiler", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--cflags", default="-O1")
+    ap.add_argument("--filter", default="", help="only the cases whose name contains this")
     args = ap.parse_args()
     ort.set_default_logger_severity(3)
     os.makedirs(args.work, exist_ok=True)
     failures = []
     rng = np.random.default_rng(2024)
     for name, spec in CASES.items():
+        if args.filter not in name:
+            continue
         d = os.path.join(args.work, name)
         os.makedirs(d, exist_ok=True)
         m = make_case(name, spec, rng)
@@ -223,7 +259,17 @@ def main():
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         ref_model = u8_twin(m) if twin else m
-        ref = ort.InferenceSession(ref_model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        feeds, run_inputs = {"x": x}, ["--input", f"x={xin}"]
+        if name in RESIDUAL:
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            yshape = m.graph.output[0].type.tensor_type.shape.dim
+            r = rng.integers(-128, 128, size=[dd.dim_value for dd in yshape]).astype(x.dtype) if act(spec) == "s8" else \
+                rng.integers(0, 256, size=[dd.dim_value for dd in yshape]).astype(np.uint8)
+            rin = os.path.join(d, "r.npy")
+            np.save(rin, r)
+            feeds["r"] = r
+            run_inputs += ["--input", f"r={rin}"]
+        ref = ort.InferenceSession(ref_model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
         for form, flags, expected, skip in case_forms(args, spec):
             what = f"{name} ({spec[11]}, {form})"
             if skip:
@@ -231,18 +277,25 @@ def main():
                 continue
             out_dir = os.path.join(d, form.split()[0])
             c = subprocess.run([args.compiler, path, "-o", out_dir, "--name", "m", "--dump-ir", "--quiet", "--verify-passes",
-                                "--threads", "2", "--parallel-min-work", "1"] + flags, capture_output=True, text=True)
+                                "--threads", "2", "--parallel-min-work", "1"] + flags + (["--quantized", "integer"] if name in RESIDUAL else []),
+                               capture_output=True, text=True)
             if c.returncode != 0:
                 failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
                 continue
-            kernel = [l for l in c.stdout.splitlines() if l.strip().startswith("%y: ")]
+            # The conv's line: %y, or %c where the residual add is a node of its own.
+            kernel = [l for l in c.stdout.splitlines() if l.strip().startswith(("%y: ", "%c: ")) and spec[11] in l]
             said = kernel[0] if kernel else ""
             got = ("pairs" if "16-bit pairs" in said else "quads" if "byte quads" in said else
                    "depthwise" if "depthwise, phase planes" in said else "direct")
             if not kernel or got != expected:
                 failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {expected} kernel")
+            # The residual add goes into the kernel where it is the pointwise one on 16 lanes (AVX-512).
+            lanes16 = form.startswith("x86-64-avx512vnni") or (form == "host" and "avx512_vnni" in cpu_flags())
+            fused = name in RESIDUAL and expected == "quads" and lanes16 and spec[2] == (1, 1) and spec[6] == 1
+            if name in RESIDUAL and ("+ epilogue" in said) != fused:
+                failures.append(f"{what}: --dump-ir says {said.strip()}; the residual add {'in' if fused else 'after'} the kernel expected")
             out = os.path.join(out_dir, "y.npy")
-            r = subprocess.run([os.path.join(out_dir, "m"), "--input", f"x={xin}", "--output", f"y={out}", "--quiet", "--threads", "2"],
+            r = subprocess.run([os.path.join(out_dir, "m")] + run_inputs + ["--output", f"y={out}", "--quiet", "--threads", "2"],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 failures.append(f"{what}: the binary exited {r.returncode}: {r.stderr.strip()[-2000:]}")

@@ -35,6 +35,8 @@ struct CKernel {
   // How the kernel wants constant input `input` stored (Backend::weight_layout); nullptr:
   // plain for every input.
   Layout (*weight_layout)(const Node& n, size_t input, const Target& t) = nullptr;
+  // Whether emit applies the fused step `step` itself (Backend::takes_epilogue); nullptr: never.
+  bool (*takes_epilogue)(const Node& n, const Node& step, const Target& t) = nullptr;
 };
 
 using CKernelTable = std::map<std::string, CKernel>;

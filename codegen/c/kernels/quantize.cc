@@ -21,7 +21,9 @@
 //    channels instead (Layout::pairs(L, 4)): tiles of 2L channels x 12 (6) positions updated by
 //    vpdpbusd, AVX-512 VNNI (AVX-VNNI), plain C where compiled without it (emit_qconv_quads);
 //    pointwise ones (1x1, one group) on AVX-512 with the positions as the lanes, tiles of 8
-//    channels x 48 positions whose vectors are stored as they are (emit_qconv_quads_pointwise).
+//    channels x 48 positions whose vectors are stored as they are (emit_qconv_quads_pointwise),
+//    after the onnxc.qdq_add / qdq_mul that reads them where the fuse pass grouped it with the
+//    conv (qconv_takes_epilogue: the residual add on the 16 bytes in registers, as emit_qdq_add).
 //  - 2-D depthwise ConvInteger / QLinearConv: tasks (image, channel), bands of output rows; the
 //    band's input as x - x_zero_point on float phase planes (one per stride phase, padding
 //    included; the integer sums stay below 2^24, exact in float, so they run as vector FMAs),
@@ -43,6 +45,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "codegen/c/fused.h"
 #include "codegen/c/kernels/kernels.h"
 #include "codegen/c/loops.h"
 #include "ir/ops/quantize.h"
@@ -806,6 +809,39 @@ bool quads_pointwise_apply(const QConvGeom& q, int64_t L) {
   return L == 16 && g.G == 1 && g.k[0] == 1 && g.k[1] == 1 && pw_geom(q).bytes((g.CG + 3) / 4) <= kPairBandBytes;
 }
 
+// A fused onnxc.qdq_add / qdq_mul step (passes/fuse.cc, grow_integer): its constant scales and
+// zero points, which operand the anchor's bytes are, and y's range.
+struct QdqStep {
+  bool mul = false, anchor_a = true;
+  float sa = 0, sb = 0, sy = 0;
+  int64_t za = 0, zb = 0, zy = 0;
+  double lo = 0, hi = 0;
+};
+
+QdqStep qdq_step(const Node& m, const Value* anchor_out) {
+  QdqStep s;
+  s.mul = m.op_type == "onnxc.qdq_mul";
+  s.anchor_a = m.in(0) == anchor_out;
+  s.sa = m.in(1)->constant->data<float>()[0];
+  s.za = m.in(2)->constant->get_i64(0);
+  s.sb = m.in(4)->constant->data<float>()[0];
+  s.zb = m.in(5)->constant->get_i64(0);
+  s.sy = m.in(6)->constant->data<float>()[0];
+  s.zy = m.in(7)->constant->get_i64(0);
+  qdq_add_range(m, &s.lo, &s.hi);
+  return s;
+}
+
+// onnxc.qdq_add / qdq_mul as a fused step of an integer group (CKernel::stmts): a and b are
+// args[0] and args[3] (the anchor's byte as a float local, or the extra input's element), the
+// constants baked in; the same float operations as emit_qdq_add, `dst` the quantized value.
+std::string qdq_add_stmts(const Node& m, const std::vector<std::string>& args, const std::string& dst) {
+  const QdqStep s = qdq_step(m, nullptr);
+  return fmt::format("float {0}; {{ const float v = (float)((int32_t)({1}) - {2}) * {3} {4} (float)((int32_t)({5}) - {6}) * {7}; {8} }}", dst,
+                     args.at(0), s.za, c_float(s.sa), s.mul ? "*" : "+", args.at(3), s.zb, c_float(s.sb),
+                     round_saturate(dst, DType::F32, fmt::format("v / {}", c_float(s.sy)), c_float(static_cast<double>(s.zy)), s.lo, s.hi));
+}
+
 void emit_qconv_quads_pointwise(CEmit& e) {
   const QConvGeom& q = qconv_geom(e.node);
   const ConvGeom& g = q.conv;
@@ -818,6 +854,13 @@ void emit_qconv_quads_pointwise(CEmit& e) {
   const bool xs8 = e.in_dtype(xi) == DType::I8;
   const char* xt = e.in_ctype(xi);
   const char* yt = e.out_ctype(0);
+  // A fused residual add (passes/fuse.cc): applied to each vector before it is stored.
+  const Node* step = e.node.epilogue.empty() ? nullptr : e.node.epilogue[0].get();
+  ONNXC_ASSERT(!step || (q.qlinear && e.node.epilogue.size() == 1 && e.node.extra_inputs.size() == 1),
+               e.node.where() + ": pointwise byte quads with an epilogue other than one onnxc.qdq_add");
+  const QdqStep st = step ? qdq_step(*step, e.node.anchor_out) : QdqStep{};
+  const char* rt = step ? dtype_ctype(e.node.extra_inputs[0]->dtype) : "";
+  if (step) e.epilogue_done = true;
   e.variant = "byte quads, positions as lanes, AVX-512 VNNI vpdpbusd";
   e.plan = fmt::format("tasks of {} output rows ({} positions of {} channel quads, {} KB) x {} channels, {}x{} register tiles (channels x "
                        "positions)", R, PV, CQ, (pw.bytes(CQ) + 1023) / 1024, MC, MT, NV * 16);
@@ -828,6 +871,8 @@ void emit_qconv_quads_pointwise(CEmit& e) {
   e("/* tiles of {} channels x {} positions: _mm512_dpbusd_epi32 of the positions' quads and a channel's 4 weights */", MT, NV * 16);
   e("/* broadcast where compiled for it, otherwise the same in plain C; x's zero point times each channel's weight sum */");
   e("/* is taken off with the bias; each vector of 16 positions of one channel is requantized and stored as it is */");
+  if (step)
+    e("/* after {} of its bytes and the other operand's ({}): the residual add in registers */", step->op_type, step->name);
   emit_weight_sums(e, q);
   const double work = 2.0 * static_cast<double>(g.N * g.M * OH * OW) * static_cast<double>(g.CG);
   const int64_t tasks = g.N * ((OH + R - 1) / R) * ((M8 + MC - 1) / MC);
@@ -912,6 +957,7 @@ void emit_qconv_quads_pointwise(CEmit& e) {
     e("const __m512i bv = _mm512_set1_epi32(bq[m - m0]);");
     if (q.qlinear) e("const __m512 mv = _mm512_set1_ps(mq[m - m0]);");
     e("{}* restrict ym = {} + ((n * {} + m) * {} + oh0) * {};", yt, Y, g.M, OH, OW);
+    if (step) e("const {}* restrict rm = {} + ((n * {} + m) * {} + oh0) * {};", rt, e.extra(0), g.M, OH, OW);
     e("for (int64_t v = 0; v < {}; ++v) {{", nv);
     e("const int64_t p = (pv + v) * 16;");
     e("const __mmask16 k = np - p >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (np - p)) - 1u);");
@@ -919,6 +965,21 @@ void emit_qconv_quads_pointwise(CEmit& e) {
     if (q.qlinear) {
       e("const __m512 f = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), mv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);");
       e("t = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(f, yzv), lov), hiv));");
+      if (step) {
+        // The residual add on the 16 bytes just made (as ints) and the other operand's 16, as emit_qdq_add.
+        e("{{");
+        e("const __m512i o = {}(_mm_maskz_loadu_epi8(k, (const void*)(rm + p)));",
+          e.node.extra_inputs[0]->dtype == DType::U8 ? "_mm512_cvtepu8_epi32" : "_mm512_cvtepi8_epi32");
+        const std::string ta = st.anchor_a ? "t" : "o", tb = st.anchor_a ? "o" : "t";
+        e("const __m512 v = _mm512_{}_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, _mm512_set1_epi32({}))), _mm512_set1_ps({})), "
+          "_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, _mm512_set1_epi32({}))), _mm512_set1_ps({})));",
+          st.mul ? "mul" : "add", ta, st.za, c_float(st.sa), tb, st.zb, c_float(st.sb));
+        e("const __m512 r = _mm512_roundscale_ps(_mm512_div_ps(v, _mm512_set1_ps({})), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);",
+          c_float(st.sy));
+        e("t = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, _mm512_set1_ps({})), _mm512_set1_ps({})), _mm512_set1_ps({})));",
+          c_float(static_cast<double>(st.zy)), c_float(st.lo), c_float(st.hi));
+        e("}}");
+      }
       e("_mm_mask_storeu_epi8((void*)(ym + p), k, _mm512_cvtepi32_epi8(t));");
     } else {
       e("_mm512_mask_storeu_epi32((void*)(ym + p), k, t);");
@@ -944,11 +1005,19 @@ void emit_qconv_quads_pointwise(CEmit& e) {
     e("const int64_t m = mt + i;");
     if (M8 > g.M) e("if (m >= {}) break;", g.M);
     e("{}* restrict ym = {} + ((n * {} + m) * {} + oh0) * {} + pv * 16;", yt, Y, g.M, OH, OW);
+    if (step) e("const {}* restrict rm = {} + ((n * {} + m) * {} + oh0) * {} + pv * 16;", rt, e.extra(0), g.M, OH, OW);
     e("const int64_t pn = np - pv * 16 < {0} ? np - pv * 16 : {0};", nv * 16);
     e("for (int64_t p = 0; p < pn; ++p) {{");
     e("const int32_t a = (int32_t)((uint32_t)acc[i * {} + p] + (uint32_t)bq[m - m0]);", NV * 16);
-    if (q.qlinear) e("{}", round_saturate("ym[p]", e.out_dtype(0), "(float)a * mq[m - m0]", "yz", q.qmin, q.qmax));
-    else e("ym[p] = a;");
+    if (step) {
+      e("float c;");
+      e("{}", round_saturate("c", DType::F32, "(float)a * mq[m - m0]", "yz", q.qmin, q.qmax));
+      e("{}", epilogue_element(e, "c", {"rm[p]"}, "ym[p]"));
+    } else if (q.qlinear) {
+      e("{}", round_saturate("ym[p]", e.out_dtype(0), "(float)a * mq[m - m0]", "yz", q.qmin, q.qmax));
+    } else {
+      e("ym[p] = a;");
+    }
     e("}}");
     e("}}");
     e("#endif");
@@ -974,6 +1043,15 @@ void emit_qconv_quads_pointwise(CEmit& e) {
   e("}}");  // m0
   e("}}");  // oh0
   e("}}");  // n
+}
+
+// Whether the QLinearConv's kernel applies a fused onnxc.qdq_add / qdq_mul (Backend::takes_epilogue):
+// the pointwise byte quads kernel does, on its vectors before they are stored.
+bool qconv_takes_epilogue(const Node& n, const Node& step, const Target&) {
+  const QConvGeom& q = qconv_geom(n);
+  const Layout& wl = n.in(static_cast<size_t>(q.w))->layout;
+  return q.qlinear && (step.op_type == "onnxc.qdq_add" || step.op_type == "onnxc.qdq_mul") && wl.kind == Layout::Kind::Pairs &&
+         wl.in_block == 4 && quads_pointwise_apply(q, wl.block);
 }
 
 // The quads kernel's bands: the pairs kernel's, or the whole map where its quads take at most
@@ -1679,9 +1757,9 @@ void register_quantize(CKernelTable& t) {
   t["MatMulInteger"] = {emit_qmatmul, nullptr, nullptr, nullptr};
   t["QLinearMatMul"] = {emit_qmatmul, nullptr, nullptr, nullptr};
   t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
-  t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
-  t["onnxc.qdq_add"] = {emit_qdq_add, nullptr, nullptr, nullptr};
-  t["onnxc.qdq_mul"] = {emit_qdq_add, nullptr, nullptr, nullptr};
+  t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout, qconv_takes_epilogue};
+  t["onnxc.qdq_add"] = {emit_qdq_add, nullptr, nullptr, qdq_add_stmts};
+  t["onnxc.qdq_mul"] = {emit_qdq_add, nullptr, nullptr, qdq_add_stmts};
   t["onnxc.lookup"] = {emit_lookup, nullptr, nullptr, nullptr};
 }
 
