@@ -62,8 +62,15 @@
 // convolution's rounding error moves a value across a rounding boundary (one step).
 // Runs first: constant folding would otherwise turn DQ(wq) into float weights. The new node
 // lists the sandwich's nodes in Node::origin.
-// Known gaps: MatMul/Gemm sandwiches (QLinearMatMul) and average pools stay float between their
-// DQ and Q.
+// A Gemm sandwich (y = x W^T + b: x of rank 2, transB = 1 as PyTorch writes a Linear layer, alpha
+// and beta 1; the same conditions on x, W, b and Q) is the 1x1 convolution of its rows:
+//
+//   yq = Q(Gemm(DQ(xq), DQ(wq), DQ(bq)))
+//     ⇒   yq = Reshape(QLinearConv(Reshape(xq, [N, K, 1, 1]), ..., wq as [M, K, 1, 1], ..., bq), [N, M])
+//
+// (a classifier head: its weights as int8 bytes, a quarter of the float ones it streams otherwise).
+// Known gaps: MatMul sandwiches (QLinearMatMul), other Gemms and average pools stay float between
+// their DQ and Q.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -155,7 +162,7 @@ class Matcher {
     s->q = q;
     Node* c = sole_reader_producer(q->in(0));
     if (!relu_under(q, &c, &s->relu)) return false;
-    if (!c || c->op_type != "Conv" || !c->epilogue.empty() || c->inputs.size() < 2) return false;
+    if (!c || (c->op_type != "Conv" && !gemm_as_conv(*c)) || !c->epilogue.empty() || c->inputs.size() < 2) return false;
     s->conv = c;
     s->dx = c->in(0) ? c->in(0)->producer : nullptr;
     s->dw = c->in(1) ? c->in(1)->producer : nullptr;
@@ -164,13 +171,37 @@ class Matcher {
     if (!dequantize(s->dw, true) || !s->dw->in(0)->constant || !int8_type(s->dw->in(0)->dtype)) return false;
     const Value* wq = s->dw->in(0);
     const int64_t M = wq->shape.empty() ? 0 : wq->shape[0];
+    if (c->op_type == "Gemm" && (wq->shape.size() != 2 || wq->shape[1] != c->in(0)->shape[1])) return false;
     if (!per_channel(*s->dw, M)) return false;
     if (c->in(2)) return bias_ok(*s, M);
     return true;
   }
 
-  // Replaces the sandwich by QLinearConv, which takes over yq.
-  void replace(const Sandwich& s) {
+  // Replaces the sandwich by QLinearConv, which takes over yq; a Gemm's by the 1x1 QLinearConv
+  // between two Reshapes (appended to the node list: true, the caller re-sorts it).
+  bool replace(const Sandwich& s) {
+    if (s.conv->op_type == "Gemm") {
+      Value* xq = s.dx->in(0);
+      const Value* wq = s.dw->in(0);
+      const int64_t N = xq->shape[0], K = xq->shape[1], M = wq->shape[0];
+      Node* image = insert_node(g_, nullptr, "Reshape", s.conv->name + "_image",
+                                {xq, add_constant(g_, s.conv->name + "_image_shape", Tensor::from_i64({N, K, 1, 1}))}, 1, {});
+      Tensor w = *wq->constant;
+      w.shape = {M, K, 1, 1};
+      std::vector<Value*> in = {image->out(0), s.dx->in(1), s.dx->in(2), add_constant(g_, wq->name + "_1x1", w), s.dw->in(1), s.dw->in(2),
+                                s.q->in(1), s.q->in(2)};
+      if (s.db) in.push_back(s.db->in(0));
+      Attr k;
+      k.type = Attr::Type::Ints;
+      k.ints = {1, 1};
+      Node* conv = insert_node(g_, nullptr, "QLinearConv", s.conv->name, in, 1, {{"kernel_shape", k}});
+      conv->origin = {s.dx->name, s.dw->name};
+      if (s.db) conv->origin.push_back(s.db->name);
+      conv->origin.push_back(s.conv->name);
+      substitute(s.q, "Reshape", s.conv->name + "_rows", {}, {conv->out(0), add_constant(g_, s.conv->name + "_rows_shape", Tensor::from_i64({N, M}))},
+                 {s.relu, s.q});
+      return true;
+    }
     std::map<std::string, Attr> attrs;
     for (const char* a : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}) {
       auto it = s.conv->attrs.find(a);
@@ -179,6 +210,7 @@ class Matcher {
     std::vector<Value*> in = {s.dx->in(0), s.dx->in(1), s.dx->in(2), s.dw->in(0), s.dw->in(1), s.dw->in(2), s.q->in(1), s.q->in(2)};
     if (s.db) in.push_back(s.db->in(0));
     substitute(s.q, "QLinearConv", s.conv->name, std::move(attrs), in, {s.dx, s.dw, s.db, s.conv, s.relu, s.q});
+    return false;
   }
 
   // The residual sandwich ending in QuantizeLinear q, if it meets the conditions above.
@@ -498,6 +530,17 @@ class Matcher {
   }
 
   // dw's scale and zero point: one value, or one per output channel along axis 0.
+  // A Gemm that is a 1x1 convolution of its rows: y = x W^T (+ bias), x of rank 2 (N x K), W
+  // (M x K, transB = 1, as PyTorch writes a Linear layer), alpha and beta 1.
+  static bool gemm_as_conv(const Node& c) {
+    auto f = [&](const char* a) {
+      auto it = c.attrs.find(a);
+      return it == c.attrs.end() ? 1.0 : it->second.f;
+    };
+    return c.op_type == "Gemm" && f("alpha") == 1.0 && f("beta") == 1.0 && int_attr(c, "transA", 0) == 0 && int_attr(c, "transB", 0) == 1 &&
+           c.in(0) && c.in(0)->shape.size() == 2 && c.in(0)->shape_known;
+  }
+
   static bool per_channel(const Node& dw, int64_t M) {
     const Value* s = dw.in(1);
     const Value* z = dw.in(2);
@@ -574,10 +617,10 @@ bool integer_ops(Graph& g, const PassOptions& o) {
       else if (pool && m.match_pool(n.get(), &p)) pools.push_back(p);
       else if (lookup && m.match_concat(n.get(), &c)) concats.push_back(c);
     }
-    for (const Sandwich& s : found) m.replace(s);
+    bool appended = false;
+    for (const Sandwich& s : found) appended = m.replace(s) || appended;
     for (const AddSandwich& a : adds) m.replace(a);
     for (const PoolSandwich& p : pools) m.replace(p);
-    bool appended = false;
     for (const ConcatSandwich& c : concats) appended = m.replace(c) || appended;
     if (appended) topo_sort(g);
     changed = changed || !found.empty() || !adds.empty() || !pools.empty() || appended;

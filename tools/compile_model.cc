@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
   auto* quantized_opt = add_choice(app, "--quantized", o.quantized,
              "quantized (QDQ) models: float computes each DequantizeLinear -> Conv -> QuantizeLinear as written, a float "
              "convolution of dequantized values rounded back (the NCHWc kernels); integer makes it the QLinearConv it stands "
-             "for, a residual Add or a gating Mul between quantize steps one pass over the bytes (after a pointwise conv on "
+             "for (a Gemm's with transB = 1, a classifier head, a 1x1 one), a residual Add or a gating Mul between quantize steps one pass over the bytes (after a pointwise conv on "
              "AVX-512 VNNI: in the conv's registers), an activation between quantize "
              "steps (SiLU, Sigmoid, HardSwish...) a 256-entry byte table, and max pools and Concat there run on the "
              "bytes (pass integer-ops): 8-bit "

@@ -24,7 +24,9 @@ ONNX Runtime's integer kernels (its QLinearAdd rescales in fixed point, onnxc.qd
 float arithmetic of the ops it replaces). A fourth, inception-like, has max pools and a Concat of
 three branches between DequantizeLinear and QuantizeLinear nodes: --quantized integer must run
 both pools and the Concat on bytes (branches at another scale requantized to the Concat's by
-onnxc.lookup tables) and equal ONNX Runtime's integer kernels exactly. ADD_CASES check
+onnxc.lookup tables) and equal ONNX Runtime's integer kernels exactly. A fifth ends in a classifier
+head (global pool, Flatten, Gemm with transB = 1): --quantized integer must make the Gemm a 1x1
+QLinearConv (no float Gemm left) and equal ONNX Runtime's integer kernels (its QGemm) exactly. ADD_CASES check
 onnxc.qdq_add alone (uint8 with a Relu; int8 and uint8 inputs to an int8 output, alike and
 broadcast), against ONNX Runtime running DequantizeLinear, Add and QuantizeLinear as written and
 against its QLinearAdd: within 1 step of each (an FMA in the C may move a value next to a
@@ -86,11 +88,19 @@ def float_model(path, seed, kind="conv_chain"):
         y = conv(nodes, inits, rng, "r1", 16, 16, 1, "c3", relu=False)
         nodes.append(helper.make_node("Add", ["r1", y], ["add2"], name="add2"))
         x = "add2"
+    elif kind == "fc":  # a classifier head: global pool, Flatten, Gemm (transB = 1, as PyTorch writes a Linear)
+        x = conv(nodes, inits, rng, x, 16, 32, 3, "c2", stride=2)
+        nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"))
+        nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"))
+        inits += [numpy_helper.from_array((rng.standard_normal((10, 32)) / np.sqrt(32)).astype(np.float32), "fc_w"),
+                  numpy_helper.from_array((rng.standard_normal(10) * 0.1).astype(np.float32), "fc_b")]
+        nodes.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["output"], name="fc", transB=1))
     else:
         x = conv(nodes, inits, rng, x, 16, 16, 3, "c2", stride=2)
         x = conv(nodes, inits, rng, x, 16, 16, 3, "c3", group=4)
-    x = conv(nodes, inits, rng, x, 16, 12, 1, "c4", relu=False)
-    nodes[-1].output[0] = "output"
+    if kind != "fc":
+        x = conv(nodes, inits, rng, x, 16, 12, 1, "c4", relu=False)
+        nodes[-1].output[0] = "output"
     g = helper.make_graph(nodes, "qdq_chain", [helper.make_tensor_value_info("input", TensorProto.FLOAT, SHAPE)],
                           [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
@@ -343,7 +353,7 @@ def main():
     args = script_args()
     failures = []
     for wname, wtype, kind in (("u8", QuantType.QUInt8, "conv_chain"), ("s8", QuantType.QInt8, "conv_chain"), ("s8", QuantType.QInt8, "residual"),
-                               ("s8", QuantType.QInt8, "inception")):
+                               ("s8", QuantType.QInt8, "inception"), ("s8", QuantType.QInt8, "fc")):
         residual = kind == "residual"
         case = f"{kind}_w{wname}"
         d = os.path.join(args.work, case)
@@ -380,6 +390,12 @@ def main():
             adds = sum(1 for line in c.stdout.splitlines() if "onnxc.qdq_add" in line and "=" in line)
             if adds != (2 if residual and form == "integer" else 0):
                 failures.append(f"{case} {form}: --dump-ir shows {adds} onnxc.qdq_add lines")
+            if kind == "fc" and form == "integer":
+                # The Gemm as a 1x1 QLinearConv between Reshapes.
+                gemms = sum(1 for line in c.stdout.splitlines() if "= Gemm(" in line)
+                fcs = sum(1 for line in c.stdout.splitlines() if "= QLinearConv(" in line and "# " in line and " fc" in line.split("# ")[-1])
+                if gemms or fcs != 1:
+                    failures.append(f"{case} {form}: --dump-ir shows {gemms} Gemm and {fcs} QLinearConv lines for the fc, expected 0 and 1")
             if kind == "inception" and form == "integer":
                 # Both pools on bytes; the Concat of bytes, its inputs requantized by tables.
                 pools = sum(1 for line in c.stdout.splitlines() if "= MaxPool(" in line and ": u8[" in line)

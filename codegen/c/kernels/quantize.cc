@@ -20,7 +20,7 @@
 //    on VNNI targets, with int8 weights whose zero point is zero, on byte quads of input
 //    channels instead (Layout::pairs(L, 4)): tiles of 2L channels x 12 (6) positions updated by
 //    vpdpbusd, AVX-512 VNNI (AVX-VNNI), plain C where compiled without it (emit_qconv_quads);
-//    pointwise ones (1x1, one group) on AVX-512 with the positions as the lanes, tiles of 8
+//    pointwise ones (1x1, one group, 16 positions or more) on AVX-512 with the positions as the lanes, tiles of 8
 //    channels x 48 positions whose vectors are stored as they are (emit_qconv_quads_pointwise),
 //    after the onnxc.qdq_add / qdq_mul that reads them where the fuse pass grouped it with the
 //    conv (qconv_takes_epilogue: the residual add on the 16 bytes in registers, as emit_qdq_add).
@@ -806,7 +806,8 @@ PwGeom pw_geom(const QConvGeom& q) {
 
 bool quads_pointwise_apply(const QConvGeom& q, int64_t L) {
   const ConvGeom& g = q.conv;
-  return L == 16 && g.G == 1 && g.k[0] == 1 && g.k[1] == 1 && pw_geom(q).bytes((g.CG + 3) / 4) <= kPairBandBytes;
+  // (A map of fewer than 16 positions, a Gemm's rows as a 1x1 conv, would fill a fraction of each vector.)
+  return L == 16 && g.G == 1 && g.k[0] == 1 && g.k[1] == 1 && g.out[0] * g.out[1] >= 16 && pw_geom(q).bytes((g.CG + 3) / 4) <= kPairBandBytes;
 }
 
 // A fused onnxc.qdq_add / qdq_mul step (passes/fuse.cc, grow_integer): its constant scales and
