@@ -104,6 +104,16 @@ std::string quantize_vec(const std::string& v, const char* scale, const char* zp
                      v, scale, zp);
 }
 
+// quantize_vec's AVX-512 twin on the __m512 `v`: v divided by (op "div") or multiplied by (op
+// "mul") `scale`, rounded half to even, + `zp`, clamped to [lo, hi] (all __m512 expressions),
+// as int32 (the requantization of every AVX-512 kernel here, in the order of the scalar form).
+std::string quantize_vec512(const std::string& v, const char* op, const std::string& scale, const std::string& zp, const std::string& lo,
+                            const std::string& hi) {
+  return fmt::format("_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_roundscale_ps(_mm512_{}_ps({}, {}), "
+                     "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), {}), {}), {}))",
+                     op, v, scale, zp, lo, hi);
+}
+
 // The elements [iv, end) of a task (iv declared; `end` a C expression): with `vector` (AVX2
 // targets), what it emits under #if defined(__AVX2__), a loop that advances iv by kVectorStep,
 // then `body` per element i in a simd loop over the rest (at most `trip` elements). `all_vector`:
@@ -964,8 +974,7 @@ void emit_qconv_quads_pointwise(CEmit& e) {
     e("const __mmask16 k = np - p >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (np - p)) - 1u);");
     e("__m512i t = _mm512_add_epi32(_mm512_loadu_si512((const void*)(acc + (i * {} + v) * 16)), bv);", NV);
     if (q.qlinear) {
-      e("const __m512 f = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), mv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);");
-      e("t = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(f, yzv), lov), hiv));");
+      e("t = {};", quantize_vec512("_mm512_cvtepi32_ps(t)", "mul", "mv", "yzv", "lov", "hiv"));
       if (step) {
         // The residual add on the 16 bytes just made (as ints) and the other operand's 16, as emit_qdq_add.
         e("{{");
@@ -975,10 +984,9 @@ void emit_qconv_quads_pointwise(CEmit& e) {
         e("const __m512 v = _mm512_{}_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, _mm512_set1_epi32({}))), _mm512_set1_ps({})), "
           "_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, _mm512_set1_epi32({}))), _mm512_set1_ps({})));",
           st.mul ? "mul" : "add", ta, st.za, c_float(st.sa), tb, st.zb, c_float(st.sb));
-        e("const __m512 r = _mm512_roundscale_ps(_mm512_div_ps(v, _mm512_set1_ps({})), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);",
-          c_float(st.sy));
-        e("t = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, _mm512_set1_ps({})), _mm512_set1_ps({})), _mm512_set1_ps({})));",
-          c_float(static_cast<double>(st.zy)), c_float(st.lo), c_float(st.hi));
+        auto set1 = [](const std::string& c) { return "_mm512_set1_ps(" + c + ")"; };
+        e("t = {};", quantize_vec512("v", "div", set1(c_float(st.sy)), set1(c_float(static_cast<double>(st.zy))), set1(c_float(st.lo)),
+                                     set1(c_float(st.hi))));
         e("}}");
       }
       e("_mm_mask_storeu_epi8((void*)(ym + p), k, _mm512_cvtepi32_epi8(t));");
@@ -1458,8 +1466,7 @@ void emit_qconv_depthwise(CEmit& e) {
     e("for (; p0 < rn * {}; p0 += 16) {{", QW);
     e("const __mmask16 k = rn * {0} - p0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (rn * {0} - p0)) - 1u);", QW);
     e("__m512i t = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + p0), bz);");
-    e("t = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), mz), "
-      "_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), yzz), loz), hiz));");
+    e("t = {};", quantize_vec512("_mm512_cvtepi32_ps(t)", "mul", "mz", "yzz", "loz", "hiz"));
     e("_mm_mask_storeu_epi8((void*)(qv + p0), k, _mm512_cvtepi32_epi8(t));");
     e("}}");
     e("}}");
@@ -1690,9 +1697,7 @@ void emit_qdq_add(CEmit& e) {
       e("const __m512i b = _mm512_sub_epi32({}(_mm_loadu_si128((const __m128i*)({} + iv + {}))), zbv);", widen512(e.in_dtype(3)), B, 16 * k);
       e("const __m512 v = _mm512_{}_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), sav), _mm512_mul_ps(_mm512_cvtepi32_ps(b), sbv));",
         mul ? "mul" : "add");
-      e("const __m512 r = _mm512_roundscale_ps(_mm512_div_ps(v, syv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);");
-      e("_mm_storeu_si128((__m128i*)({} + iv + {}), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, zyv), "
-        "lov), hiv))));", Y, 16 * k);
+      e("_mm_storeu_si128((__m128i*)({} + iv + {}), _mm512_cvtepi32_epi8({}));", Y, 16 * k, quantize_vec512("v", "div", "syv", "zyv", "lov", "hiv"));
       e("}}");
     }
     e("}}");
