@@ -8,7 +8,8 @@
 //  - onnxc.qdq_add, onnxc.qdq_mul: one flat loop over bytes (AVX2 or AVX-512 vectors where the target has
 //    them), rows of one broadcast value (emit_qdq_rows, likewise), or a broadcasting loop nest
 //    (emit_qdq_add).
-//  - onnxc.lookup: one flat loop of table loads (byte shuffles on AVX2 targets; emit_lookup).
+//  - onnxc.lookup: one flat loop of table loads (byte shuffles on AVX2 targets, 64 bytes a step by
+//    two vpermi2b and a blend where compiled with AVX-512 VBMI; emit_lookup).
 //  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
 //    one quantizing loop.
 //  - MatMulInteger / QLinearMatMul: tasks (batch, row of A); per chunk of at most kChunk
@@ -1393,13 +1394,6 @@ void emit_qconv_depthwise(CEmit& e) {
       param(e, q.w_scale, sum_terms({term("c", q.w_scale.step)}), "float"), param(e, q.y_scale, "0", "float"));
     e("const float yz = {};", param(e, q.y_zp, "0", "float"));
   }
-  if (vec) {
-    e("#if defined(__AVX2__)");
-    e("const __m256i bv = _mm256_set1_epi32(bm);");
-    e("const __m256 mv = _mm256_set1_ps(mult), yzv = _mm256_set1_ps(yz), lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});",
-      c_float(q.qmin), c_float(q.qmax));
-    e("#endif");
-  }
   e("const {}* restrict xc = {} + (n * {} + c) * {};", xt, e.in(xi), g.C, IH * IW);
   e("const {}* restrict wc = {} + c * {};", e.in_ctype(wi), e.in(wi), KH * KW);
   std::vector<std::string> taps;
@@ -1471,6 +1465,9 @@ void emit_qconv_depthwise(CEmit& e) {
     e("}}");
     e("}}");
     e("#elif defined(__AVX2__)");
+    e("const __m256i bv = _mm256_set1_epi32(bm);");
+    e("const __m256 mv = _mm256_set1_ps(mult), yzv = _mm256_set1_ps(yz), lov = _mm256_set1_ps({}), hiv = _mm256_set1_ps({});",
+      c_float(q.qmin), c_float(q.qmax));
     e("for (; p0 + 32 <= rn * {}; p0 += 32) {{", QW);
     for (int k = 0; k < 4; ++k) {
       e("__m256i t{0} = _mm256_add_epi32(_mm256_loadu_si256((const __m256i*)(acc + p0 + {1})), bv);", k, 8 * k);
@@ -1726,7 +1723,8 @@ void emit_qdq_add(CEmit& e) {
 // y[i] = table[x[i] - lowest]: one flat loop (tasks of kFlatChunk elements when parallel) of
 // table loads; on AVX2 targets 32 elements at a time by byte shuffles: the table as 16 rows of
 // 16 bytes, row k shuffled by x - 16k biased so that only the x of row k keep the shuffle's
-// index bit 7 clear (the others read 0), the 16 results or-ed.
+// index bit 7 clear (the others read 0), the 16 results or-ed; with AVX-512 VBMI first 64 at a
+// time: vpermi2b of x's low 7 bits into each half of the table, x's bit 7 choosing between them.
 void emit_lookup(CEmit& e) {
   const int64_t n = numel(e.out_view(0));
   const bool s8 = e.in_dtype(0) == DType::I8;
@@ -1737,8 +1735,22 @@ void emit_lookup(CEmit& e) {
     flat_loop(e, n, static_cast<double>(n), body);
     return;
   }
-  e.variant = "flat, AVX2 byte shuffles";
+  e.variant = "flat, AVX2 byte shuffles (AVX-512 VBMI byte permutes where compiled for it)";
   flat_loop(e, n, static_cast<double>(n), body, [&] {
+    // With VBMI, 64 elements a step first: two 128-entry permutes (index bits 0-6) of the table's
+    // halves, the one bit 7 picks blended in.
+    e("#if defined(__AVX512VBMI__) && defined(__AVX512BW__)");
+    e("{{");
+    e("const __m512i q0 = _mm512_loadu_si512((const void*)({0})), q1 = _mm512_loadu_si512((const void*)({0} + 64));", T);
+    e("const __m512i q2 = _mm512_loadu_si512((const void*)({0} + 128)), q3 = _mm512_loadu_si512((const void*)({0} + 192));", T);
+    e("for (; iv + 64 <= i1; iv += 64) {{");
+    e("{}__m512i x = _mm512_loadu_si512((const void*)({} + iv));", s8 ? "" : "const ", X);
+    if (s8) e("x = _mm512_xor_si512(x, _mm512_set1_epi8((char)0x80));  /* x - lowest, as bytes */");
+    e("const __m512i lo = _mm512_permutex2var_epi8(q0, x, q1), hi = _mm512_permutex2var_epi8(q2, x, q3);");
+    e("_mm512_storeu_si512((void*)({} + iv), _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));", Y);
+    e("}}");
+    e("}}");
+    e("#endif");
     e("__m256i rows[16];");
     e("for (int k = 0; k < 16; ++k) rows[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)({} + 16 * k)));", T);
     e("const __m256i bias = _mm256_set1_epi8(0x70), step = _mm256_set1_epi8(16);");
