@@ -204,8 +204,8 @@ int main(int argc, char** argv) {
              "of channel quads where the target has VNNI (vpdpbusd: --target host on such a CPU, x86-64-avx512vnni, "
              "x86-64-avxvnni; int8 weights with zero zero points, as quantize_static writes them) and multiply 16-bit "
              "pairs elsewhere (AVX2 pmaddwd, plain C); no AMX form yet. On a 2-core Sapphire Rapids (AVX-512 VNNI), one "
-             "thread: resnet50 at 2.40x the float build's speed, googlenet 1.90x, mobilenet_v2 1.40x, efficientnet_b0 "
-             "1.42x (a noisy run: bench/results/int8_vnni.md); on a Zen 3 without VNNI 0.72-1.13x (bench/int8.py); float stays the default until integer is faster "
+             "thread: resnet50 at 2.1-2.4x the float build's speed, googlenet 1.9-2.0x, mobilenet_v2 1.1-1.4x, "
+             "efficientnet_b0 1.4x (two noisy runs: bench/results/int8_vnni.md); on a Zen 3 without VNNI 0.72-1.13x (bench/int8.py); float stays the default until integer is faster "
              "on every model and CPU (with --quantize int8: integer)")
       ->default_str(flag_name(o.quantized));
   add_choice(app, "--quantize", o.quantize,
