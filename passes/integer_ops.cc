@@ -79,6 +79,7 @@
 #include "ir/eval.h"
 #include "ir/op.h"
 #include "ir/ops/elementwise.h"
+#include "ir/ops/gemm.h"
 #include "ir/ops/quantize.h"
 #include "passes/pass.h"
 
@@ -529,18 +530,15 @@ class Matcher {
     return (!std::isfinite(lo) || quantize(lo) == qmin) && (!std::isfinite(hi) || quantize(hi) == qmax);
   }
 
-  // dw's scale and zero point: one value, or one per output channel along axis 0.
   // A Gemm that is a 1x1 convolution of its rows: y = x W^T (+ bias), x of rank 2 (N x K), W
   // (M x K, transB = 1, as PyTorch writes a Linear layer), alpha and beta 1.
   static bool gemm_as_conv(const Node& c) {
-    auto f = [&](const char* a) {
-      auto it = c.attrs.find(a);
-      return it == c.attrs.end() ? 1.0 : it->second.f;
-    };
-    return c.op_type == "Gemm" && f("alpha") == 1.0 && f("beta") == 1.0 && int_attr(c, "transA", 0) == 0 && int_attr(c, "transB", 0) == 1 &&
-           c.in(0) && c.in(0)->shape.size() == 2 && c.in(0)->shape_known;
+    if (c.op_type != "Gemm" || !c.in(0) || !c.in(0)->shape_known || c.in(0)->shape.size() != 2) return false;
+    const GemmAttrs& a = gemm_attrs(c);
+    return a.alpha == 1.0 && a.beta == 1.0 && a.trans_a == 0 && a.trans_b == 1;
   }
 
+  // dw's scale and zero point: one value, or one per output channel along axis 0.
   static bool per_channel(const Node& dw, int64_t M) {
     const Value* s = dw.in(1);
     const Value* z = dw.in(2);

@@ -115,6 +115,15 @@ std::string quantize_vec512(const std::string& v, const char* op, const std::str
                      op, v, scale, zp, lo, hi);
 }
 
+// The float sum (product, `mul`) of two dequantized int32 vectors of 16 lanes, as onnxc.qdq_add
+// computes it: (float)(a - za) * sa + (float)(b - zb) * sb (za a __m512i, sa a __m512 expression).
+std::string dequantize_combine512(bool mul, const std::string& a, const std::string& za, const std::string& sa, const std::string& b,
+                                  const std::string& zb, const std::string& sb) {
+  return fmt::format("_mm512_{}_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, {})), {}), "
+                     "_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, {})), {}))",
+                     mul ? "mul" : "add", a, za, sa, b, zb, sb);
+}
+
 // The elements [iv, end) of a task (iv declared; `end` a C expression): with `vector` (AVX2
 // targets), what it emits under #if defined(__AVX2__), a loop that advances iv by kVectorStep,
 // then `body` per element i in a simd loop over the rest (at most `trip` elements). `all_vector`:
@@ -982,10 +991,9 @@ void emit_qconv_quads_pointwise(CEmit& e) {
         e("const __m512i o = {}(_mm_maskz_loadu_epi8(k, (const void*)(rm + p)));",
           e.node.extra_inputs[0]->dtype == DType::U8 ? "_mm512_cvtepu8_epi32" : "_mm512_cvtepi8_epi32");
         const std::string ta = st.anchor_a ? "t" : "o", tb = st.anchor_a ? "o" : "t";
-        e("const __m512 v = _mm512_{}_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, _mm512_set1_epi32({}))), _mm512_set1_ps({})), "
-          "_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32({}, _mm512_set1_epi32({}))), _mm512_set1_ps({})));",
-          st.mul ? "mul" : "add", ta, st.za, c_float(st.sa), tb, st.zb, c_float(st.sb));
         auto set1 = [](const std::string& c) { return "_mm512_set1_ps(" + c + ")"; };
+        auto set1i = [](int64_t z) { return fmt::format("_mm512_set1_epi32({})", z); };
+        e("const __m512 v = {};", dequantize_combine512(st.mul, ta, set1i(st.za), set1(c_float(st.sa)), tb, set1i(st.zb), set1(c_float(st.sb))));
         e("t = {};", quantize_vec512("v", "div", set1(c_float(st.sy)), set1(c_float(static_cast<double>(st.zy))), set1(c_float(st.lo)),
                                      set1(c_float(st.hi))));
         e("}}");
@@ -1707,10 +1715,9 @@ void emit_qdq_add(CEmit& e) {
     e("for (; iv + 64 <= i1; iv += 64) {{");
     for (int k = 0; k < 4; ++k) {
       e("{{");
-      e("const __m512i a = _mm512_sub_epi32({}(_mm_loadu_si128((const __m128i*)({} + iv + {}))), zav);", widen512(e.in_dtype(0)), A, 16 * k);
-      e("const __m512i b = _mm512_sub_epi32({}(_mm_loadu_si128((const __m128i*)({} + iv + {}))), zbv);", widen512(e.in_dtype(3)), B, 16 * k);
-      e("const __m512 v = _mm512_{}_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), sav), _mm512_mul_ps(_mm512_cvtepi32_ps(b), sbv));",
-        mul ? "mul" : "add");
+      e("const __m512i a = {}(_mm_loadu_si128((const __m128i*)({} + iv + {})));", widen512(e.in_dtype(0)), A, 16 * k);
+      e("const __m512i b = {}(_mm_loadu_si128((const __m128i*)({} + iv + {})));", widen512(e.in_dtype(3)), B, 16 * k);
+      e("const __m512 v = {};", dequantize_combine512(mul, "a", "zav", "sav", "b", "zbv", "sbv"));
       e("_mm_storeu_si128((__m128i*)({} + iv + {}), _mm512_cvtepi32_epi8({}));", Y, 16 * k, quantize_vec512("v", "div", "syv", "zyv", "lov", "hiv"));
       e("}}");
     }
