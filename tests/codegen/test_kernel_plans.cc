@@ -281,24 +281,36 @@ AttentionGeom heads(int64_t B, int64_t H, int64_t T, int64_t D) {
 
 TEST(AttentionPlan, TilesWithinTheStackBudget) {
   const Target t = machine(2);
-  // BERT-base (12 heads of 64, 128 tokens): one key tile of 128 (kt and vp 32 KiB each), tasks
-  // of 64 queries (24 of them), score tiles of 5 rows x 4 vectors.
+  // BERT-base (12 heads of 64, 128 tokens): tasks of 64 queries in 4 vectors of lanes (24 of
+  // them), one key tile of 128 (scores 32 KiB), score tiles of 5 keys x 4 query vectors,
+  // output tiles of 5 rows x 4 value vectors; values read in place.
   const AttentionPlan bert = plan_attention(heads(1, 12, 128, 64), false, t);
   EXPECT_EQ(bert.BK, 128);
   EXPECT_EQ(bert.BQ, 64);
+  EXPECT_EQ(bert.BQP, 64);
   EXPECT_EQ(bert.NQ, 2);
-  EXPECT_EQ(bert.CV, 4);
+  EXPECT_EQ(bert.QV, 4);
+  EXPECT_EQ(bert.RC, 5);
   EXPECT_EQ(bert.CVo, 4);
   EXPECT_EQ(bert.R, 5);
+  EXPECT_FALSE(bert.pack_v);
   EXPECT_TRUE(bert.parallel);
   EXPECT_TRUE(bert.unsupported.empty());
-  // ViT's 197 tokens: 2 key tiles of 112, not 128 + 128 with 59 columns idle.
+  // ViT's 197 tokens: 2 key tiles of 99, not 128 + 69.
   const AttentionPlan vit = plan_attention(heads(1, 12, 197, 64), false, t);
-  EXPECT_EQ(vit.BK, 112);
-  for (const AttentionPlan& p : {bert, vit}) {
-    EXPECT_LE(64 * p.BK * 4, kAttentionStackBuffer);
-    EXPECT_LE(p.BQ * p.BK * 4, kAttentionStackBuffer);
+  EXPECT_EQ(vit.BK, 99);
+  // Whisper's 1500 tokens: 12 key tiles of 125.
+  EXPECT_EQ(plan_attention(heads(1, 6, 1500, 64), false, t).BK, 125);
+  // A head size of 40 is not whole vectors: the values are packed per key tile.
+  const AttentionPlan odd = plan_attention(heads(1, 8, 100, 40), false, t);
+  EXPECT_TRUE(odd.pack_v);
+  EXPECT_EQ(odd.DvP, 48);
+  for (const AttentionPlan& p : {bert, vit, odd}) {
+    EXPECT_LE(64 * p.BQP * 4, kAttentionStackBuffer);
+    EXPECT_LE(p.BQP * p.BK * 4, kAttentionStackBuffer);
     EXPECT_LE(p.BQ * p.DvP * 4, kAttentionStackBuffer);
+    EXPECT_LE(p.RC * p.QV + p.QV, 32) << "score accumulators and query vectors fit the registers";
+    EXPECT_LE(p.R * p.CVo + p.CVo, 32);
   }
   // One head of one query (decoding): one task, not worth a thread team.
   EXPECT_FALSE(plan_attention(heads(1, 1, 1, 64), false, t).parallel);

@@ -1,5 +1,5 @@
 // codegen/c/kernels/attention_plan.h — the plan of the fused Attention kernel
-// (attention.cc): the key and query tiles, the register tiles of its two products, the tasks
+// (attention.cc): the query and key tiles, the register tiles of its two products, the tasks
 // and their parallelism, decided from the op's geometry (ir/ops/attention.h) and the target.
 // No C is written here; attention.cc prints the plan and decides nothing itself.
 #pragma once
@@ -15,14 +15,17 @@ namespace onnxc {
 
 struct AttentionPlan {
   int64_t V = 0;    // floats per vector
-  int64_t DvP = 0;  // Dv rounded up to whole vectors (a packed value row)
-  // Key tiles of BK keys (a multiple of V, equal widths over the keys), each task BQ queries,
-  // NQ tiles of them per head: every stack buffer (kt: D x BK, vp: BK x DvP, s: BQ x BK,
-  // o: BQ x DvP) within kStackBuffer bytes where the head sizes allow.
-  int64_t BK = 0, BQ = 0, NQ = 0;
-  // Register tiles: R query rows x CV key vectors (scores), R rows x CVo value vectors (the
-  // output's update).
-  int64_t CV = 0, CVo = 0, R = 0;
+  int64_t DvP = 0;  // Dv rounded up to whole vectors (a row of the output accumulators)
+  // Each task BQ queries, NQ tiles of them per head, held in BQP = BQ rounded up to whole
+  // vectors of lanes (the queries are the vector lanes of the scores); key tiles of BK keys
+  // (equal widths over the keys). Stack buffers (qt: D x BQP, s: BK x BQP, o: BQ x DvP, vp:
+  // BK x DvP when the values are packed) within kAttentionStackBuffer bytes each where the
+  // head sizes allow.
+  int64_t BK = 0, BQ = 0, BQP = 0, NQ = 0;
+  // Register tiles: RC keys x QV vectors of queries (scores), R query rows x CVo value
+  // vectors (the output's update).
+  int64_t RC = 0, QV = 0, R = 0, CVo = 0;
+  bool pack_v = false;  // Dv is not whole vectors: value rows copied (zero-padded) per key tile
   bool skip = false;  // skip the key tiles no query of the task can see (causal, window)
   bool causal = false;  // is_causal (--dump-ir says so)
   std::vector<NestLoop> tasks;  // (batch, query head, tile of queries)
