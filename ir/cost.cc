@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/op.h"
+#include "ir/ops/attention.h"
 #include "ir/ops/conv.h"
 #include "ir/ops/det.h"
 #include "ir/ops/einsum.h"
@@ -72,6 +73,11 @@ double anchor_flops(const Node& n) {
     return elems(n.out(0)) * taps;
   }
   if (t == "Softmax" || t == "LogSoftmax") return 4.0 * elems(n.out(0));
+  if (t == "Attention") {  // both products, and the softmax of every score
+    const AttentionGeom& g = attention_geom(n);
+    return static_cast<double>(g.B) * static_cast<double>(g.Hq) * static_cast<double>(g.Tq) * static_cast<double>(g.Tk) *
+           (2.0 * static_cast<double>(g.D + g.Dv) + 4.0);
+  }
   if (t == "BatchNormalization") return 2.0 * elems(n.out(0));
   if (t == "LRN") return elems(n.out(0)) * (static_cast<double>(std::min(lrn_attrs(n).size, lrn_attrs(n).C)) + 2.0);  // window clipped to C
   if (t == "LayerNormalization" || t == "RMSNormalization") return 8.0 * elems(n.in(0));

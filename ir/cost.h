@@ -7,7 +7,8 @@
 // input — taps on padding multiply zeros and are not counted — (+ a bias add per output),
 // ConvTranspose 2·N·M·inputs·C/group·kernel,
 // Gemm/MatMul 2·M·N·K per batch, pools one operation per window tap, global pools and
-// reductions one per input element, Softmax 4 per element, BatchNormalization 2, LRN
+// reductions one per input element, Softmax 4 per element, Attention 2·(D + Dv) + 4 per
+// score (both products and the softmax; every score, masked or not), BatchNormalization 2, LRN
 // size + 2, LayerNormalization 8 per input element, Instance/Group/MeanVariance
 // normalization 7, LpNormalization 3, Hardmax and CumSum 1, Einsum 2 per point of its
 // index space, TopK len·k per row (the kernel's selection), Resize 2 per tap of each output

@@ -209,6 +209,16 @@ TEST(Schedule, CostsOfTransformerOps) {
   EXPECT_DOUBLE_EQ(node_cost(*ln->producer).flops, 8.0 * 2 * 8 * 16);
   EXPECT_DOUBLE_EQ(node_cost(*top->producer).flops, 2.0 * 8 * 16 * 3);
   EXPECT_GT(node_cost(*e->producer).bytes, 4.0 * (2 * 8 * 32 + 32 * 16 + 2 * 8 * 16) - 1);
+  // Attention: both products and the softmax, per score (2 batches x 3 heads x 5 x 7 scores,
+  // head sizes 4 and 6).
+  GraphBuilder ga;
+  ga.g->opset = 23;
+  Value* q = ga.input("q", {2, 3, 5, 4});
+  Value* kk = ga.input("k", {2, 3, 7, 4});
+  Value* v = ga.input("v", {2, 3, 7, 6});
+  Value* att = ga.node("Attention", {q, kk, v});
+  ga.output(att);
+  EXPECT_DOUBLE_EQ(node_cost(*att->producer).flops, 2.0 * 3 * 5 * 7 * (2.0 * (4 + 6) + 4));
 }
 
 // ---- Fork-join regions ----
