@@ -35,8 +35,8 @@ tokens, the same weights (the padding mask masks the last eighth of the tokens);
 than 1) NAME_bN.* with N sequences, the same weights and masks for each. --dynamic-seq writes
 NAME_dyn.* with the token axis as the symbol "seq" (for compile-model --dynamic seq=MAX; not the
 Whisper encoders, whose input has 2 frames per token): the masks
-are then sliced to the run's length (the first n of the T positions' mask, as GPT-2 slices its bias). Gaps: Hugging Face's own modules (their GPT-2 masks
-with Where, which onnxc does not fuse yet) are not here.
+are then sliced to the run's length (the first n of the T positions' mask, as GPT-2 slices its bias). Gaps: Hugging Face's own modules are not here
+(their GPT-2 masks, Where(causal, scores, lowest float), are written in tests/passes/recognize_models.py).
 
 Usage: /usr/bin/python3 models/export_transformers.py [--out DIR] [--force] [--opset N] [--tokens N] [--batch N] [--dynamic-seq] [NAME ...]
 """
