@@ -359,7 +359,177 @@ void chunk_len(CEmit& e, const std::string& v, int64_t n, int64_t T) {
 
 // ---------------------------------------------------------------- MatMulInteger, QLinearMatMul
 
+int vnni_bits(const Target& t);
+
+// Whether MatMulInteger / QLinearMatMul runs on byte quads with AVX-512 VNNI
+// (emit_qmatmul_quads): uint8 A (what DynamicQuantizeLinear and quantize_dynamic's models give),
+// int8 or uint8 B, sums that stay in int32 (K up to 8192).
+bool qmatmul_quads_apply(const Node& n, const Target& t) {
+  const QMatMulGeom& g = qmatmul_geom(n);
+  if (vnni_bits(t) != 512 || g.wrap || g.K < 1 || g.K > 8192) return false;
+  return n.in(static_cast<size_t>(g.a))->dtype == DType::U8 &&
+         (n.in(static_cast<size_t>(g.b))->dtype == DType::I8 || n.in(static_cast<size_t>(g.b))->dtype == DType::U8);
+}
+
+// Byte quads: per task (batch, panel of NB columns, block of rows) the panel of B is packed as
+// int32 quads, bq[q][c] = the bytes of rows 4q..4q+3 of column j0 + c as int8 (uint8 B less
+// 128, so that vpdpbusd's uint8 x int8 products take it), with each column's sum; tiles of MR
+// rows x NB columns (NB / 16 vectors) of int32 accumulators add vpdpbusd of a panel row of
+// quads and the row's 4 bytes of A broadcast. Then, with z the column's zero point in the
+// packed form (b_zero_point, less 128 for uint8 B), exactly
+//   sum (a - az)(b - bz) = acc - az * colsum - z * rowsum(a) + K * az * z.
+// Plain C where compiled without AVX-512 VNNI (same panel, same sums).
+void emit_qmatmul_quads(CEmit& e) {
+  const QMatMulGeom& g = qmatmul_geom(e.node);
+  const int64_t B = numel(g.batch), M = g.M, N = g.N, K = g.K;
+  const int64_t QK = (K + 3) / 4, KF = K / 4;
+  const size_t ai = static_cast<size_t>(g.a), bi = static_cast<size_t>(g.b);
+  const bool bu8 = e.node.in(bi)->dtype == DType::U8;
+  const std::string A = e.in(ai), Bm = e.in(bi), Y = e.out(0);
+  // Panels of 64 columns (4 vectors, tiles of 6 rows), narrower where the packed panel would
+  // outgrow 192 KiB of stack (K above 768 quads: 32 columns, 12 rows).
+  const int64_t NB = QK * 64 * 4 <= (192 << 10) ? 64 : QK * 32 * 4 <= (192 << 10) ? 32 : 16;
+  const int64_t NV = NB / 16, MR = NV == 4 ? 6 : 12;
+  const int64_t NP = (N + NB - 1) / NB;
+  const double work = 2.0 * static_cast<double>(B * M * N) * static_cast<double>(K);
+  const bool par = e.parallel(work);
+  // Blocks of rows when the panels leave threads idle (each block packs its panel again).
+  int64_t MB = (M + MR - 1) / MR * MR;
+  const int64_t want = 2 * std::max(1, e.target.threads);
+  while (par && MB > MR && B * NP * ((M + MB - 1) / MB) < want) MB -= MR;
+  const int64_t NRB = (M + MB - 1) / MB;
+  e.variant = "byte quads, AVX-512 VNNI vpdpbusd";
+  e("/* {}: [{}] x [{}, {}] x [{}, {}]; per task a panel of {} columns of B packed as int8 quads, tiles of {} rows x {} columns", e.node.op_type,
+    fmt::join(g.batch, ","), M, K, K, N, NB, MR, NB);
+  e(" * of int32 sums by vpdpbusd; the zero points applied to the sums afterwards */");
+  open_tasks(e, {{"bt", B, 1}, {"jp", NP, 1}, {"rb", NRB, 1}}, par && B * NP * NRB > 1);
+  auto poff = [&](const QParam& p, const std::string& idx) { return sum_terms({batch_offset(g.batch, p.batch_st), term(idx, p.step)}); };
+  e("const int64_t ao = {}, bo = {};", sum_terms({batch_offset(g.batch, g.a_st)}), sum_terms({batch_offset(g.batch, g.b_st)}));
+  e("const int64_t j0 = jp * {};", NB);
+  if (N % NB == 0) e("const int64_t nc = {};", NB);
+  else e("const int64_t nc = {0} - j0 < {1} ? {0} - j0 : {1};", N, NB);
+  e("const int64_t i0 = rb * {0}, i1 = i0 + {0} < {1} ? i0 + {0} : {1};", MB, M);
+  e("const {}* restrict bb = {} + bo + j0;", e.in_ctype(bi), Bm);
+  e("int32_t bq[{}] __attribute__((aligned(64)));", QK * NB);
+  e("int32_t cs[{0}], zq[{0}];", NB);
+  // The column's zero point in the packed form.
+  const std::string bz = g.b_zp.input >= 0 ? param(e, g.b_zp, poff(g.b_zp, "(j0 + c)"), "int32_t") : "0";
+  e("for (int64_t c = 0; c < {}; ++c) {{", NB);
+  e("cs[c] = 0;");
+  e("zq[c] = c < nc ? {}{} : 0;", bz, bu8 ? " - 128" : "");
+  e("}}");
+  // Pack: the four rows' bytes of each column into one int32 (zeros past K and past nc).
+  const std::string flip = bu8 ? " ^ 0x80u" : "";
+  e("for (int64_t q = 0; q < {}; ++q) {{", QK);
+  e("int32_t* restrict dq = bq + q * {};", NB);
+  e("if (4 * q + 4 <= {} && nc == {}) {{", K, NB);
+  e("const uint8_t* restrict r0 = (const uint8_t*)(bb + (4 * q) * {0}), * restrict r1 = r0 + {0}, * restrict r2 = r1 + {0}, * restrict r3 = r2 + {0};", N);
+  simd(e, NB);
+  e("for (int64_t c = 0; c < {}; ++c) {{", NB);
+  e("const uint32_t b0 = r0[c]{0}, b1 = r1[c]{0}, b2 = r2[c]{0}, b3 = r3[c]{0};", flip);
+  e("dq[c] = (int32_t)(b0 | b1 << 8 | b2 << 16 | b3 << 24);");
+  e("cs[c] += (int8_t)b0 + (int8_t)b1 + (int8_t)b2 + (int8_t)b3;");
+  e("}}");
+  e("}} else {{");
+  e("for (int64_t c = 0; c < {}; ++c) {{", NB);
+  e("uint32_t w = 0;");
+  e("for (int64_t t = 0; t < 4; ++t) {{");
+  e("const int64_t k = 4 * q + t;");
+  e("const uint32_t b = k < {} && c < nc ? (uint32_t)(((const uint8_t*)bb)[k * {} + c]{}) : 0u;", K, N, flip);
+  e("w |= b << (8 * t);");
+  e("cs[c] += (int8_t)b;");
+  e("}}");
+  e("dq[c] = (int32_t)w;");
+  e("}}");
+  e("}}");
+  e("}}");
+  e("int32_t acc[{}] __attribute__((aligned(64)));", MR * NB);
+  // A tile of `rows` rows from row i: acc[r * NB + c] = the sum of the row's bytes times the
+  // packed column's.
+  auto tile = [&](int64_t rows) {
+    e("{{");
+    e("const uint8_t* restrict ar = {} + ao + i * {};", A, K);
+    e("#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)");
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < NV; ++v) e("__m512i a{}_{} = _mm512_setzero_si512();", r, v);
+    auto step = [&](const std::string& quad_of_row) {
+      for (int64_t v = 0; v < NV; ++v) e("const __m512i w{0} = _mm512_load_si512((const void*)(wq + {1}));", v, 16 * v);
+      for (int64_t r = 0; r < rows; ++r) {
+        e("{{");
+        e("const __m512i x = _mm512_broadcastd_epi32({});", fmt::format(fmt::runtime(quad_of_row), r * K));
+        for (int64_t v = 0; v < NV; ++v) e("a{0}_{1} = _mm512_dpbusd_epi32(a{0}_{1}, x, w{1});", r, v);
+        e("}}");
+      }
+    };
+    e("const int32_t* restrict wq = bq;");
+    // A count the compiler cannot see (as in emit_qconv_quads): with a known one gcc 12 copies
+    // the accumulators to the stack on every step.
+    e("int64_t nq = {}; __asm__(\"\" : \"+r\"(nq));", KF);
+    e("for (int64_t q = 0; q < nq; ++q, wq += {}) {{", NB);
+    step("_mm_loadu_si32((const void*)(ar + {} + 4 * q))");
+    e("}}");
+    if (K % 4 != 0) {
+      e("{{");
+      e("const __mmask16 km = (__mmask16){};", (1 << (K % 4)) - 1);
+      step(fmt::format("_mm_maskz_loadu_epi8(km, (const void*)(ar + {{}} + {}))", 4 * KF));
+      e("}}");
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < NV; ++v) e("_mm512_store_si512((void*)(acc + {}), a{}_{});", r * NB + 16 * v, r, v);
+    e("#else");
+    e("for (int64_t r = 0; r < {}; ++r) {{", rows);
+    e("const uint8_t* restrict a = ar + r * {};", K);
+    e("for (int64_t c = 0; c < {}; ++c) {{", NB);
+    e("int32_t sum = 0;");
+    e("for (int64_t k = 0; k < {}; ++k) sum += (int32_t)a[k] * (int32_t)(int8_t)(uint8_t)((uint32_t)bq[(k >> 2) * {} + c] >> (8 * (k & 3)));", K, NB);
+    e("acc[r * {} + c] = sum;", NB);
+    e("}}");
+    e("}}");
+    e("#endif");
+    // The zero points, then the store (requantized for QLinearMatMul).
+    e("for (int64_t r = 0; r < {}; ++r) {{", rows);
+    e("const int64_t ii = i + r;");
+    e("const int32_t az = {};", param(e, g.a_zp, poff(g.a_zp, "ii"), "int32_t"));
+    e("int32_t rs = 0;");
+    e("{{");
+    e("const uint8_t* restrict a = ar + r * {};", K);
+    simd(e, K, "reduction(+:rs)");
+    e("for (int64_t k = 0; k < {}; ++k) rs += a[k];", K);
+    e("}}");
+    if (g.qlinear) {
+      e("const float as = {};", param(e, g.a_scale, poff(g.a_scale, "ii"), "float"));
+      e("const float ys = {};", param(e, g.y_scale, "0", "float"));
+      e("const float yz = {};", param(e, g.y_zp, "0", "float"));
+    }
+    e("{}* restrict yr = {} + (bt * {} + ii) * {} + j0;", e.out_ctype(0), Y, M, N);
+    simd(e, NB);
+    e("for (int64_t c = 0; c < nc; ++c) {{");
+    e("const int32_t v = acc[r * {} + c] - az * cs[c] - zq[c] * rs + {} * az * zq[c];", NB, K);
+    if (!g.qlinear) {
+      e("yr[c] = v;");
+    } else {
+      const std::string bs = param(e, g.b_scale, poff(g.b_scale, "(j0 + c)"), "float");
+      e("{}", round_saturate("yr[c]", e.out_dtype(0), fmt::format("(float)v * (as * {} / ys)", bs), "yz", g.qmin, g.qmax));
+    }
+    e("}}");
+    e("}}");
+    e("}}");
+  };
+  e("int64_t i = i0;");
+  e("for (; i + {} <= i1; i += {}) {{", MR, MR);
+  tile(MR);
+  e("}}");
+  e("for (; i < i1; ++i) {{");
+  tile(1);
+  e("}}");
+  for (int k = 0; k < 3; ++k) e("}}");
+}
+
 void emit_qmatmul(CEmit& e) {
+  if (qmatmul_quads_apply(e.node, e.target)) {
+    emit_qmatmul_quads(e);
+    return;
+  }
   const QMatMulGeom& g = qmatmul_geom(e.node);
   const int64_t B = numel(g.batch), M = g.M, N = g.N, K = g.K;
   if (B * M * N == 0) return;
