@@ -12,7 +12,11 @@
 //    two vpermi2b and a blend where compiled with AVX-512 VBMI; emit_lookup).
 //  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
 //    one quantizing loop.
-//  - MatMulInteger / QLinearMatMul: tasks (batch, row of A); per chunk of at most kChunk
+//  - MatMulInteger / QLinearMatMul: on AVX-512 VNNI targets, with uint8 A and int8 or uint8 B
+//    (quantize_dynamic's transformers), on byte quads: tasks (batch, panel of 64 columns, block
+//    of rows) pack their panel of B as int8 quads and add vpdpbusd in tiles of 6 rows x 4
+//    vectors, the zero points applied to the exact sums afterwards (emit_qmatmul_quads; plain C
+//    where compiled without VNNI). Otherwise tasks (batch, row of A); per chunk of at most kChunk
 //    columns an accumulator row on the stack, updated by one simd loop over the columns per k.
 //  - ConvInteger / QLinearConv with constant 2-D weights (not depthwise; Layout::pairs, asked for
 //    by qconv_weight_layout): direct, on 16-bit pairs of input channels, register tiles of int32
@@ -40,9 +44,11 @@
 // the generated code never changes; saturation by compare-selects before the conversion, so
 // NaN goes to the type's lowest value and no out-of-range float reaches an integer conversion.
 // Accumulators are int32_t, or uint32_t (wrapping modulo 2^32) where the sum may leave int32's
-// range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: MatMulInteger / QLinearMatMul and the
-// channel-multiplier convolutions are plain loops; no VNNI form of MatMulInteger / QLinearMatMul,
-// of the depthwise kernel or of convs with non-zero int8 or uint8 weight zero points, no AMX form.
+// range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: the channel-multiplier convolutions, and
+// MatMulInteger / QLinearMatMul without AVX-512 VNNI or with int8 A, are plain loops; the byte-quads
+// MatMulInteger packs its panel of B on every run (not at compile time), and has no AVX-VNNI (256-bit)
+// form; no VNNI form of the depthwise kernel or of convs with non-zero int8 or uint8 weight zero
+// points; no AMX form.
 #include <algorithm>
 #include <functional>
 
