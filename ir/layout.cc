@@ -18,6 +18,7 @@ std::string Layout::str(size_t rank) const {
     case Kind::PanelT: return "NK" + std::to_string(block) + "n";
     case Kind::Winograd: return "WF23OI" + std::to_string(block) + "o";
     case Kind::Pairs: return "OI" + sp + std::to_string(block) + "o" + std::to_string(in_block) + "i";
+    case Kind::Quads: return "KN" + std::to_string(block) + "n4k";
   }
   return "";
 }
@@ -31,6 +32,10 @@ Shape physical_shape(const Shape& s, const Layout& l) {
     const bool t = l.kind == Layout::Kind::PanelT;
     const int64_t K = t ? s[1] : s[0], N = t ? s[0] : s[1];
     return {ceil_div_pos(N, l.block), K, l.block};
+  }
+  if (l.kind == Layout::Kind::Quads) {
+    ONNXC_ASSERT(s.size() == 2, "quads layout on a tensor of rank " + std::to_string(s.size()));
+    return {ceil_div_pos(s[1], l.block), ceil_div_pos(s[0], 4), l.block, 4};
   }
   if (l.kind == Layout::Kind::Winograd) {
     ONNXC_ASSERT(s.size() == 4 && s[2] == 3 && s[3] == 3, "Winograd layout on a filter of shape " + shape_str(s));
@@ -75,6 +80,12 @@ void for_each_mapping(const Shape& s, const Layout& l, F&& f) {
         const int64_t k = t ? c : r, n = t ? r : c;
         f(r * B + c, ((n / nr) * K + k) * nr + n % nr);
       }
+    return;
+  }
+  if (l.kind == Layout::Kind::Quads) {  // (k, n) of [K, N]: at [n / b][k / 4][n % b][k % 4]
+    const int64_t b = l.block, KQ = ceil_div_pos(A, 4);
+    for (int64_t k = 0; k < A; ++k)
+      for (int64_t n = 0; n < B; ++n) f(k * B + n, (((n / b) * KQ + k / 4) * b + n % b) * 4 + k % 4);
     return;
   }
   if (l.kind == Layout::Kind::Pairs) {  // (o, i, k): at [o / b][i / g][k][o % b][i % g]

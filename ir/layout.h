@@ -30,6 +30,10 @@
 //           16-bit multiply-add of pairs (x86's pmaddwd, g = 2) reads once widened, or one
 //           byte dot product of quads (VNNI's vpdpbusd, g = 4) reads as it is; lanes past O and
 //           the last group's missing partners are zeros.
+//   Quads   an integer K x N right-hand matrix (logical [K, N]) stored as [ceil(N/b), ceil(K/4),
+//           b, 4] ("KN64n4k"): per panel of b columns and quad of rows, the b columns' 4 bytes
+//           side by side, what one byte dot product (VNNI's vpdpbusd) reads as it is; rows past
+//           K and columns past N are zeros.
 // Reference evaluation works on logical tensors: eval_node converts non-plain inputs with
 // to_plain() and outputs with to_layout(), so ops keep one eval (ops whose eval works on the
 // stored form, such as layout_transform, say so with Op::layout_native()).
@@ -41,10 +45,10 @@
 namespace onnxc {
 
 struct Layout {
-  enum class Kind { Plain, NCHWc, Filter, Panel, PanelT, Winograd, Pairs };
+  enum class Kind { Plain, NCHWc, Filter, Panel, PanelT, Winograd, Pairs, Quads };
   Kind kind = Kind::Plain;
-  int64_t block = 0;     // NCHWc: b; Filter: bo; Panel, PanelT: nr; Winograd, Pairs: b
-  int64_t in_block = 0;  // Filter: bi; Pairs: g
+  int64_t block = 0;     // NCHWc: b; Filter: bo; Panel, PanelT: nr; Winograd, Pairs, Quads: b
+  int64_t in_block = 0;  // Filter: bi; Pairs: g; Quads: 4
 
   static Layout plain() { return {}; }
   static Layout nchwc(int64_t b) { return {Kind::NCHWc, b, 0}; }
@@ -53,13 +57,15 @@ struct Layout {
   static Layout panel(int64_t nr, bool trans) { return {trans ? Kind::PanelT : Kind::Panel, nr, 0}; }
   static Layout winograd(int64_t b) { return {Kind::Winograd, b, 0}; }
   static Layout pairs(int64_t b, int64_t g = 2) { return {Kind::Pairs, b, g}; }
+  static Layout quads(int64_t b) { return {Kind::Quads, b, 4}; }
   bool is_panel() const { return kind == Kind::Panel || kind == Kind::PanelT; }
   bool is_plain() const { return kind == Kind::Plain; }
   bool is_nchwc() const { return kind == Kind::NCHWc; }
   bool operator==(const Layout& o) const { return kind == o.kind && block == o.block && in_block == o.in_block; }
   bool operator!=(const Layout& o) const { return !(*this == o); }
   // "" for plain; "NCHW16c", "NCDHW16c", "NC16c"; "OIHW16i16o" for filters (rank-aware);
-  // "KN32n" / "NK32n" for panels; "WF23OI16o" for Winograd filters; "OIHW8o2i" / "OIHW16o4i" for pairs and quads.
+  // "KN32n" / "NK32n" for panels; "WF23OI16o" for Winograd filters; "OIHW8o2i" / "OIHW16o4i" for pairs and quads of conv
+  // weights; "KN64n4k" for a matrix's quads.
   std::string str(size_t rank) const;
 };
 

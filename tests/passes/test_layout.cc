@@ -266,6 +266,34 @@ TEST(LayoutRepack, PairsFilter) {
   }
 }
 
+// Layout::quads: an integer matrix [K, N] at [n/b][k/4][n%b][k%4] (MatMulInteger's B for the
+// byte-quads kernel), checked element by element against that formula, with zeros in the columns
+// past N and the rows past K, and the way back giving the same bytes.
+TEST(LayoutRepack, QuadsMatrix) {
+  for (int64_t b : {16, 32, 64}) {
+    for (const Shape& s : {Shape{37, b + 5}, Shape{8, 2 * b}, Shape{3, b - 1}}) {
+      SCOPED_TRACE("b=" + std::to_string(b) + " shape " + shape_str(s));
+      const int64_t K = s[0], N = s[1], NP = (N + b - 1) / b, KQ = (K + 3) / 4;
+      Tensor w(DType::U8, s);
+      for (size_t j = 0; j < w.bytes.size(); ++j) w.bytes[j] = static_cast<uint8_t>(j * 37 % 251 + 1);  // never 0
+      const Layout l = Layout::quads(b);
+      EXPECT_EQ(l.str(2), "KN" + std::to_string(b) + "n4k");
+      const Tensor p = to_layout(w, l);
+      ASSERT_EQ(p.shape, (Shape{NP, KQ, b, 4}));
+      std::vector<bool> seen(p.bytes.size(), false);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t at = (((n / b) * KQ + k / 4) * b + n % b) * 4 + k % 4;
+          ASSERT_EQ(p.bytes[at], w.bytes[k * N + n]) << k << "," << n;
+          seen[at] = true;
+        }
+      for (size_t j = 0; j < seen.size(); ++j)
+        if (!seen[j]) ASSERT_EQ(p.bytes[j], 0) << "padding byte " << j;
+      EXPECT_EQ(to_plain(p, s, l).bytes, w.bytes);
+    }
+  }
+}
+
 // Layout::winograd: for every (o, i), A^T [U ⊙ (B^T d B)] A on a random 4×4 patch d must be
 // the 2×2 correlation of d with the filter, computed here directly (Lavin & Gray's B, A
 // written out); lanes past O are zeros; the way back gives the filter within rounding.

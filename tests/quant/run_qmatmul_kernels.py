@@ -6,8 +6,9 @@ over the shapes the byte-quads kernel (codegen/c/kernels/quantize.cc, emit_qmatm
 apart: rows past a multiple of its tile (6 or 12), columns past a multiple of its panel (64, or
 32 where K is long), K not a multiple of 4 (the last quad read under a mask), a K long enough
 for the narrower panel, batches of A with one B and with a B per batch, zero points per tensor
-and per column (zero and not), uint8 B (its bytes less 128 in the panel), and QLinearMatMul's
-requantization. Every case is compiled at 2 threads with every loop nest that can go parallel made
+and per column (zero and not), uint8 B (its bytes less 128 as they are loaded), and
+QLinearMatMul's requantization; a 2-D B is packed at compile time (--dump-ir: %b_KN64n4k), a B per
+batch by each task. Every case is compiled at 2 threads with every loop nest that can go parallel made
 parallel (--parallel-min-work 1, so the row blocks run too):
   - for the host (on a CPU with AVX-512 VNNI the byte-quads kernel, elsewhere the plain loop),
   - on x86-64 for --target x86-64-sse4 (the plain loop), for --target x86-64-avx512vnni built for
@@ -154,6 +155,10 @@ def main():
             got = "quads" if "byte quads" in said else "loop"
             if not kernel or got != expected:
                 failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {expected} kernel")
+            # A 2-D B of the quads kernel is packed at compile time (%b_KN64n4k), one per batch per task.
+            packed = "n4k(const)" in c.stdout
+            if packed != (expected == "quads" and len(spec[1]) == 2):
+                failures.append(f"{what}: B {'packed' if packed else 'not packed'} at compile time, expected the other")
             out = os.path.join(out_dir, "y.npy")
             r = subprocess.run([os.path.join(out_dir, "m"), "--input", f"a={ain}", "--output", f"y={out}", "--quiet", "--threads", "2"],
                                capture_output=True, text=True)

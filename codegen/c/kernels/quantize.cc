@@ -377,6 +377,23 @@ bool qmatmul_quads_apply(const Node& n, const Target& t) {
          (n.in(static_cast<size_t>(g.b))->dtype == DType::I8 || n.in(static_cast<size_t>(g.b))->dtype == DType::U8);
 }
 
+// The panel width of the byte-quads product: 64 columns (4 vectors, tiles of 6 rows), narrower
+// where a packed panel would outgrow 192 KiB (K above 768 quads: 32 columns, 12 rows).
+int64_t qmatmul_panel(int64_t K) {
+  const int64_t QK = (K + 3) / 4;
+  return QK * 64 * 4 <= (192 << 10) ? 64 : QK * 32 * 4 <= (192 << 10) ? 32 : 16;
+}
+
+// A constant 2-D B of the byte-quads product is stored in its panels at compile time
+// (Layout::quads): the kernel then reads it as it is.
+Layout qmatmul_weight_layout(const Node& n, size_t input, const Target& t) {
+  if (!qmatmul_quads_apply(n, t)) return Layout::plain();
+  const QMatMulGeom& g = qmatmul_geom(n);
+  const Value* b = n.in(input);
+  if (static_cast<int>(input) != g.b || !b->constant || b->shape.size() != 2) return Layout::plain();
+  return Layout::quads(qmatmul_panel(g.K));
+}
+
 // Byte quads: per task (batch, panel of NB columns, block of rows) the panel of B is packed as
 // int32 quads, bq[q][c] = the bytes of rows 4q..4q+3 of column j0 + c as int8 (uint8 B less
 // 128, so that vpdpbusd's uint8 x int8 products take it), with each column's sum; tiles of MR
@@ -384,7 +401,9 @@ bool qmatmul_quads_apply(const Node& n, const Target& t) {
 // quads and the row's 4 bytes of A broadcast. Then, with z the column's zero point in the
 // packed form (b_zero_point, less 128 for uint8 B), exactly
 //   sum (a - az)(b - bz) = acc - az * colsum - z * rowsum(a) + K * az * z.
-// Plain C where compiled without AVX-512 VNNI (same panel, same sums).
+// A constant B is packed at compile time (Layout::quads, uint8 as it is: flipped as it is
+// loaded), its column sums a table. Plain C where compiled without AVX-512 VNNI (same panel,
+// same sums).
 void emit_qmatmul_quads(CEmit& e) {
   const QMatMulGeom& g = qmatmul_geom(e.node);
   const int64_t B = numel(g.batch), M = g.M, N = g.N, K = g.K;
@@ -392,63 +411,91 @@ void emit_qmatmul_quads(CEmit& e) {
   const size_t ai = static_cast<size_t>(g.a), bi = static_cast<size_t>(g.b);
   const bool bu8 = e.node.in(bi)->dtype == DType::U8;
   const std::string A = e.in(ai), Bm = e.in(bi), Y = e.out(0);
-  // Panels of 64 columns (4 vectors, tiles of 6 rows), narrower where the packed panel would
-  // outgrow 192 KiB of stack (K above 768 quads: 32 columns, 12 rows).
-  const int64_t NB = QK * 64 * 4 <= (192 << 10) ? 64 : QK * 32 * 4 <= (192 << 10) ? 32 : 16;
+  const int64_t NB = qmatmul_panel(K);
   const int64_t NV = NB / 16, MR = NV == 4 ? 6 : 12;
+  const Value* bv = e.node.in(bi);
+  const bool packed = bv->layout.kind == Layout::Kind::Quads;
+  ONNXC_ASSERT(!packed || (bv->layout.block == NB && bv->constant), "MatMulInteger's B in quads of another panel width");
+  const bool flipv = packed && bu8;  // uint8 B stored as it is: its bytes less 128 as they are loaded
   const int64_t NP = (N + NB - 1) / NB;
   const double work = 2.0 * static_cast<double>(B * M * N) * static_cast<double>(K);
   const bool par = e.parallel(work);
-  // Blocks of rows when the panels leave threads idle (each block packs its panel again).
+  // Blocks of rows when the panels leave threads idle (each block packs its panel again, unless
+  // B was packed at compile time).
   int64_t MB = (M + MR - 1) / MR * MR;
   const int64_t want = 2 * std::max(1, e.target.threads);
   while (par && MB > MR && B * NP * ((M + MB - 1) / MB) < want) MB -= MR;
   const int64_t NRB = (M + MB - 1) / MB;
   e.variant = "byte quads, AVX-512 VNNI vpdpbusd";
-  e("/* {}: [{}] x [{}, {}] x [{}, {}]; per task a panel of {} columns of B packed as int8 quads, tiles of {} rows x {} columns", e.node.op_type,
-    fmt::join(g.batch, ","), M, K, K, N, NB, MR, NB);
+  e("/* {}: [{}] x [{}, {}] x [{}, {}]; per task a panel of {} columns of B {} as int8 quads, tiles of {} rows x {} columns", e.node.op_type,
+    fmt::join(g.batch, ","), M, K, K, N, NB, packed ? "(packed at compile time)" : "packed", MR, NB);
   e(" * of int32 sums by vpdpbusd; the zero points applied to the sums afterwards */");
   open_tasks(e, {{"bt", B, 1}, {"jp", NP, 1}, {"rb", NRB, 1}}, par && B * NP * NRB > 1);
   auto poff = [&](const QParam& p, const std::string& idx) { return sum_terms({batch_offset(g.batch, p.batch_st), term(idx, p.step)}); };
-  e("const int64_t ao = {}, bo = {};", sum_terms({batch_offset(g.batch, g.a_st)}), sum_terms({batch_offset(g.batch, g.b_st)}));
+  e("const int64_t ao = {};", sum_terms({batch_offset(g.batch, g.a_st)}));
+  if (!packed) e("const int64_t bo = {};", sum_terms({batch_offset(g.batch, g.b_st)}));  // (a packed B is one matrix)
   e("const int64_t j0 = jp * {};", NB);
   if (N % NB == 0) e("const int64_t nc = {};", NB);
   else e("const int64_t nc = {0} - j0 < {1} ? {0} - j0 : {1};", N, NB);
   e("const int64_t i0 = rb * {0}, i1 = i0 + {0} < {1} ? i0 + {0} : {1};", MB, M);
-  e("const {}* restrict bb = {} + bo + j0;", e.in_ctype(bi), Bm);
-  e("int32_t bq[{}] __attribute__((aligned(64)));", QK * NB);
-  e("int32_t cs[{0}], zq[{0}];", NB);
-  // The column's zero point in the packed form.
   const std::string bz = g.b_zp.input >= 0 ? param(e, g.b_zp, poff(g.b_zp, "(j0 + c)"), "int32_t") : "0";
-  e("for (int64_t c = 0; c < {}; ++c) {{", NB);
-  e("cs[c] = 0;");
-  e("zq[c] = c < nc ? {}{} : 0;", bz, bu8 ? " - 128" : "");
-  e("}}");
-  // Pack: the four rows' bytes of each column into one int32 (zeros past K and past nc).
-  const std::string flip = bu8 ? " ^ 0x80u" : "";
-  e("for (int64_t q = 0; q < {}; ++q) {{", QK);
-  e("int32_t* restrict dq = bq + q * {};", NB);
-  e("if (4 * q + 4 <= {} && nc == {}) {{", K, NB);
-  e("const uint8_t* restrict r0 = (const uint8_t*)(bb + (4 * q) * {0}), * restrict r1 = r0 + {0}, * restrict r2 = r1 + {0}, * restrict r3 = r2 + {0};", N);
-  simd(e, NB);
-  e("for (int64_t c = 0; c < {}; ++c) {{", NB);
-  e("const uint32_t b0 = r0[c]{0}, b1 = r1[c]{0}, b2 = r2[c]{0}, b3 = r3[c]{0};", flip);
-  e("dq[c] = (int32_t)(b0 | b1 << 8 | b2 << 16 | b3 << 24);");
-  e("cs[c] += (int8_t)b0 + (int8_t)b1 + (int8_t)b2 + (int8_t)b3;");
-  e("}}");
-  e("}} else {{");
-  e("for (int64_t c = 0; c < {}; ++c) {{", NB);
-  e("uint32_t w = 0;");
-  e("for (int64_t t = 0; t < 4; ++t) {{");
-  e("const int64_t k = 4 * q + t;");
-  e("const uint32_t b = k < {} && c < nc ? (uint32_t)(((const uint8_t*)bb)[k * {} + c]{}) : 0u;", K, N, flip);
-  e("w |= b << (8 * t);");
-  e("cs[c] += (int8_t)b;");
-  e("}}");
-  e("dq[c] = (int32_t)w;");
-  e("}}");
-  e("}}");
-  e("}}");
+  e("int32_t zq[{}];", NB);
+  e("for (int64_t c = 0; c < {}; ++c) zq[c] = c < nc ? {}{} : 0;", NB, bz, bu8 ? " - 128" : "");
+  if (packed) {
+    // The column sums of the packed values (uint8 less 128), padded with zeros to whole panels.
+    const Tensor bp = to_plain(*bv->constant, bv->shape, bv->layout);
+    std::vector<int64_t> sums(static_cast<size_t>(NP * NB), 0);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) {
+        const uint8_t byte = bp.bytes[static_cast<size_t>(k * N + n)];
+        sums[static_cast<size_t>(n)] += bu8 ? static_cast<int64_t>(byte) - 128 : static_cast<int8_t>(byte);
+      }
+    e.local("static const int32_t bsum[{}] = {{", NP * NB);
+    std::string line;
+    for (size_t i = 0; i < sums.size(); ++i) {
+      line += std::to_string(sums[i]) + (i + 1 < sums.size() ? "," : "");
+      if (line.size() > 90 || i + 1 == sums.size()) {
+        e("{}", line);
+        line.clear();
+      } else {
+        line += " ";
+      }
+    }
+    e("}};");
+    e("const int32_t* restrict cs = bsum + j0;");
+    e("const int32_t* restrict pb = (const int32_t*)(const void*)({} + jp * {});", Bm, QK * NB * 4);
+  } else {
+    e("const {}* restrict bb = {} + bo + j0;", e.in_ctype(bi), Bm);
+    e("int32_t bq[{}] __attribute__((aligned(64)));", QK * NB);
+    e("int32_t cs[{}];", NB);
+    e("for (int64_t c = 0; c < {}; ++c) cs[c] = 0;", NB);
+    // Pack: the four rows' bytes of each column into one int32 (zeros past K and past nc).
+    const std::string flip = bu8 ? " ^ 0x80u" : "";
+    e("for (int64_t q = 0; q < {}; ++q) {{", QK);
+    e("int32_t* restrict dq = bq + q * {};", NB);
+    e("if (4 * q + 4 <= {} && nc == {}) {{", K, NB);
+    e("const uint8_t* restrict r0 = (const uint8_t*)(bb + (4 * q) * {0}), * restrict r1 = r0 + {0}, * restrict r2 = r1 + {0}, * restrict r3 = r2 + {0};", N);
+    simd(e, NB);
+    e("for (int64_t c = 0; c < {}; ++c) {{", NB);
+    e("const uint32_t b0 = r0[c]{0}, b1 = r1[c]{0}, b2 = r2[c]{0}, b3 = r3[c]{0};", flip);
+    e("dq[c] = (int32_t)(b0 | b1 << 8 | b2 << 16 | b3 << 24);");
+    e("cs[c] += (int8_t)b0 + (int8_t)b1 + (int8_t)b2 + (int8_t)b3;");
+    e("}}");
+    e("}} else {{");
+    e("for (int64_t c = 0; c < {}; ++c) {{", NB);
+    e("uint32_t w = 0;");
+    e("for (int64_t t = 0; t < 4; ++t) {{");
+    e("const int64_t k = 4 * q + t;");
+    e("const uint32_t b = k < {} && c < nc ? (uint32_t)(((const uint8_t*)bb)[k * {} + c]{}) : 0u;", K, N, flip);
+    e("w |= b << (8 * t);");
+    e("cs[c] += (int8_t)b;");
+    e("}}");
+    e("dq[c] = (int32_t)w;");
+    e("}}");
+    e("}}");
+    e("}}");
+    e("const int32_t* restrict pb = bq;");
+  }
   e("int32_t acc[{}] __attribute__((aligned(64)));", MR * NB);
   // A tile of `rows` rows from row i: acc[r * NB + c] = the sum of the row's bytes times the
   // packed column's.
@@ -458,8 +505,12 @@ void emit_qmatmul_quads(CEmit& e) {
     e("#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)");
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t v = 0; v < NV; ++v) e("__m512i a{}_{} = _mm512_setzero_si512();", r, v);
+    if (flipv) e("const __m512i f80 = _mm512_set1_epi32((int)0x80808080u);");
     auto step = [&](const std::string& quad_of_row) {
-      for (int64_t v = 0; v < NV; ++v) e("const __m512i w{0} = _mm512_load_si512((const void*)(wq + {1}));", v, 16 * v);
+      for (int64_t v = 0; v < NV; ++v) {
+        const std::string ld = fmt::format("_mm512_loadu_si512((const void*)(wq + {}))", 16 * v);
+        e("const __m512i w{} = {};", v, flipv ? "_mm512_xor_si512(" + ld + ", f80)" : ld);
+      }
       for (int64_t r = 0; r < rows; ++r) {
         e("{{");
         e("const __m512i x = _mm512_broadcastd_epi32({});", fmt::format(fmt::runtime(quad_of_row), r * K));
@@ -467,7 +518,7 @@ void emit_qmatmul_quads(CEmit& e) {
         e("}}");
       }
     };
-    e("const int32_t* restrict wq = bq;");
+    e("const int32_t* restrict wq = pb;");
     // A count the compiler cannot see (as in emit_qconv_quads): with a known one gcc 12 copies
     // the accumulators to the stack on every step.
     e("int64_t nq = {}; __asm__(\"\" : \"+r\"(nq));", KF);
@@ -487,7 +538,8 @@ void emit_qmatmul_quads(CEmit& e) {
     e("const uint8_t* restrict a = ar + r * {};", K);
     e("for (int64_t c = 0; c < {}; ++c) {{", NB);
     e("int32_t sum = 0;");
-    e("for (int64_t k = 0; k < {}; ++k) sum += (int32_t)a[k] * (int32_t)(int8_t)(uint8_t)((uint32_t)bq[(k >> 2) * {} + c] >> (8 * (k & 3)));", K, NB);
+    e("for (int64_t k = 0; k < {}; ++k) sum += (int32_t)a[k] * (int32_t)(int8_t)(uint8_t)(((uint32_t)pb[(k >> 2) * {} + c] >> (8 * (k & 3))){});", K, NB,
+      flipv ? " ^ 0x80u" : "");
     e("acc[r * {} + c] = sum;", NB);
     e("}}");
     e("}}");
@@ -1972,8 +2024,8 @@ void register_quantize(CKernelTable& t) {
   t["QuantizeLinear"] = {emit_quant, quant_nchwc, nullptr, nullptr};
   t["DequantizeLinear"] = {emit_quant, quant_nchwc, nullptr, nullptr};
   t["DynamicQuantizeLinear"] = {emit_dynamic_quant, nullptr, nullptr, nullptr};
-  t["MatMulInteger"] = {emit_qmatmul, nullptr, nullptr, nullptr};
-  t["QLinearMatMul"] = {emit_qmatmul, nullptr, nullptr, nullptr};
+  t["MatMulInteger"] = {emit_qmatmul, nullptr, nullptr, nullptr, qmatmul_weight_layout};
+  t["QLinearMatMul"] = {emit_qmatmul, nullptr, nullptr, nullptr, qmatmul_weight_layout};
   t["ConvInteger"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout};
   t["QLinearConv"] = {emit_qconv, nullptr, nullptr, nullptr, qconv_weight_layout, qconv_takes_epilogue};
   t["onnxc.qdq_add"] = {emit_qdq_add, nullptr, nullptr, qdq_add_stmts};
