@@ -155,6 +155,28 @@ void emit_broadcast(CEmit& e, const Shape& out, const std::vector<Shape>& ins,
   emit_broadcast_simd(e, out, ins, stmt, [](const std::string& body, int64_t) { return vectorizable(body); });
 }
 
+void emit_table(CEmit& e, const std::string& decl, const std::string& dims, const std::vector<std::string>& items) {
+  e.local("static const {}{} = {{", decl, dims);
+  std::string line;
+  for (size_t i = 0; i < items.size(); ++i) {
+    line += items[i] + (i + 1 < items.size() ? "," : "");
+    if (line.size() > 90 || i + 1 == items.size()) {
+      e("{}", line);
+      line.clear();
+    } else {
+      line += " ";
+    }
+  }
+  e("}};");
+}
+
+void emit_table(CEmit& e, const std::string& decl, const std::vector<int64_t>& values) {
+  std::vector<std::string> items;
+  items.reserve(values.size());
+  for (int64_t v : values) items.push_back(std::to_string(v));
+  emit_table(e, decl, fmt::format("[{}]", values.size()), items);
+}
+
 void emit_max_reduce(CEmit& e, const std::string& acc, const std::string& init, const std::string& x, int64_t n, DType t) {
   const char* ct = dtype_ctype(t);
   int64_t lanes = 4;  // a power of two (the fold halves it)

@@ -49,6 +49,12 @@ void emit_broadcast_simd(CEmit& e, const Shape& out, const std::vector<Shape>& i
                          const std::function<std::string(const std::vector<std::string>&, const std::string&)>& stmt,
                          const std::function<bool(const std::string& body, int64_t trip)>& simd_ok);
 
+// `static const DECL DIMS = { ITEMS };` at the top of the function (CEmit::local), the items (C
+// literals, or braced rows of a 2-D table) several per line: emit_table(e, "int32_t wsum",
+// "[64]", items). The second form: one row of integers, DIMS its length.
+void emit_table(CEmit& e, const std::string& decl, const std::string& dims, const std::vector<std::string>& items);
+void emit_table(CEmit& e, const std::string& decl, const std::vector<int64_t>& values);
+
 // Declares `T acc` (T the C type of t) holding the maximum of `init` and x[0..n) (`x` a
 // pointer expression), by compare-selects `v > acc ? v : acc`: with a non-NaN init the
 // running maximum is never NaN, so NaN elements are skipped as std::fmax skips them, and

@@ -34,7 +34,6 @@ Exits 1 on any failure; prints one line per case and form.
 
 Usage: .venv/bin/python tests/quant/run_qconv_kernels.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
 """
-import argparse
 import os
 import platform
 import subprocess
@@ -46,7 +45,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quant_common import vnni  # noqa: E402
+from quant_common import cpu_flags, script_args, vnni  # noqa: E402
 from run_qdq_models import forms  # noqa: E402
 
 # name: (x shape, M, kernel, strides, pads, dilations, group, weight type, weight zero point
@@ -122,13 +121,6 @@ RESIDUAL = {"quads_pointwise_residual_relu": (True, True), "quads_pointwise_resi
 # its vector form's flags).
 VNNI_TARGETS = (("x86-64-avx512vnni", 16, "avx512_vnni", "-march=x86-64-v4 -mavx512vnni"),
                 ("x86-64-avxvnni", 8, "avx_vnni", "-march=x86-64-v3 -mavxvnni"))
-
-
-def cpu_flags():
-    try:
-        return open("/proc/cpuinfo").read().split()
-    except OSError:
-        return []
 
 
 def quads(spec, lanes):
@@ -233,14 +225,7 @@ def u8_twin(m):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--compiler", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--cflags", default="-O1")
-    ap.add_argument("--filter", default="", help="only the cases whose name contains this")
-    args = ap.parse_args()
-    ort.set_default_logger_severity(3)
-    os.makedirs(args.work, exist_ok=True)
+    args = script_args(with_filter=True)
     failures = []
     rng = np.random.default_rng(2024)
     for name, spec in CASES.items():

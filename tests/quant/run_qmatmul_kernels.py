@@ -22,7 +22,6 @@ Exits 1 on any failure; prints one line per case and form.
 
 Usage: .venv/bin/python tests/quant/run_qmatmul_kernels.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
 """
-import argparse
 import os
 import platform
 import subprocess
@@ -33,6 +32,9 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quant_common import cpu_flags, script_args  # noqa: E402
+
 # name: (A shape, B shape, B type, B zero point: "none", "zero", "tensor" or "column", op)
 CASES = {
     "k768_rows40_cols100": ((1, 40, 768), (768, 100), "s8", "zero", "MatMulInteger"),
@@ -42,13 +44,6 @@ CASES = {
     "b_per_batch": ((2, 9, 64), (2, 64, 24), "u8", "none", "MatMulInteger"),
     "qlinear_k150": ((20, 150), (150, 33), "s8", "tensor", "QLinearMatMul"),
 }
-
-
-def cpu_flags():
-    try:
-        return open("/proc/cpuinfo").read().split()
-    except OSError:
-        return []
 
 
 def forms(args):
@@ -114,14 +109,7 @@ def u8_twin(m):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--compiler", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--cflags", default="-O1")
-    ap.add_argument("--filter", default="", help="only the cases whose name contains this")
-    args = ap.parse_args()
-    ort.set_default_logger_severity(3)
-    os.makedirs(args.work, exist_ok=True)
+    args = script_args(with_filter=True)
     failures = []
     rng = np.random.default_rng(2026)
     for name, spec in CASES.items():

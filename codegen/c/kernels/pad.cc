@@ -13,18 +13,6 @@
 namespace onnxc {
 namespace {
 
-// A static const table, several entries per line.
-void emit_table(CEmit& e, const std::string& decl, const std::vector<int64_t>& v) {
-  e.local("static const {}[{}] = {{", decl, v.size());
-  std::string line;
-  for (size_t i = 0; i < v.size(); ++i) {
-    line += std::to_string(v[i]) + (i + 1 < v.size() ? "," : "");
-    if (line.size() > 90 || i + 1 == v.size()) { e("{}", line); line.clear(); }
-    else line += " ";
-  }
-  e("}};");
-}
-
 // NCHWc: pads on the spatial axes only (any mode; padding lanes get the pad value too).
 bool pad_nchwc(const Node& n, int64_t b) {
   const PadGeom& g = pad_geom(n);

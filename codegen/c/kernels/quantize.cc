@@ -450,18 +450,7 @@ void emit_qmatmul_quads(CEmit& e) {
         const uint8_t byte = bp.bytes[static_cast<size_t>(k * N + n)];
         sums[static_cast<size_t>(n)] += bu8 ? static_cast<int64_t>(byte) - 128 : static_cast<int8_t>(byte);
       }
-    e.local("static const int32_t bsum[{}] = {{", NP * NB);
-    std::string line;
-    for (size_t i = 0; i < sums.size(); ++i) {
-      line += std::to_string(sums[i]) + (i + 1 < sums.size() ? "," : "");
-      if (line.size() > 90 || i + 1 == sums.size()) {
-        e("{}", line);
-        line.clear();
-      } else {
-        line += " ";
-      }
-    }
-    e("}};");
+    emit_table(e, "int32_t bsum", sums);
     e("const int32_t* restrict cs = bsum + j0;");
     e("const int32_t* restrict pb = (const int32_t*)(const void*)({} + jp * {});", Bm, QK * NB * 4);
   } else {
@@ -999,18 +988,7 @@ void emit_weight_sums(CEmit& e, const QConvGeom& q) {
   std::vector<int64_t> ws(static_cast<size_t>(M16), 0);
   for (int64_t m = 0; m < g.M; ++m)
     for (int64_t k = 0; k < KS; ++k) ws[static_cast<size_t>(m)] += static_cast<int8_t>(wp.bytes[static_cast<size_t>(m * KS + k)]);
-  e.local("static const int32_t wsum[{}] = {{", M16);
-  std::string line;
-  for (size_t i = 0; i < ws.size(); ++i) {
-    line += std::to_string(ws[i]) + (i + 1 < ws.size() ? "," : "");
-    if (line.size() > 90 || i + 1 == ws.size()) {
-      e("{}", line);
-      line.clear();
-    } else {
-      line += " ";
-    }
-  }
-  e("}};");
+  emit_table(e, "int32_t wsum", ws);
 }
 
 // The quads kernels' int32 bias of channel m: the bias less xz times its weight sum (wsum), modulo 2^32.

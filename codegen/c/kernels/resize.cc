@@ -24,21 +24,17 @@ void add_term(std::string& acc, const std::string& t) { acc += (acc.empty() ? ""
 // A static const table of `rows` x `k` literals ([rows] when k == 1), packed several per line.
 void emit_table(CEmit& e, const std::string& type, const std::string& name, size_t rows, size_t k,
                 const std::vector<std::string>& v) {
-  e.local("static const {} {}[{}]{} = {{", type, name, rows, k == 1 ? "" : fmt::format("[{}]", k));
-  std::string line;
+  std::vector<std::string> items(rows);
   for (size_t r = 0; r < rows; ++r) {
-    std::string item;
-    if (k == 1) item = v[r];
-    else {
-      item = "{";
-      for (size_t t = 0; t < k; ++t) item += (t ? ", " : "") + v[r * k + t];
-      item += "}";
+    if (k == 1) {
+      items[r] = v[r];
+      continue;
     }
-    line += item + (r + 1 < rows ? "," : "");
-    if (line.size() > 90 || r + 1 == rows) { e("{}", line); line.clear(); }
-    else line += " ";
+    items[r] = "{";
+    for (size_t t = 0; t < k; ++t) items[r] += (t ? ", " : "") + v[r * k + t];
+    items[r] += "}";
   }
-  e("}};");
+  emit_table(e, type + " " + name, fmt::format("[{}]{}", rows, k == 1 ? "" : fmt::format("[{}]", k)), items);
 }
 
 // NCHWc: float32 nearest / linear resizes of the spatial axes (N and C unchanged).

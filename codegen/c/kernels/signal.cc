@@ -25,22 +25,6 @@
 namespace onnxc {
 namespace {
 
-// A static const table of C literals, several per line.
-void emit_table(CEmit& e, const char* type, const char* name, const std::vector<std::string>& v) {
-  e.local("static const {} {}[{}] = {{", type, name, v.size());
-  std::string line;
-  for (size_t i = 0; i < v.size(); ++i) {
-    line += v[i] + (i + 1 < v.size() ? "," : "");
-    if (line.size() > 90 || i + 1 == v.size()) {
-      e("{}", line);
-      line.clear();
-    } else {
-      line += " ";
-    }
-  }
-  e("}};");
-}
-
 void emit_dft(CEmit& e) {
   const DftGeom& g = dft_geom(e.node);
   if (g.count_a * g.count_b * g.bins == 0) return;
@@ -54,8 +38,8 @@ void emit_dft(CEmit& e) {
   }
   e("/* {} transform(s) of {} points, {} {} input, {} {} each */", g.count_a * g.count_b, g.n, g.inverse ? "inverse," : "forward,",
     g.c2r ? "one-sided complex" : g.comps == 2 ? "complex" : "real", g.bins, g.c2r ? "real samples" : "bins");
-  emit_table(e, "double", "wr", wr);
-  emit_table(e, "double", "wi", wi);
+  emit_table(e, "double wr", fmt::format("[{}]", wr.size()), wr);
+  emit_table(e, "double wi", fmt::format("[{}]", wi.size()), wi);
   double work = static_cast<double>(g.count_a * g.count_b * g.bins) * static_cast<double>(g.used) * (g.comps == 2 ? 8.0 : 4.0);
   open_tasks(e, {{"a", g.count_a, 1}, {"b", g.count_b, 1}, {"k", g.bins, 1}}, e.parallel(work));
   e("const {}* restrict x = {} + a * {} + b * {};", ct, e.in(0), g.xa, g.xb);
@@ -117,7 +101,7 @@ void emit_mel(CEmit& e) {
   e("memset({}, 0, sizeof({}) * {});", y, ct, g.spec_bins * M);
   std::vector<std::string> pts;
   for (int64_t p : g.points) pts.push_back(c_int(p));
-  emit_table(e, "int64_t", "pt", pts);
+  emit_table(e, "int64_t pt", fmt::format("[{}]", pts.size()), pts);
   e("for (int64_t i = 0; i < {}; ++i) {{", M);
   e("const int64_t lo = pt[i], c = pt[i + 1], hi = pt[i + 2];");
   e("if (c == lo) {{");
