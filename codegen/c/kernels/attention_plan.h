@@ -18,7 +18,7 @@ struct AttentionPlan {
   int64_t DvP = 0;  // Dv rounded up to whole vectors (a row of the output accumulators)
   // Each task BQ queries, NQ tiles of them per head, held in BQP = BQ rounded up to whole
   // vectors of lanes (the queries are the vector lanes of the scores); key tiles of BK keys
-  // (equal widths over the keys). Stack buffers (qt: D x BQP, s: BK x BQP, o: BQ x DvP, vp:
+  // (equal widths over the keys). Stack buffers (qtr: D x BQP, s: BK x BQP, o: BQ x DvP, vp:
   // BK x DvP when the values are packed) within kAttentionStackBuffer bytes each where the
   // head sizes allow.
   int64_t BK = 0, BQ = 0, BQP = 0, NQ = 0;

@@ -14,7 +14,8 @@
 //    one quantizing loop.
 //  - MatMulInteger / QLinearMatMul: on AVX-512 VNNI targets, with uint8 A and int8 or uint8 B
 //    (quantize_dynamic's transformers), on byte quads: tasks (batch, panel of 64 columns, block
-//    of rows) pack their panel of B as int8 quads and add vpdpbusd in tiles of 6 rows x 4
+//    of rows) read their panel of B as int8 quads (a constant B packed so at compile time,
+//    Layout::quads; another packed by the task) and add vpdpbusd in tiles of 6 rows x 4
 //    vectors, the zero points applied to the exact sums afterwards (emit_qmatmul_quads; plain C
 //    where compiled without VNNI). Otherwise tasks (batch, row of A); per chunk of at most kChunk
 //    columns an accumulator row on the stack, updated by one simd loop over the columns per k.
@@ -46,9 +47,9 @@
 // Accumulators are int32_t, or uint32_t (wrapping modulo 2^32) where the sum may leave int32's
 // range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: the channel-multiplier convolutions, and
 // MatMulInteger / QLinearMatMul without AVX-512 VNNI or with int8 A, are plain loops; the byte-quads
-// MatMulInteger packs its panel of B on every run (not at compile time), and has no AVX-VNNI (256-bit)
-// form; no VNNI form of the depthwise kernel or of convs with non-zero int8 or uint8 weight zero
-// points; no AMX form.
+// products have no AVX-VNNI (256-bit) form, and their Cast and rescaling Muls (quantize_dynamic's
+// MatMulInteger -> Cast -> Mul) stay loops of their own; no VNNI form of the depthwise kernel or of
+// convs with non-zero int8 or uint8 weight zero points; no AMX form.
 #include <algorithm>
 #include <functional>
 
