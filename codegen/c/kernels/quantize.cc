@@ -325,6 +325,13 @@ void emit_dynamic_quant(CEmit& e) {
 
 // ---------------------------------------------------------------- shared by the products
 
+// Whether the zero point at input `input` (-1: none) is absent or a constant of zeros.
+bool zero_point_zero(const Node& n, int input) {
+  if (input < 0) return true;
+  const Value* v = n.in(static_cast<size_t>(input));
+  return v->constant && std::all_of(v->constant->bytes.begin(), v->constant->bytes.end(), [](uint8_t b) { return b == 0; });
+}
+
 // C expression of parameter p at element offset `off` read as `type` ("0" when absent).
 std::string param(CEmit& e, const QParam& p, const std::string& off, const std::string& type) {
   if (p.input < 0) return "0";
@@ -401,7 +408,8 @@ Layout qmatmul_weight_layout(const Node& n, size_t input, const Target& t) {
 // rows x NB columns (NB / 16 vectors) of int32 accumulators add vpdpbusd of a panel row of
 // quads and the row's 4 bytes of A broadcast. Then, with z the column's zero point in the
 // packed form (b_zero_point, less 128 for uint8 B), exactly
-//   sum (a - az)(b - bz) = acc - az * colsum - z * rowsum(a) + K * az * z.
+//   sum (a - az)(b - bz) = acc - az * colsum - z * rowsum(a) + K * az * z
+// (int8 B with no zero point or a zero one: acc - az * colsum, no row sums).
 // A constant B is packed at compile time (Layout::quads, uint8 as it is: flipped as it is
 // loaded), its column sums a table. Plain C where compiled without AVX-512 VNNI (same panel,
 // same sums).
@@ -440,8 +448,13 @@ void emit_qmatmul_quads(CEmit& e) {
   else e("const int64_t nc = {0} - j0 < {1} ? {0} - j0 : {1};", N, NB);
   e("const int64_t i0 = rb * {0}, i1 = i0 + {0} < {1} ? i0 + {0} : {1};", MB, M);
   const std::string bz = g.b_zp.input >= 0 ? param(e, g.b_zp, poff(g.b_zp, "(j0 + c)"), "int32_t") : "0";
-  e("int32_t zq[{}];", NB);
-  e("for (int64_t c = 0; c < {}; ++c) zq[c] = c < nc ? {}{} : 0;", NB, bz, bu8 ? " - 128" : "");
+  // int8 B whose zero point is absent or zero (quantize_dynamic's symmetric weights): z = 0, and
+  // the rows' sums are not needed.
+  const bool no_z = !bu8 && zero_point_zero(e.node, g.b_zp.input);
+  if (!no_z) {
+    e("int32_t zq[{}];", NB);
+    e("for (int64_t c = 0; c < {}; ++c) zq[c] = c < nc ? {}{} : 0;", NB, bz, bu8 ? " - 128" : "");
+  }
   if (packed) {
     // The column sums of the packed values (uint8 less 128), padded with zeros to whole panels.
     const Tensor bp = to_plain(*bv->constant, bv->shape, bv->layout);
@@ -538,12 +551,14 @@ void emit_qmatmul_quads(CEmit& e) {
     e("for (int64_t r = 0; r < {}; ++r) {{", rows);
     e("const int64_t ii = i + r;");
     e("const int32_t az = {};", param(e, g.a_zp, poff(g.a_zp, "ii"), "int32_t"));
-    e("int32_t rs = 0;");
-    e("{{");
-    e("const uint8_t* restrict a = ar + r * {};", K);
-    simd(e, K, "reduction(+:rs)");
-    e("for (int64_t k = 0; k < {}; ++k) rs += a[k];", K);
-    e("}}");
+    if (!no_z) {
+      e("int32_t rs = 0;");
+      e("{{");
+      e("const uint8_t* restrict a = ar + r * {};", K);
+      simd(e, K, "reduction(+:rs)");
+      e("for (int64_t k = 0; k < {}; ++k) rs += a[k];", K);
+      e("}}");
+    }
     if (g.qlinear) {
       e("const float as = {};", param(e, g.a_scale, poff(g.a_scale, "ii"), "float"));
       e("const float ys = {};", param(e, g.y_scale, "0", "float"));
@@ -552,7 +567,8 @@ void emit_qmatmul_quads(CEmit& e) {
     e("{}* restrict yr = {} + (bt * {} + ii) * {} + j0;", e.out_ctype(0), Y, M, N);
     simd(e, NB);
     e("for (int64_t c = 0; c < nc; ++c) {{");
-    e("const int32_t v = acc[r * {} + c] - az * cs[c] - zq[c] * rs + {} * az * zq[c];", NB, K);
+    if (no_z) e("const int32_t v = acc[r * {} + c] - az * cs[c];", NB);
+    else e("const int32_t v = acc[r * {} + c] - az * cs[c] - zq[c] * rs + {} * az * zq[c];", NB, K);
     if (!g.qlinear) {
       e("yr[c] = v;");
     } else {
@@ -949,13 +965,6 @@ int vnni_bits(const Target& t) {
 // Positions per register tile of the quads kernel: 2 x 12 accumulators of 32 registers, or 2 x 6 of 16.
 int64_t quad_rows(int bits) { return bits == 512 ? 12 : 6; }
 
-// Whether w's zero point is absent or a constant zero.
-bool zero_w_zp(const Node& n, const QConvGeom& q) {
-  if (q.w_zp.input < 0) return true;
-  const Value* v = n.in(static_cast<size_t>(q.w_zp.input));
-  return v->constant && std::all_of(v->constant->bytes.begin(), v->constant->bytes.end(), [](uint8_t b) { return b == 0; });
-}
-
 // Whether QLinearConv / ConvInteger runs on byte quads (weights in Layout::pairs(L, 4)): where
 // it would run on pairs, on a target with VNNI, with int8 weights whose zero point is zero (what
 // quantize_static writes: symmetric per-channel weights), and, with groups, a whole number of
@@ -966,7 +975,7 @@ bool qconv_quads_apply(const Node& n, const Target& t) {
   const QConvGeom& q = qconv_geom(n);
   const ConvGeom& g = q.conv;
   const int64_t L = bits / 32;
-  if (n.in(static_cast<size_t>(q.w))->dtype != DType::I8 || !zero_w_zp(n, q)) return false;
+  if (n.in(static_cast<size_t>(q.w))->dtype != DType::I8 || !zero_point_zero(n, q.w_zp.input)) return false;
   if (g.G > 1 && g.MG % L != 0) return false;
   return pair_geom(q, 4, L).bytes() <= kPairBandBytes;
 }
