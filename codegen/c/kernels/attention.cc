@@ -85,7 +85,7 @@ std::string kv_row(CEmit& e, const AttentionGeom& g, bool key, const std::string
 }
 
 // The task's start: its queries, the keys valid for its batch, its buffers with the queries
-// transposed into qt, and the range of keys its queries may see.
+// transposed into qtr, and the range of keys its queries may see.
 void task_prologue(CEmit& e, const AttentionGeom& g, const AttentionPlan& p) {
   const int64_t BQ = p.BQ, BQP = p.BQP, BK = p.BK, DvP = p.DvP;
   e("const int64_t hk = h / {};", g.Hq / g.Hkv);
