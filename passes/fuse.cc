@@ -36,10 +36,12 @@
 // Known gaps: no injective/reduction fusion (Reshape, Transpose, Concat, Softmax stay
 // separate); steps must keep the anchor's shape, so a broadcast that grows the output
 // (the SE block's Mul) starts its own one-loop group instead of joining its producer;
-// float32 only, but for one integer group: a QLinearConv and the onnxc.qdq_add (qdq_mul) that
+// float32 only, but for two integer groups: a QLinearConv and the onnxc.qdq_add (qdq_mul) that
 // reads its bytes, a residual add between quantize steps, where the backend's kernel applies
-// the add in registers (Backend::takes_epilogue; grow_integer); a conv's epilogue is otherwise
-// a second sweep over its output (codegen/c/fused.h).
+// the add in registers (Backend::takes_epilogue; grow_integer); and a MatMulInteger with the
+// Cast to float32 that reads its sums and the float steps after it (the rescaling Mul, the
+// bias, GELU, a residual add: grow_to_float), where the backend's kernel applies them to its
+// tiles; a conv's epilogue is otherwise a second sweep over its output (codegen/c/fused.h).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -210,6 +212,30 @@ struct Fuser {
     a->outputs[0]->producer = a;
     return true;
   }
+
+  // A MatMulInteger whose int32 product is read only by a Cast to float32 (quantize_dynamic's
+  // MatMulInteger -> Cast -> Mul(scale) -> Add(bias) ...) takes the Cast as its first step
+  // where the backend's kernel converts its sums itself (Backend::takes_epilogue), then grows
+  // over the float steps after it as any float anchor does: the group's output is the last
+  // float step's, and the int32 product is never stored.
+  bool grow_to_float(Node* a, const Backend& b) {
+    if (a->op_type != "MatMulInteger" || a->anchor_out) return false;
+    Value* r = a->out(0);
+    auto it = users.find(r);
+    if (!r || r->is_output || it == users.end() || it->second.size() != 1) return false;
+    Node* u = it->second[0];
+    if (absorbed.count(u) || u->op_type != "Cast" || u->folded() || u->outputs.size() != 1 || !u->out(0)) return false;
+    const Value* y = u->out(0);
+    if (y->dtype != DType::F32 || y->shape != r->shape || y->layout != r->layout) return false;
+    if (!b.takes_epilogue(*a, *u)) return false;
+    a->anchor_out = r;
+    absorbed.insert(u);
+    a->epilogue.push_back(std::move(g.nodes[pos.at(u)]));
+    a->outputs[0] = u->out(0);
+    a->outputs[0]->producer = a;
+    grow(a);
+    return true;
+  }
 };
 
 }  // namespace
@@ -219,7 +245,8 @@ bool fuse_ops(Graph& g, const PassOptions& o) {
   bool changed = false;
   if (o.backend)
     for (size_t k = 0; k < g.nodes.size(); ++k)
-      if (Node* a = g.nodes[k].get(); a && !f.absorbed.count(a)) changed = f.grow_integer(a, *o.backend) || changed;
+      if (Node* a = g.nodes[k].get(); a && !f.absorbed.count(a))
+        changed = (f.grow_integer(a, *o.backend) || f.grow_to_float(a, *o.backend)) || changed;
   // Conv-like anchors first: an elementwise node both could take (Add(relu(a), conv(b)))
   // is cheaper as a conv epilogue, on the output the conv just wrote.
   for (bool out_fusable : {true, false})

@@ -46,6 +46,41 @@ std::string element(const Node& m, const std::vector<std::string>& args, const s
   return fmt::format("const float {} = {};", dst, k->expr(m, args));
 }
 
+// The offset in an extra input of the epilogue (strides st against Y's logical shape ov, N
+// its last dim) of element (row, col): rows are every dim of Y but the last, `row` the flat
+// index over them.
+std::string epilogue_index(const Shape& ov, int64_t N, const Shape& st, const std::string& row, const std::string& col) {
+  auto term = [](const std::string& var, int64_t stride) -> std::string {
+    return stride == 0 ? "" : stride == 1 ? var : fmt::format("{} * {}", var, stride);
+  };
+  auto sum = [](const std::vector<std::string>& parts) {
+    std::string s;
+    for (auto& p : parts)
+      if (!p.empty() && p != "0") s += (s.empty() ? "" : " + ") + p;
+    return s.empty() ? std::string("0") : s;
+  };
+  const size_t rd = ov.size() - 1;  // row dims: [0, rd)
+  const Shape os = strides_of(ov);
+  bool zero = true, same = true;
+  for (size_t d = 0; d < rd; ++d) {
+    zero = zero && (ov[d] == 1 || st[d] == 0);
+    same = same && (ov[d] == 1 || st[d] == os[d]);
+  }
+  std::string r = term(col, st[rd]);
+  if (zero) return sum({r});
+  if (same) return sum({term(row, N), r});
+  int64_t inner = 1;  // product of the row dims after d
+  for (size_t d = rd; d-- > 0;) {
+    if (ov[d] != 1 && st[d] != 0) {
+      std::string c = inner == 1 ? row : fmt::format("{} / {}", row, inner);
+      if (d > 0) c = fmt::format("({}) % {}", c, ov[d]);
+      r = sum({r, term("(" + c + ")", st[d])});
+    }
+    inner *= ov[d];
+  }
+  return r;
+}
+
 }  // namespace
 
 void emit_group_loop(CEmit& e) {
@@ -149,6 +184,16 @@ std::string epilogue_vector(const CEmit& e, int64_t V, const std::string& src, c
     locals[m.out(0)] = d;
   }
   return s + fmt::format(" {} = v{};", dst, k);
+}
+
+std::vector<std::string> matrix_epilogue_extras(const CEmit& e, const std::string& row, const std::string& col) {
+  const Node& n = e.node;
+  const Shape ov = e.out_shape(0);
+  const int64_t N = ov.back();
+  std::vector<std::string> extras;
+  for (size_t x = 0; x < n.extra_inputs.size(); ++x)
+    extras.push_back(fmt::format("{}[{}]", e.extra(x), epilogue_index(ov, N, broadcast_strides(ov, e.view_of(n.extra_inputs[x])), row, col)));
+  return extras;
 }
 
 }  // namespace onnxc

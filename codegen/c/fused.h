@@ -44,4 +44,10 @@ std::string epilogue_element(const CEmit& e, const std::string& src, const std::
 std::string epilogue_vector(const CEmit& e, int64_t V, const std::string& src, const std::vector<std::string>& extra_vecs,
                             const std::string& dst);
 
+// The epilogue's extra inputs, as C element expressions, for an anchor whose output is a
+// matrix product's: Y plain, rows every dim of its logical shape but the last, `row` the flat
+// row index and `col` the column (C expressions; each extra input read through its broadcast
+// view). For epilogue_element.
+std::vector<std::string> matrix_epilogue_extras(const CEmit& e, const std::string& row, const std::string& col);
+
 }  // namespace onnxc

@@ -35,7 +35,10 @@ from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quant_common import cpu_flags, script_args  # noqa: E402
 
-# name: (A shape, B shape, B type, B zero point: "none", "zero", "tensor" or "column", op)
+# name: (A shape, B shape, B type, B zero point: "none", "zero", "tensor" or "column", op[, tail])
+# tail: the float steps quantize_dynamic writes after a MatMulInteger, which the byte-quads
+# kernel applies to its tiles (passes/fuse.cc, grow_to_float): Cast, Mul by the scale, Add of
+# the bias, then "gelu" (erf form) or "residual" (Add of a second graph input, r).
 CASES = {
     "k768_rows40_cols100": ((1, 40, 768), (768, 100), "s8", "zero", "MatMulInteger"),
     "batch3_k37_u8_zp": ((3, 7, 37), (37, 70), "u8", "tensor", "MatMulInteger"),
@@ -43,7 +46,29 @@ CASES = {
     "k3203_narrow_panel": ((1, 29, 3203), (3203, 50), "s8", "none", "MatMulInteger"),
     "b_per_batch": ((2, 9, 64), (2, 64, 24), "u8", "none", "MatMulInteger"),
     "qlinear_k150": ((20, 150), (150, 33), "s8", "tensor", "QLinearMatMul"),
+    "tail_bias_gelu": ((1, 20, 200), (200, 100), "s8", "none", "MatMulInteger", "gelu"),
+    "tail_residual_batch2": ((2, 9, 66), (66, 70), "u8", "column", "MatMulInteger", "residual"),
 }
+
+
+def tail_nodes(name, tail, N, rng):
+    """The float steps after the product y_int (Cast, Mul, Add bias, then the tail's own) ending in y,
+    their initializers, and the extra graph inputs' shapes."""
+    inits = [numpy_helper.from_array(np.array(np.float32(0.0123)), "scale"),
+             numpy_helper.from_array(rng.uniform(-2, 2, size=N).astype(np.float32), "bias")]
+    nodes = [helper.make_node("Cast", ["y_int"], ["y_f"], to=TensorProto.FLOAT, name=name + "_cast"),
+             helper.make_node("Mul", ["y_f", "scale"], ["y_s"], name=name + "_scale"),
+             helper.make_node("Add", ["bias", "y_s"], ["y_b"], name=name + "_bias")]
+    if tail == "gelu":
+        inits += [numpy_helper.from_array(np.array(np.float32(1.4142135)), "sqrt2"),
+                  numpy_helper.from_array(np.array(np.float32(1.0)), "one"),
+                  numpy_helper.from_array(np.array(np.float32(0.5)), "half")]
+        nodes += [helper.make_node("Div", ["y_b", "sqrt2"], ["g_d"]), helper.make_node("Erf", ["g_d"], ["g_e"]),
+                  helper.make_node("Add", ["g_e", "one"], ["g_a"]), helper.make_node("Mul", ["y_b", "g_a"], ["g_m"]),
+                  helper.make_node("Mul", ["g_m", "half"], ["y"])]
+    else:
+        nodes.append(helper.make_node("Add", ["r", "y_b"], ["y"], name=name + "_residual"))
+    return nodes, inits
 
 
 def forms(args):
@@ -62,7 +87,8 @@ def forms(args):
 
 
 def make_case(name, spec, rng):
-    ashape, bshape, bt, bzp, op = spec
+    ashape, bshape, bt, bzp, op = spec[:5]
+    tail = spec[5] if len(spec) > 5 else None
     lo, hi, dt, npt = (0, 255, TensorProto.UINT8, np.uint8) if bt == "u8" else (-128, 127, TensorProto.INT8, np.int8)
     b = rng.integers(lo, hi + 1, size=bshape).astype(npt)
     N = bshape[-1]
@@ -76,9 +102,16 @@ def make_case(name, spec, rng):
     if bzp != "none":
         inits.append(numpy_helper.from_array(bz, "b_zp"))
     oshape = list(ashape[:-1]) + [N] if len(bshape) == 2 else [bshape[0], ashape[-2], N]
+    nodes, ins = [], [helper.make_tensor_value_info("a", TensorProto.UINT8, ashape)]
     if op == "MatMulInteger":
-        node = helper.make_node("MatMulInteger", ["a", "b", "a_zp"] + (["b_zp"] if bzp != "none" else []), ["y"], name=name)
-        out = helper.make_tensor_value_info("y", TensorProto.INT32, oshape)
+        node = helper.make_node("MatMulInteger", ["a", "b", "a_zp"] + (["b_zp"] if bzp != "none" else []), ["y_int" if tail else "y"],
+                                name=name)
+        out = helper.make_tensor_value_info("y", TensorProto.FLOAT if tail else TensorProto.INT32, oshape)
+        if tail:
+            nodes, more = tail_nodes(name, tail, N, rng)
+            inits += more
+            if tail == "residual":
+                ins.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, oshape))
     else:
         K = ashape[-1]
         y_scale = np.float32(0.02 * 0.01 * 60 * 60 * np.sqrt(K) / 40)
@@ -86,7 +119,7 @@ def make_case(name, spec, rng):
                   numpy_helper.from_array(np.array(y_scale), "y_scale"), numpy_helper.from_array(np.array(128, np.uint8), "y_zp")]
         node = helper.make_node("QLinearMatMul", ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"], ["y"], name=name)
         out = helper.make_tensor_value_info("y", TensorProto.UINT8, oshape)
-    g = helper.make_graph([node], name, [helper.make_tensor_value_info("a", TensorProto.UINT8, ashape)], [out], inits)
+    g = helper.make_graph([node] + nodes, name, ins, [out], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     onnx.checker.check_model(m)
@@ -108,6 +141,18 @@ def u8_twin(m):
     return t
 
 
+def case_inputs(m, rng):
+    """Random values for the model's inputs: a's bytes, r's floats."""
+    feeds = {}
+    for i in m.graph.input:
+        shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+        if i.type.tensor_type.elem_type == TensorProto.UINT8:
+            feeds[i.name] = rng.integers(0, 256, size=shape).astype(np.uint8)
+        else:
+            feeds[i.name] = rng.uniform(-4, 4, size=shape).astype(np.float32)
+    return feeds
+
+
 def main():
     args = script_args(with_filter=True)
     failures = []
@@ -120,13 +165,18 @@ def main():
         m = make_case(name, spec, rng)
         path = os.path.join(d, "model.onnx")
         onnx.save(m, path)
-        a = rng.integers(0, 256, size=spec[0]).astype(np.uint8)
-        ain = os.path.join(d, "a.npy")
-        np.save(ain, a)
+        tail = spec[5] if len(spec) > 5 else None
+        feeds = case_inputs(m, rng)
+        in_args = []
+        for k, v in feeds.items():
+            np.save(os.path.join(d, k + ".npy"), v)
+            in_args += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
+        # The float steps as written (ONNX Runtime's MatMulIntegerToFloat fusion off): Cast, Mul, Add in that order.
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         ref_model = u8_twin(m) if spec[2] == "s8" else m
-        ref = ort.InferenceSession(ref_model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"a": a})[0]
+        ref = ort.InferenceSession(ref_model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
         for form, flags, expected, skip in forms(args):
             what = f"{name} ({spec[4]}, {form})"
             if skip:
@@ -138,23 +188,35 @@ def main():
             if c.returncode != 0:
                 failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
                 continue
-            kernel = [ln for ln in c.stdout.splitlines() if ln.strip().startswith("%y: ") and spec[4] in ln]
+            name_of = "%y_int: " if tail and expected == "loop" else "%y: "
+            kernel = [ln for ln in c.stdout.splitlines() if ln.strip().startswith(name_of) and spec[4] in ln]
             said = kernel[0] if kernel else ""
             got = "quads" if "byte quads" in said else "loop"
             if not kernel or got != expected:
                 failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {expected} kernel")
+            # The byte-quads kernel takes the float steps (one group ending in y); the plain loop stores its int32 sums.
+            fused = "= MatMulInteger+Cast+Mul+Add" in c.stdout and "+ epilogue" in said
+            if tail and fused != (expected == "quads"):
+                failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}: the float steps "
+                                f"{'fused' if fused else 'not fused'}, expected the other")
             # A 2-D B of the quads kernel is packed at compile time (%b_KN64n4k), one per batch per task.
             packed = "n4k(const)" in c.stdout
             if packed != (expected == "quads" and len(spec[1]) == 2):
                 failures.append(f"{what}: B {'packed' if packed else 'not packed'} at compile time, expected the other")
             out = os.path.join(out_dir, "y.npy")
-            r = subprocess.run([os.path.join(out_dir, "m"), "--input", f"a={ain}", "--output", f"y={out}", "--quiet", "--threads", "2"],
+            r = subprocess.run([os.path.join(out_dir, "m")] + in_args + ["--output", f"y={out}", "--quiet", "--threads", "2"],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 failures.append(f"{what}: the binary exited {r.returncode}: {r.stderr.strip()[-2000:]}")
                 continue
             y = np.load(out)
-            bad = int(np.count_nonzero(y != ref)) if y.shape == ref.shape else -1
+            if y.shape != ref.shape:
+                bad = -1
+            elif tail:
+                # Exact sums, then the same float operations but GELU's erf (onnxc's within 1.3 ulp of glibc's).
+                bad = int(np.count_nonzero(np.abs(y - ref) > 2e-6 * np.maximum(1.0, np.abs(ref))))
+            else:
+                bad = int(np.count_nonzero(y != ref))
             print(f"{what}: {'PASS' if bad == 0 else 'FAIL'}: {bad} of {ref.size} outputs differ from ONNX Runtime's"
                   f"{' (uint8 twin)' if spec[2] == 's8' else ''}")
             if bad != 0:

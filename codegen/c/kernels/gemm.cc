@@ -116,32 +116,6 @@ std::string scaled(double f, const std::string& x) {
   return f == 1.0 ? x : fmt::format("{} * {}", c_float(f), x);
 }
 
-// The offset in an extra input of the epilogue (strides st against Y's logical shape ov, N
-// its last dim) of element (row, col): rows are every dim of Y but the last, `row` the flat
-// index over them.
-std::string epilogue_index(const Shape& ov, int64_t N, const Shape& st, const std::string& row, const std::string& col) {
-  const size_t rd = ov.size() - 1;  // row dims: [0, rd)
-  const Shape os = strides_of(ov);
-  bool zero = true, same = true;
-  for (size_t d = 0; d < rd; ++d) {
-    zero = zero && (ov[d] == 1 || st[d] == 0);
-    same = same && (ov[d] == 1 || st[d] == os[d]);
-  }
-  std::string r = term(col, st[rd]);
-  if (zero) return sum({r});
-  if (same) return sum({term(row, N), r});
-  int64_t inner = 1;  // product of the row dims after d
-  for (size_t d = rd; d-- > 0;) {
-    if (ov[d] != 1 && st[d] != 0) {
-      std::string c = inner == 1 ? row : fmt::format("{} / {}", row, inner);
-      if (d > 0) c = fmt::format("({}) % {}", c, ov[d]);
-      r = sum({r, term("(" + c + ")", st[d])});
-    }
-    inner *= ov[d];
-  }
-  return r;
-}
-
 // The task's panel of an activation B: pk[k][c] = op(B)(k, j0 + c), zeros past N.
 void pack_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p, const std::string& b) {
   const int64_t N = g.N, K = g.K, NR = p.tile.NR;
@@ -239,11 +213,7 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
     e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, p.MF);
   }
   // The epilogue's extra inputs at element (row, col) of Y (plain, its logical shape).
-  const Shape ov = e.out_shape(0);
-  std::vector<std::string> extras;
-  for (size_t x = 0; x < n.extra_inputs.size(); ++x)
-    extras.push_back(fmt::format("{}[{}]", e.extra(x), epilogue_index(ov, N, broadcast_strides(ov, e.view_of(n.extra_inputs[x])),
-                                                                        batch > 1 ? fmt::format("(bt * {} + i + r)", M) : "(i + r)", "(j0 + c)")));
+  const std::vector<std::string> extras = matrix_epilogue_extras(e, batch > 1 ? fmt::format("(bt * {} + i + r)", M) : "(i + r)", "(j0 + c)");
   if (p.MF > 0) {
     e("for (int64_t i = i0; i < i1; i += {}) {{", MR);
     if (run_rows) e("if (i >= rows) break;");
