@@ -6,9 +6,12 @@ over the shapes the byte-quads kernel (codegen/c/kernels/quantize.cc, emit_qmatm
 apart: rows past a multiple of its tile (6 or 12), columns past a multiple of its panel (64, or
 32 where K is long), K not a multiple of 4 (the last quad read under a mask), a K long enough
 for the narrower panel, batches of A with one B and with a B per batch, zero points per tensor
-and per column (zero and not), uint8 B (its bytes less 128 as they are loaded), and
-QLinearMatMul's requantization; a 2-D B is packed at compile time (--dump-ir: %b_KN64n4k), a B per
-batch by each task. Every case is compiled at 2 threads with every loop nest that can go parallel made
+and per column (zero and not), uint8 B (its bytes less 128 as they are loaded),
+QLinearMatMul's requantization, and quantize_dynamic's float steps after MatMulInteger (Cast, the
+scale, the bias, then GELU or a residual add: in the kernel's tiles on its byte-quads forms,
+within 2e-6 relative of ONNX Runtime's). A batched A with one 2-D B is one product of all the
+batches' rows (ViT's [197, 1, 768] projections; --dump-ir: "A's batch as rows"); a 2-D B is packed
+at compile time (--dump-ir: %b_KN64n4k), a B per batch by each task. Every case is compiled at 2 threads with every loop nest that can go parallel made
 parallel (--parallel-min-work 1, so the row blocks run too):
   - for the host (on a CPU with AVX-512 VNNI the byte-quads kernel, elsewhere the plain loop),
   - on x86-64 for --target x86-64-sse4 (the plain loop), for --target x86-64-avx512vnni built for
@@ -48,6 +51,7 @@ CASES = {
     "qlinear_k150": ((20, 150), (150, 33), "s8", "tensor", "QLinearMatMul"),
     "tail_bias_gelu": ((1, 20, 200), (200, 100), "s8", "none", "MatMulInteger", "gelu"),
     "tail_residual_batch2": ((2, 9, 66), (66, 70), "u8", "column", "MatMulInteger", "residual"),
+    "vit_rows_of_batches": ((13, 1, 100), (100, 80), "s8", "none", "MatMulInteger", "gelu"),
 }
 
 
@@ -194,6 +198,10 @@ def main():
             got = "quads" if "byte quads" in said else "loop"
             if not kernel or got != expected:
                 failures.append(f"{what}: --dump-ir says {said.strip() or 'nothing'}, expected the {expected} kernel")
+            # One B for every batch of contiguous A: the batches' rows fill the tiles (the variant says so).
+            as_rows = "A's batch as rows" in said
+            if expected == "quads" and as_rows != (len(spec[1]) == 2 and int(np.prod(spec[0][:-2])) > 1):
+                failures.append(f"{what}: --dump-ir says {said.strip()}: A's batch {'' if as_rows else 'not '}taken as rows")
             # The byte-quads kernel takes the float steps (one group ending in y); the plain loop stores its int32 sums.
             fused = "= MatMulInteger+Cast+Mul+Add" in c.stdout and "+ epilogue" in said
             if tail and fused != (expected == "quads"):

@@ -413,9 +413,23 @@ Layout qmatmul_weight_layout(const Node& n, size_t input, const Target& t) {
 // A constant B is packed at compile time (Layout::quads, uint8 as it is: flipped as it is
 // loaded), its column sums a table. Plain C where compiled without AVX-512 VNNI (same panel,
 // same sums).
+// Whether the byte-quads product may take A's batch dims as more rows: one B for every batch
+// (packed or not), A's matrices one after the other, and parameters that do not vary by batch
+// or by row (torchvision's ViT writes its projections as [197, 1, 768] x [768, 2304]: 197
+// products of one row each, one row per tile, otherwise).
+bool qmatmul_fold_batch(const QMatMulGeom& g) {
+  if (numel(g.batch) <= 1) return false;
+  auto zero = [](const Shape& st) { return std::all_of(st.begin(), st.end(), [](int64_t s) { return s == 0; }); };
+  if (!zero(g.b_st) || g.a_st != batch_strides(g.batch, g.batch, g.M * g.K)) return false;
+  for (const QParam* p : {&g.a_zp, &g.b_zp, &g.a_scale, &g.b_scale, &g.y_scale, &g.y_zp})
+    if (!zero(p->batch_st)) return false;
+  return g.a_zp.step == 0 && g.a_scale.step == 0;
+}
+
 void emit_qmatmul_quads(CEmit& e) {
   const QMatMulGeom& g = qmatmul_geom(e.node);
-  const int64_t B = numel(g.batch), M = g.M, N = g.N, K = g.K;
+  const bool fold = qmatmul_fold_batch(g);
+  const int64_t B = fold ? 1 : numel(g.batch), M = fold ? numel(g.batch) * g.M : g.M, N = g.N, K = g.K;
   const int64_t QK = (K + 3) / 4, KF = K / 4;
   const size_t ai = static_cast<size_t>(g.a), bi = static_cast<size_t>(g.b);
   const bool bu8 = e.node.in(bi)->dtype == DType::U8;
@@ -440,13 +454,14 @@ void emit_qmatmul_quads(CEmit& e) {
   const bool epi = !e.node.epilogue.empty();
   const std::vector<std::string> extras = epi ? matrix_epilogue_extras(e, "(bt * " + std::to_string(M) + " + ii)", "(j0 + c)")
                                               : std::vector<std::string>{};
-  e.variant = "byte quads, AVX-512 VNNI vpdpbusd";
-  e("/* {}: [{}] x [{}, {}] x [{}, {}]; per task a panel of {} columns of B {} as int8 quads, tiles of {} rows x {} columns", e.node.op_type,
-    fmt::join(g.batch, ","), M, K, K, N, NB, packed ? "(packed at compile time)" : "packed", MR, NB);
+  e.variant = fold ? "byte quads, AVX-512 VNNI vpdpbusd, A's batch as rows" : "byte quads, AVX-512 VNNI vpdpbusd";
+  e("/* {}: [{}] x [{}, {}] x [{}, {}]{}; per task a panel of {} columns of B {} as int8 quads, tiles of {} rows x {} columns",
+    e.node.op_type, fmt::join(g.batch, ","), g.M, K, K, N, fold ? fmt::format(" as one product of {} rows", M) : "", NB,
+    packed ? "(packed at compile time)" : "packed", MR, NB);
   e(" * of int32 sums by vpdpbusd; the zero points applied to the sums afterwards */");
   open_tasks(e, {{"bt", B, 1}, {"jp", NP, 1}, {"rb", NRB, 1}}, par && B * NP * NRB > 1);
   auto poff = [&](const QParam& p, const std::string& idx) { return sum_terms({batch_offset(g.batch, p.batch_st), term(idx, p.step)}); };
-  e("const int64_t ao = {};", sum_terms({batch_offset(g.batch, g.a_st)}));
+  e("const int64_t ao = {};", fold ? "0" : sum_terms({batch_offset(g.batch, g.a_st)}));
   if (!packed) e("const int64_t bo = {};", sum_terms({batch_offset(g.batch, g.b_st)}));  // (a packed B is one matrix)
   e("const int64_t j0 = jp * {};", NB);
   if (N % NB == 0) e("const int64_t nc = {};", NB);
