@@ -1521,10 +1521,11 @@ void emit_qconv_quads(CEmit& e) {
       for (int64_t r = 0; r < rn; ++r) {
         e("{{");
         e("const uint32_t u = (uint32_t)xk[{}];", pos(r));
-        e("const int32_t x0 = (int32_t)(u & 255u), x1 = (int32_t)(u >> 8 & 255u), x2 = (int32_t)(u >> 16 & 255u), x3 = (int32_t)(u >> 24);");
+        // (u0..u3, not x0..x3: those name the function's inputs, which this #else branch would seem to read)
+        e("const int32_t u0 = (int32_t)(u & 255u), u1 = (int32_t)(u >> 8 & 255u), u2 = (int32_t)(u >> 16 & 255u), u3 = (int32_t)(u >> 24);");
         e("int32_t* restrict ar = acc + {};", (r * rm + j) * L);
         simd(e, L);
-        e("for (int64_t v = 0; v < {}; ++v) ar[v] += wk[4 * v] * x0 + wk[4 * v + 1] * x1 + wk[4 * v + 2] * x2 + wk[4 * v + 3] * x3;", L);
+        e("for (int64_t v = 0; v < {}; ++v) ar[v] += wk[4 * v] * u0 + wk[4 * v + 1] * u1 + wk[4 * v + 2] * u2 + wk[4 * v + 3] * u3;", L);
         e("}}");
       }
       e("}}");
