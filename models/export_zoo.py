@@ -99,6 +99,9 @@ MODELS = {
     "nfnet_f0": (_nfnet_f0, 17, (1, 1000), True),
     "gpunet_0": (_gpunet_0, 17, (1, 1000), True),
     "deeplabv3_mobilenet_v3_large": (_deeplabv3, 17, (1, 21, 224, 224), True),
+    # ViT-B/16's architecture at 2 layers, 192 wide, 3 heads, patches of 32 (50 tokens): small
+    # enough for tests (tests/quant/run_dynamic_quant.py), the same ONNX as vit_b_16's.
+    "vit_2layer_192": (lambda: torchvision.models.vision_transformer.VisionTransformer(224, 32, 2, 3, 192, 768), 17, (1, 1000), True),
 }
 
 

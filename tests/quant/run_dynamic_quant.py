@@ -4,8 +4,11 @@ by onnxc, against ONNX Runtime on the same model.
 quantize_dynamic (its defaults: int8 weights per tensor, activations quantized at run time) makes
 each MatMul DynamicQuantizeLinear(x) -> MatMulInteger(x_q, W_q, x_zp, W_zp) -> Cast -> Mul by the
 two scales: the form transformers are deployed in on CPUs. Cases: a two-layer MLP written with
-onnx.helper (uint8 and int8 weights), and DistilBERT at 32 tokens from models/export_transformers.py
-(6 encoder layers, 24 quantized matrix products between float LayerNorms, GELUs and softmaxes).
+onnx.helper (uint8 and int8 weights), DistilBERT at 32 tokens from models/export_transformers.py
+(6 encoder layers, 24 quantized matrix products between float LayerNorms, GELUs and softmaxes), and
+torchvision's ViT at 2 layers, 192 wide (models/export_zoo.py vit_2layer_192: the patch embedding
+a ConvInteger, the projections [50, 1, 192] x [192, N] products of one row per token, which onnxc
+runs as one product of 50 rows).
 Without VNNI ONNX Runtime's uint8 x int8 kernels saturate int16 pair sums (quant_common.py), so
 there the int8-weight models' reference is ONNX Runtime on their uint8 twin (weights and zero
 points plus 128: the same model, exact products); the line printed says how far ONNX Runtime's
@@ -64,17 +67,23 @@ def main():
     e = run(["/usr/bin/python3", os.path.join(ROOT, "models", "export_transformers.py"), "--out", args.work, "--tokens", "32", "distilbert"])
     if e.returncode != 0:
         failures.append(f"distilbert: models/export_transformers.py exit {e.returncode}: {(e.stdout + e.stderr).strip()[-2000:]}")
+    v = run(["/usr/bin/python3", os.path.join(ROOT, "models", "export_zoo.py"), "--out", args.work, "vit_2layer_192"])
+    if v.returncode != 0:
+        failures.append(f"vit_2layer_192: models/export_zoo.py exit {v.returncode}: {(v.stdout + v.stderr).strip()[-2000:]}")
     cases = [("mlp_u8", "mlp", QuantType.QUInt8), ("mlp_s8", "mlp", QuantType.QInt8)]
     if e.returncode == 0:
         cases.append(("distilbert_s8", "distilbert_t32", QuantType.QInt8))
+    if v.returncode == 0:
+        cases.append(("vit_s8", "vit_2layer_192", QuantType.QInt8))
     for case, model, wtype in cases:
         fp, qp = os.path.join(args.work, model + ".onnx"), os.path.join(args.work, case + ".onnx")
         x = mlp(fp) if model == "mlp" else np.load(os.path.join(args.work, model + ".input.npy"))
         quantize_dynamic(fp, qp, weight_type=wtype)
         ops = [n.op_type for n in onnx.load(qp).graph.node]
-        if ops.count("MatMulInteger") == 0 or ops.count("MatMulInteger") != ops.count("DynamicQuantizeLinear"):
-            failures.append(f"{case}: quantize_dynamic wrote {ops.count('MatMulInteger')} MatMulInteger and "
-                            f"{ops.count('DynamicQuantizeLinear')} DynamicQuantizeLinear nodes")
+        products = ops.count("MatMulInteger") + ops.count("ConvInteger")
+        if ops.count("MatMulInteger") == 0 or products != ops.count("DynamicQuantizeLinear"):
+            failures.append(f"{case}: quantize_dynamic wrote {ops.count('MatMulInteger')} MatMulInteger, {ops.count('ConvInteger')} "
+                            f"ConvInteger and {ops.count('DynamicQuantizeLinear')} DynamicQuantizeLinear nodes")
             continue
         twin = wtype == QuantType.QInt8 and not vnni()
         refs = {}
@@ -106,7 +115,7 @@ def main():
         err = float(np.abs(y - ref).max())
         limit = TOL * max(1.0, float(np.abs(ref).max()))
         extra = f"; ONNX Runtime's own int8 path is {float(np.abs(refs['as is'] - ref).max()):.3g} from it" if twin else ""
-        print(f"{case} ({ops.count('MatMulInteger')} MatMulInteger) vs ONNX Runtime {ort.__version__}"
+        print(f"{case} ({ops.count('MatMulInteger')} MatMulInteger{', %d ConvInteger' % ops.count('ConvInteger') if 'ConvInteger' in ops else ''}) vs ONNX Runtime {ort.__version__}"
               f"{' on its uint8 twin (no VNNI here)' if twin else ''}: {'PASS' if err <= limit else 'FAIL'}: max |diff| {err:.3g} "
               f"(limit {limit:.3g}){extra}")
         if err > limit:
