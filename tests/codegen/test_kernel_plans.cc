@@ -296,9 +296,16 @@ TEST(AttentionPlan, TilesWithinTheStackBudget) {
   EXPECT_FALSE(bert.pack_v);
   EXPECT_TRUE(bert.parallel);
   EXPECT_TRUE(bert.unsupported.empty());
-  // ViT's 197 tokens: 2 key tiles of 99, not 128 + 69.
+  EXPECT_EQ(bert.BQPL, 0) << "128 queries: two whole tiles";
+  // ViT's 197 tokens: 2 key tiles of 99, not 128 + 69; 3 tiles of 64 queries, then 5 in one
+  // vector of lanes (not four), with a score tile of 8 keys x 1 query vector.
   const AttentionPlan vit = plan_attention(heads(1, 12, 197, 64), false, t);
   EXPECT_EQ(vit.BK, 99);
+  EXPECT_EQ(vit.NQ, 4);
+  EXPECT_EQ(vit.BQPL, 16);
+  EXPECT_EQ(vit.QVL, 1);
+  EXPECT_EQ(vit.RCL, 8);
+  EXPECT_LE(vit.RCL * vit.QVL + vit.QVL, 32);
   // Whisper's 1500 tokens: 12 key tiles of 125.
   EXPECT_EQ(plan_attention(heads(1, 6, 1500, 64), false, t).BK, 125);
   // A head size of 40 is not whole vectors: the values are packed per key tile.

@@ -3,7 +3,9 @@
 //
 // Tasks are (batch, query head, tile of up to BQ queries), in parallel. The task's queries are
 // the vector lanes: it first copies them transposed, qtr[d][i] (zeros in the lanes past its
-// queries), then walks the keys in tiles of BK:
+// queries; the last tile, where its queries fill fewer whole vectors, is a second copy of the
+// body in that many lanes: ViT's 197 queries take 13 vectors, not 16), then walks the keys in
+// tiles of BK:
 //  1. when Dv is not whole vectors, copies the tile's value rows, zero-padded, into vp;
 //  2. sᵀ = K · qtr in register tiles of RC keys x QV vectors of queries (vector-extension
 //     accumulators, codegen/c/vector_types.h; the register-tiled GEMM's form in kernels/gemm.cc
@@ -333,17 +335,31 @@ void emit_attention(CEmit& e) {
   if (e.node.out(1) != nullptr) copy_present(e, g, 1, 1, 4, g.k, g.pk, g.D);
   if (e.node.out(2) != nullptr) copy_present(e, g, 2, 2, 5, g.v, g.pv, g.Dv);
   open_tasks(e, p.tasks, p.parallel);
-  task_prologue(e, g, p);
-  e("for (int64_t k0 = kbeg; k0 < kend; k0 += {}) {{", p.BK);
-  e("const int64_t nk = kend - k0 < {0} ? kend - k0 : {0};", p.BK);
-  pack_values(e, g, p);
-  e("int64_t c = 0;");
-  by_tiles(e, "c", "nk", p.RC, [&](int64_t keys) { score_tile(e, g, p, keys); });
-  softmax_lanes(e, g, p);
-  e("int64_t i = 0;");
-  by_tiles(e, "i", "nr", p.R, [&](int64_t rows) { output_tile(e, g, p, rows); });
-  e("}}");
-  normalise_rows(e, g, p);
+  // A task's body for plan q (the last tile's lanes differ where it fills fewer vectors).
+  auto task = [&](const AttentionPlan& q) {
+    task_prologue(e, g, q);
+    e("for (int64_t k0 = kbeg; k0 < kend; k0 += {}) {{", q.BK);
+    e("const int64_t nk = kend - k0 < {0} ? kend - k0 : {0};", q.BK);
+    pack_values(e, g, q);
+    e("int64_t c = 0;");
+    by_tiles(e, "c", "nk", q.RC, [&](int64_t keys) { score_tile(e, g, q, keys); });
+    softmax_lanes(e, g, q);
+    e("int64_t i = 0;");
+    by_tiles(e, "i", "nr", q.R, [&](int64_t rows) { output_tile(e, g, q, rows); });
+    e("}}");
+    normalise_rows(e, g, q);
+  };
+  if (p.BQPL > 0) {
+    AttentionPlan last = p;
+    last.BQP = p.BQPL, last.QV = p.QVL, last.RC = p.RCL;
+    e("if (qt == {}) {{", p.NQ - 1);
+    task(last);
+    e("}} else {{");
+    task(p);
+    e("}}");
+  } else {
+    task(p);
+  }
   for (int k = 0; k < 3; ++k) e("}}");
 }
 

@@ -46,6 +46,11 @@ AttentionPlan plan_attention(const AttentionGeom& g, bool has_qk, const Target& 
   const int64_t regs = std::max(8, t.vector_registers) * 3 / 4;
   p.RC = std::clamp<int64_t>(regs / p.QV - 1, 1, 8);
   p.R = std::clamp<int64_t>(regs / p.CVo - 1, 1, 8);
+  if (const int64_t last = round_up(g.Tq - (p.NQ - 1) * BQ, V); p.NQ > 1 && last < p.BQP) {
+    p.BQPL = last;
+    p.QVL = chunk_vectors(last / V);
+    p.RCL = std::clamp<int64_t>(regs / p.QVL - 1, 1, 8);
+  }
   p.skip = !has_qk;
   p.causal = g.causal;
   const double work = static_cast<double>(g.B) * g.Hq * g.Tq * g.Tk * (g.D + g.Dv + 12);
@@ -55,8 +60,10 @@ AttentionPlan plan_attention(const AttentionGeom& g, bool has_qk, const Target& 
 }
 
 std::string describe(const AttentionPlan& p) {
-  return fmt::format("{} queries (vector lanes) x {} keys per tile, register tiles of {} keys x {} query vectors and {} rows x {} value vectors{}{}{}; {}", p.BQ, p.BK, p.RC,
-                     p.QV, p.R, p.CVo, p.pack_v ? ", values packed" : "", p.causal ? ", causal" : "",
+  return fmt::format("{} queries (vector lanes) x {} keys per tile, register tiles of {} keys x {} query vectors and {} rows x {} value vectors{}{}{}{}; {}",
+                     p.BQ, p.BK, p.RC, p.QV, p.R, p.CVo,
+                     p.BQPL ? fmt::format(", the last tile in {} lanes ({} keys x {} query vectors)", p.BQPL, p.RCL, p.QVL) : "",
+                     p.pack_v ? ", values packed" : "", p.causal ? ", causal" : "",
                      p.skip ? ", key tiles no query sees skipped" : "", describe_tasks(p.tasks, p.parallel));
 }
 

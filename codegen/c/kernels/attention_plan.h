@@ -25,6 +25,10 @@ struct AttentionPlan {
   // Register tiles: RC keys x QV vectors of queries (scores), R query rows x CVo value
   // vectors (the output's update).
   int64_t RC = 0, QV = 0, R = 0, CVo = 0;
+  // The last tile of queries when it fills fewer whole vectors than BQP (ViT's 197 queries: 3
+  // tiles of 64, then 5 queries in one vector of lanes, not four): its lanes and its score
+  // register tile (0: the same as the others).
+  int64_t BQPL = 0, QVL = 0, RCL = 0;
   bool pack_v = false;  // Dv is not whole vectors: value rows copied (zero-padded) per key tile
   bool skip = false;  // skip the key tiles no query of the task can see (causal, window)
   bool causal = false;  // is_causal (--dump-ir says so)
