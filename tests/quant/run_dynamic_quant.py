@@ -61,9 +61,50 @@ def mlp(path):
     return rng.standard_normal((1, 16, d)).astype(np.float32)
 
 
+def dql_alone(args, failures):
+    """DynamicQuantizeLinear alone on 12297 values (3 x 4099: chunks of 4096 and a tail of 9, not
+    whole vectors), compiled with every nest parallel at 2 threads (the chunks' ranges combined
+    through the output) and at 1 thread (one serial statement): all three outputs equal ONNX
+    Runtime's."""
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "y_scale", "y_zp"])
+    g = helper.make_graph([node], "dql", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4099])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, [3, 4099]),
+                           helper.make_tensor_value_info("y_scale", TensorProto.FLOAT, []),
+                           helper.make_tensor_value_info("y_zp", TensorProto.UINT8, [])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = os.path.join(args.work, "dql.onnx")
+    onnx.save(m, path)
+    x = (np.random.default_rng(7).standard_normal((3, 4099)) * 3 + 0.5).astype(np.float32)
+    x[2, 4098] = -9.5  # the minimum in the last chunk's tail
+    xin = os.path.join(args.work, "dql.x.npy")
+    np.save(xin, x)
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    for threads, extra in (("2", ["--parallel-min-work", "1"]), ("1", [])):
+        what = f"DynamicQuantizeLinear alone, {threads} thread{'s' if threads != '1' else ''}"
+        out_dir = os.path.join(args.work, "dql_t" + threads)
+        c = run([args.compiler, path, "-o", out_dir, "--name", "m", "-q", "--threads", threads] + extra +
+                ([f"--cflags={args.cflags}"] if args.cflags else []))
+        if c.returncode != 0:
+            failures.append(f"{what}: compile-model exit {c.returncode}: {c.stderr.strip()[-2000:]}")
+            continue
+        outs = [os.path.join(out_dir, k + ".npy") for k in ("y", "y_scale", "y_zp")]
+        r = run([os.path.join(out_dir, "m"), "--input", f"x={xin}", "--quiet"] + sum((["--output", f"{k}={o}"] for k, o in
+                                                                                     zip(("y", "y_scale", "y_zp"), outs)), []))
+        if r.returncode != 0:
+            failures.append(f"{what}: the binary exited {r.returncode}: {r.stderr.strip()}")
+            continue
+        got = [np.load(o) for o in outs]
+        bad = [k for k, a, b in zip(("y", "y_scale", "y_zp"), got, ref) if a.shape != b.shape or not np.array_equal(a, b)]
+        print(f"{what}: " + (f"FAIL: {', '.join(bad)} differ from ONNX Runtime's" if bad else "PASS: the three outputs equal ONNX Runtime's"))
+        if bad:
+            failures.append(f"{what}: {', '.join(bad)} differ from ONNX Runtime's")
+
+
 def main():
     args = script_args()
     failures = []
+    dql_alone(args, failures)
     e = run(["/usr/bin/python3", os.path.join(ROOT, "models", "export_transformers.py"), "--out", args.work, "--tokens", "32", "distilbert"])
     if e.returncode != 0:
         failures.append(f"distilbert: models/export_transformers.py exit {e.returncode}: {(e.stdout + e.stderr).strip()[-2000:]}")

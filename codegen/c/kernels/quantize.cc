@@ -279,48 +279,103 @@ bool quant_nchwc(const Node& n, int64_t) {
 
 // ---------------------------------------------------------------- DynamicQuantizeLinear
 
+// The range [min(0, min x), max(0, max x)] of x[i0, i1) (run-time bounds) into the new locals
+// lo and hi: compare-selects in vector-wide lane arrays (NaN skipped), then the tail.
+void dynamic_quant_range(CEmit& e, const std::string& X, int64_t lanes) {
+  e("float lo = 0.0f, hi = 0.0f;");
+  e("int64_t i = i0;");
+  e("{{");
+  e("float lo_l[{0}], hi_l[{0}];", lanes);
+  e("ONNXC_PRAGMA(omp simd)");
+  e("for (int64_t l = 0; l < {}; ++l) lo_l[l] = hi_l[l] = 0.0f;", lanes);
+  e("for (; i + {0} <= i1; i += {0}) {{", lanes);
+  e("ONNXC_PRAGMA(omp simd)");
+  e("for (int64_t l = 0; l < {}; ++l) {{", lanes);
+  e("const float v = {}[i + l];", X);
+  e("lo_l[l] = v < lo_l[l] ? v : lo_l[l];");
+  e("hi_l[l] = v > hi_l[l] ? v : hi_l[l];");
+  e("}}");
+  e("}}");
+  e("for (int64_t l = 0; l < {}; ++l) {{", lanes);
+  e("lo = lo_l[l] < lo ? lo_l[l] : lo;");
+  e("hi = hi_l[l] > hi ? hi_l[l] : hi;");
+  e("}}");
+  e("}}");
+  e("for (; i < i1; ++i) {{");
+  e("lo = {0}[i] < lo ? {0}[i] : lo;", X);
+  e("hi = {0}[i] > hi ? {0}[i] : hi;", X);
+  e("}}");
+}
+
+// DynamicQuantizeLinear. Small inputs: one serial block (range, scale and zero point, the
+// quantizing loop). Larger ones (in parallel): chunks of kFlatChunk elements each write their
+// range into the output's first bytes (8 per chunk: two floats; the output has a byte per
+// element, so room for them), one thread combines them into the scale and zero point outputs,
+// then the chunks are quantized with the two read back from those outputs (the output's bytes
+// overwrite the ranges only after the combining statement, whose end is a barrier). So the
+// kernel stays in the run's one parallel region.
 void emit_dynamic_quant(CEmit& e) {
   const int64_t n = numel(e.in_shape(0));
-  const std::string X = e.in(0);
+  const std::string X = e.in(0), Y = e.out(0), S = e.out(1), Z = e.out(2);
   const int64_t lanes = std::max<int64_t>(4, e.target.vector_bits / 32);
   e("/* DynamicQuantizeLinear: range [min(0, min x), max(0, max x)] by compare-selects (NaN skipped), */");
   e("/* scale = range / 255 (1 when it is empty), zero point = round(clip(-min / scale, 0, 255)) */");
-  e("float lo = 0.0f, hi = 0.0f;");
-  const int64_t full = n < 2 * lanes ? 0 : n / lanes * lanes;
-  if (full > 0) {
-    e("{{");
-    e("float lo_l[{0}], hi_l[{0}];", lanes);
-    e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t l = 0; l < {}; ++l) lo_l[l] = hi_l[l] = 0.0f;", lanes);
-    e("for (int64_t i = 0; i < {}; i += {}) {{", full, lanes);
-    e("ONNXC_PRAGMA(omp simd)");
-    e("for (int64_t l = 0; l < {}; ++l) {{", lanes);
-    e("const float v = {}[i + l];", X);
-    e("lo_l[l] = v < lo_l[l] ? v : lo_l[l];");
-    e("hi_l[l] = v > hi_l[l] ? v : hi_l[l];");
+  const std::string quantize =
+      round_saturate(fmt::format("{}[i]", Y), DType::U8, fmt::format("{}[i] / scale", X), "zf", 0, 255);
+  auto scale_and_zero_point = [&]() {
+    e("const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;");
+    e("float zf = 0.0f - lo / scale;");
+    e("zf = zf > 0.0f ? zf : 0.0f;");
+    e("zf = nearbyintf(zf < 255.0f ? zf : 255.0f);");
+    e("{}[0] = scale;", S);
+    e("{}[0] = (uint8_t)zf;", Z);
+  };
+  const int64_t P = (n + kFlatChunk - 1) / kFlatChunk;
+  if (P < 2 || !e.parallel(6.0 * static_cast<double>(n))) {
+    // One loop statement of one trip, so that one thread of the region runs it all.
+    e.serial();
+    e("for (int64_t i0 = 0; i0 < 1; ++i0) {{");
+    e("const int64_t i1 = {};", n);
+    dynamic_quant_range(e, X, lanes);
+    scale_and_zero_point();
+    simd(e, n);
+    e("for (int64_t k = 0; k < {}; ++k) {{", n);
+    e("{}", round_saturate(fmt::format("{}[k]", Y), DType::U8, fmt::format("{}[k] / scale", X), "zf", 0, 255));
     e("}}");
     e("}}");
-    e("for (int64_t l = 0; l < {}; ++l) {{", lanes);
-    e("lo = lo_l[l] < lo ? lo_l[l] : lo;");
-    e("hi = hi_l[l] > hi ? hi_l[l] : hi;");
-    e("}}");
-    e("}}");
+    return;
   }
-  if (full < n) {
-    e("for (int64_t i = {}; i < {}; ++i) {{", full, n);
-    e("lo = {0}[i] < lo ? {0}[i] : lo;", X);
-    e("hi = {0}[i] > hi ? {0}[i] : hi;", X);
-    e("}}");
-  }
-  e("const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;");
-  e("float zf = 0.0f - lo / scale;");
-  e("zf = zf > 0.0f ? zf : 0.0f;");
-  e("zf = nearbyintf(zf < 255.0f ? zf : 255.0f);");
-  e("{}[0] = scale;", e.out(1));
-  e("{}[0] = (uint8_t)zf;", e.out(2));
-  if (n == 0) return;
-  flat_loop(e, n, static_cast<double>(n) * 4,
-            round_saturate(fmt::format("{}[i]", e.out(0)), DType::U8, fmt::format("{}[i] / scale", X), "zf", 0, 255));
+  e.open_nest({.loops = {{"c", P, 1}}, .schedule_static = true});
+  e("const int64_t i0 = c * {0}, i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
+  dynamic_quant_range(e, X, lanes);
+  e("const float lh[2] = {{lo, hi}};");
+  e("memcpy({} + c * 8, lh, sizeof lh);", Y);
+  e("}}");
+  // One thread: the chunks' ranges gathered into chunk 0's, then the scale and zero point (one
+  // loop statement: a serial statement of the region changes no local).
+  e.serial();
+  e("for (int64_t c = 1; c <= {}; ++c) {{", P);
+  e("float r[2];");
+  e("memcpy(r, {}, sizeof r);", Y);
+  e("if (c < {}) {{", P);
+  e("float lh[2];");
+  e("memcpy(lh, {} + c * 8, sizeof lh);", Y);
+  e("r[0] = lh[0] < r[0] ? lh[0] : r[0];");
+  e("r[1] = lh[1] > r[1] ? lh[1] : r[1];");
+  e("memcpy({}, r, sizeof r);", Y);
+  e("}} else {{");
+  e("const float lo = r[0], hi = r[1];");
+  scale_and_zero_point();
+  e("}}");
+  e("}}");
+  e.open_nest({.loops = {{"c", P, 1}}, .schedule_static = true});
+  e("const int64_t i0 = c * {0}, i1 = i0 + {0} < {1} ? i0 + {0} : {1};", kFlatChunk, n);
+  e("const float scale = {}[0], zf = (float){}[0];", S, Z);
+  e("ONNXC_PRAGMA(omp simd)");
+  e("for (int64_t i = i0; i < i1; ++i) {{");
+  e("{}", quantize);
+  e("}}");
+  e("}}");
 }
 
 // ---------------------------------------------------------------- shared by the products
