@@ -270,7 +270,7 @@ std::unique_ptr<Graph> batch_item_graph(const Options& o, const ImportOptions& i
     return nullptr;
   }
   if (o.quantize != Quantize::None) {
-    *why = "--quantize int8 quantizes the model as imported, one batch";
+    *why = "--quantize quantizes the model as imported, one batch";
     return nullptr;
   }
   const int64_t items = batch_items_of(g);
@@ -439,6 +439,15 @@ int compile(Options& o) {
     say(fmt::format("quantize: int8, {} convolutions, {} activation tensors, calibrated on {} sample{} ({:.2f} s)", r.convs, r.tensors,
                     r.samples, r.samples == 1 ? "" : "s", t_quant.seconds()));
     for (const std::string& f : r.float_convs) say("quantize: stays float: " + f);
+  }
+  if (o.quantize == Quantize::Int8Dynamic) {
+    Timer t_quant;
+    QuantizeDynamicReport r = quantize_dynamic_int8(*g);
+    if (r.matmuls == 0)
+      throw CompileError(CompileError::Kind::Unsupported,
+                         "--quantize int8-dynamic: '" + o.model + "' has no MatMul of a float activation and constant 2-D float weights");
+    say(fmt::format("quantize: int8-dynamic, {} matrix products of constant weights (int8 per tensor), {} activations quantized at run "
+                    "time ({:.2f} s)", r.matmuls, r.activations, t_quant.seconds()));
   }
   VerifyData vd;
   if (o.verify) vd = verify_prepare(o, *g);

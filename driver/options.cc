@@ -35,7 +35,7 @@ const Choices<Quantized>& choices(Quantized) {
   return c;
 }
 const Choices<Quantize>& choices(Quantize) {
-  static const Choices<Quantize> c = {{"none", Quantize::None}, {"int8", Quantize::Int8}};
+  static const Choices<Quantize> c = {{"none", Quantize::None}, {"int8", Quantize::Int8}, {"int8-dynamic", Quantize::Int8Dynamic}};
   return c;
 }
 const Choices<RegionForm>& choices(RegionForm) {
@@ -141,6 +141,14 @@ std::string check_options(Options& o, bool task_form_given) {
     if (!o.dynamic.empty() || o.parallel == Parallel::Batch)
       return "--quantize int8 quantizes the model as imported, one batch: not with --dynamic or --parallel batch yet";
     if (!o.quantized_given) o.quantized = Quantized::Integer;
+  }
+  if (o.quantize == Quantize::Int8Dynamic) {
+    if (!o.calibration.empty())
+      return "--quantize int8-dynamic quantizes the activations at run time: it takes no --calibration (that is --quantize int8's)";
+    if (o.device == Device::Cuda) return "--quantize int8-dynamic is for the CPU (the CUDA backend has no integer kernels)";
+    if (!o.split.empty()) return "--quantize int8-dynamic is not for --split yet";
+    if (!o.dynamic.empty() || o.parallel == Parallel::Batch)
+      return "--quantize int8-dynamic quantizes the model as imported, one batch: not with --dynamic or --parallel batch yet";
   }
   o.dynamic_dims.clear();
   for (const std::string& spec : o.dynamic) {

@@ -31,7 +31,7 @@ enum class Parallel { Auto, Loop, Task, Batch, Tune };  // --parallel
 enum class OmpRegion { Inference, Op };                 // --omp-region
 enum class ActivationLayout { Nchwc, Nchw };            // --layout
 enum class Quantized { Float, Integer };                // --quantized
-enum class Quantize { None, Int8 };                     // --quantize
+enum class Quantize { None, Int8, Int8Dynamic };        // --quantize
 // --task-form: RegionForm::OmpTasks or Groups (ir/graph.h); --gpu-precision: GpuPrecision
 // (codegen/cuda/precision.h); --conv-algorithm: ConvAlgorithm (codegen/target.h).
 
@@ -82,7 +82,7 @@ struct Options {
   ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto;
   Quantized quantized = Quantized::Float;  // integer: the integer-ops pass runs
   bool quantized_given = false;            // --quantized on the command line (else int8 implies integer)
-  Quantize quantize = Quantize::None;      // --quantize int8: passes/quantize_int8.h after import
+  Quantize quantize = Quantize::None;      // --quantize int8, int8-dynamic: passes/quantize_int8.h after import
   std::string calibration;                 // --calibration DIR (driver/calibration.h)
   std::string max_memory = "8G";  // --max-memory SIZE (kDefaultMaxMemory)
   bool dump_ir = false, verify = false, list_ops = false, quiet = false, verify_passes = false, profile = false;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ir/eval.h"
+#include "ir/ops/gemm.h"
 #include "passes/pass.h"
 
 namespace onnxc {
@@ -60,7 +61,82 @@ Node* node_after(Graph& g, const Node* p) {
   return nullptr;
 }
 
+// ONNX Runtime's symmetric int8 weight parameters over `n` values: absmax = max |w| (0 inside
+// the range), scale = 2 absmax / 254 in float64 stored as float32 (1 for an empty range); the
+// values round(w / scale) in float32, half to even, clipped to [-127, 127] (NaN as 0).
+float quantize_weights_s8(const float* src, int64_t n, int8_t* dst) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, src[i]);
+    hi = std::max(hi, src[i]);
+  }
+  const float absmax = std::max(std::fabs(lo), std::fabs(hi));
+  const double sd = static_cast<double>(absmax - (-absmax)) / 254.0;
+  const float scale = !(sd >= static_cast<double>(FLT_MIN)) || !std::isfinite(sd) ? 1.0f : static_cast<float>(sd);
+  for (int64_t i = 0; i < n; ++i) {
+    const float q = std::nearbyint(src[i] / scale);
+    dst[i] = std::isnan(q) ? 0 : static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+  }
+  return scale;
+}
+
 }  // namespace
+
+QuantizeDynamicReport quantize_dynamic_int8(Graph& g) {
+  QuantizeDynamicReport rep;
+  std::vector<Node*> matmuls;
+  for (auto& up : g.nodes) {
+    Node& n = *up;
+    if ((n.op_type != "MatMul" && n.op_type != "Gemm") || n.folded() || !n.epilogue.empty()) continue;
+    const Value *x = n.in(0), *w = n.in(1), *y = n.out(0);
+    if (!x || x->constant || x->dtype != DType::F32 || x->shape.size() < 2) continue;
+    if (!w || !w->constant || w->dtype != DType::F32 || w->shape.size() != 2 || !y || y->dtype != DType::F32) continue;
+    if (n.op_type == "Gemm") {  // Y = A op(B) + C only: alpha and beta 1, A as it is, C constant float (or none)
+      const GemmAttrs& a = gemm_attrs(n);
+      const Value* c = n.inputs.size() > 2 ? n.in(2) : nullptr;
+      if (a.alpha != 1.0 || a.beta != 1.0 || a.trans_a || (c && (!c->constant || c->dtype != DType::F32))) continue;
+    }
+    matmuls.push_back(&n);
+  }
+  std::map<const Value*, Node*> dql;  // each activation's DynamicQuantizeLinear
+  std::set<const Node*> gone;
+  for (Node* m : matmuls) {
+    Value* x = m->in(0);
+    const Value* wv = m->in(1);
+    Node*& q = dql[x];
+    if (!q) {
+      q = insert_node(g, m, "DynamicQuantizeLinear", x->name + "_QuantizeLinear", {x}, 3);
+      ++rep.activations;
+    }
+    // Gemm's B stored N x K (transB) is quantized as its transpose, K x N (ONNX Runtime's too).
+    const bool tb = m->op_type == "Gemm" && gemm_attrs(*m).trans_b;
+    Tensor w = to_plain(*wv->constant, wv->shape, wv->layout);
+    if (tb) {
+      Tensor t(DType::F32, {w.shape[1], w.shape[0]});
+      for (int64_t i = 0; i < w.shape[0]; ++i)
+        for (int64_t j = 0; j < w.shape[1]; ++j) t.data<float>()[j * w.shape[0] + i] = w.data<float>()[i * w.shape[1] + j];
+      w = std::move(t);
+    }
+    Tensor wq(DType::I8, w.shape);
+    const float ws = quantize_weights_s8(w.data<float>(), w.numel(), wq.data<int8_t>());
+    Value* wqv = add_constant(g, wv->name + "_quantized", wq);
+    Value* wsv = add_constant(g, wv->name + "_scale", Tensor::from_f32({ws}, {}));
+    Value* wzv = add_constant(g, wv->name + "_zero_point", Tensor::from_i64({0}, DType::I8, {}));
+    const std::string& base = m->name;
+    Node* sm = insert_node(g, m, "Mul", base + "_quant_scales_mul", {q->out(1), wsv});
+    Node* mi = insert_node(g, m, "MatMulInteger", base + "_quant", {q->out(0), wqv, q->out(2), wzv});
+    Node* cast = insert_node(g, m, "Cast", base + "_quant_cast", {mi->out(0)}, 1, {{"to", attr_int(1)}});
+    Node* scaled = insert_node(g, m, "Mul", base + "_quant_output_scale_mul", {cast->out(0), sm->out(0)});
+    Value* y = scaled->out(0);
+    if (m->op_type == "Gemm" && m->inputs.size() > 2 && m->in(2)) y = insert_node(g, m, "Add", base + "_Add", {y, m->in(2)})->out(0);
+    replace_all_uses(g, m->out(0), y);
+    gone.insert(m);
+    ++rep.matmuls;
+  }
+  erase_nodes(g, gone);
+  g.drop_unused_values();
+  return rep;
+}
 
 QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Value*, Tensor>>& samples) {
   ONNXC_ASSERT(!samples.empty(), "quantize_int8: no calibration sample");
@@ -136,20 +212,7 @@ QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Valu
     const int64_t m = w.shape[0], per = m ? w.numel() / m : 0;
     Tensor wq(DType::I8, w.shape), ws(DType::F32, {m}), wz(DType::I8, {m});
     for (int64_t o = 0; o < m; ++o) {
-      const float* src = w.data<float>() + o * per;
-      float lo = 0.0f, hi = 0.0f;  // per channel min and max (ONNX Runtime's, with 0 inside)
-      for (int64_t i = 0; i < per; ++i) {
-        lo = std::min(lo, src[i]);
-        hi = std::max(hi, src[i]);
-      }
-      const float absmax = std::max(std::fabs(lo), std::fabs(hi));
-      const double sd = static_cast<double>(absmax - (-absmax)) / 254.0;
-      const float scale = !(sd >= static_cast<double>(FLT_MIN)) || !std::isfinite(sd) ? 1.0f : static_cast<float>(sd);
-      ws.data<float>()[o] = scale;
-      for (int64_t i = 0; i < per; ++i) {
-        const float q = std::nearbyint(src[i] / scale);  // NaN (a NaN or infinite weight) as 0
-        wq.data<int8_t>()[o * per + i] = std::isnan(q) ? 0 : static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
-      }
+      ws.data<float>()[o] = quantize_weights_s8(w.data<float>() + o * per, per, wq.data<int8_t>() + o * per);
     }
     std::vector<Value*> ins = {add_constant(g, wv->name + "_quantized", wq), add_constant(g, wv->name + "_scale", ws),
                                add_constant(g, wv->name + "_zero_point", wz)};

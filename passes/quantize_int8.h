@@ -19,7 +19,8 @@
 // Bq = round(B / (sx * sw[m])) as int32, its scale sx * sw[m] in float32. Both as constant
 // int8/int32 tensors read through DequantizeLinear (axis 0).
 // Which Convs: float, constant 4-D weights and bias (or none), not in a fused group. Others, and
-// every other op, stay float (their inputs may be dequantized values).
+// every other op, stay float (their inputs may be dequantized values). quantize_dynamic_int8
+// below is the transformers' counterpart (--quantize int8-dynamic).
 #pragma once
 #include <map>
 #include <string>
@@ -40,5 +41,20 @@ struct QuantizeInt8Report {
 // Quantizes g (imported, shapes inferred, no pass run yet) from `samples`: each one a value for
 // every graph input. At least one sample.
 QuantizeInt8Report quantize_int8(Graph& g, const std::vector<std::map<const Value*, Tensor>>& samples);
+
+// compile-model --quantize int8-dynamic: the float MatMuls (and Gemms: Y = A B + C, B stored
+// either way, C constant or none, then one Add) of constant 2-D weights rewritten as
+// ONNX Runtime's quantize_dynamic writes them (its defaults: int8 weights per tensor, symmetric in
+// [-127, 127], scale = 2 absmax / 254 as in quantize_int8; activations quantized at run time),
+//   y = MatMul(x, W)  ->  xq, xs, xz = DynamicQuantizeLinear(x)   (one per activation x)
+//                         y = Cast(MatMulInteger(xq, Wq, xz, 0), float) * Mul(xs, ws)
+// the form the byte-quads product and its fused float steps run (codegen/c/kernels/quantize.cc):
+// no calibration. The transformers' projections and feed-forward products; the attention's
+// products of two activations, and every other op, stay float.
+struct QuantizeDynamicReport {
+  int matmuls = 0;      // MatMuls quantized
+  int activations = 0;  // DynamicQuantizeLinear nodes (one per distinct input)
+};
+QuantizeDynamicReport quantize_dynamic_int8(Graph& g);
 
 }  // namespace onnxc

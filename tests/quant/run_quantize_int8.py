@@ -17,8 +17,9 @@ are exact there, see run_qdq_models.py) on another seeded input. Checks:
     elements that are equal printed;
   - against the float model: the quantization error, printed, at most 5% of the output's range;
   - bad uses: --quantize int8 without --calibration, --calibration without --quantize, an empty
-    folder, a float64 file, a wrong shape and a file that is not .npy each exit 1 with a message
-    naming the problem.
+    folder, a float64 file, a wrong shape, a file that is not .npy and --quantize int8-dynamic with
+    --calibration each exit 1 with a message naming the problem; --quantize int8-dynamic on this
+    model of convolutions only exits 3 (nothing it quantizes: run_dynamic_quant.py tests what it does).
 Exits 1 on any failure; prints one line per check.
 
 Usage: .venv/bin/python tests/quant/run_quantize_int8.py --compiler COMPILE_MODEL --work DIR [--cflags=...]
@@ -154,7 +155,7 @@ def main():
         check(err <= 0.05 * span, f"{case}: against the float model: max error {err:.4g}, {100 * err / span:.2f}% of the "
                                   f"output's range {span:.4g} (limit 5%)")
 
-    # Bad uses: exit 1 with a message.
+    # Bad uses: exit 1 (or the case's code) with a message.
     d = os.path.join(args.work, "bad")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -174,11 +175,16 @@ def main():
     with open(os.path.join(d, "junk", "a.npy"), "wb") as f:
         f.write(b"not an array")
     cases.append(("a file that is not .npy", ["--quantize", "int8", "--calibration", os.path.join(d, "junk")], "not a .npy file"))
-    for what, flags, words in cases:
+    cases.append(("int8-dynamic with --calibration", ["--quantize", "int8-dynamic", "--calibration", os.path.join(d, "empty")],
+                  "takes no --calibration"))
+    # A model of convolutions only: nothing --quantize int8-dynamic quantizes (exit 3: unsupported).
+    cases.append(("int8-dynamic without a matrix product", ["--quantize", "int8-dynamic"], "has no MatMul", 3))
+    for what, flags, words, *code in cases:
+        rc = code[0] if code else 1
         r = run([args.compiler, fp, "-o", os.path.join(d, "out"), "--emit", "c", "--quiet"] + flags)
         msg = (r.stderr + r.stdout).strip().splitlines()
-        check(r.returncode == 1 and any(words in line for line in msg),
-              f"bad use, {what}: exit {r.returncode}, '{msg[-1] if msg else ''}' (expected exit 1 saying '{words}')")
+        check(r.returncode == rc and any(words in line for line in msg),
+              f"bad use, {what}: exit {r.returncode}, '{msg[-1] if msg else ''}' (expected exit {rc} saying '{words}')")
     for f in failures:
         print("FAIL:", f, file=sys.stderr)
     return 1 if failures else 0
