@@ -11,14 +11,18 @@
 //  - onnxc.lookup: one flat loop of table loads (byte shuffles on AVX2 targets, 64 bytes a step by
 //    two vpermi2b and a blend where compiled with AVX-512 VBMI; emit_lookup).
 //  - DynamicQuantizeLinear: min and max by compare-selects in vector-wide lane arrays, then
-//    one quantizing loop.
+//    one quantizing loop; large inputs in chunks side by side, their ranges combined through the
+//    output's first bytes (emit_dynamic_quant), so that it stays in the run's parallel region.
 //  - MatMulInteger / QLinearMatMul: on AVX-512 VNNI targets, with uint8 A and int8 or uint8 B
 //    (quantize_dynamic's transformers), on byte quads: tasks (batch, panel of 64 columns, block
 //    of rows) read their panel of B as int8 quads (a constant B packed so at compile time,
 //    Layout::quads; another packed by the task) and add vpdpbusd in tiles of 6 rows x 4
 //    vectors, the zero points applied to the exact sums afterwards (emit_qmatmul_quads; plain C
-//    where compiled without VNNI). Otherwise tasks (batch, row of A); per chunk of at most kChunk
-//    columns an accumulator row on the stack, updated by one simd loop over the columns per k.
+//    where compiled without VNNI); a batched A with one B as one product of all its rows; a fused
+//    Cast to float and the float steps after it (quantize_dynamic's scale, bias, GELU, residual
+//    add) applied to each tile row as it is stored. Otherwise tasks (batch, row of A); per chunk
+//    of at most kChunk columns an accumulator row on the stack, updated by one simd loop over the
+//    columns per k.
 //  - ConvInteger / QLinearConv with constant 2-D weights (not depthwise; Layout::pairs, asked for
 //    by qconv_weight_layout): direct, on 16-bit pairs of input channels, register tiles of int32
 //    accumulators (16 output channels x 6 positions) updated by _mm256_madd_epi16 on AVX2
@@ -47,9 +51,8 @@
 // Accumulators are int32_t, or uint32_t (wrapping modulo 2^32) where the sum may leave int32's
 // range (`wrap` of QMatMulGeom, QConvGeom). Known gaps: the channel-multiplier convolutions, and
 // MatMulInteger / QLinearMatMul without AVX-512 VNNI or with int8 A, are plain loops; the byte-quads
-// products have no AVX-VNNI (256-bit) form, and their Cast and rescaling Muls (quantize_dynamic's
-// MatMulInteger -> Cast -> Mul) stay loops of their own; no VNNI form of the depthwise kernel or of
-// convs with non-zero int8 or uint8 weight zero points; no AMX form.
+// products have no AVX-VNNI (256-bit) form; no VNNI form of the depthwise kernel or of convs with
+// non-zero int8 or uint8 weight zero points; no AMX form.
 #include <algorithm>
 #include <functional>
 
