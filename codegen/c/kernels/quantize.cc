@@ -1747,15 +1747,27 @@ void emit_qconv_depthwise(CEmit& e) {
     const std::string ds = fmt::format("d[{}]", plus("u", sw * dg.plane()));
     if (lo > 0) e("for (int64_t u = 0; u < {}; ++u) {} = 0;", lo, ds);
     if (hi > lo) {
-      // Unit stride on AVX-512: 16 columns a step, the last ones under a mask (rows of 7-28).
-      const bool z = SW == 1 && (e.in_dtype(xi) == DType::U8 || e.in_dtype(xi) == DType::I8) && avx2_target(e);
+      // On AVX-512, 16 columns a step, the last ones under a mask (rows of 7-28). Unit stride: 16
+      // bytes widened to int32; stride 2: the 31 bytes from the phase's first column widened to
+      // 16-bit lanes, each int32 lane's low half the even byte (the phase's column).
+      const bool bytes = e.in_dtype(xi) == DType::U8 || e.in_dtype(xi) == DType::I8;
+      const bool u8 = e.in_dtype(xi) == DType::U8;
+      const bool z = (SW == 1 || SW == 2) && bytes && avx2_target(e);
       if (z) {
         e("#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)");
         e("for (int64_t u = {0}; u < {1}; u += 16) {{", lo, hi);
         e("const __mmask16 k = {0} - u >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ({0} - u)) - 1u);", hi);
-        e("const __m512i v = {}(_mm_maskz_loadu_epi8(k, (const void*)(xc + ih * {} + {})));",
-          e.in_dtype(xi) == DType::U8 ? "_mm512_cvtepu8_epi32" : "_mm512_cvtepi8_epi32", IW, plus("u", -PL));
-        e("_mm512_mask_storeu_ps(d + u, k, _mm512_cvtepi32_ps(_mm512_sub_epi32(v, _mm512_set1_epi32(xz))));");
+        if (SW == 1) {
+          e("const __m512i v = {}(_mm_maskz_loadu_epi8(k, (const void*)(xc + ih * {} + {})));",
+            u8 ? "_mm512_cvtepu8_epi32" : "_mm512_cvtepi8_epi32", IW, plus("u", -PL));
+        } else {
+          e("const int64_t m = {0} - u >= 16 ? 16 : {0} - u;", hi);
+          e("const __mmask32 kb = (__mmask32)((1ull << (2 * m - 1)) - 1u);");
+          e("const __m512i h = {}(_mm256_maskz_loadu_epi8(kb, (const void*)(xc + ih * {} + {})));",
+            u8 ? "_mm512_cvtepu8_epi16" : "_mm512_cvtepi8_epi16", IW, plus("2 * u", sw - PL));
+          e("const __m512i v = {};", u8 ? "_mm512_and_si512(h, _mm512_set1_epi32(0xFFFF))" : "_mm512_srai_epi32(_mm512_slli_epi32(h, 16), 16)");
+        }
+        e("_mm512_mask_storeu_ps(d + {}, k, _mm512_cvtepi32_ps(_mm512_sub_epi32(v, _mm512_set1_epi32(xz))));", plus("u", sw * dg.plane()));
         e("}}");
         e("#else");
       }
