@@ -62,6 +62,37 @@ def engine_ms(script, model, inp, threads, runs):
     return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"], None
 
 
+def report_args(ap, work, out):
+    """The options of a benchmark that writes OUT.json, .md and .png (bench/int8.py,
+    int8_dynamic.py): --work, --out, --compiler, --no-chart, --from-json."""
+    ap.add_argument("--work", default=os.path.join(ROOT, "build", work))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", out))
+    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
+    ap.add_argument("--no-chart", action="store_true", help="no OUT.png (no matplotlib needed)")
+    ap.add_argument("--from-json", default="", metavar="FILE", help="no runs: write FILE's .md and .png again from FILE")
+
+
+def report_first(args, script, write_md, write_chart):
+    """--from-json: writes FILE's .md (and .png) again and says True (nothing to run). Otherwise
+    exits with a message when the chart needs matplotlib and it is missing, and says False."""
+    if args.from_json:
+        with open(args.from_json) as f:
+            report = json.load(f)
+        out = os.path.splitext(args.from_json)[0]
+        write_md(report, out + ".md")
+        if not args.no_chart:
+            write_chart(report, out + ".png")
+        print(f"wrote {out}.md" + ("" if args.no_chart else f" and {out}.png"))
+        return True
+    if not args.no_chart:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            sys.exit(f"bench/{script}: matplotlib is missing (Debian's python3-matplotlib; bench/run.sh installs it): "
+                     "install it, or pass --no-chart")
+    return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", nargs="+", default=["resnet50", "mobilenet_v2"])

@@ -26,12 +26,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dynamic import ROOT, bench_ms, cpu_name, engine_ms, run  # noqa: E402
+from dynamic import ROOT, bench_ms, cpu_name, engine_ms, report_args, report_first, run  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "quant"))
 from run_qdq_models import u8_twin  # noqa: E402
@@ -42,27 +41,10 @@ def main():
     ap.add_argument("--models", nargs="+", default=["resnet50", "mobilenet_v2", "googlenet", "efficientnet_b0"])
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench_int8"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "int8"))
-    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
-    ap.add_argument("--no-chart", action="store_true", help="no OUT.png (no matplotlib needed)")
-    ap.add_argument("--from-json", default="", metavar="FILE", help="no runs: write FILE's .md and .png again from FILE")
+    report_args(ap, "bench_int8", "int8")
     args = ap.parse_args()
-    if args.from_json:
-        with open(args.from_json) as f:
-            report = json.load(f)
-        out = os.path.splitext(args.from_json)[0]
-        write_md(report, out + ".md")
-        if not args.no_chart:
-            write_chart(report, out + ".png")
-        print(f"wrote {out}.md" + ("" if args.no_chart else f" and {out}.png"))
+    if report_first(args, "int8.py", write_md, write_chart):
         return
-    if not args.no_chart:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            sys.exit("bench/int8.py: matplotlib is missing (Debian's python3-matplotlib; bench/run.sh installs it): "
-                     "install it, or pass --no-chart")
     os.makedirs(args.work, exist_ok=True)
     cpu = cpu_name(("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8"))
     results = []

@@ -27,7 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dynamic import ROOT, bench_ms, cpu_name, engine_ms, run  # noqa: E402
+from dynamic import ROOT, bench_ms, cpu_name, engine_ms, report_args, report_first, run  # noqa: E402
 
 TRANSFORMERS = ("distilbert", "bert_base", "gpt2_small", "whisper_tiny_enc")
 KEYS = (("onnxc_int8", "onnxc --quantize int8-dynamic", "C3", None), ("onnxc_float", "onnxc float", "C0", None),
@@ -52,27 +52,10 @@ def main():
     ap.add_argument("--models", nargs="+", default=["distilbert", "vit_b_16"])
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench_int8_dynamic"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "int8_dynamic"))
-    ap.add_argument("--compiler", default=os.path.join(ROOT, "build", "compile-model"))
-    ap.add_argument("--no-chart", action="store_true", help="no OUT.png (no matplotlib needed)")
-    ap.add_argument("--from-json", default="", metavar="FILE", help="no runs: write FILE's .md and .png again from FILE")
+    report_args(ap, "bench_int8_dynamic", "int8_dynamic")
     args = ap.parse_args()
-    if args.from_json:
-        with open(args.from_json) as f:
-            report = json.load(f)
-        out = os.path.splitext(args.from_json)[0]
-        write_md(report, out + ".md")
-        if not args.no_chart:
-            write_chart(report, out + ".png")
-        print(f"wrote {out}.md" + ("" if args.no_chart else f" and {out}.png"))
+    if report_first(args, "int8_dynamic.py", write_md, write_chart):
         return
-    if not args.no_chart:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            sys.exit("bench/int8_dynamic.py: matplotlib is missing (Debian's python3-matplotlib; bench/run.sh installs it): "
-                     "install it, or pass --no-chart")
     os.makedirs(args.work, exist_ok=True)
     cpu = cpu_name(("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8"))
     results = []
