@@ -50,15 +50,6 @@ std::string element(const Node& m, const std::vector<std::string>& args, const s
 // its last dim) of element (row, col): rows are every dim of Y but the last, `row` the flat
 // index over them.
 std::string epilogue_index(const Shape& ov, int64_t N, const Shape& st, const std::string& row, const std::string& col) {
-  auto term = [](const std::string& var, int64_t stride) -> std::string {
-    return stride == 0 ? "" : stride == 1 ? var : fmt::format("{} * {}", var, stride);
-  };
-  auto sum = [](const std::vector<std::string>& parts) {
-    std::string s;
-    for (auto& p : parts)
-      if (!p.empty() && p != "0") s += (s.empty() ? "" : " + ") + p;
-    return s.empty() ? std::string("0") : s;
-  };
   const size_t rd = ov.size() - 1;  // row dims: [0, rd)
   const Shape os = strides_of(ov);
   bool zero = true, same = true;
@@ -66,15 +57,15 @@ std::string epilogue_index(const Shape& ov, int64_t N, const Shape& st, const st
     zero = zero && (ov[d] == 1 || st[d] == 0);
     same = same && (ov[d] == 1 || st[d] == os[d]);
   }
-  std::string r = term(col, st[rd]);
-  if (zero) return sum({r});
-  if (same) return sum({term(row, N), r});
+  std::string r = index_term(col, st[rd]);
+  if (zero) return index_sum({r});
+  if (same) return index_sum({index_term(row, N), r});
   int64_t inner = 1;  // product of the row dims after d
   for (size_t d = rd; d-- > 0;) {
     if (ov[d] != 1 && st[d] != 0) {
       std::string c = inner == 1 ? row : fmt::format("{} / {}", row, inner);
       if (d > 0) c = fmt::format("({}) % {}", c, ov[d]);
-      r = sum({r, term("(" + c + ")", st[d])});
+      r = index_sum({r, index_term("(" + c + ")", st[d])});
     }
     inner *= ov[d];
   }

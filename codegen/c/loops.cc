@@ -22,6 +22,18 @@ std::string affine(const std::string& var, int64_t coef, int64_t off) {
   return s;
 }
 
+std::string index_term(const std::string& var, int64_t stride) {
+  if (stride == 0) return "";
+  return stride == 1 ? var : fmt::format("{} * {}", var, stride);
+}
+
+std::string index_sum(const std::vector<std::string>& parts) {
+  std::string s;
+  for (auto& p : parts)
+    if (!p.empty() && p != "0") s += (s.empty() ? "" : " + ") + p;
+  return s.empty() ? "0" : s;
+}
+
 // `omp simd` for a loop of `trip` iterations; none for very short loops (clang warns that
 // it cannot vectorize them).
 void simd(CEmit& e, int64_t trip, const std::string& clauses) {

@@ -19,6 +19,11 @@ namespace onnxc {
 // "2 * ow - 1", "ow + 3", "ow", "5" (var empty → constant).
 std::string affine(const std::string& var, int64_t coef, int64_t off);
 
+// Pieces of an index expression: "i * 5", "i" (stride 1) or "" (stride 0); and their sum
+// without the empty and "0" ones ("0" when none is left).
+std::string index_term(const std::string& var, int64_t stride);
+std::string index_sum(const std::vector<std::string>& parts);
+
 // `omp simd` (with `clauses`, e.g. "reduction(+:s)") for a loop of `trip` iterations; none
 // for very short loops.
 void simd(CEmit& e, int64_t trip, const std::string& clauses = "");

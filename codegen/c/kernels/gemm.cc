@@ -72,19 +72,6 @@ struct GemmSpec {
 };
 
 
-// "i * 5 + j" pieces; empty when the stride is 0.
-std::string term(const std::string& var, int64_t stride) {
-  if (stride == 0) return "";
-  return stride == 1 ? var : fmt::format("{} * {}", var, stride);
-}
-
-std::string sum(std::initializer_list<std::string> parts) {
-  std::string s;
-  for (auto& p : parts)
-    if (!p.empty() && p != "0") s += (s.empty() ? "" : " + ") + p;
-  return s.empty() ? "0" : s;
-}
-
 // Element offset of batch `bt` in an operand with per-batch-dim strides st.
 std::string batch_offset(const GemmSpec& g, const Shape& st, int64_t mat) {
   Shape cont = strides_of(g.batch_shape);
@@ -94,7 +81,7 @@ std::string batch_offset(const GemmSpec& g, const Shape& st, int64_t mat) {
     full = full && (g.batch_shape[d] == 1 || st[d] == cont[d] * mat);
   }
   if (zero) return "0";
-  if (full) return term("bt", mat);
+  if (full) return index_term("bt", mat);
   std::string s;
   for (size_t d = 0; d < st.size(); ++d) {
     if (st[d] == 0 || g.batch_shape[d] == 1) continue;
@@ -161,7 +148,7 @@ void panel_tile_code(CEmit& e, const GemmSpec& g, const GemmPlan& p, int64_t R, 
   for (int64_t v = 0; v < NV; ++v) bl += fmt::format("{}b{} = *(const {}*)(bk{})", v ? ", " : "", v, vtu, v ? fmt::format(" + {}", v * V) : "");
   e("const {} {};", vt, bl);
   for (int64_t r = 0; r < R; ++r) {
-    e("const float av{} = ai[{}];", r, g.trans_a ? sum({term("k", M), std::to_string(r)}) : sum({std::to_string(r * K), "k"}));
+    e("const float av{} = ai[{}];", r, g.trans_a ? index_sum({index_term("k", M), std::to_string(r)}) : index_sum({std::to_string(r * K), "k"}));
     std::string l;
     for (int64_t v = 0; v < NV; ++v) l += fmt::format("{}c{}_{} += av{} * b{};", v ? " " : "", r, v, r, v);
     e("{}", l);
@@ -174,7 +161,7 @@ void panel_tile_code(CEmit& e, const GemmSpec& g, const GemmPlan& p, int64_t R, 
   simd(e, NR);
   e("for (int64_t c = 0; c < nc; ++c) {{");
   std::string val = scaled(g.alpha, "t[r * " + std::to_string(NR) + " + c]");
-  if (!g.c.empty()) val += " + " + scaled(g.beta, fmt::format("{}[{}]", g.c, sum({term("(i + r)", g.c_si), term("(j0 + c)", g.c_sj)})));
+  if (!g.c.empty()) val += " + " + scaled(g.beta, fmt::format("{}[{}]", g.c, index_sum({index_term("(i + r)", g.c_si), index_term("(j0 + c)", g.c_sj)})));
   const std::string dst = fmt::format("Y[(i + r) * {} + j0 + c]", N);
   if (!e.node.epilogue.empty()) e("{}", epilogue_element(e, val, extras, dst));
   else e("{} = {};", dst, val);
@@ -194,11 +181,11 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
   e(" * tasks ({}panel, block of {} rows){}. */", batch > 1 ? "batch, " : "", p.MB, epi ? "; epilogue on each tile" : "");
   open_tasks(e, p.tasks, p.parallel);
   e("const float* restrict A = {};", item_pointer(g, g.a, g.a_bstride, M * K));
-  e("float* restrict Y = {};", batch > 1 ? fmt::format("{} + {}", g.y, term("bt", M * N)) : g.y);
-  e("const int64_t j0 = {};", term("jp", NR) == "" ? "0" : term("jp", NR));
+  e("float* restrict Y = {};", batch > 1 ? fmt::format("{} + {}", g.y, index_term("bt", M * N)) : g.y);
+  e("const int64_t j0 = {};", index_term("jp", NR) == "" ? "0" : index_term("jp", NR));
   if (N % NR == 0) e("const int64_t nc = {};", NR);
   else e("const int64_t nc = j0 + {0} <= {1} ? {0} : {1} - j0;", NR, N);
-  if (p.prepacked) e("const float* restrict Bp = {} + {};", g.b, term("jp", K * NR));
+  if (p.prepacked) e("const float* restrict Bp = {} + {};", g.b, index_term("jp", K * NR));
   else pack_panel(e, g, p, item_pointer(g, g.b, g.b_bstride, K * N));
   // A run-time size (compile-model --dynamic seq=MAX, Node::run_a): A's rows are the run's
   // first run_a * n + run_b; the tiles stop at the first that covers them (the rows past the
@@ -209,7 +196,7 @@ void emit_gemm_panel(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
   const bool run_rows = n.run_a != 0 && batch == 1 && !g.trans_a;
   if (run_rows) e("const int64_t rows = {} * onnxc_n + {};", n.run_a, n.run_b);
   if (p.MF > 0) {
-    e("const int64_t i0 = {};", p.NRB > 1 ? term("rb", p.MB) : "0");
+    e("const int64_t i0 = {};", p.NRB > 1 ? index_term("rb", p.MB) : "0");
     e("const int64_t i1 = i0 + {0} < {1} ? i0 + {0} : {1};", p.MB, p.MF);
   }
   // The epilogue's extra inputs at element (row, col) of Y (plain, its logical shape).
@@ -249,7 +236,7 @@ size_t open_gemm_tasks(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
       if (M <= p.TM) e("const int64_t i0 = 0;");
       if (N <= p.TN) e("const int64_t j0 = 0;");
   }
-  const std::string yoff = batch > 1 ? term("bt", M * N) : "0";
+  const std::string yoff = batch > 1 ? index_term("bt", M * N) : "0";
   e("const float* restrict A = {};", item_pointer(g, g.a, g.a_bstride, M * K));
   e("const float* restrict B = {};", item_pointer(g, g.b, g.b_bstride, K * N));
   e("float* restrict Y = {};", yoff == "0" ? g.y : fmt::format("{} + {}", g.y, yoff));
@@ -258,10 +245,10 @@ size_t open_gemm_tasks(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
 
 // A(i, k) and the bias term C(i, j) as C expressions.
 std::string a_at(const GemmSpec& g, const std::string& i, const std::string& k) {
-  return g.trans_a ? fmt::format("A[{}]", sum({term(k, g.M), i})) : fmt::format("A[{}]", sum({term(i, g.K), k}));
+  return g.trans_a ? fmt::format("A[{}]", index_sum({index_term(k, g.M), i})) : fmt::format("A[{}]", index_sum({index_term(i, g.K), k}));
 }
 std::string bias_at(const GemmSpec& g, const std::string& i, const std::string& j) {
-  return scaled(g.beta, fmt::format("{}[{}]", g.c, sum({term(i, g.c_si), term(j, g.c_sj)})));
+  return scaled(g.beta, fmt::format("{}[{}]", g.c, index_sum({index_term(i, g.c_si), index_term(j, g.c_sj)})));
 }
 
 // The dot form over vectors: kDotRows rows of B at once against one row of A: per step of 2
@@ -273,7 +260,7 @@ void emit_gemm_dot_vector(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
   const int64_t N = g.N, K = g.K, DV = p.DV, R = p.R, NG = p.NG, KF = p.KF;
   const std::string vt = vector_type(DV), vtu = vt + "u";
   const size_t open = open_gemm_tasks(e, g, p);
-  e("const float* restrict ar = A + {};", term("i", K).empty() ? "0" : term("i", K));
+  e("const float* restrict ar = A + {};", index_term("i", K).empty() ? "0" : index_term("i", K));
   auto group = [&](int64_t RR) {
     e("const float* restrict br = B + jg * {};", R * K);
     std::string d;
@@ -293,7 +280,7 @@ void emit_gemm_dot_vector(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
       std::string v = scaled(g.alpha, "s");
       const std::string j = NG > 1 ? fmt::format("jg * {} + {}", R, r) : std::to_string(r);
       if (!g.c.empty()) v += " + " + bias_at(g, "i", "(" + j + ")");
-      e("Y[{}] = {};", sum({term("i", N), j}), v);
+      e("Y[{}] = {};", index_sum({index_term("i", N), j}), v);
       e("}}");
     }
   };
@@ -314,10 +301,10 @@ void emit_gemm_dot(CEmit& e, const GemmSpec& g, const GemmPlan& p) {
   const size_t open = open_gemm_tasks(e, g, p);
   e("float s = 0.0f;");
   e("ONNXC_PRAGMA(omp simd reduction(+:s))");
-  e("for (int64_t k = 0; k < {}; ++k) s += {} * B[{}];", g.K, a_at(g, "i", "k"), sum({term("j", g.K), "k"}));
+  e("for (int64_t k = 0; k < {}; ++k) s += {} * B[{}];", g.K, a_at(g, "i", "k"), index_sum({index_term("j", g.K), "k"}));
   std::string v = scaled(g.alpha, "s");
   if (!g.c.empty()) v += " + " + bias_at(g, "i", "j");
-  e("Y[{}] = {};", sum({term("i", g.N), "j"}), v);
+  e("Y[{}] = {};", index_sum({index_term("i", g.N), "j"}), v);
   for (size_t k = 0; k < open; ++k) e("}}");
 }
 

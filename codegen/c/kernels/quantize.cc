@@ -80,12 +80,6 @@ std::string sum_terms(const std::vector<std::string>& terms) {
   return s.empty() ? "0" : s;
 }
 
-// "v * c", "v" or "" (c == 0).
-std::string term(const std::string& v, int64_t c) {
-  if (c == 0) return "";
-  return c == 1 ? v : fmt::format("{} * {}", v, c);
-}
-
 // The statement that rounds, offsets and saturates float `v` into `dst` of dtype t (range
 // lo..hi): `v` is evaluated once.
 std::string round_saturate(const std::string& dst, DType t, const std::string& v, const std::string& zp, double lo, double hi) {
@@ -243,7 +237,7 @@ void emit_quant(CEmit& e) {
     return;
   }
   const std::string a_div = g.block > 1 ? fmt::format("(a / {})", g.block) : "a";
-  const std::string sidx = sum_terms({term("o", g.s_outer), term(a_div, g.s_axis), term("i", g.s_inner)});
+  const std::string sidx = sum_terms({index_term("o", g.s_outer), index_term(a_div, g.s_axis), index_term("i", g.s_inner)});
   if (g.inner > 1) {
     // tasks (o, a); simd over i
     open_tasks(e, {{"o", g.outer, 1}, {"a", g.len, 1}}, g.outer * g.len > 1 && e.parallel(work));
@@ -262,7 +256,7 @@ void emit_quant(CEmit& e) {
     e("}}");
   } else {
     // tasks (o); simd over the axis
-    const std::string sa = sum_terms({term("o", g.s_outer), term(a_div, g.s_axis)});
+    const std::string sa = sum_terms({index_term("o", g.s_outer), index_term(a_div, g.s_axis)});
     open_tasks(e, {{"o", g.outer, 1}}, g.outer > 1 && e.parallel(work));
     simd(e, g.len);
     open_loop(e, "a", g.len);
@@ -405,7 +399,7 @@ std::string batch_offset(const Shape& batch, const Shape& st) {
   for (size_t d = 0; d < batch.size() && d < st.size(); ++d) {
     if (st[d] == 0) continue;
     std::string idx = cont[d] == 1 ? fmt::format("bt % {}", batch[d]) : fmt::format("bt / {} % {}", cont[d], batch[d]);
-    terms.push_back(term("(" + idx + ")", st[d]));
+    terms.push_back(index_term("(" + idx + ")", st[d]));
   }
   return terms.empty() ? "" : sum_terms(terms);
 }
@@ -518,7 +512,7 @@ void emit_qmatmul_quads(CEmit& e) {
     packed ? "(packed at compile time)" : "packed", MR, NB);
   e(" * of int32 sums by vpdpbusd; the zero points applied to the sums afterwards */");
   open_tasks(e, {{"bt", B, 1}, {"jp", NP, 1}, {"rb", NRB, 1}}, par && B * NP * NRB > 1);
-  auto poff = [&](const QParam& p, const std::string& idx) { return sum_terms({batch_offset(g.batch, p.batch_st), term(idx, p.step)}); };
+  auto poff = [&](const QParam& p, const std::string& idx) { return sum_terms({batch_offset(g.batch, p.batch_st), index_term(idx, p.step)}); };
   e("const int64_t ao = {};", fold ? "0" : sum_terms({batch_offset(g.batch, g.a_st)}));
   if (!packed) e("const int64_t bo = {};", sum_terms({batch_offset(g.batch, g.b_st)}));  // (a packed B is one matrix)
   e("const int64_t j0 = jp * {};", NB);
@@ -705,7 +699,7 @@ void emit_qmatmul(CEmit& e) {
   e("const int64_t ao = {}, bo = {};", sum_terms({batch_offset(g.batch, g.a_st)}), sum_terms({batch_offset(g.batch, g.b_st)}));
   // Element offset of a row / column parameter.
   auto poff = [&](const QParam& p, const std::string& idx) {
-    return sum_terms({batch_offset(g.batch, p.batch_st), term(idx, p.step)});
+    return sum_terms({batch_offset(g.batch, p.batch_st), index_term(idx, p.step)});
   };
   e("const int32_t az = {};", param(e, g.a_zp, poff(g.a_zp, "i"), "int32_t"));
   const bool bz_vec = g.b_zp.input >= 0 && g.b_zp.step != 0;
@@ -771,7 +765,7 @@ void emit_channel_params(CEmit& e, const QConvGeom& q, int64_t n, const std::str
   e("const int64_t m = {};", sum_terms({first == "0" ? "" : first, "i"}));
   e("if (m >= {}) {{ bq[i] = 0;{} continue; }}", q.conv.M, q.qlinear ? " mq[i] = 0;" : "");
   e("bq[i] = {};", bias);
-  if (q.qlinear) e("mq[i] = xs * {} / ys;", param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float"));
+  if (q.qlinear) e("mq[i] = xs * {} / ys;", param(e, q.w_scale, sum_terms({index_term("m", q.w_scale.step)}), "float"));
   e("}}");
 }
 
@@ -901,12 +895,12 @@ void emit_qconv_pairs(CEmit& e) {
   emit_channel_params(e, q, (g.M + L - 1) / L * L, "0", q.bias >= 0 ? fmt::format("{}[m]", e.in(static_cast<size_t>(q.bias))) : "0");
   const bool groups = g.G > 1;
   if (groups) e("for (int64_t gi = 0; gi < {}; ++gi) {{", g.G);
-  e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? term("gi", g.CG) : "0", IH * IW);
+  e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? index_term("gi", g.CG) : "0", IH * IW);
   // The band: row j of channel pair c2 is input row oh0 * SH - PT + j, column t input column t - PL.
   e("for (int64_t c2 = 0; c2 < {}; ++c2) {{", CP);
   e("for (int64_t j = 0; j < {}; ++j) {{", BR);
   e("int32_t* restrict d = xp + (c2 * {} + j) * {};", BR, IWP);
-  e("const int64_t ih = {};", sum_terms({term("oh0", SH), PT ? fmt::format("-{}", PT) : "", "j"}));
+  e("const int64_t ih = {};", sum_terms({index_term("oh0", SH), PT ? fmt::format("-{}", PT) : "", "j"}));
   emit_padded_row(e, IWP, IH, IW, PL, [&](int64_t lo, int64_t hi) {
     e("const {}* restrict x0 = xg + (2 * c2 * {} + ih) * {};", xt, IH, IW);
     auto pair_loop = [&](bool two) {
@@ -934,23 +928,23 @@ void emit_qconv_pairs(CEmit& e) {
     e("{{");
     e("const int64_t ow0 = {};", ow0);
     for (int j = 0; j < rm; ++j) e("const {}* restrict w{} = {} + (mb + {}) * {};", wt, j, W, j, KP * 2 * L);
-    e("const int32_t* restrict xo = xr + {};", term("ow0", SW));
+    e("const int32_t* restrict xo = xr + {};", index_term("ow0", SW));
     if (wz_vec) {
       e("int16_t zl[{}];", 2 * L * rm);
       e("for (int64_t j = 0; j < {}; ++j) {{", L * rm);
       e("const int64_t m = mb * {} + j;", L);
-      e("zl[2 * j] = zl[2 * j + 1] = m < {} ? (int16_t){} : 0;", g.M, param(e, q.w_zp, sum_terms({term("m", q.w_zp.step)}), "int32_t"));
+      e("zl[2 * j] = zl[2 * j + 1] = m < {} ? (int16_t){} : 0;", g.M, param(e, q.w_zp, sum_terms({index_term("m", q.w_zp.step)}), "int32_t"));
       e("}}");
     }
     // The steps: channel pair c2, kernel row kh, kernel column kw; position r reads xk[r * SW + kw * DW].
     auto steps_open = [&]() {
       e("for (int64_t c2 = 0; c2 < {}; ++c2) {{", CP);
       e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
-      e("const int32_t* restrict xk = xo + (c2 * {} + {}) * {};", BR, term("kh", DH), IWP);
+      e("const int32_t* restrict xk = xo + (c2 * {} + {}) * {};", BR, index_term("kh", DH), IWP);
       e("const int64_t s0 = (c2 * {} + kh) * {};", KH, KW);
       e("for (int64_t kw = 0; kw < {}; ++kw) {{", KW);
     };
-    auto pos = [&](int64_t r) { return sum_terms({std::to_string(r * SW), term("kw", DW)}); };
+    auto pos = [&](int64_t r) { return sum_terms({std::to_string(r * SW), index_term("kw", DW)}); };
     e("#if defined(__AVX2__)");
     for (int j = 0; j < rm; ++j) {
       if (wz_vec) e("const __m256i z{0} = _mm256_loadu_si256((const __m256i*)(zl + {1}));", j, 2 * L * j);
@@ -1033,7 +1027,7 @@ void emit_qconv_pairs(CEmit& e) {
     if (OW % RN) tile(rm, OW % RN, std::to_string(OW - OW % RN));
   };
   e("for (int64_t oh = oh0; oh < oh0 + rh; ++oh) {{");
-  e("const int32_t* restrict xr = xp + {};", term("(oh - oh0)", SH * IWP));
+  e("const int32_t* restrict xr = xp + {};", index_term("(oh - oh0)", SH * IWP));
   if (MBG >= 2) {
     e("for (int64_t mb = {}; mb + 2 <= {}; mb += 2) {{", mb0, mb1);
     row(2);
@@ -1229,7 +1223,7 @@ void emit_qconv_quads_pointwise(CEmit& e) {
   e("for (int64_t c4 = 0; c4 < {}; ++c4) {{", CQ);
   e("int32_t* restrict d = xp + c4 * {};", PV);
   e("for (int64_t r = 0; r < rh; ++r) {{");
-  e("const int64_t ih = {};", sum_terms({term("(oh0 + r)", SH), PT ? fmt::format("-{}", PT) : ""}));
+  e("const int64_t ih = {};", sum_terms({index_term("(oh0 + r)", SH), PT ? fmt::format("-{}", PT) : ""}));
   e("int32_t* restrict dr = d + r * {};", OW);
   e("if (ih < 0 || ih >= {}) {{", IH);
   e("for (int64_t ow = 0; ow < {}; ++ow) dr[ow] = xzq;", OW);
@@ -1239,7 +1233,7 @@ void emit_qconv_quads_pointwise(CEmit& e) {
   // The valid columns: iw = ow * SW - PL in [0, IW).
   const int64_t lo = std::min(OW, (PL + SW - 1) / SW), hi = std::max(lo, std::min(OW, (IW - 1 + PL) / SW + 1));
   if (lo > 0) e("for (int64_t ow = 0; ow < {}; ++ow) dr[ow] = xzq;", lo);
-  const std::string col = sum_terms({term("ow", SW), PL ? fmt::format("-{}", PL) : ""});
+  const std::string col = sum_terms({index_term("ow", SW), PL ? fmt::format("-{}", PL) : ""});
   const std::string byte = xs8 ? "(uint32_t)(uint8_t)(x0[{} + {}] ^ (int8_t)-128)" : "(uint32_t)x0[{} + {}]";
   auto quad_loop = [&](int64_t have) {
     simd(e, hi - lo);
@@ -1476,12 +1470,12 @@ void emit_qconv_quads(CEmit& e) {
   emit_channel_params(e, q, M16, "0", quad_bias(e, q));
   const bool groups = g.G > 1;
   if (groups) e("for (int64_t gi = 0; gi < {}; ++gi) {{", g.G);
-  e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? term("gi", g.CG) : "0", IH * IW);
+  e("const {}* restrict xg = {} + (n * {} + {}) * {};", xt, X, g.C, groups ? index_term("gi", g.CG) : "0", IH * IW);
   // The band: row j of channel quad c4 is input row oh0 * SH - PT + j, column t input column t - PL.
   e("for (int64_t c4 = 0; c4 < {}; ++c4) {{", CQ);
   e("for (int64_t j = 0; j < {}; ++j) {{", BR);
   e("int32_t* restrict d = xp + (c4 * {} + j) * {};", BR, IWP);
-  e("const int64_t ih = {};", sum_terms({term("oh0", SH), PT ? fmt::format("-{}", PT) : "", "j"}));
+  e("const int64_t ih = {};", sum_terms({index_term("oh0", SH), PT ? fmt::format("-{}", PT) : "", "j"}));
   emit_padded_row(
       e, IWP, IH, IW, PL,
       [&](int64_t lo, int64_t hi) {
@@ -1518,7 +1512,7 @@ void emit_qconv_quads(CEmit& e) {
     e("{{");
     e("const int64_t ow0 = {};", ow0);
     for (int j = 0; j < rm; ++j) e("const int8_t* restrict w{} = {} + (mb + {}) * {};", j, W, j, KQ * 4 * L);
-    e("const int32_t* restrict xo = xr + {};", term("ow0", SW));
+    e("const int32_t* restrict xo = xr + {};", index_term("ow0", SW));
     // The steps: channel quad c4, kernel row kh, kernel column kw; position r reads xk[r * SW + kw * DW].
     // vec: the vector form's loop over quads runs to a count the compiler cannot see (an empty asm
     // statement hands it over): with a known count gcc 12 copies every accumulator to the stack
@@ -1527,7 +1521,7 @@ void emit_qconv_quads(CEmit& e) {
       if (vec) e("int64_t nq = {}; __asm__(\"\" : \"+r\"(nq));", CQ);
       e("for (int64_t c4 = 0; c4 < {}; ++c4) {{", vec ? "nq" : std::to_string(CQ));
       e("for (int64_t kh = 0; kh < {}; ++kh) {{", KH);
-      e("const int32_t* restrict xk = xo + (c4 * {} + {}) * {};", BR, term("kh", DH), IWP);
+      e("const int32_t* restrict xk = xo + (c4 * {} + {}) * {};", BR, index_term("kh", DH), IWP);
       e("const int64_t s0 = (c4 * {} + kh) * {};", KH, KW);
       e("for (int64_t kw = 0; kw < {}; ++kw) {{", KW);
     };
@@ -1536,7 +1530,7 @@ void emit_qconv_quads(CEmit& e) {
       e("}}");  // kh
       e("}}");  // c4
     };
-    auto pos = [&](int64_t r) { return sum_terms({std::to_string(r * SW), term("kw", DW)}); };
+    auto pos = [&](int64_t r) { return sum_terms({std::to_string(r * SW), index_term("kw", DW)}); };
     const std::string value = fmt::format("({})acc[(r * {} + j / {}) * {} + j % {}]", e.out_ctype(0), rm, L, L, L);
     e("#if {}", guard);
     for (int64_t r = 0; r < rn; ++r)
@@ -1605,7 +1599,7 @@ void emit_qconv_quads(CEmit& e) {
   // Per RM blocks of channels (their weights, RM x KQ x 4L bytes, stay in cache) every row of the band.
   auto rows = [&](int rm) {
     e("for (int64_t oh = oh0; oh < oh0 + rh; ++oh) {{");
-    e("const int32_t* restrict xr = xp + {};", term("(oh - oh0)", SH * IWP));
+    e("const int32_t* restrict xr = xp + {};", index_term("(oh - oh0)", SH * IWP));
     row(rm);
     e("}}");
   };
@@ -1710,11 +1704,11 @@ void emit_qconv_depthwise(CEmit& e) {
   const char* yt = e.out_ctype(0);
   e("{} qv[{}];", yt, BP);
   e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
-  e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({term("c", q.w_zp.step)}), "int32_t"));
+  e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({index_term("c", q.w_zp.step)}), "int32_t"));
   e("const int32_t bm = {};", q.bias >= 0 ? fmt::format("{}[c]", e.in(static_cast<size_t>(q.bias))) : "0");
   if (q.qlinear) {
     e("const float mult = {} * {} / {};", param(e, q.x_scale, "0", "float"),
-      param(e, q.w_scale, sum_terms({term("c", q.w_scale.step)}), "float"), param(e, q.y_scale, "0", "float"));
+      param(e, q.w_scale, sum_terms({index_term("c", q.w_scale.step)}), "float"), param(e, q.y_scale, "0", "float"));
     e("const float yz = {};", param(e, q.y_zp, "0", "float"));
   }
   e("const {}* restrict xc = {} + (n * {} + c) * {};", xt, e.in(xi), g.C, IH * IW);
@@ -1731,8 +1725,8 @@ void emit_qconv_depthwise(CEmit& e) {
   // holds the padded columns t = u * SW + sw (input column t - PL), u < QW.
   e("for (int64_t j = 0; j < {}; ++j) {{", QH * SH);
   e("float* restrict d = pl + {};", sum_terms({SH > 1 ? fmt::format("(j % {}) * {}", SH, SW * dg.plane()) : "",
-                                                  SH > 1 ? fmt::format("(j / {}) * {}", SH, QW) : term("j", QW)}));
-  e("const int64_t ih = {};", plus(sum_terms({term("oh0", SH), "j"}), -PT));
+                                                  SH > 1 ? fmt::format("(j / {}) * {}", SH, QW) : index_term("j", QW)}));
+  e("const int64_t ih = {};", plus(sum_terms({index_term("oh0", SH), "j"}), -PT));
   e("if (ih < 0 || ih >= {}) {{", IH);
   for (int64_t sw = 0; sw < SW; ++sw) {
     simd(e, QW);
@@ -1772,7 +1766,7 @@ void emit_qconv_depthwise(CEmit& e) {
         e("#else");
       }
       simd(e, hi - lo);
-      e("for (int64_t u = {}; u < {}; ++u) {} = (float)((int32_t)xc[ih * {} + {}] - xz);", lo, hi, ds, IW, plus(term("u", SW), sw - PL));
+      e("for (int64_t u = {}; u < {}; ++u) {} = (float)((int32_t)xc[ih * {} + {}] - xz);", lo, hi, ds, IW, plus(index_term("u", SW), sw - PL));
       if (z) e("#endif");
     }
     if (hi < QW) e("for (int64_t u = {}; u < {}; ++u) {} = 0;", hi, QW, ds);
@@ -1855,10 +1849,10 @@ void emit_qconv(CEmit& e) {
   e("const {}* restrict xn = {} + (n * {} + m / {} * {}) * {};", e.in_ctype(static_cast<size_t>(q.x)), X, g.C, g.MG, g.CG, XS);
   e("const {}* restrict wm = {} + m * {};", e.in_ctype(static_cast<size_t>(q.w)), W, g.CG * KS);
   e("const int32_t xz = {};", param(e, q.x_zp, "0", "int32_t"));
-  e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({term("m", q.w_zp.step)}), "int32_t"));
+  e("const int32_t wz = {};", param(e, q.w_zp, sum_terms({index_term("m", q.w_zp.step)}), "int32_t"));
   std::string init = q.bias >= 0 ? fmt::format("({}){}[m]", acc_t, e.in(static_cast<size_t>(q.bias))) : "0";
   if (q.qlinear) {
-    std::string ws = param(e, q.w_scale, sum_terms({term("m", q.w_scale.step)}), "float");
+    std::string ws = param(e, q.w_scale, sum_terms({index_term("m", q.w_scale.step)}), "float");
     e("const float mult = {} * {} / {};", param(e, q.x_scale, "0", "float"), ws, param(e, q.y_scale, "0", "float"));
     e("const float yz = {};", param(e, q.y_zp, "0", "float"));
   }
@@ -1883,8 +1877,8 @@ void emit_qconv(CEmit& e) {
   };
   for (size_t d = 0; d < L; ++d) {
     // input index along outer dim d: output index * stride - pad + kernel index * dilation
-    std::string id = sum_terms({term(digit("r", rows, rst, d), g.s[d]), g.pb[d] ? fmt::format("-{}", g.pb[d]) : "",
-                                kos[d] > 1 ? term(digit("ko", kos, kst, d), g.d[d]) : ""});
+    std::string id = sum_terms({index_term(digit("r", rows, rst, d), g.s[d]), g.pb[d] ? fmt::format("-{}", g.pb[d]) : "",
+                                kos[d] > 1 ? index_term(digit("ko", kos, kst, d), g.d[d]) : ""});
     e("{{");
     e("const int64_t id = {};", id);
     e("ok = ok && id >= 0 && id < {};", g.in[d]);
@@ -1895,20 +1889,20 @@ void emit_qconv(CEmit& e) {
   e("for (int64_t kw = 0; kw < {}; ++kw) {{", KL);
   e("const int32_t wv = (int32_t)wm[c * {} + ko * {} + kw] - wz;", KS, KL);
   // Last dim: output o reads input column o * SL + t, valid for lo <= o < hi.
-  e("const int64_t t = {};", sum_terms({term("kw", DL), PL ? fmt::format("-{}", PL) : ""}));
+  e("const int64_t t = {};", sum_terms({index_term("kw", DL), PL ? fmt::format("-{}", PL) : ""}));
   if (SL == 1) e("int64_t lo = t < 0 ? -t : 0, hi = {} - t;", IL);
   else e("int64_t lo = t < 0 ? (-t + {0}) / {1} : 0, hi = {2} - t <= 0 ? 0 : ({2} - t + {0}) / {1};", SL - 1, SL, IL);
   e("lo = lo > ow0 ? lo : ow0;");
   e("hi = hi < ow0 + cn ? hi : ow0 + cn;");
   simd(e, T);
   e("for (int64_t o = lo; o < hi; ++o) {}",
-    accumulate(q.wrap, "acc[o - ow0]", fmt::format("wv * ((int32_t)xn[xo + {} + t] - xz)", term("o", SL))));
+    accumulate(q.wrap, "acc[o - ow0]", fmt::format("wv * ((int32_t)xn[xo + {} + t] - xz)", index_term("o", SL))));
   e("}}");  // kw
   e("}}");  // ko
   e("}}");  // c
   simd(e, T);
   e("for (int64_t j = 0; j < cn; ++j) {{");
-  const std::string y = fmt::format("ym[{}]", sum_terms({term("r", OL), "ow0", "j"}));
+  const std::string y = fmt::format("ym[{}]", sum_terms({index_term("r", OL), "ow0", "j"}));
   e("{}", store(q.qlinear, q.wrap, e.out_dtype(0), y, "mult", "yz", q.qmin, q.qmax));
   e("}}");
   e("}}");  // ow0
