@@ -133,23 +133,18 @@ std::string check_options(Options& o, bool task_form_given) {
     return "--verify needs --emit exe";
   if (o.quantize == Quantize::None && !o.calibration.empty())
     return "--calibration is for --quantize int8";
-  if (o.quantize == Quantize::Int8) {
-    if (o.calibration.empty())
-      return "--quantize int8 needs --calibration DIR: sample inputs (.npy) whose value ranges set the activations' scales";
-    if (o.device == Device::Cuda) return "--quantize int8 is for the CPU (the CUDA backend has no integer kernels)";
-    if (!o.split.empty()) return "--quantize int8 is not for --split yet";
+  if (o.quantize == Quantize::Int8 && o.calibration.empty())
+    return "--quantize int8 needs --calibration DIR: sample inputs (.npy) whose value ranges set the activations' scales";
+  if (o.quantize == Quantize::Int8Dynamic && !o.calibration.empty())
+    return "--quantize int8-dynamic quantizes the activations at run time: it takes no --calibration (that is --quantize int8's)";
+  if (o.quantize != Quantize::None) {  // both modes quantize the imported graph, for the CPU's integer kernels
+    const std::string q = "--quantize " + flag_name(o.quantize);
+    if (o.device == Device::Cuda) return q + " is for the CPU (the CUDA backend has no integer kernels)";
+    if (!o.split.empty()) return q + " is not for --split yet";
     if (!o.dynamic.empty() || o.parallel == Parallel::Batch)
-      return "--quantize int8 quantizes the model as imported, one batch: not with --dynamic or --parallel batch yet";
-    if (!o.quantized_given) o.quantized = Quantized::Integer;
+      return q + " quantizes the model as imported, one batch: not with --dynamic or --parallel batch yet";
   }
-  if (o.quantize == Quantize::Int8Dynamic) {
-    if (!o.calibration.empty())
-      return "--quantize int8-dynamic quantizes the activations at run time: it takes no --calibration (that is --quantize int8's)";
-    if (o.device == Device::Cuda) return "--quantize int8-dynamic is for the CPU (the CUDA backend has no integer kernels)";
-    if (!o.split.empty()) return "--quantize int8-dynamic is not for --split yet";
-    if (!o.dynamic.empty() || o.parallel == Parallel::Batch)
-      return "--quantize int8-dynamic quantizes the model as imported, one batch: not with --dynamic or --parallel batch yet";
-  }
+  if (o.quantize == Quantize::Int8 && !o.quantized_given) o.quantized = Quantized::Integer;
   o.dynamic_dims.clear();
   for (const std::string& spec : o.dynamic) {
     DynamicDim d;
