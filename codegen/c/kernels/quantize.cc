@@ -317,8 +317,9 @@ void emit_dynamic_quant(CEmit& e) {
   const int64_t lanes = std::max<int64_t>(4, e.target.vector_bits / 32);
   e("/* DynamicQuantizeLinear: range [min(0, min x), max(0, max x)] by compare-selects (NaN skipped), */");
   e("/* scale = range / 255 (1 when it is empty), zero point = round(clip(-min / scale, 0, 255)) */");
-  const std::string quantize =
-      round_saturate(fmt::format("{}[i]", Y), DType::U8, fmt::format("{}[i] / scale", X), "zf", 0, 255);
+  auto quantize = [&](const char* i) {  // element i of x to the output
+    return round_saturate(fmt::format("{}[{}]", Y, i), DType::U8, fmt::format("{}[{}] / scale", X, i), "zf", 0, 255);
+  };
   auto scale_and_zero_point = [&]() {
     e("const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;");
     e("float zf = 0.0f - lo / scale;");
@@ -337,7 +338,7 @@ void emit_dynamic_quant(CEmit& e) {
     scale_and_zero_point();
     simd(e, n);
     e("for (int64_t k = 0; k < {}; ++k) {{", n);
-    e("{}", round_saturate(fmt::format("{}[k]", Y), DType::U8, fmt::format("{}[k] / scale", X), "zf", 0, 255));
+    e("{}", quantize("k"));
     e("}}");
     e("}}");
     return;
@@ -370,7 +371,7 @@ void emit_dynamic_quant(CEmit& e) {
   e("const float scale = {}[0], zf = (float){}[0];", S, Z);
   e("ONNXC_PRAGMA(omp simd)");
   e("for (int64_t i = i0; i < i1; ++i) {{");
-  e("{}", quantize);
+  e("{}", quantize("i"));
   e("}}");
   e("}}");
 }
